@@ -1,0 +1,413 @@
+//! The command line: clap definitions, and the one function that turns parsed
+//! arguments into validated settings. Nothing outside this file sees clap.
+
+use crate::engine::scenario::Scenario;
+use crate::load::{self, LoadDef};
+use crate::measure::sched::SchedRequest;
+use crate::probe::{self, ProbeDef, SimParams};
+use crate::report::schema::CustomShape;
+use clap::{Args, Parser, Subcommand, ValueEnum};
+use std::path::PathBuf;
+
+/// How a Linux system feels under load: latency of simulated interactive tasks
+/// (desktop, audio, video, game) while background loads run.
+#[derive(Debug, Parser)]
+#[command(name = "feelbench", version, about, propagate_version = true)]
+pub struct Cli {
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+/// The subcommands.
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Measure every chosen probe under every chosen load.
+    Run(RunArgs),
+    /// Show every probe and load with one line each.
+    List,
+    /// Measure (again) how much calibrated work fits in a millisecond.
+    Calibrate(CalibrateArgs),
+    /// Render a saved run.
+    Report(ReportArgs),
+    /// Internal: a worker process started by feelbench itself.
+    #[command(hide = true)]
+    Worker {
+        /// The worker's job, as JSON.
+        spec: String,
+    },
+}
+
+/// Options of `feelbench run` (interbench's letters where they do not clash).
+#[derive(Debug, Args)]
+pub struct RunArgs {
+    /// Seconds measured per scenario.
+    #[arg(short = 't', long = "duration", value_name = "SECS", default_value_t = 15.0)]
+    pub duration_s: f64,
+    /// Probes to measure, comma-separated (default: all periodic probes).
+    #[arg(long = "probe", value_name = "LIST", value_delimiter = ',')]
+    pub probes: Option<Vec<String>>,
+    /// Loads to measure under, comma-separated (default: all CPU loads).
+    #[arg(long = "load", value_name = "LIST", value_delimiter = ',')]
+    pub loads: Option<Vec<String>>,
+    /// Add a probe to the list (interbench -W).
+    #[arg(short = 'W', long = "with-probe", value_name = "PROBE")]
+    pub with_probes: Vec<String>,
+    /// Remove a probe from the list (interbench -X).
+    #[arg(short = 'X', long = "without-probe", value_name = "PROBE")]
+    pub without_probes: Vec<String>,
+    /// Add a load to the list (interbench -w).
+    #[arg(short = 'w', long = "with-load", value_name = "LOAD")]
+    pub with_loads: Vec<String>,
+    /// Remove a load from the list (interbench -x).
+    #[arg(short = 'x', long = "without-load", value_name = "LOAD")]
+    pub without_loads: Vec<String>,
+    /// Processes of the burn load [default: twice the number of CPUs].
+    #[arg(short = 'L', long = "burn-processes", value_name = "N")]
+    pub burn_processes: Option<usize>,
+    /// Nice value of the probe.
+    #[arg(short = 'B', long = "nice", value_name = "N", default_value_t = 0, allow_hyphen_values = true)]
+    pub nice: i32,
+    /// Nice value of the loads.
+    #[arg(short = 'N', long = "load-nice", value_name = "N", default_value_t = 0, allow_hyphen_values = true)]
+    pub load_nice: i32,
+    /// Run the probe SCHED_FIFO (real time).
+    #[arg(short = 'r', long = "rt")]
+    pub rt: bool,
+    /// SCHED_FIFO priority used with --rt.
+    #[arg(long = "rt-priority", value_name = "N", default_value_t = 80)]
+    pub rt_priority: i32,
+    /// Timer slack of the probe in ns (set after the last policy change).
+    #[arg(long = "timer-slack", value_name = "NS", default_value_t = 1)]
+    pub timer_slack_ns: u64,
+    /// Use this many work loops per ms instead of the calibration.
+    #[arg(short = 'l', long = "loops-per-ms", value_name = "N")]
+    pub loops_per_ms: Option<f64>,
+    /// Calibrate again even if a calibration is cached.
+    #[arg(short = 'b', long = "recalibrate")]
+    pub recalibrate: bool,
+    /// CPU share of the custom simulation, in % (interbench -C).
+    #[arg(short = 'C', long = "custom-cpu", value_name = "PCT", requires = "custom_interval_us")]
+    pub custom_cpu_pct: Option<f64>,
+    /// Period of the custom simulation, in µs (interbench -I).
+    #[arg(short = 'I', long = "custom-interval", value_name = "US", requires = "custom_cpu_pct")]
+    pub custom_interval_us: Option<u64>,
+    /// Seconds the loads run before the probe starts.
+    #[arg(long = "warmup", value_name = "SECS", default_value_t = 0.5)]
+    pub warmup_s: f64,
+    /// A comment stored with the run.
+    #[arg(short = 'm', long = "comment", value_name = "TEXT")]
+    pub comment: Option<String>,
+    /// Where to write the run [default: feelbench-KERNEL-DATE.json].
+    #[arg(short = 'o', long = "output", value_name = "FILE", conflicts_with = "console_only")]
+    pub output: Option<PathBuf>,
+    /// Print the tables only; write no file.
+    #[arg(short = 'c', long = "console-only")]
+    pub console_only: bool,
+    /// No progress bar.
+    #[arg(short = 'q', long = "quiet")]
+    pub quiet: bool,
+}
+
+/// Options of `feelbench calibrate`.
+#[derive(Debug, Args)]
+pub struct CalibrateArgs {
+    /// Print the figures only; do not store them in the cache.
+    #[arg(long = "no-save")]
+    pub no_save: bool,
+}
+
+/// Output formats of `feelbench report`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum Format {
+    Table,
+    Json,
+    Csv,
+    Md,
+}
+
+/// Options of `feelbench report`.
+#[derive(Debug, Args)]
+pub struct ReportArgs {
+    /// The run file written by `feelbench run`.
+    pub file: PathBuf,
+    /// Output format.
+    #[arg(long = "format", value_enum, default_value_t = Format::Table)]
+    pub format: Format,
+}
+
+/// Invalid input from the user (exit code 2).
+#[derive(Debug, thiserror::Error)]
+#[error("{0}")]
+pub struct UsageError(pub String);
+
+/// Where the run document goes.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum OutputChoice {
+    /// A file named after the kernel and the date, in the current directory.
+    Default,
+    File(PathBuf),
+    ConsoleOnly,
+}
+
+/// Validated settings of a run.
+#[derive(Debug, Clone)]
+pub struct RunConfig {
+    pub scenarios: Vec<Scenario>,
+    pub duration_ns: u64,
+    pub warmup_ns: u64,
+    pub burn_processes: usize,
+    pub custom: Option<CustomShape>,
+    pub loops_per_ms: Option<f64>,
+    pub recalibrate: bool,
+    pub probe_sched: SchedRequest,
+    pub load_nice: i32,
+    pub comment: Option<String>,
+    pub output: OutputChoice,
+    pub quiet: bool,
+}
+
+impl std::fmt::Debug for Scenario {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{} under {}", self.probe.name, self.load.name)
+    }
+}
+
+fn check<T>(ok: bool, value: T, message: impl FnOnce() -> String) -> Result<T, UsageError> {
+    if ok {
+        Ok(value)
+    } else {
+        Err(UsageError(message()))
+    }
+}
+
+fn seconds_to_ns(option: &str, seconds: f64, min: f64) -> Result<u64, UsageError> {
+    let ok = seconds.is_finite() && seconds >= min && seconds <= 86_400.0;
+    check(ok, (seconds * 1e9).round() as u64, || {
+        format!("{option} takes seconds from {min} to 86400, not {seconds}")
+    })
+}
+
+fn check_nice(option: &str, nice: i32) -> Result<i32, UsageError> {
+    check((-20..=19).contains(&nice), nice, || {
+        format!("{option} takes a nice value from -20 to 19, not {nice}")
+    })
+}
+
+impl RunArgs {
+    /// Checks every option and name and builds the run's settings.
+    pub fn into_config(self, cpus: usize) -> Result<RunConfig, UsageError> {
+        let duration_ns = seconds_to_ns("-t/--duration", self.duration_s, 0.1)?;
+        let warmup_ns = seconds_to_ns("--warmup", self.warmup_s, 0.0)?;
+        let burn_processes = self.burn_processes.unwrap_or(2 * cpus);
+        check((1..=1024).contains(&burn_processes), (), || {
+            format!("-L/--burn-processes takes 1 to 1024, not {burn_processes}")
+        })?;
+        let custom = match (self.custom_cpu_pct, self.custom_interval_us) {
+            (Some(cpu_pct), Some(interval_us)) => Some(custom_shape(cpu_pct, interval_us)?),
+            _ => None,
+        };
+        if let Some(lpm) = self.loops_per_ms {
+            check(lpm.is_finite() && lpm >= 1.0, (), || {
+                format!("-l/--loops-per-ms takes a positive number, not {lpm}")
+            })?;
+        }
+        check((1..=99).contains(&self.rt_priority), (), || {
+            format!("--rt-priority takes 1 to 99, not {}", self.rt_priority)
+        })?;
+        let params = SimParams {
+            loops_per_ms: self.loops_per_ms.unwrap_or(1.0),
+            burn_processes,
+            custom,
+        };
+        let probes = choose_probes(&self, &params)?;
+        let loads = choose_loads(&self, &params)?;
+        let scenarios = probes
+            .iter()
+            .flat_map(|&probe| loads.iter().map(move |&load| Scenario { probe, load }))
+            .collect();
+        Ok(RunConfig {
+            scenarios,
+            duration_ns,
+            warmup_ns,
+            burn_processes,
+            custom,
+            loops_per_ms: self.loops_per_ms,
+            recalibrate: self.recalibrate,
+            probe_sched: SchedRequest {
+                nice: check_nice("-B/--nice", self.nice)?,
+                fifo_priority: self.rt.then_some(self.rt_priority),
+                timer_slack_ns: self.timer_slack_ns.max(1),
+            },
+            load_nice: check_nice("-N/--load-nice", self.load_nice)?,
+            comment: self.comment,
+            output: match (self.console_only, self.output) {
+                (true, _) => OutputChoice::ConsoleOnly,
+                (false, Some(path)) => OutputChoice::File(path),
+                (false, None) => OutputChoice::Default,
+            },
+            quiet: self.quiet,
+        })
+    }
+}
+
+fn custom_shape(cpu_pct: f64, interval_us: u64) -> Result<CustomShape, UsageError> {
+    check((0.0..=100.0).contains(&cpu_pct), (), || {
+        format!("-C/--custom-cpu takes a percentage from 0 to 100, not {cpu_pct}")
+    })?;
+    check((100..=10_000_000).contains(&interval_us), (), || {
+        format!("-I/--custom-interval takes 100 to 10000000 µs, not {interval_us}")
+    })?;
+    Ok(CustomShape {
+        cpu_pct,
+        interval_us,
+    })
+}
+
+/// Picks names from a registry: an explicit list or the defaults, plus
+/// `with`, minus `without`; unknown names are an error listing the valid ones.
+fn choose_names(
+    kind: &str,
+    all: &[&'static str],
+    defaults: Vec<&'static str>,
+    list: Option<&[String]>,
+    with: &[String],
+    without: &[String],
+) -> Result<Vec<&'static str>, UsageError> {
+    let known = |name: &String| {
+        all.iter().copied().find(|n| n == name).ok_or_else(|| {
+            UsageError(format!(
+                "unknown {kind} '{name}'; valid {kind}s: {}",
+                all.join(", ")
+            ))
+        })
+    };
+    let mut chosen = match list {
+        Some(names) => names.iter().map(known).collect::<Result<Vec<_>, _>>()?,
+        None => defaults,
+    };
+    for name in with {
+        chosen.push(known(name)?);
+    }
+    let excluded = without.iter().map(known).collect::<Result<Vec<_>, _>>()?;
+    chosen.retain(|n| !excluded.contains(n));
+    let mut ordered: Vec<&'static str> = all.iter().copied().filter(|n| chosen.contains(n)).collect();
+    ordered.dedup();
+    check(!ordered.is_empty(), ordered, || format!("no {kind} left to run"))
+}
+
+fn choose_probes(args: &RunArgs, params: &SimParams) -> Result<Vec<&'static ProbeDef>, UsageError> {
+    let all: Vec<_> = probe::PROBES.iter().map(|p| p.name).collect();
+    let defaults = probe::PROBES.iter().filter(|p| (p.default)(params)).map(|p| p.name).collect();
+    let names = choose_names("probe", &all, defaults, args.probes.as_deref(), &args.with_probes, &args.without_probes)?;
+    names
+        .into_iter()
+        .map(|name| {
+            let def = probe::find(name).expect("chosen from the registry");
+            (def.build)(params)
+                .map(|_| def)
+                .map_err(|e| UsageError(format!("probe {name}: {e}")))
+        })
+        .collect()
+}
+
+fn choose_loads(args: &RunArgs, params: &SimParams) -> Result<Vec<&'static LoadDef>, UsageError> {
+    let all: Vec<_> = load::LOADS.iter().map(|l| l.name).collect();
+    let defaults = load::LOADS.iter().filter(|l| (l.default)(params)).map(|l| l.name).collect();
+    let names = choose_names("load", &all, defaults, args.loads.as_deref(), &args.with_loads, &args.without_loads)?;
+    names
+        .into_iter()
+        .map(|name| {
+            let def = load::find(name).expect("chosen from the registry");
+            if (def.processes)(params) == 0 {
+                return Ok(def);
+            }
+            (def.build)(params)
+                .map(|_| def)
+                .map_err(|e| UsageError(format!("load {name}: {e}")))
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use clap::CommandFactory;
+
+    #[test]
+    fn clap_definition_is_consistent() {
+        Cli::command().debug_assert();
+    }
+
+    fn config(args: &[&str]) -> Result<RunConfig, UsageError> {
+        let mut full = vec!["feelbench", "run"];
+        full.extend_from_slice(args);
+        match Cli::try_parse_from(full).expect("parses").command {
+            Command::Run(run) => run.into_config(2),
+            _ => unreachable!(),
+        }
+    }
+
+    fn names(config: &RunConfig) -> Vec<String> {
+        config.scenarios.iter().map(|s| format!("{s:?}")).collect()
+    }
+
+    #[test]
+    fn default_run_is_every_periodic_probe_under_every_cpu_load() {
+        let c = config(&[]).unwrap();
+        assert_eq!(c.scenarios.len(), 16);
+        assert_eq!(c.burn_processes, 4);
+        assert_eq!(c.duration_ns, 15_000_000_000);
+        assert!(!names(&c).iter().any(|n| n.contains("custom")));
+    }
+
+    #[test]
+    fn custom_joins_the_defaults_when_shaped() {
+        let c = config(&["-C", "10", "-I", "2000"]).unwrap();
+        assert_eq!(c.scenarios.len(), 25);
+    }
+
+    #[test]
+    fn include_and_exclude_work_like_interbench() {
+        let c = config(&["--probe", "audio", "-W", "video", "-x", "burn", "-x", "x"]).unwrap();
+        assert_eq!(
+            names(&c),
+            ["audio under none", "audio under video", "video under none", "video under video"]
+        );
+    }
+
+    #[test]
+    fn unknown_names_list_the_valid_ones() {
+        let err = config(&["--probe", "audoi"]).unwrap_err().to_string();
+        assert!(err.contains("unknown probe 'audoi'"), "{err}");
+        assert!(err.contains("x, audio, video, gaming, custom"), "{err}");
+        let err = config(&["-x", "brun"]).unwrap_err().to_string();
+        assert!(err.contains("unknown load 'brun'"), "{err}");
+    }
+
+    #[test]
+    fn custom_without_its_shape_is_refused() {
+        let err = config(&["--probe", "custom"]).unwrap_err().to_string();
+        assert!(err.contains("--custom-cpu"), "{err}");
+    }
+
+    #[test]
+    fn out_of_range_values_are_refused() {
+        assert!(config(&["-t", "0"]).is_err());
+        assert!(config(&["-t", "nan"]).is_err());
+        assert!(config(&["-B", "-21"]).is_err());
+        assert!(config(&["-N", "20"]).is_err());
+        assert!(config(&["-L", "0"]).is_err());
+        assert!(config(&["-C", "101", "-I", "1000"]).is_err());
+        assert!(config(&["--rt-priority", "100"]).is_err());
+    }
+
+    #[test]
+    fn duration_is_kept_exactly() {
+        assert_eq!(config(&["-t", "2.5"]).unwrap().duration_ns, 2_500_000_000);
+    }
+
+    #[test]
+    fn negative_nice_is_accepted_as_a_value() {
+        assert_eq!(config(&["-B", "-5"]).unwrap().probe_sched.nice, -5);
+    }
+}

@@ -1,0 +1,17 @@
+//! `feelbench report FILE`: renders a saved run in the chosen format.
+
+use crate::cli::Format;
+use crate::report::file::{read_run, RunFileError};
+use crate::report::{csv, markdown, table};
+use std::path::Path;
+
+/// The text of `path` rendered as `format`.
+pub fn render(path: &Path, format: Format) -> Result<String, RunFileError> {
+    let run = read_run(path)?;
+    Ok(match format {
+        Format::Table => table::render(&run),
+        Format::Json => serde_json::to_string_pretty(&run).expect("a run always serialises") + "\n",
+        Format::Csv => csv::render(&run),
+        Format::Md => markdown::render(&run),
+    })
+}

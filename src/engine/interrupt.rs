@@ -1,0 +1,42 @@
+//! SIGINT and SIGTERM become a flag the normal path checks, so the usual
+//! cleanup runs; a second signal ends the process at once (exit 130), and the
+//! workers die with it (they have PR_SET_PDEATHSIG).
+
+use signal_hook::consts::{SIGINT, SIGTERM};
+use signal_hook::flag;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+
+/// Exit code after an interruption (128 + SIGINT).
+pub const INTERRUPTED_EXIT_CODE: i32 = 130;
+
+/// Whether a stop was asked for.
+#[derive(Debug, Clone, Default)]
+pub struct Interrupt(Arc<AtomicBool>);
+
+/// The run was stopped by SIGINT or SIGTERM.
+#[derive(Debug, thiserror::Error)]
+#[error("interrupted")]
+pub struct Interrupted;
+
+impl Interrupt {
+    /// Installs the handlers for SIGINT and SIGTERM.
+    pub fn install() -> std::io::Result<Self> {
+        let raised = Arc::new(AtomicBool::new(false));
+        for signal in [SIGINT, SIGTERM] {
+            // Order matters: the conditional exit sees the flag set by the first signal.
+            flag::register_conditional_shutdown(signal, INTERRUPTED_EXIT_CODE, raised.clone())?;
+            flag::register(signal, raised.clone())?;
+        }
+        Ok(Self(raised))
+    }
+
+    /// `Err(Interrupted)` once a signal arrived.
+    pub fn check(&self) -> Result<(), Interrupted> {
+        if self.0.load(Ordering::Relaxed) {
+            Err(Interrupted)
+        } else {
+            Ok(())
+        }
+    }
+}

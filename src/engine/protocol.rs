@@ -1,0 +1,109 @@
+//! What the orchestrator and its workers say to each other. A worker gets its
+//! [`WorkerSpec`] as its one argument (JSON) and writes [`WorkerMessage`]s to
+//! stdout, one JSON object a line. Load workers read commands on stdin:
+//! `window START END` (the measurement window) and end of file (stop).
+
+use crate::measure::sched::SchedRequest;
+use crate::probe::{SimParams, Window};
+use crate::report::schema::ProbeResult;
+use serde::{Deserialize, Serialize};
+
+/// The job a worker process is started for.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "role", rename_all = "snake_case")]
+pub enum WorkerSpec {
+    /// Measure `probe` for `duration_ns`.
+    Probe {
+        probe: String,
+        params: SimParams,
+        duration_ns: u64,
+        sched: SchedRequest,
+    },
+    /// Run one process's share of `load` until stopped.
+    Load {
+        load: String,
+        params: SimParams,
+        nice: i32,
+    },
+}
+
+/// A line a worker writes on stdout.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+pub enum WorkerMessage {
+    /// Set up and working; a probe also says its measurement window.
+    Ready { window: Option<Window> },
+    /// A probe's figures.
+    ProbeDone { result: Box<ProbeResult> },
+    /// A load process's work over the measurement window.
+    LoadDone { work: LoadSample },
+    /// The worker could not do its job.
+    Failed { error: String },
+}
+
+impl WorkerMessage {
+    /// Whether this is the last message a worker sends.
+    pub fn is_final(&self) -> bool {
+        !matches!(self, WorkerMessage::Ready { .. })
+    }
+}
+
+/// What one load process got done between the first and last moment it saw
+/// inside the measurement window.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct LoadSample {
+    pub units: f64,
+    /// Wall time between the two observations.
+    pub window_ns: u64,
+    /// Process CPU time between the two observations.
+    pub cpu_ns: u64,
+}
+
+/// The command that gives load workers the measurement window.
+pub fn window_command(window: Window) -> String {
+    format!("window {} {}\n", window.start_ns, window.end_ns)
+}
+
+/// Parses a `window START END` command.
+pub fn parse_window_command(line: &str) -> Option<Window> {
+    let mut words = line.split_whitespace();
+    if words.next()? != "window" {
+        return None;
+    }
+    let start_ns = words.next()?.parse().ok()?;
+    let end_ns = words.next()?.parse().ok()?;
+    (words.next().is_none() && start_ns < end_ns).then_some(Window { start_ns, end_ns })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn window_command_round_trips() {
+        let w = Window {
+            start_ns: 5,
+            end_ns: 9,
+        };
+        assert_eq!(parse_window_command(&window_command(w)), Some(w));
+        assert_eq!(parse_window_command("window 9 5"), None);
+        assert_eq!(parse_window_command("stop"), None);
+        assert_eq!(parse_window_command("window 1 2 3"), None);
+    }
+
+    #[test]
+    fn spec_is_json_with_a_role() {
+        let spec = WorkerSpec::Load {
+            load: "burn".into(),
+            params: SimParams {
+                loops_per_ms: 1.0,
+                burn_processes: 4,
+                custom: None,
+            },
+            nice: 5,
+        };
+        let text = serde_json::to_string(&spec).unwrap();
+        assert!(text.contains(r#""role":"load""#), "{text}");
+        assert_eq!(serde_json::from_str::<WorkerSpec>(&text).unwrap(), spec);
+    }
+}

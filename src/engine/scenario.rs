@@ -1,0 +1,281 @@
+//! Running one scenario, one phase at a time: start and verify the loads →
+//! warm up → start the probe and pass its window to the loads → wait for the
+//! probe's figures → stop the loads and collect their work → reap everything.
+//! Any failure fails the scenario with its reason; a signal interrupts it.
+
+use super::interrupt::{Interrupt, Interrupted};
+use super::protocol::{window_command, LoadSample, WorkerMessage, WorkerSpec};
+use super::supervise::{EventKind, WorkerGroup};
+use crate::load::LoadDef;
+use crate::measure::sched::SchedRequest;
+use crate::probe::{ProbeDef, SimParams, Window};
+use crate::report::schema::{LoadWork, ProbeResult, ScenarioResult, ScenarioStatus};
+use std::time::{Duration, Instant};
+
+/// How long a worker may take to get ready.
+const START_TIMEOUT: Duration = Duration::from_secs(10);
+/// How long past its window's end a probe may take to report.
+const PROBE_GRACE: Duration = Duration::from_secs(10);
+/// How long loads may take to report after being told to stop.
+const STOP_TIMEOUT: Duration = Duration::from_secs(5);
+/// How often waiting loops look at the interrupt flag and call the tick.
+const POLL: Duration = Duration::from_millis(100);
+
+/// The settings every scenario of a run shares.
+#[derive(Debug, Clone)]
+pub struct ScenarioSettings {
+    pub duration_ns: u64,
+    pub warmup_ns: u64,
+    pub params: SimParams,
+    pub probe_sched: SchedRequest,
+    pub load_nice: i32,
+}
+
+/// One probe under one load.
+#[derive(Clone, Copy)]
+pub struct Scenario {
+    pub probe: &'static ProbeDef,
+    pub load: &'static LoadDef,
+}
+
+enum Stop {
+    Interrupted,
+    Failed(String),
+}
+
+impl From<Interrupted> for Stop {
+    fn from(_: Interrupted) -> Self {
+        Stop::Interrupted
+    }
+}
+
+/// Runs `scenario`; a failure is a result with status `failed`, an
+/// interruption is an error. `tick` is called about every 100 ms.
+pub fn run_scenario(
+    scenario: Scenario,
+    settings: &ScenarioSettings,
+    interrupt: &Interrupt,
+    tick: &mut dyn FnMut(),
+) -> Result<ScenarioResult, Interrupted> {
+    let mut group = WorkerGroup::new();
+    let mut waiter = Waiter { interrupt, tick };
+    let outcome = measure(scenario, settings, &mut group, &mut waiter);
+    group.stop_all();
+    let (status, error, result, load_work) = match outcome {
+        Ok((result, load_work)) => (ScenarioStatus::Ok, None, Some(result), load_work),
+        Err(Stop::Failed(reason)) => (ScenarioStatus::Failed, Some(reason), None, Vec::new()),
+        Err(Stop::Interrupted) => return Err(Interrupted),
+    };
+    Ok(ScenarioResult {
+        probe: scenario.probe.name.to_string(),
+        load: scenario.load.name.to_string(),
+        status,
+        error,
+        result,
+        load_work,
+    })
+}
+
+fn measure(
+    scenario: Scenario,
+    settings: &ScenarioSettings,
+    group: &mut WorkerGroup,
+    waiter: &mut Waiter,
+) -> Result<(ProbeResult, Vec<LoadWork>), Stop> {
+    let loads = start_loads(scenario.load, settings, group, waiter)?;
+    waiter.watch_loads(group, Instant::now() + Duration::from_nanos(settings.warmup_ns))?;
+    let (probe, window) = start_probe(scenario.probe, settings, group, waiter)?;
+    for &load in &loads {
+        // A load that cannot hear the window is caught when it reports no work.
+        let _ = group.send(load, &window_command(window));
+    }
+    let result = await_probe(probe, window, group, waiter)?;
+    let samples = stop_loads(&loads, group, waiter)?;
+    let load_work = if loads.is_empty() {
+        Vec::new()
+    } else {
+        vec![combine_samples(scenario.load, &samples)?]
+    };
+    Ok((result, load_work))
+}
+
+fn start_loads(
+    def: &'static LoadDef,
+    settings: &ScenarioSettings,
+    group: &mut WorkerGroup,
+    waiter: &mut Waiter,
+) -> Result<Vec<usize>, Stop> {
+    let count = (def.processes)(&settings.params);
+    let spec = WorkerSpec::Load {
+        load: def.name.to_string(),
+        params: settings.params,
+        nice: settings.load_nice,
+    };
+    let mut loads = Vec::with_capacity(count);
+    for n in 1..=count {
+        let label = format!("load {} (process {n} of {count})", def.name);
+        let index = group
+            .spawn(label, &spec)
+            .map_err(|e| Stop::Failed(e.to_string()))?;
+        loads.push(index);
+    }
+    let mut ready = 0;
+    let deadline = Instant::now() + START_TIMEOUT;
+    while ready < count {
+        let (worker, message) = waiter.expect_message(group, deadline, "the loads to start")?;
+        match message {
+            WorkerMessage::Ready { .. } => ready += 1,
+            other => return Err(unexpected(group, worker, &other)),
+        }
+    }
+    Ok(loads)
+}
+
+fn start_probe(
+    def: &'static ProbeDef,
+    settings: &ScenarioSettings,
+    group: &mut WorkerGroup,
+    waiter: &mut Waiter,
+) -> Result<(usize, Window), Stop> {
+    let spec = WorkerSpec::Probe {
+        probe: def.name.to_string(),
+        params: settings.params,
+        duration_ns: settings.duration_ns,
+        sched: settings.probe_sched,
+    };
+    let probe = group
+        .spawn(format!("probe {}", def.name), &spec)
+        .map_err(|e| Stop::Failed(e.to_string()))?;
+    let deadline = Instant::now() + START_TIMEOUT;
+    match waiter.expect_message(group, deadline, "the probe to start")? {
+        (worker, WorkerMessage::Ready { window: Some(w) }) if worker == probe => Ok((probe, w)),
+        (worker, other) => Err(unexpected(group, worker, &other)),
+    }
+}
+
+fn await_probe(
+    probe: usize,
+    window: Window,
+    group: &mut WorkerGroup,
+    waiter: &mut Waiter,
+) -> Result<ProbeResult, Stop> {
+    let remaining = Duration::from_nanos(window.end_ns.saturating_sub(crate::measure::clock::now_ns()));
+    let deadline = Instant::now() + remaining + PROBE_GRACE;
+    match waiter.expect_message(group, deadline, "the probe's figures")? {
+        (worker, WorkerMessage::ProbeDone { result }) if worker == probe => Ok(*result),
+        (worker, other) => Err(unexpected(group, worker, &other)),
+    }
+}
+
+fn stop_loads(
+    loads: &[usize],
+    group: &mut WorkerGroup,
+    waiter: &mut Waiter,
+) -> Result<Vec<LoadSample>, Stop> {
+    for &load in loads {
+        group.close_stdin(load);
+    }
+    let mut samples = Vec::with_capacity(loads.len());
+    let deadline = Instant::now() + STOP_TIMEOUT;
+    while samples.len() < loads.len() {
+        match waiter.expect_message(group, deadline, "the loads to stop")? {
+            (_, WorkerMessage::LoadDone { work }) => samples.push(work),
+            (worker, other) => return Err(unexpected(group, worker, &other)),
+        }
+    }
+    Ok(samples)
+}
+
+/// Adds up the work of a load's processes; a load that did nothing fails.
+fn combine_samples(def: &LoadDef, samples: &[LoadSample]) -> Result<LoadWork, Stop> {
+    if let Some(idle) = samples.iter().position(|s| s.units <= 0.0 || s.window_ns == 0) {
+        return Err(Stop::Failed(format!(
+            "load {} (process {} of {}) did no work during the measurement",
+            def.name,
+            idle + 1,
+            samples.len()
+        )));
+    }
+    let per_s = |value: f64, s: &LoadSample| value * 1e9 / s.window_ns as f64;
+    Ok(LoadWork {
+        load: def.name.to_string(),
+        unit: def.unit.to_string(),
+        amount: samples.iter().map(|s| s.units).sum(),
+        rate_per_s: samples.iter().map(|s| per_s(s.units, s)).sum(),
+        cpu_pct: samples.iter().map(|s| 100.0 * per_s(s.cpu_ns as f64, s) / 1e9).sum(),
+        processes: samples.len(),
+    })
+}
+
+/// Turns a message that does not belong at this point into the scenario's failure.
+fn unexpected(group: &mut WorkerGroup, worker: usize, message: &WorkerMessage) -> Stop {
+    let label = group.label(worker).to_string();
+    Stop::Failed(match message {
+        WorkerMessage::Failed { error } => format!("{label} failed: {error}"),
+        other => format!("{label} sent an unexpected message: {other:?}"),
+    })
+}
+
+/// Waits for worker messages while watching the clock, the interrupt flag
+/// and workers that end too early.
+struct Waiter<'a> {
+    interrupt: &'a Interrupt,
+    tick: &'a mut dyn FnMut(),
+}
+
+impl Waiter<'_> {
+    /// The next message from any worker, or `None` once `deadline` passed.
+    fn next_message(
+        &mut self,
+        group: &mut WorkerGroup,
+        deadline: Instant,
+    ) -> Result<Option<(usize, WorkerMessage)>, Stop> {
+        loop {
+            self.interrupt.check()?;
+            (self.tick)();
+            let now = Instant::now();
+            if now >= deadline {
+                return Ok(None);
+            }
+            let Some(event) = group.next_event(POLL.min(deadline - now)) else {
+                continue;
+            };
+            return match event.kind {
+                EventKind::Message(message) => Ok(Some((event.worker, message))),
+                EventKind::Unreadable(line) => Err(Stop::Failed(format!(
+                    "{} wrote something that is not a worker message: {line}",
+                    group.label(event.worker)
+                ))),
+                EventKind::Closed => Err(ended_early(group, event.worker)),
+            };
+        }
+    }
+
+    /// The next message before `deadline`; a time-out fails the scenario.
+    fn expect_message(
+        &mut self,
+        group: &mut WorkerGroup,
+        deadline: Instant,
+        what: &str,
+    ) -> Result<(usize, WorkerMessage), Stop> {
+        self.next_message(group, deadline)?
+            .ok_or_else(|| Stop::Failed(format!("timed out waiting for {what}")))
+    }
+
+    /// Waits until `until`, failing if any worker speaks or ends meanwhile.
+    fn watch_loads(&mut self, group: &mut WorkerGroup, until: Instant) -> Result<(), Stop> {
+        match self.next_message(group, until)? {
+            None => Ok(()),
+            Some((worker, message)) => Err(unexpected(group, worker, &message)),
+        }
+    }
+}
+
+fn ended_early(group: &mut WorkerGroup, worker: usize) -> Stop {
+    group.stop_all();
+    Stop::Failed(format!(
+        "{} ended before its work was done ({})",
+        group.label(worker),
+        group.describe_exit(worker)
+    ))
+}

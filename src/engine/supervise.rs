@@ -1,0 +1,208 @@
+//! Starting worker processes and never losing one. All workers of a scenario
+//! share one process group; each dies with the orchestrator
+//! (`PR_SET_PDEATHSIG`); [`WorkerGroup::stop_all`] (also run on drop) kills
+//! the group and reaps every worker.
+
+use super::protocol::{WorkerMessage, WorkerSpec};
+use nix::sys::signal::{killpg, Signal};
+use nix::unistd::Pid;
+use std::io::{BufRead as _, BufReader, Write as _};
+use std::os::unix::process::{CommandExt as _, ExitStatusExt as _};
+use std::process::{Child, ChildStdin, Command, ExitStatus, Stdio};
+use std::sync::mpsc::{channel, Receiver, RecvTimeoutError, Sender};
+use std::time::Duration;
+
+/// A worker could not be started.
+#[derive(Debug, thiserror::Error)]
+pub enum SpawnError {
+    #[error("cannot find the feelbench executable to start a worker: {0}")]
+    Executable(std::io::Error),
+    #[error("cannot start worker {label}: {source}")]
+    Spawn {
+        label: String,
+        source: std::io::Error,
+    },
+}
+
+/// Something a worker did.
+#[derive(Debug)]
+pub enum EventKind {
+    /// A message it wrote.
+    Message(WorkerMessage),
+    /// A line on its stdout that is not a message.
+    Unreadable(String),
+    /// Its stdout closed before its final message: it died or quit early.
+    Closed,
+}
+
+/// An event and the index of the worker it came from.
+#[derive(Debug)]
+pub struct Event {
+    pub worker: usize,
+    pub kind: EventKind,
+}
+
+struct Worker {
+    label: String,
+    child: Child,
+    stdin: Option<ChildStdin>,
+    status: Option<ExitStatus>,
+}
+
+/// The workers of one scenario.
+pub struct WorkerGroup {
+    pgid: Option<Pid>,
+    workers: Vec<Worker>,
+    events_tx: Sender<Event>,
+    events: Receiver<Event>,
+}
+
+impl Default for WorkerGroup {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl WorkerGroup {
+    /// An empty group.
+    pub fn new() -> Self {
+        let (events_tx, events) = channel();
+        Self {
+            pgid: None,
+            workers: Vec::new(),
+            events_tx,
+            events,
+        }
+    }
+
+    /// Starts a worker for `spec`, in the group's process group. Must be
+    /// called from the main thread: the kernel sends PR_SET_PDEATHSIG when the
+    /// thread that forked the child exits.
+    pub fn spawn(&mut self, label: String, spec: &WorkerSpec) -> Result<usize, SpawnError> {
+        let exe = std::env::current_exe().map_err(SpawnError::Executable)?;
+        let spec_json = serde_json::to_string(spec).expect("worker specs always serialise");
+        let mut command = Command::new(exe);
+        command
+            .arg("worker")
+            .arg(spec_json)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::inherit())
+            .process_group(self.pgid.map_or(0, Pid::as_raw));
+        let parent = std::process::id() as libc::pid_t;
+        // SAFETY: the closure runs between fork and exec and calls only
+        // async-signal-safe functions (prctl, getppid), allocating nothing.
+        unsafe {
+            command.pre_exec(move || {
+                if libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL, 0, 0, 0) == -1 {
+                    return Err(std::io::Error::last_os_error());
+                }
+                // The orchestrator may have died before prctl took effect.
+                if libc::getppid() != parent {
+                    return Err(std::io::Error::from_raw_os_error(libc::ESRCH));
+                }
+                Ok(())
+            });
+        }
+        let mut child = command.spawn().map_err(|source| SpawnError::Spawn {
+            label: label.clone(),
+            source,
+        })?;
+        let index = self.workers.len();
+        self.pgid.get_or_insert(Pid::from_raw(child.id() as i32));
+        let stdout = child.stdout.take().expect("stdout was piped");
+        let tx = self.events_tx.clone();
+        std::thread::Builder::new()
+            .name(format!("fb-read-{index}"))
+            .spawn(move || forward_lines(index, stdout, tx))
+            .expect("starting a reader thread");
+        self.workers.push(Worker {
+            label,
+            stdin: child.stdin.take(),
+            child,
+            status: None,
+        });
+        Ok(index)
+    }
+
+    /// The label a worker was started with.
+    pub fn label(&self, worker: usize) -> &str {
+        &self.workers[worker].label
+    }
+
+    /// Writes `line` to a worker's stdin.
+    pub fn send(&mut self, worker: usize, line: &str) -> std::io::Result<()> {
+        match self.workers[worker].stdin.as_mut() {
+            Some(stdin) => stdin.write_all(line.as_bytes()).and_then(|()| stdin.flush()),
+            None => Err(std::io::ErrorKind::BrokenPipe.into()),
+        }
+    }
+
+    /// Closes a worker's stdin (for a load: stop).
+    pub fn close_stdin(&mut self, worker: usize) {
+        self.workers[worker].stdin = None;
+    }
+
+    /// The next event, waiting at most `timeout`.
+    pub fn next_event(&self, timeout: Duration) -> Option<Event> {
+        match self.events.recv_timeout(timeout) {
+            Ok(event) => Some(event),
+            Err(RecvTimeoutError::Timeout | RecvTimeoutError::Disconnected) => None,
+        }
+    }
+
+    /// How a worker ended, once [`WorkerGroup::stop_all`] has reaped it.
+    pub fn describe_exit(&self, worker: usize) -> String {
+        match self.workers[worker].status {
+            Some(status) => match (status.code(), status.signal()) {
+                (Some(code), _) => format!("exit code {code}"),
+                (None, Some(signal)) => format!("killed by signal {signal}"),
+                _ => status.to_string(),
+            },
+            None => "still running".to_string(),
+        }
+    }
+
+    /// Kills every worker still running (the whole process group) and reaps
+    /// them all. Safe to call more than once.
+    pub fn stop_all(&mut self) {
+        let unreaped = self.workers.iter().any(|w| w.status.is_none());
+        if let (Some(pgid), true) = (self.pgid, unreaped) {
+            // While one member is unreaped the group id cannot have been reused.
+            let _ = killpg(pgid, Signal::SIGKILL);
+        }
+        for worker in &mut self.workers {
+            worker.stdin = None;
+            if worker.status.is_none() {
+                let _ = worker.child.kill();
+                worker.status = worker.child.wait().ok();
+            }
+        }
+    }
+}
+
+impl Drop for WorkerGroup {
+    fn drop(&mut self) {
+        self.stop_all();
+    }
+}
+
+/// Passes a worker's messages on; reports `Closed` only when the worker's
+/// stdout ends before its final message (its figures or its failure).
+fn forward_lines(worker: usize, stdout: std::process::ChildStdout, tx: Sender<Event>) {
+    for line in BufReader::new(stdout).lines() {
+        let Ok(line) = line else { break };
+        let kind = match serde_json::from_str::<WorkerMessage>(&line) {
+            Ok(message) => EventKind::Message(message),
+            Err(_) => EventKind::Unreadable(line),
+        };
+        let last = matches!(&kind, EventKind::Message(m) if m.is_final());
+        if tx.send(Event { worker, kind }).is_err() || last {
+            return;
+        }
+    }
+    let _ = tx.send(Event {
+        worker,
+        kind: EventKind::Closed,
+    });
+}

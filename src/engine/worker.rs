@@ -1,0 +1,151 @@
+//! The worker side: what a re-executed `feelbench worker SPEC` does. A probe
+//! worker sets up its scheduling, announces its window and measures; a load
+//! worker works until its stdin closes, counting work inside the window.
+
+use super::protocol::{parse_window_command, LoadSample, WorkerMessage, WorkerSpec};
+use crate::load::{self, Load};
+use crate::measure::clock::{now_ns, process_cpu_ns};
+use crate::measure::sched::{self, SchedRequest};
+use crate::measure::window::{Observation, WindowMeter};
+use crate::probe::{self, SimParams, Window};
+use std::io::{BufRead as _, Write as _};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::Arc;
+
+/// Time between a probe announcing its window and the window's start, so the
+/// orchestrator can pass the window on to the loads first.
+const PROBE_LEAD_NS: u64 = 20_000_000;
+
+/// Runs the worker described by `spec_json`; returns the process exit code.
+pub fn run(spec_json: &str) -> i32 {
+    let outcome = serde_json::from_str::<WorkerSpec>(spec_json)
+        .map_err(|e| format!("bad worker spec: {e}"))
+        .and_then(|spec| match spec {
+            WorkerSpec::Probe {
+                probe,
+                params,
+                duration_ns,
+                sched,
+            } => run_probe(&probe, &params, duration_ns, &sched),
+            WorkerSpec::Load { load, params, nice } => run_load(&load, &params, nice),
+        });
+    match outcome {
+        Ok(()) => 0,
+        Err(error) => {
+            send(&WorkerMessage::Failed { error });
+            1
+        }
+    }
+}
+
+fn send(message: &WorkerMessage) {
+    let mut line = serde_json::to_string(message).expect("messages always serialise");
+    line.push('\n');
+    let mut stdout = std::io::stdout().lock();
+    // If the orchestrator is gone there is nobody left to tell.
+    let _ = stdout.write_all(line.as_bytes()).and_then(|()| stdout.flush());
+}
+
+fn run_probe(
+    name: &str,
+    params: &SimParams,
+    duration_ns: u64,
+    request: &SchedRequest,
+) -> Result<(), String> {
+    sched::set_thread_name(&format!("fb-probe-{name}"));
+    let def = probe::find(name).ok_or_else(|| format!("unknown probe {name}"))?;
+    let mut probe = (def.build)(params)?;
+    let applied = sched::apply(request).map_err(|e| e.to_string())?;
+    let start_ns = now_ns() + PROBE_LEAD_NS;
+    let window = Window {
+        start_ns,
+        end_ns: start_ns + duration_ns,
+    };
+    send(&WorkerMessage::Ready {
+        window: Some(window),
+    });
+    let result = probe.measure(window, applied);
+    send(&WorkerMessage::ProbeDone {
+        result: Box::new(result),
+    });
+    Ok(())
+}
+
+fn run_load(name: &str, params: &SimParams, nice: i32) -> Result<(), String> {
+    sched::set_thread_name(&format!("fb-load-{name}"));
+    let def = load::find(name).ok_or_else(|| format!("unknown load {name}"))?;
+    sched::set_nice(nice).map_err(|e| e.to_string())?;
+    // Loads are the first thing the OOM killer should take.
+    std::fs::write("/proc/self/oom_score_adj", "1000")
+        .map_err(|e| format!("cannot set oom_score_adj: {e}"))?;
+    let mut load = (def.build)(params)?;
+    let commands = listen_for_commands();
+    send(&WorkerMessage::Ready { window: None });
+    let work = work_until_stopped(load.as_mut(), &commands);
+    send(&WorkerMessage::LoadDone { work });
+    Ok(())
+}
+
+/// What the orchestrator told a load worker on stdin.
+#[derive(Default)]
+struct Commands {
+    window_start_ns: AtomicU64,
+    window_end_ns: AtomicU64,
+    stop: AtomicBool,
+}
+
+impl Commands {
+    fn window(&self) -> Option<Window> {
+        let start_ns = self.window_start_ns.load(Ordering::Acquire);
+        (start_ns != 0).then(|| Window {
+            start_ns,
+            end_ns: self.window_end_ns.load(Ordering::Relaxed),
+        })
+    }
+}
+
+fn listen_for_commands() -> Arc<Commands> {
+    let commands = Arc::new(Commands::default());
+    let shared = commands.clone();
+    std::thread::Builder::new()
+        .name("fb-commands".into())
+        .spawn(move || {
+            for line in std::io::stdin().lock().lines() {
+                let Ok(line) = line else { break };
+                if let Some(window) = parse_window_command(&line) {
+                    shared.window_end_ns.store(window.end_ns, Ordering::Relaxed);
+                    shared
+                        .window_start_ns
+                        .store(window.start_ns, Ordering::Release);
+                }
+            }
+            shared.stop.store(true, Ordering::Release);
+        })
+        .expect("starting the command thread");
+    commands
+}
+
+fn work_until_stopped(load: &mut dyn Load, commands: &Commands) -> LoadSample {
+    let mut meter = WindowMeter::default();
+    let mut units = 0.0;
+    while !commands.stop.load(Ordering::Acquire) {
+        units += load.step();
+        let now = now_ns();
+        if let Some(window) = commands.window() {
+            meter.set_window(window);
+        }
+        if meter.wants(now) {
+            meter.observe(Observation {
+                at_ns: now,
+                units,
+                cpu_ns: process_cpu_ns(),
+            });
+        }
+    }
+    let totals = meter.totals();
+    LoadSample {
+        units: totals.map_or(0.0, |t| t.units),
+        window_ns: totals.map_or(0, |t| t.elapsed_ns),
+        cpu_ns: totals.map_or(0, |t| t.cpu_ns),
+    }
+}

@@ -1,0 +1,13 @@
+//! `none`: an otherwise idle system.
+
+use super::LoadDef;
+
+/// Registry entry: no processes, so nothing is ever built.
+pub const DEF: LoadDef = LoadDef {
+    name: "none",
+    summary: "no load: an otherwise idle system",
+    unit: "",
+    processes: |_| 0,
+    build: |_| Err("the none load has no processes".to_string()),
+    default: crate::probe::always,
+};

@@ -1,0 +1,63 @@
+//! The periodic simulations as loads (interbench's Video, X and Custom loads):
+//! the same frames the probes run, repeated until stopped; the work is the
+//! number of frames done.
+
+use super::{Load, LoadDef};
+use crate::measure::clock::now_ns;
+use crate::probe::periodic::{FrameRunner, PeriodicShape};
+use crate::probe::{SimParams, Window};
+
+/// `video` as a load.
+pub const VIDEO: LoadDef = LoadDef {
+    name: "video",
+    summary: "a video player (60 frames/s, 40 % CPU) in the background",
+    unit: "frames",
+    processes: |_| 1,
+    build: |params| Ok(SimLoad::boxed(crate::probe::video::SHAPE, params)),
+    default: crate::probe::always,
+};
+
+/// `x` as a load.
+pub const X: LoadDef = LoadDef {
+    name: "x",
+    summary: "a window being dragged (10 ms events, CPU sweeping) in the background",
+    unit: "frames",
+    processes: |_| 1,
+    build: |params| Ok(SimLoad::boxed(crate::probe::x::SHAPE, params)),
+    default: crate::probe::always,
+};
+
+/// `custom` as a load.
+pub const CUSTOM: LoadDef = LoadDef {
+    name: "custom",
+    summary: "your own periodic task (-C PCT -I US) in the background",
+    unit: "frames",
+    processes: |params| usize::from(params.custom.is_some()),
+    build: |params| {
+        let shape = crate::probe::custom::shape(params)?;
+        Ok(SimLoad::boxed(shape, params))
+    },
+    default: |params| params.custom.is_some(),
+};
+
+struct SimLoad {
+    runner: FrameRunner,
+}
+
+impl SimLoad {
+    fn boxed(shape: PeriodicShape, params: &SimParams) -> Box<dyn Load> {
+        let window = Window {
+            start_ns: now_ns(),
+            end_ns: u64::MAX / 4,
+        };
+        Box::new(Self {
+            runner: FrameRunner::new(shape, window, params.loops_per_ms),
+        })
+    }
+}
+
+impl Load for SimLoad {
+    fn step(&mut self) -> f64 {
+        self.runner.run_next_frame().map_or(0.0, |_| 1.0)
+    }
+}

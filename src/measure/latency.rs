@@ -1,0 +1,160 @@
+//! Latency histograms (HdrHistogram, nanosecond values) and the summary figures
+//! derived from them. Every figure comes from the histogram, so summaries of
+//! merged histograms are computed the same way as single ones.
+
+use base64::Engine as _;
+use hdrhistogram::serialization::{Serializer, V2Serializer};
+use hdrhistogram::Histogram;
+use serde::{Deserialize, Serialize};
+
+/// Largest value a histogram keeps exactly (one hour, in ns); larger ones saturate.
+const MAX_TRACKABLE_NS: u64 = 3_600 * 1_000_000_000;
+/// Significant decimal digits kept for every value (0.1 % resolution).
+const SIGNIFICANT_DIGITS: u8 = 3;
+
+/// A histogram of latencies in nanoseconds.
+#[derive(Debug, Clone)]
+pub struct LatencyHistogram {
+    histogram: Histogram<u64>,
+}
+
+/// Summary figures of a latency distribution, in microseconds.
+/// `sd_us` is the population standard deviation around the mean (not the RMS).
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct LatencySummary {
+    pub samples: u64,
+    pub mean_us: f64,
+    pub sd_us: f64,
+    pub max_us: f64,
+    pub p50_us: f64,
+    pub p90_us: f64,
+    pub p99_us: f64,
+    pub p999_us: f64,
+}
+
+impl Default for LatencyHistogram {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl LatencyHistogram {
+    /// An empty histogram covering 1 ns to one hour at 3 significant digits.
+    /// Its whole storage is allocated here, so recording never allocates.
+    pub fn new() -> Self {
+        let histogram = Histogram::new_with_bounds(1, MAX_TRACKABLE_NS, SIGNIFICANT_DIGITS)
+            .expect("constant histogram bounds are valid");
+        Self { histogram }
+    }
+
+    /// Records one latency; values beyond one hour are stored as one hour.
+    pub fn record_ns(&mut self, latency_ns: u64) {
+        self.histogram.saturating_record(latency_ns);
+    }
+
+    /// Number of values recorded.
+    pub fn len(&self) -> u64 {
+        self.histogram.len()
+    }
+
+    /// True when nothing was recorded.
+    pub fn is_empty(&self) -> bool {
+        self.histogram.is_empty()
+    }
+
+    /// Value at `quantile` (0.0–1.0), in nanoseconds.
+    pub fn quantile_ns(&self, quantile: f64) -> u64 {
+        self.histogram.value_at_quantile(quantile)
+    }
+
+    /// Mean, SD, max and percentiles, converted to microseconds.
+    /// `None` when nothing was recorded.
+    pub fn summary(&self) -> Option<LatencySummary> {
+        if self.is_empty() {
+            return None;
+        }
+        let h = &self.histogram;
+        let us = |ns: f64| ns / 1_000.0;
+        Some(LatencySummary {
+            samples: h.len(),
+            mean_us: us(h.mean()),
+            sd_us: us(h.stdev()),
+            max_us: us(h.max() as f64),
+            p50_us: us(h.value_at_quantile(0.50) as f64),
+            p90_us: us(h.value_at_quantile(0.90) as f64),
+            p99_us: us(h.value_at_quantile(0.99) as f64),
+            p999_us: us(h.value_at_quantile(0.999) as f64),
+        })
+    }
+
+    /// The histogram as base64 of its HdrHistogram V2 serialisation.
+    pub fn to_base64(&self) -> String {
+        let mut bytes = Vec::new();
+        V2Serializer::new()
+            .serialize(&self.histogram, &mut bytes)
+            .expect("serialising into memory cannot fail");
+        base64::engine::general_purpose::STANDARD.encode(bytes)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn histogram_of(values_ns: &[u64]) -> LatencyHistogram {
+        let mut h = LatencyHistogram::new();
+        for &v in values_ns {
+            h.record_ns(v);
+        }
+        h
+    }
+
+    #[test]
+    fn sd_is_the_standard_deviation_not_the_rms() {
+        // Values 2,4,4,4,5,5,7,9 µs: mean 5, population SD exactly 2, RMS ≈ 5.39.
+        let h = histogram_of(&[2000, 4000, 4000, 4000, 5000, 5000, 7000, 9000]);
+        let s = h.summary().unwrap();
+        assert!((s.mean_us - 5.0).abs() < 0.01, "mean {}", s.mean_us);
+        assert!((s.sd_us - 2.0).abs() < 0.01, "sd {}", s.sd_us);
+        assert!((s.max_us - 9.0).abs() < 0.01);
+        assert_eq!(s.samples, 8);
+    }
+
+    #[test]
+    fn mean_keeps_fractions_of_a_microsecond() {
+        let h = histogram_of(&[1_200, 1_300]);
+        let s = h.summary().unwrap();
+        assert!((s.mean_us - 1.25).abs() < 0.01, "mean {}", s.mean_us);
+    }
+
+    #[test]
+    fn percentiles_are_ordered() {
+        let values: Vec<u64> = (1..=10_000).map(|i| i * 1_000).collect();
+        let s = histogram_of(&values).summary().unwrap();
+        assert!(s.p50_us <= s.p90_us && s.p90_us <= s.p99_us);
+        assert!(s.p99_us <= s.p999_us && s.p999_us <= s.max_us);
+        assert!((s.p50_us - 5_000.0).abs() / 5_000.0 < 0.002);
+        assert!((s.p99_us - 9_900.0).abs() / 9_900.0 < 0.002);
+    }
+
+    #[test]
+    fn empty_histogram_has_no_summary() {
+        assert!(LatencyHistogram::new().summary().is_none());
+    }
+
+    #[test]
+    fn base64_is_a_standard_v2_histogram_with_every_value() {
+        let values = [1, 50_000, 50_001, 3_000_000_000];
+        let h = histogram_of(&values);
+        let bytes = base64::engine::general_purpose::STANDARD
+            .decode(h.to_base64())
+            .unwrap();
+        let back: Histogram<u64> = hdrhistogram::serialization::Deserializer::new()
+            .deserialize(&mut bytes.as_slice())
+            .unwrap();
+        assert_eq!(back.len(), 4);
+        for v in values {
+            assert_eq!(back.count_at(v), 1, "value {v}");
+        }
+    }
+}

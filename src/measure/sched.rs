@@ -1,0 +1,140 @@
+//! Scheduling settings of the calling process or thread: nice, SCHED_FIFO,
+//! timer slack, memory locking and the thread name. Thin wrappers around the
+//! system calls (`nix` lacks most of them), each with the reason it can fail.
+
+use serde::{Deserialize, Serialize};
+use std::io;
+
+/// Why a scheduling setting could not be applied.
+#[derive(Debug, thiserror::Error)]
+pub enum SchedError {
+    /// setpriority failed.
+    #[error("cannot set nice {nice}: {source} (a negative nice needs root or CAP_SYS_NICE)")]
+    Nice { nice: i32, source: io::Error },
+    /// sched_setscheduler failed.
+    #[error("cannot switch to SCHED_FIFO priority {priority}: {source} (real-time scheduling needs root, CAP_SYS_NICE or an RLIMIT_RTPRIO)")]
+    Fifo { priority: i32, source: io::Error },
+    /// prctl(PR_SET_TIMERSLACK) failed.
+    #[error("cannot set timer slack to {slack_ns} ns: {source}")]
+    TimerSlack { slack_ns: u64, source: io::Error },
+}
+
+/// What the probe asks for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct SchedRequest {
+    /// Nice value of the process.
+    pub nice: i32,
+    /// SCHED_FIFO priority, or `None` for SCHED_OTHER.
+    pub fifo_priority: Option<i32>,
+    /// Timer slack wanted, in ns (at least 1: 0 would mean "the default").
+    pub timer_slack_ns: u64,
+}
+
+/// What was really in force once the settings were applied.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct SchedApplied {
+    pub policy: String,
+    pub fifo_priority: Option<i32>,
+    pub nice: i32,
+    /// Timer slack read back after the last policy change.
+    pub timer_slack_ns: u64,
+    /// Whether mlockall succeeded (it can fail under RLIMIT_MEMLOCK).
+    pub memory_locked: bool,
+}
+
+fn check(ret: libc::c_int) -> io::Result<()> {
+    if ret == -1 {
+        Err(io::Error::last_os_error())
+    } else {
+        Ok(())
+    }
+}
+
+/// Sets the nice value of the calling process.
+pub fn set_nice(nice: i32) -> Result<(), SchedError> {
+    // SAFETY: setpriority takes plain integers; who = 0 means the caller.
+    let ret = unsafe { libc::setpriority(libc::PRIO_PROCESS, 0, nice) };
+    check(ret).map_err(|source| SchedError::Nice { nice, source })
+}
+
+/// Switches the calling thread to SCHED_FIFO at `priority`.
+pub fn set_fifo(priority: i32) -> Result<(), SchedError> {
+    let param = libc::sched_param {
+        sched_priority: priority,
+    };
+    // SAFETY: `param` is a valid sched_param that outlives the call; pid 0 is the caller.
+    let ret = unsafe { libc::sched_setscheduler(0, libc::SCHED_FIFO, &param) };
+    check(ret).map_err(|source| SchedError::Fifo { priority, source })
+}
+
+/// Sets the calling thread's timer slack and returns the value read back.
+pub fn set_timer_slack(slack_ns: u64) -> Result<u64, SchedError> {
+    let slack = slack_ns.max(1) as libc::c_ulong;
+    // SAFETY: PR_SET_TIMERSLACK takes one integer argument; the rest are ignored.
+    let ret = unsafe { libc::prctl(libc::PR_SET_TIMERSLACK, slack, 0, 0, 0) };
+    check(ret).map_err(|source| SchedError::TimerSlack { slack_ns, source })?;
+    Ok(timer_slack_ns())
+}
+
+/// The calling thread's current timer slack in ns.
+pub fn timer_slack_ns() -> u64 {
+    // SAFETY: PR_GET_TIMERSLACK takes no pointer and returns the slack.
+    let ret = unsafe { libc::prctl(libc::PR_GET_TIMERSLACK, 0, 0, 0, 0) };
+    ret.max(0) as u64
+}
+
+/// Locks all current and future memory of the process, so that page faults do
+/// not show up as latency. Returns whether it worked.
+pub fn lock_memory() -> bool {
+    // SAFETY: mlockall takes flags only.
+    let ret = unsafe { libc::mlockall(libc::MCL_CURRENT | libc::MCL_FUTURE) };
+    ret == 0
+}
+
+/// Names the calling thread (shown by `ps -L` and `top -H`; 15 bytes at most).
+pub fn set_thread_name(name: &str) {
+    let mut bytes: Vec<u8> = name.bytes().filter(|b| *b != 0).take(15).collect();
+    bytes.push(0);
+    // SAFETY: `bytes` is a NUL-terminated buffer that lives across the call.
+    unsafe { libc::prctl(libc::PR_SET_NAME, bytes.as_ptr() as libc::c_ulong, 0, 0, 0) };
+}
+
+/// Applies `request` to the calling process and thread: nice first, then the
+/// policy, then the timer slack (a policy change resets the slack, so it must
+/// come last), then locks memory.
+pub fn apply(request: &SchedRequest) -> Result<SchedApplied, SchedError> {
+    set_nice(request.nice)?;
+    if let Some(priority) = request.fifo_priority {
+        set_fifo(priority)?;
+    }
+    let timer_slack_ns = set_timer_slack(request.timer_slack_ns)?;
+    let memory_locked = lock_memory();
+    Ok(SchedApplied {
+        policy: if request.fifo_priority.is_some() {
+            "SCHED_FIFO"
+        } else {
+            "SCHED_OTHER"
+        }
+        .to_string(),
+        fifo_priority: request.fifo_priority,
+        nice: request.nice,
+        timer_slack_ns,
+        memory_locked,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn timer_slack_reads_back_what_was_set() {
+        // Runs in a throwaway thread so the test harness thread keeps its slack.
+        std::thread::spawn(|| {
+            assert_eq!(set_timer_slack(1).unwrap(), 1);
+            assert_eq!(set_timer_slack(20_000).unwrap(), 20_000);
+        })
+        .join()
+        .unwrap();
+    }
+}

@@ -1,0 +1,65 @@
+//! Probes: the interactive work whose experience is measured. Each probe is a
+//! file here plus one line in [`PROBES`]; the engine only sees [`Probe`].
+
+pub mod audio;
+pub mod custom;
+pub mod gaming;
+pub mod periodic;
+pub mod video;
+pub mod x;
+
+use crate::measure::sched::SchedApplied;
+use crate::report::schema::{CustomShape, ProbeResult};
+use serde::{Deserialize, Serialize};
+
+/// Parameters shared by the simulations, whether they run as probes or loads.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct SimParams {
+    pub loops_per_ms: f64,
+    /// Number of processes of the `burn` load.
+    pub burn_processes: usize,
+    /// Shape of the `custom` simulation, when `-C`/`-I` were given.
+    pub custom: Option<CustomShape>,
+}
+
+/// The measurement window, in absolute `CLOCK_MONOTONIC` nanoseconds.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Window {
+    pub start_ns: u64,
+    pub end_ns: u64,
+}
+
+/// Interactive work that is measured for the length of a window.
+pub trait Probe {
+    /// Runs the simulated task from `window.start_ns` until `window.end_ns`
+    /// (frames begun before the end are finished) and returns its figures.
+    fn measure(&mut self, window: Window, sched: SchedApplied) -> ProbeResult;
+}
+
+/// A probe's entry in the registry.
+pub struct ProbeDef {
+    pub name: &'static str,
+    /// One line for `feelbench list` and table headers.
+    pub summary: &'static str,
+    /// True for probes judged by frame rate (no deadlines), false for
+    /// probes judged by deadlines.
+    pub frame_rate: bool,
+    /// Builds the probe; fails (with a message for the user) when a needed
+    /// parameter is missing.
+    pub build: fn(&SimParams) -> Result<Box<dyn Probe>, String>,
+    /// Whether `feelbench run` includes it without being asked.
+    pub default: fn(&SimParams) -> bool,
+}
+
+/// Every probe, in the order they are run and listed.
+pub static PROBES: &[ProbeDef] = &[x::DEF, audio::DEF, video::DEF, gaming::DEF, custom::DEF];
+
+/// The probe called `name`.
+pub fn find(name: &str) -> Option<&'static ProbeDef> {
+    PROBES.iter().find(|p| p.name == name)
+}
+
+/// Included by default.
+pub(crate) fn always(_: &SimParams) -> bool {
+    true
+}

@@ -1,0 +1,22 @@
+//! `x`: a desktop's display server while a window is grabbed and dragged:
+//! pointer events every 10 ms whose redraw work sweeps from 0 % to 100 % of
+//! the period and back to 0 (one sweep ≈ 1 s). Frames near 100 % can meet
+//! their deadline only with no latency at all, as with interbench's X.
+
+use super::periodic::{CpuDemand, PeriodicProbe, PeriodicShape};
+use super::ProbeDef;
+
+/// The X task's event period and sweeping CPU demand.
+pub const SHAPE: PeriodicShape = PeriodicShape {
+    period_ns: 10_000_000,
+    cpu: CpuDemand::Sweep,
+};
+
+/// Registry entry.
+pub const DEF: ProbeDef = ProbeDef {
+    name: "x",
+    summary: "desktop window drag: 10 ms events, CPU sweeping 0 -> 100 %",
+    frame_rate: false,
+    build: |params| Ok(PeriodicProbe::boxed(SHAPE, params)),
+    default: super::always,
+};

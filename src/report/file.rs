@@ -1,0 +1,138 @@
+//! Reading and writing run documents: atomic writes (temp file + rename) and
+//! reads that tell a foreign, corrupt or too-new file apart.
+
+use super::schema::{RunDocument, SCHEMA_FAMILY, SCHEMA_MAJOR};
+use anyhow::Context as _;
+use std::io::Write as _;
+use std::path::{Path, PathBuf};
+
+/// A file that could not be used as a run document.
+#[derive(Debug, thiserror::Error)]
+pub enum RunFileError {
+    #[error("cannot read {path}: {source}")]
+    Read {
+        path: PathBuf,
+        source: std::io::Error,
+    },
+    #[error("{path} is not JSON: {source}")]
+    NotJson {
+        path: PathBuf,
+        source: serde_json::Error,
+    },
+    #[error("{path} is not a feelbench run (no \"schema\": \"{SCHEMA_FAMILY}/N\" field)")]
+    Foreign { path: PathBuf },
+    #[error("{path} has schema {found}, newer than this feelbench reads ({SCHEMA_FAMILY}/{SCHEMA_MAJOR}); use a newer feelbench")]
+    TooNew { path: PathBuf, found: String },
+    #[error("{path} is a damaged feelbench run: {source}")]
+    Damaged {
+        path: PathBuf,
+        source: serde_json::Error,
+    },
+}
+
+/// Writes `bytes` to `path` through a temporary file in the same directory
+/// and a rename, so readers see the old or the new content, never a part.
+pub fn write_atomically(path: &Path, bytes: &[u8]) -> anyhow::Result<()> {
+    let dir = match path.parent() {
+        Some(d) if !d.as_os_str().is_empty() => d,
+        _ => Path::new("."),
+    };
+    let name = path
+        .file_name()
+        .with_context(|| format!("{} names no file", path.display()))?;
+    let tmp = dir.join(format!(
+        ".{}.{}.tmp",
+        name.to_string_lossy(),
+        std::process::id()
+    ));
+    let result = (|| {
+        let mut file = std::fs::File::create(&tmp)
+            .with_context(|| format!("cannot create {}", tmp.display()))?;
+        file.write_all(bytes)
+            .and_then(|()| file.sync_data())
+            .with_context(|| format!("cannot write {}", tmp.display()))?;
+        std::fs::rename(&tmp, path)
+            .with_context(|| format!("cannot rename {} to {}", tmp.display(), path.display()))
+    })();
+    if result.is_err() {
+        let _ = std::fs::remove_file(&tmp);
+    }
+    result
+}
+
+/// Writes `run` as pretty JSON to `path`, atomically.
+pub fn write_run(path: &Path, run: &RunDocument) -> anyhow::Result<()> {
+    let mut text = serde_json::to_string_pretty(run).context("serialising the run")?;
+    text.push('\n');
+    write_atomically(path, text.as_bytes())
+}
+
+/// Reads a run document, checking its schema family and major version first.
+pub fn read_run(path: &Path) -> Result<RunDocument, RunFileError> {
+    let text = std::fs::read_to_string(path).map_err(|source| RunFileError::Read {
+        path: path.to_path_buf(),
+        source,
+    })?;
+    parse_run(path, &text)
+}
+
+fn parse_run(path: &Path, text: &str) -> Result<RunDocument, RunFileError> {
+    let path = path.to_path_buf();
+    let value: serde_json::Value = serde_json::from_str(text).map_err(|source| {
+        RunFileError::NotJson {
+            path: path.clone(),
+            source,
+        }
+    })?;
+    let schema = value.get("schema").and_then(|s| s.as_str()).unwrap_or("");
+    let major = schema
+        .strip_prefix(SCHEMA_FAMILY)
+        .and_then(|rest| rest.strip_prefix('/'))
+        .and_then(|v| v.split('.').next())
+        .and_then(|v| v.parse::<u32>().ok());
+    match major {
+        None => Err(RunFileError::Foreign { path }),
+        Some(m) if m > SCHEMA_MAJOR => Err(RunFileError::TooNew {
+            path,
+            found: schema.to_string(),
+        }),
+        Some(_) => serde_json::from_value(value)
+            .map_err(|source| RunFileError::Damaged { path, source }),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn atomic_write_replaces_content_and_leaves_no_temp_file() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("run.json");
+        write_atomically(&path, b"one").unwrap();
+        write_atomically(&path, b"two").unwrap();
+        assert_eq!(std::fs::read_to_string(&path).unwrap(), "two");
+        assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 1);
+    }
+
+    #[test]
+    fn foreign_corrupt_and_newer_files_are_told_apart() {
+        let p = Path::new("x.json");
+        assert!(matches!(
+            parse_run(p, "{oops"),
+            Err(RunFileError::NotJson { .. })
+        ));
+        assert!(matches!(
+            parse_run(p, r#"{"name": "something else"}"#),
+            Err(RunFileError::Foreign { .. })
+        ));
+        assert!(matches!(
+            parse_run(p, r#"{"schema": "feelbench.run/2"}"#),
+            Err(RunFileError::TooNew { .. })
+        ));
+        assert!(matches!(
+            parse_run(p, r#"{"schema": "feelbench.run/1"}"#),
+            Err(RunFileError::Damaged { .. })
+        ));
+    }
+}

@@ -1,0 +1,38 @@
+//! Markdown rendering: one section and pipe table per probe, with the same
+//! cells as the console table.
+
+use super::schema::RunDocument;
+use super::table::{header_cells, row_cells};
+
+fn pipe_row(cells: &[impl AsRef<str>]) -> String {
+    let inner: Vec<String> = cells.iter().map(|c| c.as_ref().replace('|', "\\|")).collect();
+    format!("| {} |\n", inner.join(" | "))
+}
+
+/// The run as Markdown.
+pub fn render(run: &RunDocument) -> String {
+    let mut out = format!(
+        "# feelbench run {}\n\nfeelbench {} on {} ({} CPUs), kernel {}; {} s per scenario.\n",
+        run.run.id,
+        run.tool.version,
+        run.system.hostname,
+        run.system.cpus,
+        run.system.kernel_release,
+        run.settings.duration_s
+    );
+    if let Some(comment) = &run.run.comment {
+        out.push_str(&format!("\n> {comment}\n"));
+    }
+    for probe_name in run.probes() {
+        let header = header_cells(probe_name);
+        out.push_str(&format!("\n## {probe_name}\n\n"));
+        out.push_str(&pipe_row(&header));
+        out.push_str(&pipe_row(&vec!["---"; header.len()]));
+        for scenario in run.scenarios_of(probe_name) {
+            let mut cells = row_cells(scenario);
+            cells.resize(header.len(), String::new());
+            out.push_str(&pipe_row(&cells));
+        }
+    }
+    out
+}

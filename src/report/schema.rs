@@ -1,0 +1,199 @@
+//! The run document: one JSON file per run, with a versioned schema.
+//! Field names carry their units (`_us`, `_ms`, `_pct`, `_per_s`).
+
+use crate::measure::calibrate::CalibrationSource;
+use crate::measure::latency::LatencySummary;
+use crate::measure::sched::{SchedApplied, SchedRequest};
+use crate::system::SystemInfo;
+use serde::{Deserialize, Serialize};
+
+/// Schema name and major version written into every run document.
+pub const SCHEMA: &str = "feelbench.run/1";
+/// The schema family, without the version.
+pub const SCHEMA_FAMILY: &str = "feelbench.run";
+/// The major version this build reads and writes.
+pub const SCHEMA_MAJOR: u32 = 1;
+
+/// A whole run: the system, the settings and every finished scenario.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct RunDocument {
+    pub schema: String,
+    pub tool: ToolInfo,
+    pub run: RunInfo,
+    pub system: SystemInfo,
+    pub settings: RunSettingsRecord,
+    #[serde(default)]
+    pub warnings: Vec<Warning>,
+    pub scenarios: Vec<ScenarioResult>,
+}
+
+/// The program that wrote the document.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ToolInfo {
+    pub name: String,
+    pub version: String,
+}
+
+/// When and how the run was made.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct RunInfo {
+    pub id: String,
+    /// RFC 3339 UTC time the run started.
+    pub started: String,
+    /// RFC 3339 UTC time the run ended; `None` while it is still going.
+    pub finished: Option<String>,
+    /// True when the run was stopped by a signal before every scenario ran.
+    pub interrupted: bool,
+    pub comment: Option<String>,
+    pub command_line: Vec<String>,
+}
+
+/// The settings every scenario of the run shared.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct RunSettingsRecord {
+    /// Measured time of each scenario.
+    pub duration_s: f64,
+    /// Time the loads ran before the probe started.
+    pub warmup_s: f64,
+    pub loops_per_ms: f64,
+    pub calibration: CalibrationSource,
+    /// What the probe asked for (what it got is in each scenario).
+    pub probe_sched: SchedRequest,
+    pub load_nice: i32,
+    pub burn_processes: usize,
+    pub custom: Option<CustomShape>,
+}
+
+/// The period and CPU share of the `custom` simulation (`-C`/`-I`).
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct CustomShape {
+    pub cpu_pct: f64,
+    pub interval_us: u64,
+}
+
+/// A warning that tells the user what to do about it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Warning {
+    /// A stable machine-readable name, e.g. `memory_not_locked`.
+    pub code: String,
+    pub message: String,
+}
+
+/// Whether a scenario produced figures.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ScenarioStatus {
+    Ok,
+    Failed,
+}
+
+/// One probe under one load.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ScenarioResult {
+    pub probe: String,
+    pub load: String,
+    pub status: ScenarioStatus,
+    /// Why the scenario failed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub error: Option<String>,
+    /// The probe's figures; `None` when the scenario failed.
+    pub result: Option<ProbeResult>,
+    /// What each part of the load got done while the probe measured.
+    #[serde(default)]
+    pub load_work: Vec<LoadWork>,
+}
+
+/// Everything a probe measured in one scenario.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ProbeResult {
+    /// Wall time from the first intended start to the end of the last frame.
+    pub measured_s: f64,
+    /// Latency of the frames that ran. Periodic probes: the moment the task
+    /// ran minus the period's intended start. Gaming: frame time beyond its
+    /// CPU work.
+    pub latency_us: Option<LatencySummary>,
+    /// The latency histogram, base64 of its HdrHistogram V2 serialisation.
+    pub histogram: String,
+    pub frames: FrameCounts,
+    /// `None` for probes without deadlines (gaming).
+    pub deadlines: Option<Deadlines>,
+    pub cpu: CpuFigures,
+    /// Frames per second figures (gaming only).
+    pub gaming: Option<GamingFigures>,
+    /// Scheduling settings in force in the probe.
+    pub sched: SchedApplied,
+}
+
+/// Frames that ran and frames dropped.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct FrameCounts {
+    pub executed: u64,
+    pub dropped: u64,
+}
+
+/// Deadline accounting of a periodic probe.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct Deadlines {
+    /// Every period of the measurement (frames run plus frames dropped).
+    pub total: u64,
+    /// Frames finished before the next period began.
+    pub met: u64,
+    pub met_pct: f64,
+    /// Mean time by which missed frames that ran finished late.
+    pub late_mean_us: Option<f64>,
+    /// Largest time by which a frame finished late.
+    pub late_max_us: f64,
+}
+
+/// CPU the probe wanted and received.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct CpuFigures {
+    /// CPU time wanted by every period, including dropped ones.
+    pub wanted_ms: f64,
+    /// CPU time received (thread CPU clock).
+    pub received_ms: f64,
+    /// Received over wanted, in % ("% desired CPU"); `None` when nothing was wanted.
+    pub desired_pct: Option<f64>,
+    /// CPU used per frame over CPU wanted per frame, for the frames that ran:
+    /// 1.0 when the calibration holds; drift shows here.
+    pub work_ratio: Option<f64>,
+}
+
+/// Frame rate figures of the gaming probe.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct GamingFigures {
+    pub fps: f64,
+    /// Frame rate of the slowest 1 % of frames (1 s over the 99th percentile frame time).
+    pub low_1pct_fps: f64,
+}
+
+/// What one kind of load got done during the measurement.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct LoadWork {
+    pub load: String,
+    pub unit: String,
+    /// Units done during the measurement window.
+    pub amount: f64,
+    pub rate_per_s: f64,
+    /// CPU used by the load's processes over the window, summed (200 % = two CPUs).
+    pub cpu_pct: f64,
+    pub processes: usize,
+}
+
+impl RunDocument {
+    /// The finished scenarios of `probe`, in run order.
+    pub fn scenarios_of<'a>(&'a self, probe: &'a str) -> impl Iterator<Item = &'a ScenarioResult> {
+        self.scenarios.iter().filter(move |s| s.probe == probe)
+    }
+
+    /// Probe names in the order they first appear.
+    pub fn probes(&self) -> Vec<&str> {
+        let mut names: Vec<&str> = Vec::new();
+        for s in &self.scenarios {
+            if !names.contains(&s.probe.as_str()) {
+                names.push(&s.probe);
+            }
+        }
+        names
+    }
+}

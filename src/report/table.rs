@@ -1,0 +1,164 @@
+//! The console table, in interbench's shape plus p99 and the load's work: one
+//! table per probe, one row per load. `run` prints it piece by piece as
+//! scenarios finish; `report` prints the same pieces from the saved run.
+
+use super::schema::{LoadWork, RunDocument, ScenarioResult, ScenarioStatus};
+use crate::probe;
+
+/// Whether a probe is shown with deadline columns or frame-rate columns.
+fn is_frame_rate(probe_name: &str) -> bool {
+    probe::find(probe_name).is_some_and(|p| p.frame_rate)
+}
+
+/// Column titles of a probe's table.
+pub fn header_cells(probe_name: &str) -> Vec<&'static str> {
+    let mut cells = vec![
+        "Load",
+        "Latency +/- SD (ms)",
+        "p99 (ms)",
+        "Max (ms)",
+        "Desired CPU %",
+    ];
+    if is_frame_rate(probe_name) {
+        cells.extend(["FPS", "1% low FPS"]);
+    } else {
+        cells.push("Deadlines met %");
+    }
+    cells.push("Load work");
+    cells
+}
+
+fn ms(us: f64) -> String {
+    format!("{:.3}", us / 1000.0)
+}
+
+fn one_decimal(value: Option<f64>) -> String {
+    value.map_or_else(|| "-".to_string(), |v| format!("{v:.1}"))
+}
+
+/// A rate with three significant digits or more.
+pub fn rate(value: f64) -> String {
+    if value >= 100.0 {
+        format!("{value:.0}")
+    } else if value >= 10.0 {
+        format!("{value:.1}")
+    } else {
+        format!("{value:.2}")
+    }
+}
+
+/// The load-work cell: each part's rate and CPU use.
+pub fn load_work_cell(work: &[LoadWork]) -> String {
+    if work.is_empty() {
+        return "-".to_string();
+    }
+    work.iter()
+        .map(|w| {
+            format!(
+                "{} {} {}/s, {:.0} % CPU",
+                w.load,
+                rate(w.rate_per_s),
+                w.unit,
+                w.cpu_pct
+            )
+        })
+        .collect::<Vec<_>>()
+        .join("; ")
+}
+
+/// The cells of one scenario's row; a failed scenario has its reason in the
+/// second cell and no others.
+pub fn row_cells(scenario: &ScenarioResult) -> Vec<String> {
+    let result = match (&scenario.status, &scenario.result) {
+        (ScenarioStatus::Ok, Some(result)) => result,
+        _ => {
+            let reason = scenario.error.as_deref().unwrap_or("no result");
+            return vec![scenario.load.clone(), format!("FAILED: {reason}")];
+        }
+    };
+    let mut cells = vec![scenario.load.clone()];
+    match &result.latency_us {
+        Some(l) => cells.extend([
+            format!("{} +/- {}", ms(l.mean_us), ms(l.sd_us)),
+            ms(l.p99_us),
+            ms(l.max_us),
+        ]),
+        None => cells.extend(["no frames".to_string(), "-".into(), "-".into()]),
+    }
+    cells.push(one_decimal(result.cpu.desired_pct));
+    if is_frame_rate(&scenario.probe) {
+        cells.push(one_decimal(result.gaming.map(|g| g.fps)));
+        cells.push(one_decimal(result.gaming.map(|g| g.low_1pct_fps)));
+    } else {
+        cells.push(one_decimal(result.deadlines.map(|d| d.met_pct)));
+    }
+    cells.push(load_work_cell(&scenario.load_work));
+    cells
+}
+
+const WIDTHS: [usize; 7] = [10, 22, 10, 10, 14, 16, 11];
+
+fn line(cells: &[impl AsRef<str>]) -> String {
+    let mut out = String::new();
+    for (i, cell) in cells.iter().enumerate() {
+        let cell = cell.as_ref();
+        let last = i + 1 == cells.len();
+        match WIDTHS.get(i) {
+            Some(&w) if !last && i == 0 => out.push_str(&format!("{cell:<w$}")),
+            Some(&w) if !last => out.push_str(&format!("{cell:>w$}  ")),
+            _ => out.push_str(cell),
+        }
+    }
+    out.trim_end().to_string() + "\n"
+}
+
+/// The lines printed before any table: what ran where.
+pub fn render_preamble(run: &RunDocument) -> String {
+    let s = &run.settings;
+    let policy = match s.probe_sched.fifo_priority {
+        Some(p) => format!("SCHED_FIFO {p}"),
+        None => "SCHED_OTHER".to_string(),
+    };
+    let mut out = format!(
+        "feelbench {} on {} ({} CPUs), kernel {}\n{} s per scenario, loops_per_ms {:.0}, probe {} nice {}, loads nice {}\n",
+        run.tool.version,
+        run.system.hostname,
+        run.system.cpus,
+        run.system.kernel_release,
+        s.duration_s,
+        s.loops_per_ms,
+        policy,
+        s.probe_sched.nice,
+        s.load_nice,
+    );
+    if let Some(comment) = &run.run.comment {
+        out.push_str(&format!("comment: {comment}\n"));
+    }
+    out
+}
+
+/// The title and column header of a probe's table.
+pub fn render_probe_header(probe_name: &str) -> String {
+    let summary = probe::find(probe_name).map_or("", |p| p.summary);
+    format!(
+        "\n--- {probe_name}: {summary} ---\n{}",
+        line(&header_cells(probe_name))
+    )
+}
+
+/// One scenario's row.
+pub fn render_row(scenario: &ScenarioResult) -> String {
+    line(&row_cells(scenario))
+}
+
+/// The whole console output of a run.
+pub fn render(run: &RunDocument) -> String {
+    let mut out = render_preamble(run);
+    for probe_name in run.probes() {
+        out.push_str(&render_probe_header(probe_name));
+        for scenario in run.scenarios_of(probe_name) {
+            out.push_str(&render_row(scenario));
+        }
+    }
+    out
+}

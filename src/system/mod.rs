@@ -1,0 +1,46 @@
+//! What feelbench knows about the machine it runs on. Every reader takes the
+//! root of the /proc tree, so tests can feed it captured files.
+
+pub mod procfs;
+
+use serde::{Deserialize, Serialize};
+use std::path::Path;
+
+/// A short description of the system a run was made on.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct SystemInfo {
+    pub kernel_release: String,
+    pub kernel_version: String,
+    pub hostname: String,
+    /// CPU model name; `None` when /proc/cpuinfo does not say.
+    pub cpu_model: Option<String>,
+    /// CPUs this process may run on.
+    pub cpus: usize,
+    /// Total memory; `None` when /proc/meminfo cannot be read.
+    pub mem_bytes: Option<u64>,
+    /// Total swap; `None` when /proc/meminfo cannot be read.
+    pub swap_bytes: Option<u64>,
+}
+
+/// Describes the running system, reading /proc below `proc_root`.
+pub fn describe(proc_root: &Path) -> SystemInfo {
+    let uname = nix::sys::utsname::uname().ok();
+    let field = |get: fn(&nix::sys::utsname::UtsName) -> &std::ffi::OsStr| {
+        uname
+            .as_ref()
+            .map(|u| get(u).to_string_lossy().into_owned())
+            .unwrap_or_default()
+    };
+    let meminfo = procfs::read_meminfo(proc_root).ok();
+    SystemInfo {
+        kernel_release: field(|u| u.release()),
+        kernel_version: field(|u| u.version()),
+        hostname: field(|u| u.nodename()),
+        cpu_model: procfs::read_cpu_model(proc_root).ok().flatten(),
+        cpus: std::thread::available_parallelism()
+            .map(|n| n.get())
+            .unwrap_or(1),
+        mem_bytes: meminfo.as_ref().and_then(|m| m.get("MemTotal")),
+        swap_bytes: meminfo.as_ref().and_then(|m| m.get("SwapTotal")),
+    }
+}
