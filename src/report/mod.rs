@@ -6,3 +6,34 @@ pub mod file;
 pub mod markdown;
 pub mod schema;
 pub mod table;
+
+#[cfg(test)]
+mod fixture;
+
+#[cfg(test)]
+mod tests {
+    use super::fixture;
+
+    #[test]
+    fn table_snapshot() {
+        insta::assert_snapshot!(super::table::render(&fixture::run()));
+    }
+
+    #[test]
+    fn markdown_snapshot() {
+        insta::assert_snapshot!(super::markdown::render(&fixture::run()));
+    }
+
+    #[test]
+    fn csv_snapshot() {
+        insta::assert_snapshot!(super::csv::render(&fixture::run()));
+    }
+
+    #[test]
+    fn run_document_round_trips_through_json() {
+        let run = fixture::run();
+        let text = serde_json::to_string(&run).unwrap();
+        assert_eq!(serde_json::from_str::<super::schema::RunDocument>(&text).unwrap(), run);
+        assert!(text.starts_with(r#"{"schema":"feelbench.run/1""#));
+    }
+}

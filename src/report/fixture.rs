@@ -1,0 +1,135 @@
+//! A fixed synthetic run for renderer tests (never live numbers).
+
+use super::schema::*;
+use crate::measure::calibrate::CalibrationSource;
+use crate::measure::latency::{LatencyHistogram, LatencySummary};
+use crate::measure::sched::{SchedApplied, SchedRequest};
+use crate::system::SystemInfo;
+
+fn latency(mean_us: f64) -> LatencySummary {
+    LatencySummary {
+        samples: 300,
+        mean_us,
+        sd_us: mean_us / 2.0,
+        max_us: mean_us * 20.0,
+        p50_us: mean_us * 0.9,
+        p90_us: mean_us * 1.5,
+        p99_us: mean_us * 4.0,
+        p999_us: mean_us * 10.0,
+    }
+}
+
+fn result(mean_us: f64, gaming: bool) -> ProbeResult {
+    ProbeResult {
+        measured_s: 3.0,
+        latency_us: Some(latency(mean_us)),
+        histogram: LatencyHistogram::new().to_base64(),
+        frames: FrameCounts {
+            executed: 290,
+            dropped: 10,
+        },
+        deadlines: (!gaming).then_some(Deadlines {
+            total: 300,
+            met: 270,
+            met_pct: 90.0,
+            late_mean_us: Some(1500.0),
+            late_max_us: 9000.0,
+        }),
+        cpu: CpuFigures {
+            wanted_ms: 150.0,
+            received_ms: 140.0,
+            desired_pct: Some(93.33),
+            work_ratio: Some(0.99),
+        },
+        gaming: gaming.then_some(GamingFigures {
+            fps: 58.25,
+            low_1pct_fps: 41.5,
+        }),
+        sched: SchedApplied {
+            policy: "SCHED_OTHER".into(),
+            fifo_priority: None,
+            nice: 0,
+            timer_slack_ns: 1,
+            memory_locked: true,
+        },
+    }
+}
+
+fn scenario(probe: &str, load: &str, mean_us: f64) -> ScenarioResult {
+    ScenarioResult {
+        probe: probe.into(),
+        load: load.into(),
+        status: ScenarioStatus::Ok,
+        error: None,
+        result: Some(result(mean_us, probe == "gaming")),
+        load_work: match load {
+            "none" => vec![],
+            _ => vec![LoadWork {
+                load: load.into(),
+                unit: "Mloop".into(),
+                amount: 2700.0,
+                rate_per_s: 900.0,
+                cpu_pct: 165.4,
+                processes: 4,
+            }],
+        },
+    }
+}
+
+/// A run with audio and gaming under none and burn, and one failed scenario.
+pub fn run() -> RunDocument {
+    let failed = ScenarioResult {
+        probe: "audio".into(),
+        load: "video".into(),
+        status: ScenarioStatus::Failed,
+        error: Some("load video (process 1 of 1) ended before its work was done (exit code 1)".into()),
+        result: None,
+        load_work: vec![],
+    };
+    RunDocument {
+        schema: SCHEMA.into(),
+        tool: ToolInfo {
+            name: "feelbench".into(),
+            version: "0.1.0".into(),
+        },
+        run: RunInfo {
+            id: "20261123-120000-42".into(),
+            started: "2026-11-23T12:00:00Z".into(),
+            finished: Some("2026-11-23T12:00:20Z".into()),
+            interrupted: false,
+            comment: Some("fixture, with a | pipe".into()),
+            command_line: vec!["feelbench".into(), "run".into()],
+        },
+        system: SystemInfo {
+            kernel_release: "6.18.0-test".into(),
+            kernel_version: "#1 SMP".into(),
+            hostname: "testhost".into(),
+            cpu_model: Some("Test CPU".into()),
+            cpus: 2,
+            mem_bytes: Some(1 << 34),
+            swap_bytes: Some(0),
+        },
+        settings: RunSettingsRecord {
+            duration_s: 3.0,
+            warmup_s: 0.5,
+            loops_per_ms: 500_000.0,
+            calibration: CalibrationSource::Forced,
+            probe_sched: SchedRequest {
+                nice: 0,
+                fifo_priority: None,
+                timer_slack_ns: 1,
+            },
+            load_nice: 0,
+            burn_processes: 4,
+            custom: None,
+        },
+        warnings: vec![],
+        scenarios: vec![
+            scenario("audio", "none", 52.5),
+            scenario("audio", "burn", 1234.5),
+            failed,
+            scenario("gaming", "none", 8.0),
+            scenario("gaming", "burn", 24_601.0),
+        ],
+    }
+}
