@@ -22,7 +22,7 @@ pub struct Cli {
 #[derive(Debug, Subcommand)]
 pub enum Command {
     /// Measure every chosen probe under every chosen load.
-    Run(RunArgs),
+    Run(Box<RunArgs>),
     /// Show every probe and load with one line each.
     List,
     /// Measure (again) how much calibrated work fits in a millisecond.
@@ -41,7 +41,12 @@ pub enum Command {
 #[derive(Debug, Args)]
 pub struct RunArgs {
     /// Seconds measured per scenario.
-    #[arg(short = 't', long = "duration", value_name = "SECS", default_value_t = 15.0)]
+    #[arg(
+        short = 't',
+        long = "duration",
+        value_name = "SECS",
+        default_value_t = 15.0
+    )]
     pub duration_s: f64,
     /// Probes to measure, comma-separated (default: all periodic probes).
     #[arg(long = "probe", value_name = "LIST", value_delimiter = ',')]
@@ -65,10 +70,22 @@ pub struct RunArgs {
     #[arg(short = 'L', long = "burn-processes", value_name = "N")]
     pub burn_processes: Option<usize>,
     /// Nice value of the probe.
-    #[arg(short = 'B', long = "nice", value_name = "N", default_value_t = 0, allow_hyphen_values = true)]
+    #[arg(
+        short = 'B',
+        long = "nice",
+        value_name = "N",
+        default_value_t = 0,
+        allow_hyphen_values = true
+    )]
     pub nice: i32,
     /// Nice value of the loads.
-    #[arg(short = 'N', long = "load-nice", value_name = "N", default_value_t = 0, allow_hyphen_values = true)]
+    #[arg(
+        short = 'N',
+        long = "load-nice",
+        value_name = "N",
+        default_value_t = 0,
+        allow_hyphen_values = true
+    )]
     pub load_nice: i32,
     /// Run the probe SCHED_FIFO (real time).
     #[arg(short = 'r', long = "rt")]
@@ -86,10 +103,20 @@ pub struct RunArgs {
     #[arg(short = 'b', long = "recalibrate")]
     pub recalibrate: bool,
     /// CPU share of the custom simulation, in % (interbench -C).
-    #[arg(short = 'C', long = "custom-cpu", value_name = "PCT", requires = "custom_interval_us")]
+    #[arg(
+        short = 'C',
+        long = "custom-cpu",
+        value_name = "PCT",
+        requires = "custom_interval_us"
+    )]
     pub custom_cpu_pct: Option<f64>,
     /// Period of the custom simulation, in µs (interbench -I).
-    #[arg(short = 'I', long = "custom-interval", value_name = "US", requires = "custom_cpu_pct")]
+    #[arg(
+        short = 'I',
+        long = "custom-interval",
+        value_name = "US",
+        requires = "custom_cpu_pct"
+    )]
     pub custom_interval_us: Option<u64>,
     /// Seconds the loads run before the probe starts.
     #[arg(long = "warmup", value_name = "SECS", default_value_t = 0.5)]
@@ -98,7 +125,12 @@ pub struct RunArgs {
     #[arg(short = 'm', long = "comment", value_name = "TEXT")]
     pub comment: Option<String>,
     /// Where to write the run [default: feelbench-KERNEL-DATE.json].
-    #[arg(short = 'o', long = "output", value_name = "FILE", conflicts_with = "console_only")]
+    #[arg(
+        short = 'o',
+        long = "output",
+        value_name = "FILE",
+        conflicts_with = "console_only"
+    )]
     pub output: Option<PathBuf>,
     /// Print the tables only; write no file.
     #[arg(short = 'c', long = "console-only")]
@@ -290,15 +322,29 @@ fn choose_names(
     }
     let excluded = without.iter().map(known).collect::<Result<Vec<_>, _>>()?;
     chosen.retain(|n| !excluded.contains(n));
-    let mut ordered: Vec<&'static str> = all.iter().copied().filter(|n| chosen.contains(n)).collect();
+    let mut ordered: Vec<&'static str> =
+        all.iter().copied().filter(|n| chosen.contains(n)).collect();
     ordered.dedup();
-    check(!ordered.is_empty(), ordered, || format!("no {kind} left to run"))
+    check(!ordered.is_empty(), ordered, || {
+        format!("no {kind} left to run")
+    })
 }
 
 fn choose_probes(args: &RunArgs, params: &SimParams) -> Result<Vec<&'static ProbeDef>, UsageError> {
     let all: Vec<_> = probe::PROBES.iter().map(|p| p.name).collect();
-    let defaults = probe::PROBES.iter().filter(|p| (p.default)(params)).map(|p| p.name).collect();
-    let names = choose_names("probe", &all, defaults, args.probes.as_deref(), &args.with_probes, &args.without_probes)?;
+    let defaults = probe::PROBES
+        .iter()
+        .filter(|p| (p.default)(params))
+        .map(|p| p.name)
+        .collect();
+    let names = choose_names(
+        "probe",
+        &all,
+        defaults,
+        args.probes.as_deref(),
+        &args.with_probes,
+        &args.without_probes,
+    )?;
     names
         .into_iter()
         .map(|name| {
@@ -312,8 +358,19 @@ fn choose_probes(args: &RunArgs, params: &SimParams) -> Result<Vec<&'static Prob
 
 fn choose_loads(args: &RunArgs, params: &SimParams) -> Result<Vec<&'static LoadDef>, UsageError> {
     let all: Vec<_> = load::LOADS.iter().map(|l| l.name).collect();
-    let defaults = load::LOADS.iter().filter(|l| (l.default)(params)).map(|l| l.name).collect();
-    let names = choose_names("load", &all, defaults, args.loads.as_deref(), &args.with_loads, &args.without_loads)?;
+    let defaults = load::LOADS
+        .iter()
+        .filter(|l| (l.default)(params))
+        .map(|l| l.name)
+        .collect();
+    let names = choose_names(
+        "load",
+        &all,
+        defaults,
+        args.loads.as_deref(),
+        &args.with_loads,
+        &args.without_loads,
+    )?;
     names
         .into_iter()
         .map(|name| {
@@ -342,7 +399,7 @@ mod tests {
         let mut full = vec!["feelbench", "run"];
         full.extend_from_slice(args);
         match Cli::try_parse_from(full).expect("parses").command {
-            Command::Run(run) => run.into_config(2),
+            Command::Run(run) => (*run).into_config(2),
             _ => unreachable!(),
         }
     }
@@ -371,7 +428,12 @@ mod tests {
         let c = config(&["--probe", "audio", "-W", "video", "-x", "burn", "-x", "x"]).unwrap();
         assert_eq!(
             names(&c),
-            ["audio under none", "audio under video", "video under none", "video under video"]
+            [
+                "audio under none",
+                "audio under video",
+                "video under none",
+                "video under video"
+            ]
         );
     }
 

@@ -38,7 +38,7 @@ fn dispatch(command: Command) -> anyhow::Result<ExitStatus> {
     let system = system::describe(Path::new("/proc"));
     match command {
         Command::Run(args) => {
-            let config = args.into_config(system.cpus)?;
+            let config = (*args).into_config(system.cpus)?;
             commands::run::run(config, system)
         }
         Command::List => print(&commands::list::render()),

@@ -23,10 +23,13 @@ impl Progress {
         let bar = if quiet || !std::io::stderr().is_terminal() {
             ProgressBar::hidden()
         } else {
-            let bar = ProgressBar::with_draw_target(Some(total), ProgressDrawTarget::stderr_with_hz(2));
+            let bar =
+                ProgressBar::with_draw_target(Some(total), ProgressDrawTarget::stderr_with_hz(2));
             bar.set_style(
-                ProgressStyle::with_template("[{elapsed_precise}] {bar:30} {pos}/{len} s  ETA {eta}  {msg}")
-                    .expect("constant template is valid"),
+                ProgressStyle::with_template(
+                    "[{elapsed_precise}] {bar:30} {pos}/{len} s  ETA {eta}  {msg}",
+                )
+                .expect("constant template is valid"),
             );
             bar
         };
@@ -46,8 +49,13 @@ impl Progress {
 
     /// Moves the bar to where the running scenario is.
     pub fn tick(&self) {
-        let within = self.scenario_started.elapsed().as_secs().min(self.scenario_s);
-        self.bar.set_position(self.finished * self.scenario_s + within);
+        let within = self
+            .scenario_started
+            .elapsed()
+            .as_secs()
+            .min(self.scenario_s);
+        self.bar
+            .set_position(self.finished * self.scenario_s + within);
     }
 
     /// The running scenario is over.

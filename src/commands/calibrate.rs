@@ -10,6 +10,12 @@ pub fn identity(system: &SystemInfo) -> MachineIdentity {
         cpus: system.cpus,
         kernel_release: system.kernel_release.clone(),
         feelbench_version: env!("CARGO_PKG_VERSION").to_string(),
+        build: if cfg!(debug_assertions) {
+            "debug"
+        } else {
+            "release"
+        }
+        .to_string(),
     }
 }
 

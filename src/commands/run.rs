@@ -29,7 +29,8 @@ pub fn run(config: RunConfig, system: SystemInfo) -> anyhow::Result<ExitStatus> 
     let mut run = new_document(&config, system, loops_per_ms, calibration, started);
     if let Some(path) = &output {
         // Written before measuring, so a bad path fails in the first second.
-        write_run(path, &run).with_context(|| format!("cannot write the run to {}", path.display()))?;
+        write_run(path, &run)
+            .with_context(|| format!("cannot write the run to {}", path.display()))?;
     }
     let settings = ScenarioSettings {
         duration_ns: config.duration_ns,
@@ -87,7 +88,11 @@ pub fn run(config: RunConfig, system: SystemInfo) -> anyhow::Result<ExitStatus> 
     }
     Ok(if run.run.interrupted {
         ExitStatus::Interrupted
-    } else if run.scenarios.iter().any(|s| s.status == ScenarioStatus::Failed) {
+    } else if run
+        .scenarios
+        .iter()
+        .any(|s| s.status == ScenarioStatus::Failed)
+    {
         ExitStatus::Failure
     } else {
         ExitStatus::Success
@@ -117,7 +122,10 @@ fn obtain_calibration(
     match &source {
         CalibrationSource::Forced => {}
         CalibrationSource::Cached { path } => {
-            eprintln!("feelbench: loops_per_ms {loops_per_ms:.0} from {}", path.display())
+            eprintln!(
+                "feelbench: loops_per_ms {loops_per_ms:.0} from {}",
+                path.display()
+            )
         }
         CalibrationSource::Measured { path, calibration } => eprintln!(
             "feelbench: loops_per_ms {loops_per_ms:.0} measured in {} ms{}",

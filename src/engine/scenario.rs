@@ -83,7 +83,10 @@ fn measure(
     waiter: &mut Waiter,
 ) -> Result<(ProbeResult, Vec<LoadWork>), Stop> {
     let loads = start_loads(scenario.load, settings, group, waiter)?;
-    waiter.watch_loads(group, Instant::now() + Duration::from_nanos(settings.warmup_ns))?;
+    waiter.watch_loads(
+        group,
+        Instant::now() + Duration::from_nanos(settings.warmup_ns),
+    )?;
     let (probe, window) = start_probe(scenario.probe, settings, group, waiter)?;
     for &load in &loads {
         // A load that cannot hear the window is caught when it reports no work.
@@ -159,7 +162,11 @@ fn await_probe(
     group: &mut WorkerGroup,
     waiter: &mut Waiter,
 ) -> Result<ProbeResult, Stop> {
-    let remaining = Duration::from_nanos(window.end_ns.saturating_sub(crate::measure::clock::now_ns()));
+    let remaining = Duration::from_nanos(
+        window
+            .end_ns
+            .saturating_sub(crate::measure::clock::now_ns()),
+    );
     let deadline = Instant::now() + remaining + PROBE_GRACE;
     match waiter.expect_message(group, deadline, "the probe's figures")? {
         (worker, WorkerMessage::ProbeDone { result }) if worker == probe => Ok(*result),
@@ -188,7 +195,10 @@ fn stop_loads(
 
 /// Adds up the work of a load's processes; a load that did nothing fails.
 fn combine_samples(def: &LoadDef, samples: &[LoadSample]) -> Result<LoadWork, Stop> {
-    if let Some(idle) = samples.iter().position(|s| s.units <= 0.0 || s.window_ns == 0) {
+    if let Some(idle) = samples
+        .iter()
+        .position(|s| s.units <= 0.0 || s.window_ns == 0)
+    {
         return Err(Stop::Failed(format!(
             "load {} (process {} of {}) did no work during the measurement",
             def.name,
@@ -202,7 +212,10 @@ fn combine_samples(def: &LoadDef, samples: &[LoadSample]) -> Result<LoadWork, St
         unit: def.unit.to_string(),
         amount: samples.iter().map(|s| s.units).sum(),
         rate_per_s: samples.iter().map(|s| per_s(s.units, s)).sum(),
-        cpu_pct: samples.iter().map(|s| 100.0 * per_s(s.cpu_ns as f64, s) / 1e9).sum(),
+        cpu_pct: samples
+            .iter()
+            .map(|s| 100.0 * per_s(s.cpu_ns as f64, s) / 1e9)
+            .sum(),
         processes: samples.len(),
     })
 }

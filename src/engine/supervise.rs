@@ -9,7 +9,7 @@ use nix::unistd::Pid;
 use std::io::{BufRead as _, BufReader, Write as _};
 use std::os::unix::process::{CommandExt as _, ExitStatusExt as _};
 use std::process::{Child, ChildStdin, Command, ExitStatus, Stdio};
-use std::sync::mpsc::{channel, Receiver, RecvTimeoutError, Sender};
+use std::sync::mpsc::{channel, Receiver, Sender};
 use std::time::Duration;
 
 /// A worker could not be started.
@@ -133,7 +133,9 @@ impl WorkerGroup {
     /// Writes `line` to a worker's stdin.
     pub fn send(&mut self, worker: usize, line: &str) -> std::io::Result<()> {
         match self.workers[worker].stdin.as_mut() {
-            Some(stdin) => stdin.write_all(line.as_bytes()).and_then(|()| stdin.flush()),
+            Some(stdin) => stdin
+                .write_all(line.as_bytes())
+                .and_then(|()| stdin.flush()),
             None => Err(std::io::ErrorKind::BrokenPipe.into()),
         }
     }
@@ -145,10 +147,7 @@ impl WorkerGroup {
 
     /// The next event, waiting at most `timeout`.
     pub fn next_event(&self, timeout: Duration) -> Option<Event> {
-        match self.events.recv_timeout(timeout) {
-            Ok(event) => Some(event),
-            Err(RecvTimeoutError::Timeout | RecvTimeoutError::Disconnected) => None,
-        }
+        self.events.recv_timeout(timeout).ok()
     }
 
     /// How a worker ended, once [`WorkerGroup::stop_all`] has reaped it.

@@ -43,7 +43,9 @@ fn send(message: &WorkerMessage) {
     line.push('\n');
     let mut stdout = std::io::stdout().lock();
     // If the orchestrator is gone there is nobody left to tell.
-    let _ = stdout.write_all(line.as_bytes()).and_then(|()| stdout.flush());
+    let _ = stdout
+        .write_all(line.as_bytes())
+        .and_then(|()| stdout.flush());
 }
 
 fn run_probe(

@@ -33,13 +33,7 @@ pub struct LoadDef {
 }
 
 /// Every load, in the order they are run and listed.
-pub static LOADS: &[LoadDef] = &[
-    none::DEF,
-    burn::DEF,
-    sim::VIDEO,
-    sim::X,
-    sim::CUSTOM,
-];
+pub static LOADS: &[LoadDef] = &[none::DEF, burn::DEF, sim::VIDEO, sim::X, sim::CUSTOM];
 
 /// The load called `name`.
 pub fn find(name: &str) -> Option<&'static LoadDef> {

@@ -49,6 +49,8 @@ pub struct MachineIdentity {
     pub cpus: usize,
     pub kernel_release: String,
     pub feelbench_version: String,
+    /// `release` or `debug`: the work loop runs at very different speeds.
+    pub build: String,
 }
 
 #[derive(Debug, Serialize, Deserialize)]
@@ -160,6 +162,7 @@ mod tests {
             cpus: 2,
             kernel_release: "6.18.0".into(),
             feelbench_version: "0.1.0".into(),
+            build: "release".into(),
         }
     }
 

@@ -1,8 +1,8 @@
 //! `custom`: a periodic task of the user's shape (`--custom-cpu PCT
 //! --custom-interval US`, interbench's -C/-I).
 
-use super::periodic::{CpuDemand, PeriodicShape};
 use super::periodic::PeriodicProbe;
+use super::periodic::{CpuDemand, PeriodicShape};
 use super::{ProbeDef, SimParams};
 
 /// The custom task's shape, or the message saying how to give one.

@@ -116,16 +116,20 @@ impl PeriodicProbe {
 impl Probe for PeriodicProbe {
     fn measure(&mut self, window: Window, sched: SchedApplied) -> ProbeResult {
         let mut runner = FrameRunner::new(self.shape, window, self.loops_per_ms);
-        let mut last_finished_ns = window.start_ns;
+        let mut last_finished_ns = window.end_ns;
         while let Some(finished) = runner.run_next_frame() {
-            last_finished_ns = finished;
+            last_finished_ns = last_finished_ns.max(finished);
         }
         periodic_result(&runner.account, last_finished_ns - window.start_ns, sched)
     }
 }
 
 /// Turns a frame account into the figures of a run document.
-pub fn periodic_result(account: &FrameAccount, measured_ns: u64, sched: SchedApplied) -> ProbeResult {
+pub fn periodic_result(
+    account: &FrameAccount,
+    measured_ns: u64,
+    sched: SchedApplied,
+) -> ProbeResult {
     let total = account.deadlines_total();
     let late_frames = account.executed - account.met;
     ProbeResult {

@@ -37,7 +37,12 @@ fn opt(value: Option<impl ToString>) -> String {
 }
 
 fn joined(scenario: &ScenarioResult, field: impl Fn(&super::schema::LoadWork) -> String) -> String {
-    scenario.load_work.iter().map(field).collect::<Vec<_>>().join("+")
+    scenario
+        .load_work
+        .iter()
+        .map(field)
+        .collect::<Vec<_>>()
+        .join("+")
 }
 
 fn record(s: &ScenarioResult) -> Vec<String> {
@@ -80,7 +85,10 @@ pub fn render(run: &RunDocument) -> String {
     let mut writer = csv::Writer::from_writer(Vec::new());
     writer.write_record(COLUMNS).expect("writing to memory");
     for scenario in &run.scenarios {
-        writer.write_record(record(scenario)).expect("writing to memory");
+        writer
+            .write_record(record(scenario))
+            .expect("writing to memory");
     }
-    String::from_utf8(writer.into_inner().expect("flushing to memory")).expect("CSV of UTF-8 fields is UTF-8")
+    String::from_utf8(writer.into_inner().expect("flushing to memory"))
+        .expect("CSV of UTF-8 fields is UTF-8")
 }

@@ -78,12 +78,11 @@ pub fn read_run(path: &Path) -> Result<RunDocument, RunFileError> {
 
 fn parse_run(path: &Path, text: &str) -> Result<RunDocument, RunFileError> {
     let path = path.to_path_buf();
-    let value: serde_json::Value = serde_json::from_str(text).map_err(|source| {
-        RunFileError::NotJson {
+    let value: serde_json::Value =
+        serde_json::from_str(text).map_err(|source| RunFileError::NotJson {
             path: path.clone(),
             source,
-        }
-    })?;
+        })?;
     let schema = value.get("schema").and_then(|s| s.as_str()).unwrap_or("");
     let major = schema
         .strip_prefix(SCHEMA_FAMILY)
@@ -96,8 +95,9 @@ fn parse_run(path: &Path, text: &str) -> Result<RunDocument, RunFileError> {
             path,
             found: schema.to_string(),
         }),
-        Some(_) => serde_json::from_value(value)
-            .map_err(|source| RunFileError::Damaged { path, source }),
+        Some(_) => {
+            serde_json::from_value(value).map_err(|source| RunFileError::Damaged { path, source })
+        }
     }
 }
 

@@ -82,7 +82,9 @@ pub fn run() -> RunDocument {
         probe: "audio".into(),
         load: "video".into(),
         status: ScenarioStatus::Failed,
-        error: Some("load video (process 1 of 1) ended before its work was done (exit code 1)".into()),
+        error: Some(
+            "load video (process 1 of 1) ended before its work was done (exit code 1)".into(),
+        ),
         result: None,
         load_work: vec![],
     };

@@ -5,7 +5,10 @@ use super::schema::RunDocument;
 use super::table::{header_cells, row_cells};
 
 fn pipe_row(cells: &[impl AsRef<str>]) -> String {
-    let inner: Vec<String> = cells.iter().map(|c| c.as_ref().replace('|', "\\|")).collect();
+    let inner: Vec<String> = cells
+        .iter()
+        .map(|c| c.as_ref().replace('|', "\\|"))
+        .collect();
     format!("| {} |\n", inner.join(" | "))
 }
 

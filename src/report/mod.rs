@@ -33,7 +33,10 @@ mod tests {
     fn run_document_round_trips_through_json() {
         let run = fixture::run();
         let text = serde_json::to_string(&run).unwrap();
-        assert_eq!(serde_json::from_str::<super::schema::RunDocument>(&text).unwrap(), run);
+        assert_eq!(
+            serde_json::from_str::<super::schema::RunDocument>(&text).unwrap(),
+            run
+        );
         assert!(text.starts_with(r#"{"schema":"feelbench.run/1""#));
     }
 }

@@ -106,7 +106,8 @@ pub struct ScenarioResult {
 /// Everything a probe measured in one scenario.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct ProbeResult {
-    /// Wall time from the first intended start to the end of the last frame.
+    /// Wall time from the first intended start to the end of the window, or
+    /// to the end of the last frame when that ran past it.
     pub measured_s: f64,
     /// Latency of the frames that ran. Periodic probes: the moment the task
     /// ran minus the period's intended start. Gaming: frame time beyond its

@@ -111,10 +111,7 @@ mod tests {
 
     #[test]
     fn cpu_model_present_or_absent() {
-        let dir = proc_with(&[(
-            "cpuinfo",
-            "processor\t: 0\nmodel name\t: AMD EPYC 7B13\n",
-        )]);
+        let dir = proc_with(&[("cpuinfo", "processor\t: 0\nmodel name\t: AMD EPYC 7B13\n")]);
         assert_eq!(
             read_cpu_model(dir.path()).unwrap().as_deref(),
             Some("AMD EPYC 7B13")

@@ -1,0 +1,172 @@
+//! Nothing is left behind: no worker survives a normal end, SIGINT, a second
+//! SIGINT, a SIGKILL of the orchestrator or a dead load, and an interrupted
+//! run keeps the scenarios that finished.
+
+mod common;
+use common::{
+    cmdline, feelbench, new_tag, read_json, tagged_processes, wait_for_no_tagged, LOOPS_PER_MS,
+};
+use nix::sys::signal::{kill, Signal};
+use nix::unistd::Pid;
+use std::path::Path;
+use std::process::{Child, Stdio};
+use std::time::{Duration, Instant};
+
+fn start(tag: &str, dir: &Path, loads: &str, seconds: &str) -> Child {
+    feelbench(tag, dir)
+        .args([
+            "run", "--probe", "audio", "--load", loads, "-t", seconds, "--warmup", "0.2",
+        ])
+        .args(["-l", LOOPS_PER_MS, "-q", "-o"])
+        .arg(dir.join("run.json"))
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap()
+}
+
+/// Waits until `condition` holds, panicking after 20 s.
+fn wait_until(what: &str, mut condition: impl FnMut() -> bool) {
+    let deadline = Instant::now() + Duration::from_secs(20);
+    while !condition() {
+        assert!(Instant::now() < deadline, "timed out waiting for {what}");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
+
+fn load_workers(tag: &str) -> Vec<u32> {
+    tagged_processes(tag)
+        .into_iter()
+        .filter(|&pid| cmdline(pid).contains(r#""role":"load""#))
+        .collect()
+}
+
+fn finished_scenarios(dir: &Path) -> usize {
+    std::fs::read_to_string(dir.join("run.json"))
+        .ok()
+        .and_then(|t| serde_json::from_str::<serde_json::Value>(&t).ok())
+        .and_then(|v| v["scenarios"].as_array().map(Vec::len))
+        .unwrap_or(0)
+}
+
+fn signal(child: &Child, signal: Signal) {
+    kill(Pid::from_raw(child.id() as i32), signal).unwrap();
+}
+
+fn exit_code_within(child: &mut Child, limit: Duration) -> Option<i32> {
+    let deadline = Instant::now() + limit;
+    loop {
+        if let Some(status) = child.try_wait().unwrap() {
+            return status.code();
+        }
+        if Instant::now() >= deadline {
+            let _ = child.kill();
+            panic!("feelbench did not exit within {limit:?}");
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+#[test]
+fn no_worker_is_left_after_a_normal_end() {
+    let tag = new_tag();
+    let dir = tempfile::tempdir().unwrap();
+    let mut child = start(&tag, dir.path(), "burn", "1");
+    assert_eq!(
+        exit_code_within(&mut child, Duration::from_secs(30)),
+        Some(0)
+    );
+    assert_eq!(tagged_processes(&tag), Vec::<u32>::new());
+}
+
+#[test]
+fn sigint_stops_reaps_and_keeps_finished_scenarios() {
+    let tag = new_tag();
+    let dir = tempfile::tempdir().unwrap();
+    let mut child = start(&tag, dir.path(), "none,burn", "2");
+    wait_until("the first scenario to finish", || {
+        finished_scenarios(dir.path()) == 1
+    });
+    wait_until("the burn load to start", || !load_workers(&tag).is_empty());
+    signal(&child, Signal::SIGINT);
+    assert_eq!(
+        exit_code_within(&mut child, Duration::from_secs(10)),
+        Some(130)
+    );
+    assert_eq!(
+        wait_for_no_tagged(&tag, Duration::from_secs(2)),
+        Vec::<u32>::new()
+    );
+    let run = read_json(&dir.path().join("run.json"));
+    assert_eq!(run["run"]["interrupted"], true);
+    assert_eq!(run["scenarios"].as_array().unwrap().len(), 1);
+    assert_eq!(run["scenarios"][0]["status"], "ok");
+    let leftovers: Vec<_> = std::fs::read_dir(dir.path())
+        .unwrap()
+        .map(|e| e.unwrap().file_name())
+        .collect();
+    assert_eq!(leftovers, ["run.json"], "no temporary file is left");
+}
+
+#[test]
+fn a_second_sigint_exits_at_once_and_workers_die_with_the_orchestrator() {
+    let tag = new_tag();
+    let dir = tempfile::tempdir().unwrap();
+    let mut child = start(&tag, dir.path(), "burn", "30");
+    wait_until("the burn load to start", || !load_workers(&tag).is_empty());
+    signal(&child, Signal::SIGINT);
+    signal(&child, Signal::SIGINT);
+    assert_eq!(
+        exit_code_within(&mut child, Duration::from_secs(10)),
+        Some(130)
+    );
+    assert_eq!(
+        wait_for_no_tagged(&tag, Duration::from_secs(3)),
+        Vec::<u32>::new()
+    );
+}
+
+#[test]
+fn sigkill_of_the_orchestrator_takes_every_worker_along() {
+    let tag = new_tag();
+    let dir = tempfile::tempdir().unwrap();
+    let mut child = start(&tag, dir.path(), "burn", "30");
+    wait_until("the probe and loads to start", || {
+        tagged_processes(&tag).len() >= 6
+    });
+    signal(&child, Signal::SIGKILL);
+    child.wait().unwrap();
+    assert_eq!(
+        wait_for_no_tagged(&tag, Duration::from_secs(3)),
+        Vec::<u32>::new()
+    );
+}
+
+#[test]
+fn a_load_that_dies_fails_its_scenario_with_the_reason() {
+    let tag = new_tag();
+    let dir = tempfile::tempdir().unwrap();
+    let mut child = start(&tag, dir.path(), "burn", "5");
+    wait_until("the burn load to start", || load_workers(&tag).len() == 4);
+    let victim = load_workers(&tag)[0];
+    kill(Pid::from_raw(victim as i32), Signal::SIGKILL).unwrap();
+    assert_eq!(
+        exit_code_within(&mut child, Duration::from_secs(30)),
+        Some(1)
+    );
+    let scenario = &read_json(&dir.path().join("run.json"))["scenarios"][0];
+    assert_eq!(scenario["status"], "failed");
+    let error = scenario["error"].as_str().unwrap();
+    assert!(
+        error.contains("load burn") && error.contains("signal 9"),
+        "{error}"
+    );
+    assert!(
+        scenario["result"].is_null(),
+        "no figures under a dead load's name"
+    );
+    assert_eq!(
+        wait_for_no_tagged(&tag, Duration::from_secs(2)),
+        Vec::<u32>::new()
+    );
+}

@@ -1,0 +1,97 @@
+//! Helpers shared by the integration tests: running the built binary with a
+//! tag in its environment (inherited by every worker), finding tagged
+//! processes, and reading run files.
+#![allow(dead_code)] // each test file uses a different subset
+
+use serde_json::Value;
+use std::path::Path;
+use std::process::{Command, Output};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::time::{Duration, Instant};
+
+/// A fixed work-loop rate, so tests neither calibrate nor touch a cache.
+pub const LOOPS_PER_MS: &str = "200000";
+
+/// The environment variable that marks a test's processes.
+const TAG_VAR: &str = "FEELBENCH_TEST_TAG";
+
+/// A tag unique to this test process and call.
+pub fn new_tag() -> String {
+    static NEXT: AtomicUsize = AtomicUsize::new(0);
+    format!(
+        "{}-{}",
+        std::process::id(),
+        NEXT.fetch_add(1, Ordering::Relaxed)
+    )
+}
+
+/// The feelbench binary, tagged, with a private cache directory.
+pub fn feelbench(tag: &str, cache: &Path) -> Command {
+    let mut command = Command::new(env!("CARGO_BIN_EXE_feelbench"));
+    command.env(TAG_VAR, tag).env("XDG_CACHE_HOME", cache);
+    command
+}
+
+/// Runs `feelbench ARGS` and returns its output.
+pub fn run(args: &[&str]) -> Output {
+    let cache = tempfile::tempdir().unwrap();
+    feelbench(&new_tag(), cache.path())
+        .args(args)
+        .output()
+        .unwrap()
+}
+
+/// Standard output as text.
+pub fn stdout(output: &Output) -> String {
+    String::from_utf8_lossy(&output.stdout).into_owned()
+}
+
+/// Standard error as text.
+pub fn stderr(output: &Output) -> String {
+    String::from_utf8_lossy(&output.stderr).into_owned()
+}
+
+/// PIDs of live processes whose environment carries `tag` (zombies have no
+/// environment and are not counted).
+pub fn tagged_processes(tag: &str) -> Vec<u32> {
+    let needle = format!("{TAG_VAR}={tag}");
+    let Ok(entries) = std::fs::read_dir("/proc") else {
+        return Vec::new();
+    };
+    entries
+        .filter_map(|e| e.ok()?.file_name().to_str()?.parse::<u32>().ok())
+        .filter(|pid| {
+            std::fs::read(format!("/proc/{pid}/environ"))
+                .is_ok_and(|env| env.split(|b| *b == 0).any(|var| var == needle.as_bytes()))
+        })
+        .collect()
+}
+
+/// Waits up to `limit` for every tagged process to be gone; returns those left.
+pub fn wait_for_no_tagged(tag: &str, limit: Duration) -> Vec<u32> {
+    let deadline = Instant::now() + limit;
+    loop {
+        let left = tagged_processes(tag);
+        if left.is_empty() || Instant::now() >= deadline {
+            return left;
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
+
+/// The command line of a process.
+pub fn cmdline(pid: u32) -> String {
+    std::fs::read(format!("/proc/{pid}/cmdline"))
+        .map(|b| String::from_utf8_lossy(&b).replace('\0', " "))
+        .unwrap_or_default()
+}
+
+/// Reads a run file as JSON.
+pub fn read_json(path: &Path) -> Value {
+    serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap()
+}
+
+/// True when the tests run as root (needed for SCHED_FIFO and negative nice).
+pub fn is_root() -> bool {
+    nix::unistd::geteuid().is_root()
+}

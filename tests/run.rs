@@ -1,0 +1,317 @@
+//! Short real runs of the binary: the run document's structure and
+//! invariants, `report` reproducing the console table, output files, and
+//! the calibration cache. No test asserts a latency or speed figure.
+
+mod common;
+use common::{feelbench, is_root, new_tag, read_json, stderr, stdout, LOOPS_PER_MS};
+use serde_json::Value;
+
+fn f(value: &Value, path: &str) -> f64 {
+    value
+        .pointer(path)
+        .and_then(Value::as_f64)
+        .unwrap_or_else(|| panic!("{path} missing in {value}"))
+}
+
+fn assert_latency_ordered(scenario: &Value) {
+    let l = &scenario["result"]["latency_us"];
+    let chain = ["/p50_us", "/p90_us", "/p99_us", "/p999_us", "/max_us"].map(|p| f(l, p));
+    assert!(
+        chain.windows(2).all(|w| w[0] <= w[1]),
+        "percentiles out of order: {chain:?}"
+    );
+    assert!(f(l, "/mean_us") <= f(l, "/max_us"));
+    assert!(f(l, "/sd_us") >= 0.0);
+    assert_eq!(
+        f(l, "/samples") as u64,
+        scenario["result"]["frames"]["executed"].as_u64().unwrap()
+    );
+}
+
+#[test]
+fn run_document_holds_consistent_figures_and_report_reproduces_the_table() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("run.json");
+    let output = feelbench(&new_tag(), dir.path())
+        .args([
+            "run",
+            "--probe",
+            "audio,gaming,x",
+            "--load",
+            "none,burn",
+            "-t",
+            "1",
+        ])
+        .args([
+            "--warmup",
+            "0.2",
+            "-l",
+            LOOPS_PER_MS,
+            "-q",
+            "-m",
+            "integration test",
+            "-o",
+        ])
+        .arg(&file)
+        .output()
+        .unwrap();
+    assert!(output.status.success(), "{}", stderr(&output));
+    let run = read_json(&file);
+    assert_eq!(run["schema"], "feelbench.run/1");
+    assert_eq!(run["run"]["comment"], "integration test");
+    assert_eq!(run["run"]["interrupted"], false);
+    assert!(run["run"]["finished"].is_string());
+    assert_eq!(f(&run, "/settings/duration_s"), 1.0);
+    let scenarios = run["scenarios"].as_array().unwrap();
+    let names: Vec<String> = scenarios
+        .iter()
+        .map(|s| {
+            format!(
+                "{}/{}",
+                s["probe"].as_str().unwrap(),
+                s["load"].as_str().unwrap()
+            )
+        })
+        .collect();
+    assert_eq!(
+        names,
+        [
+            "x/none",
+            "x/burn",
+            "audio/none",
+            "audio/burn",
+            "gaming/none",
+            "gaming/burn"
+        ]
+        .map(String::from)
+    );
+    for s in scenarios {
+        assert_eq!(s["status"], "ok", "{s}");
+        assert_latency_ordered(s);
+        assert!(s["result"]["histogram"].as_str().unwrap().len() > 10);
+        assert!(f(s, "/result/measured_s") >= 1.0, "{s}");
+        let work = s["load_work"].as_array().unwrap();
+        if s["load"] == "burn" {
+            assert_eq!(work.len(), 1);
+            assert!(f(&work[0], "/amount") > 0.0 && f(&work[0], "/rate_per_s") > 0.0);
+            assert!(f(&work[0], "/cpu_pct") > 0.0);
+            assert_eq!(work[0]["processes"], 4);
+        } else {
+            assert!(work.is_empty());
+        }
+        if s["probe"] == "gaming" {
+            assert!(s["result"]["deadlines"].is_null());
+            assert!(f(s, "/result/gaming/fps") > 0.0);
+            assert!(f(s, "/result/gaming/low_1pct_fps") <= f(s, "/result/gaming/fps") * 1.05);
+        } else {
+            let d = &s["result"]["deadlines"];
+            assert!(f(d, "/met") <= f(d, "/total"));
+            let frames = &s["result"]["frames"];
+            assert_eq!(
+                f(frames, "/executed") + f(frames, "/dropped"),
+                f(d, "/total"),
+                "every period is a frame run or a frame dropped"
+            );
+            let periods = if s["probe"] == "audio" { 20.0 } else { 100.0 };
+            assert_eq!(f(d, "/total"), periods, "1 s of periods, no more, no less");
+        }
+        assert!(f(s, "/result/cpu/desired_pct") > 0.0);
+    }
+
+    let table = feelbench(&new_tag(), dir.path())
+        .arg("report")
+        .arg(&file)
+        .output()
+        .unwrap();
+    assert!(table.status.success());
+    assert_eq!(
+        stdout(&table),
+        stdout(&output),
+        "report must reproduce run's table"
+    );
+
+    let csv = feelbench(&new_tag(), dir.path())
+        .args(["report", "--format", "csv"])
+        .arg(&file)
+        .output()
+        .unwrap();
+    assert_eq!(
+        stdout(&csv).lines().count(),
+        7,
+        "header plus one row per scenario"
+    );
+    let md = feelbench(&new_tag(), dir.path())
+        .args(["report", "--format", "md"])
+        .arg(&file)
+        .output()
+        .unwrap();
+    assert!(stdout(&md).contains("## gaming"));
+    let json = feelbench(&new_tag(), dir.path())
+        .args(["report", "--format", "json"])
+        .arg(&file)
+        .output()
+        .unwrap();
+    assert_eq!(serde_json::from_slice::<Value>(&json.stdout).unwrap(), run);
+}
+
+#[test]
+fn custom_probe_accounts_every_period_of_its_window() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("custom.json");
+    let output = feelbench(&new_tag(), dir.path())
+        .args([
+            "run", "--probe", "custom", "-C", "0", "-I", "1000", "--load", "none",
+        ])
+        .args(["-t", "1.5", "--warmup", "0", "-l", LOOPS_PER_MS, "-q", "-o"])
+        .arg(&file)
+        .output()
+        .unwrap();
+    assert!(output.status.success(), "{}", stderr(&output));
+    let s = &read_json(&file)["scenarios"][0];
+    assert_eq!(f(s, "/result/deadlines/total"), 1500.0);
+    assert!(
+        s["result"]["cpu"]["desired_pct"].is_null(),
+        "0 % CPU wanted: no percentage"
+    );
+    assert_latency_ordered(s);
+}
+
+#[test]
+fn default_file_is_named_after_kernel_and_date_and_console_only_writes_none() {
+    let dir = tempfile::tempdir().unwrap();
+    let args = [
+        "run",
+        "--probe",
+        "audio",
+        "--load",
+        "none",
+        "-t",
+        "0.5",
+        "--warmup",
+        "0",
+        "-l",
+        LOOPS_PER_MS,
+        "-q",
+    ];
+    let output = feelbench(&new_tag(), dir.path())
+        .current_dir(dir.path())
+        .args(args)
+        .output()
+        .unwrap();
+    assert!(output.status.success(), "{}", stderr(&output));
+    let release = nix::sys::utsname::uname()
+        .unwrap()
+        .release()
+        .to_string_lossy()
+        .into_owned();
+    let files: Vec<String> = std::fs::read_dir(dir.path())
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .filter(|n| n.ends_with(".json"))
+        .collect();
+    assert_eq!(files.len(), 1, "{files:?}");
+    assert!(
+        files[0].starts_with(&format!("feelbench-{release}-")),
+        "{files:?}"
+    );
+
+    let quiet_dir = tempfile::tempdir().unwrap();
+    let output = feelbench(&new_tag(), quiet_dir.path())
+        .current_dir(quiet_dir.path())
+        .args(args)
+        .arg("-c")
+        .output()
+        .unwrap();
+    assert!(output.status.success());
+    assert!(stdout(&output).contains("--- audio"));
+    assert_eq!(
+        std::fs::read_dir(quiet_dir.path())
+            .unwrap()
+            .filter(|e| {
+                e.as_ref()
+                    .unwrap()
+                    .file_name()
+                    .to_string_lossy()
+                    .ends_with(".json")
+            })
+            .count(),
+        0
+    );
+}
+
+#[test]
+fn unwritable_output_fails_before_measuring() {
+    let dir = tempfile::tempdir().unwrap();
+    let output = feelbench(&new_tag(), dir.path())
+        .args([
+            "run",
+            "--probe",
+            "audio",
+            "--load",
+            "none",
+            "-t",
+            "60",
+            "-l",
+            LOOPS_PER_MS,
+            "-q",
+        ])
+        .args(["-o", "/nonexistent-dir/run.json"])
+        .output()
+        .unwrap();
+    assert_eq!(output.status.code(), Some(1));
+    assert!(
+        stderr(&output).contains("/nonexistent-dir/run.json"),
+        "{}",
+        stderr(&output)
+    );
+}
+
+#[test]
+fn calibration_is_measured_once_then_reused_from_the_cache() {
+    let cache = tempfile::tempdir().unwrap();
+    let args = [
+        "run", "--probe", "audio", "--load", "none", "-t", "0.2", "--warmup", "0", "-q", "-c",
+    ];
+    let first = feelbench(&new_tag(), cache.path())
+        .args(args)
+        .output()
+        .unwrap();
+    assert!(first.status.success(), "{}", stderr(&first));
+    assert!(stderr(&first).contains("measured in"), "{}", stderr(&first));
+    let stored = cache.path().join("feelbench/calibration.json");
+    assert!(stored.exists());
+    let second = feelbench(&new_tag(), cache.path())
+        .args(args)
+        .output()
+        .unwrap();
+    assert!(
+        stderr(&second).contains(&format!("from {}", stored.display())),
+        "{}",
+        stderr(&second)
+    );
+}
+
+#[test]
+fn rt_probe_runs_sched_fifo_with_its_timer_slack_recorded() {
+    if !is_root() {
+        eprintln!("skipped: SCHED_FIFO needs root");
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("rt.json");
+    let output = feelbench(&new_tag(), dir.path())
+        .args([
+            "run", "--probe", "audio", "--load", "none", "--rt", "-B", "-5", "-t", "0.5",
+        ])
+        .args(["--warmup", "0", "-l", LOOPS_PER_MS, "-q", "-o"])
+        .arg(&file)
+        .output()
+        .unwrap();
+    assert!(output.status.success(), "{}", stderr(&output));
+    let sched = &read_json(&file)["scenarios"][0]["result"]["sched"];
+    assert_eq!(sched["policy"], "SCHED_FIFO");
+    assert_eq!(sched["fifo_priority"], 80);
+    assert_eq!(sched["nice"], -5);
+    assert_eq!(sched["memory_locked"], true);
+    assert!(sched["timer_slack_ns"].is_u64());
+}
