@@ -7,23 +7,27 @@ set -euo pipefail
 
 usage() {
     cat <<EOF
-Usage: $(basename "$0") [-t SECS] [-h]
-  -t SECS  measurement seconds per tool per policy (default 30)
-  -h       this help
+Usage: $(basename "$0") [-t SECS] [-r ROUNDS] [-h]
+  -t SECS    measurement seconds per tool, policy and round (default 30)
+  -r ROUNDS  rounds; the tools take turns going first (default 3)
+  -h         this help
 Compares feelbench's latency floor with cyclictest's (1 ms period, idle machine,
 SCHED_OTHER with 1 ns timer slack, then SCHED_FIFO 80). Goal: ratio <= 1.1.
 EOF
 }
 
 secs=30
-while getopts ":t:h" opt; do
+rounds=3
+while getopts ":t:r:h" opt; do
     case $opt in
         t) secs=$OPTARG ;;
+        r) rounds=$OPTARG ;;
         h) usage; exit 0 ;;
         *) usage >&2; exit 2 ;;
     esac
 done
 [[ $secs =~ ^[1-9][0-9]*$ ]] || { echo "floor.sh: -t takes whole seconds >= 1" >&2; exit 2; }
+[[ $rounds =~ ^[1-9][0-9]*$ ]] || { echo "floor.sh: -r takes a whole number >= 1" >&2; exit 2; }
 [[ $EUID -eq 0 ]] || { echo "floor.sh: run as root (SCHED_FIFO, mlockall)" >&2; exit 1; }
 
 if ! command -v cyclictest >/dev/null; then
@@ -83,30 +87,52 @@ print(l["p50_us"], l["p99_us"], l["max_us"])
 PY
 }
 
-for policy in other rt; do
-    rt_flag=() ct_policy=(--policy=other)
-    [[ $policy == rt ]] && rt_flag=(--rt --rt-priority 80) ct_policy=(--policy=fifo -p 80)
-    echo "== $policy: feelbench ${secs}s" >&2
+run_feelbench() { # POLICY
+    local rt_flag=()
+    [[ $1 == rt ]] && rt_flag=(--rt --rt-priority 80)
     "$feelbench" run --probe custom --custom-cpu 0 --custom-interval 1000 --load none \
-        --timer-slack 1 -t "$secs" -q -o "$tmp/fb-$policy.json" "${rt_flag[@]}" >/dev/null
-    [[ -s $tmp/fb-$policy.json ]] || { echo "floor.sh: feelbench wrote no JSON" >&2; exit 1; }
-    echo "$policy feelbench $(fb_summary "$tmp/fb-$policy.json")" >>"$tmp/results"
-    echo "== $policy: cyclictest ${secs}s" >&2
-    run_cyclictest "${ct_policy[@]}"
-    echo "$policy cyclictest $(ct_summary "$tmp/ct-$policy.json")" >>"$tmp/results"
+        --timer-slack 1 -t "$secs" -q -o "$tmp/fb-$1.json" "${rt_flag[@]}" >/dev/null 2>&1
+    [[ -s $tmp/fb-$1.json ]] || { echo "floor.sh: feelbench wrote no JSON" >&2; exit 1; }
+    echo "$1 feelbench $(fb_summary "$tmp/fb-$1.json")" >>"$tmp/results"
+}
+
+run_cyclictest_policy() { # POLICY
+    local ct_policy=(--policy=other)
+    [[ $1 == rt ]] && ct_policy=(--policy=fifo -p 80)
+    run_cyclictest "${ct_policy[@]}" 2>/dev/null
+    echo "$1 cyclictest $(ct_summary "$tmp/ct-$1.json")" >>"$tmp/results"
+}
+
+for ((round = 1; round <= rounds; round++)); do
+    for policy in other rt; do
+        echo "== round $round/$rounds, $policy: both tools, ${secs}s each" >&2
+        if ((round % 2)); then
+            run_feelbench "$policy"; run_cyclictest_policy "$policy"
+        else
+            run_cyclictest_policy "$policy"; run_feelbench "$policy"
+        fi
+    done
 done
 
-# Table: one row per policy and tool, then feelbench/cyclictest ratios.
+# Table: every round, then the median per policy and tool and the ratios of
+# the medians (max: the largest of all rounds).
 python3 - "$tmp/results" "$secs" <<'PY'
-import math, sys
+import math, statistics, sys
 rows = [l.split() for l in open(sys.argv[1])]
-fig = {(p, t): [float(x) for x in v] for p, t, *v in rows}
-print(f"feelbench vs cyclictest, 1 ms period, idle, {sys.argv[2]} s each. Goal: ratio <= 1.1")
+print(f"feelbench vs cyclictest, 1 ms period, idle, {sys.argv[2]} s per tool, policy and round")
 print(f"{'policy':<7}{'tool':<12}{'p50 us':>10}{'p99 us':>10}{'max us':>10}")
-for (p, t), (p50, p99, mx) in fig.items():
-    print(f"{p:<7}{t:<12}{p50:>10.2f}{p99:>10.2f}{mx:>10.2f}")
+fig = {}
+for p, t, *v in rows:
+    v = [float(x) for x in v]
+    print(f"{p:<7}{t:<12}{v[0]:>10.2f}{v[1]:>10.2f}{v[2]:>10.2f}")
+    fig.setdefault((p, t), []).append(v)
+print(f"\nmedian of {len(fig[('other', 'feelbench')])} rounds (max: largest). Goal: ratio <= 1.1")
+med = {}
+for (p, t), runs in fig.items():
+    med[(p, t)] = [statistics.median(r[0] for r in runs), statistics.median(r[1] for r in runs)]
+    print(f"{p:<7}{t:<12}{med[(p, t)][0]:>10.2f}{med[(p, t)][1]:>10.2f}{max(r[2] for r in runs):>10.2f}")
 for p in ("other", "rt"):
-    fb, ct = fig[(p, "feelbench")], fig[(p, "cyclictest")]
+    fb, ct = med[(p, "feelbench")], med[(p, "cyclictest")]
     for name, i in (("p50", 0), ("p99", 1)):
         if math.isinf(fb[i]) or math.isinf(ct[i]) or ct[i] <= 0:
             print(f"{p:<7}ratio {name}: n/a (histogram overflow or zero)")
