@@ -198,12 +198,6 @@ pub struct RunConfig {
     pub quiet: bool,
 }
 
-impl std::fmt::Debug for Scenario {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "{} under {}", self.probe.name, self.load.name)
-    }
-}
-
 fn check<T>(ok: bool, value: T, message: impl FnOnce() -> String) -> Result<T, UsageError> {
     if ok {
         Ok(value)
@@ -251,8 +245,20 @@ impl RunArgs {
             burn_processes,
             custom,
         };
-        let probes = choose_probes(&self, &params)?;
-        let loads = choose_loads(&self, &params)?;
+        let probes = Selection {
+            kind: "probe",
+            list: self.probes.as_deref(),
+            with: &self.with_probes,
+            without: &self.without_probes,
+        }
+        .choose(probe::PROBES, &params)?;
+        let loads = Selection {
+            kind: "load",
+            list: self.loads.as_deref(),
+            with: &self.with_loads,
+            without: &self.without_loads,
+        }
+        .choose(load::LOADS, &params)?;
         let scenarios = probes
             .iter()
             .flat_map(|&probe| loads.iter().map(move |&load| Scenario { probe, load }))
@@ -286,8 +292,8 @@ fn custom_shape(cpu_pct: f64, interval_us: u64) -> Result<CustomShape, UsageErro
     check((0.0..=100.0).contains(&cpu_pct), (), || {
         format!("-C/--custom-cpu takes a percentage from 0 to 100, not {cpu_pct}")
     })?;
-    check((100..=10_000_000).contains(&interval_us), (), || {
-        format!("-I/--custom-interval takes 100 to 10000000 µs, not {interval_us}")
+    check((100..=1_000_000).contains(&interval_us), (), || {
+        format!("-I/--custom-interval takes 100 to 1000000 µs, not {interval_us}")
     })?;
     Ok(CustomShape {
         cpu_pct,
@@ -295,94 +301,100 @@ fn custom_shape(cpu_pct: f64, interval_us: u64) -> Result<CustomShape, UsageErro
     })
 }
 
-/// Picks names from a registry: an explicit list or the defaults, plus
-/// `with`, minus `without`; unknown names are an error listing the valid ones.
-fn choose_names(
-    kind: &str,
-    all: &[&'static str],
-    defaults: Vec<&'static str>,
-    list: Option<&[String]>,
-    with: &[String],
-    without: &[String],
-) -> Result<Vec<&'static str>, UsageError> {
-    let known = |name: &String| {
-        all.iter().copied().find(|n| n == name).ok_or_else(|| {
-            UsageError(format!(
-                "unknown {kind} '{name}'; valid {kind}s: {}",
-                all.join(", ")
-            ))
-        })
-    };
-    let mut chosen = match list {
-        Some(names) => names.iter().map(known).collect::<Result<Vec<_>, _>>()?,
-        None => defaults,
-    };
-    for name in with {
-        chosen.push(known(name)?);
+/// A registry entry the command line can choose.
+trait Choosable: 'static {
+    fn name(&self) -> &'static str;
+    fn included_by_default(&self, params: &SimParams) -> bool;
+    /// Fails, with a message for the user, when `params` lack what it needs.
+    fn check(&self, params: &SimParams) -> Result<(), String>;
+}
+
+impl Choosable for ProbeDef {
+    fn name(&self) -> &'static str {
+        self.name
     }
-    let excluded = without.iter().map(known).collect::<Result<Vec<_>, _>>()?;
-    chosen.retain(|n| !excluded.contains(n));
-    let mut ordered: Vec<&'static str> =
-        all.iter().copied().filter(|n| chosen.contains(n)).collect();
-    ordered.dedup();
-    check(!ordered.is_empty(), ordered, || {
-        format!("no {kind} left to run")
-    })
+    fn included_by_default(&self, params: &SimParams) -> bool {
+        (self.default)(params)
+    }
+    fn check(&self, params: &SimParams) -> Result<(), String> {
+        (self.build)(params).map(drop)
+    }
 }
 
-fn choose_probes(args: &RunArgs, params: &SimParams) -> Result<Vec<&'static ProbeDef>, UsageError> {
-    let all: Vec<_> = probe::PROBES.iter().map(|p| p.name).collect();
-    let defaults = probe::PROBES
-        .iter()
-        .filter(|p| (p.default)(params))
-        .map(|p| p.name)
-        .collect();
-    let names = choose_names(
-        "probe",
-        &all,
-        defaults,
-        args.probes.as_deref(),
-        &args.with_probes,
-        &args.without_probes,
-    )?;
-    names
-        .into_iter()
-        .map(|name| {
-            let def = probe::find(name).expect("chosen from the registry");
-            (def.build)(params)
-                .map(|_| def)
-                .map_err(|e| UsageError(format!("probe {name}: {e}")))
-        })
-        .collect()
+impl Choosable for LoadDef {
+    fn name(&self) -> &'static str {
+        self.name
+    }
+    fn included_by_default(&self, params: &SimParams) -> bool {
+        (self.default)(params)
+    }
+    fn check(&self, params: &SimParams) -> Result<(), String> {
+        match (self.processes)(params) {
+            0 => Ok(()),
+            _ => (self.build)(params).map(drop),
+        }
+    }
 }
 
-fn choose_loads(args: &RunArgs, params: &SimParams) -> Result<Vec<&'static LoadDef>, UsageError> {
-    let all: Vec<_> = load::LOADS.iter().map(|l| l.name).collect();
-    let defaults = load::LOADS
-        .iter()
-        .filter(|l| (l.default)(params))
-        .map(|l| l.name)
-        .collect();
-    let names = choose_names(
-        "load",
-        &all,
-        defaults,
-        args.loads.as_deref(),
-        &args.with_loads,
-        &args.without_loads,
-    )?;
-    names
-        .into_iter()
-        .map(|name| {
-            let def = load::find(name).expect("chosen from the registry");
-            if (def.processes)(params) == 0 {
-                return Ok(def);
-            }
-            (def.build)(params)
-                .map(|_| def)
-                .map_err(|e| UsageError(format!("load {name}: {e}")))
-        })
-        .collect()
+/// What the user said about one registry: an explicit list (or the
+/// defaults), plus `with`, minus `without`.
+struct Selection<'a> {
+    kind: &'static str,
+    list: Option<&'a [String]>,
+    with: &'a [String],
+    without: &'a [String],
+}
+
+impl Selection<'_> {
+    /// The chosen entries in registry order; unknown names are an error that
+    /// lists the valid ones, and so is an entry `params` cannot run.
+    fn choose<T: Choosable>(
+        &self,
+        registry: &'static [T],
+        params: &SimParams,
+    ) -> Result<Vec<&'static T>, UsageError> {
+        let kind = self.kind;
+        let find = |name: &String| {
+            registry.iter().find(|d| d.name() == name).ok_or_else(|| {
+                let valid: Vec<_> = registry.iter().map(|d| d.name()).collect();
+                UsageError(format!(
+                    "unknown {kind} '{name}'; valid {kind}s: {}",
+                    valid.join(", ")
+                ))
+            })
+        };
+        let mut chosen: Vec<&'static str> = match self.list {
+            Some(names) => names
+                .iter()
+                .map(|n| find(n).map(|d| d.name()))
+                .collect::<Result<_, _>>()?,
+            None => registry
+                .iter()
+                .filter(|d| d.included_by_default(params))
+                .map(|d| d.name())
+                .collect(),
+        };
+        for name in self.with {
+            chosen.push(find(name)?.name());
+        }
+        for name in self.without {
+            let excluded = find(name)?.name();
+            chosen.retain(|n| *n != excluded);
+        }
+        let entries: Vec<&'static T> = registry
+            .iter()
+            .filter(|d| chosen.contains(&d.name()))
+            .collect();
+        if entries.is_empty() {
+            return Err(UsageError(format!("no {kind} left to run")));
+        }
+        for entry in &entries {
+            entry
+                .check(params)
+                .map_err(|e| UsageError(format!("{kind} {}: {e}", entry.name())))?;
+        }
+        Ok(entries)
+    }
 }
 
 #[cfg(test)]
@@ -447,8 +459,15 @@ mod tests {
     }
 
     #[test]
-    fn custom_without_its_shape_is_refused() {
+    fn custom_without_its_shape_is_refused_as_probe_and_as_load() {
         let err = config(&["--probe", "custom"]).unwrap_err().to_string();
+        assert!(err.contains("--custom-cpu"), "{err}");
+        let err = config(&["--load", "custom"]).unwrap_err().to_string();
+        assert!(
+            err.starts_with("load custom:") && err.contains("--custom-cpu"),
+            "{err}"
+        );
+        let err = config(&["-w", "custom"]).unwrap_err().to_string();
         assert!(err.contains("--custom-cpu"), "{err}");
     }
 

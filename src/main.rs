@@ -15,7 +15,7 @@ mod system;
 
 use clap::Parser as _;
 use cli::{Cli, Command, UsageError};
-use commands::ExitStatus;
+use commands::ExitCode;
 use std::io::Write as _;
 use std::path::Path;
 
@@ -34,7 +34,7 @@ fn main() {
     std::process::exit(code);
 }
 
-fn dispatch(command: Command) -> anyhow::Result<ExitStatus> {
+fn dispatch(command: Command) -> anyhow::Result<ExitCode> {
     let system = system::describe(Path::new("/proc"));
     match command {
         Command::Run(args) => {
@@ -44,7 +44,7 @@ fn dispatch(command: Command) -> anyhow::Result<ExitStatus> {
         Command::List => print(&commands::list::render()),
         Command::Calibrate(args) => {
             commands::calibrate::run(&system, args.no_save)?;
-            Ok(ExitStatus::Success)
+            Ok(ExitCode::Success)
         }
         Command::Report(args) => print(&commands::report::render(&args.file, args.format)?),
         Command::Worker { .. } => unreachable!("workers are dispatched in main"),
@@ -52,23 +52,23 @@ fn dispatch(command: Command) -> anyhow::Result<ExitStatus> {
 }
 
 /// Prints to stdout; a closed stdout (`| head`) is not an error.
-fn print(text: &str) -> anyhow::Result<ExitStatus> {
+fn print(text: &str) -> anyhow::Result<ExitCode> {
     let mut out = std::io::stdout().lock();
     match out.write_all(text.as_bytes()).and_then(|()| out.flush()) {
         Err(e) if e.kind() != std::io::ErrorKind::BrokenPipe => Err(e.into()),
-        _ => Ok(ExitStatus::Success),
+        _ => Ok(ExitCode::Success),
     }
 }
 
 /// Bad input (options, names, files that are not runs) exits 2, anything else 1.
-fn exit_status_of(error: &anyhow::Error) -> ExitStatus {
+fn exit_status_of(error: &anyhow::Error) -> ExitCode {
     let bad_input = error.downcast_ref::<UsageError>().is_some()
         || error
             .downcast_ref::<report::file::RunFileError>()
             .is_some_and(|e| !matches!(e, report::file::RunFileError::Read { .. }));
     if bad_input {
-        ExitStatus::Usage
+        ExitCode::Usage
     } else {
-        ExitStatus::Failure
+        ExitCode::Failure
     }
 }

@@ -77,9 +77,11 @@ impl Progress {
     pub fn warn(&self, text: &str) {
         self.bar.suspend(|| eprintln!("feelbench: {text}"));
     }
+}
 
-    /// Removes the bar.
-    pub fn finish(&self) {
+impl Drop for Progress {
+    /// Removes the bar, however the run ends.
+    fn drop(&mut self) {
         self.bar.finish_and_clear();
     }
 }

@@ -109,6 +109,27 @@ fn sigint_stops_reaps_and_keeps_finished_scenarios() {
 }
 
 #[test]
+fn sigterm_is_handled_like_sigint() {
+    let tag = new_tag();
+    let dir = tempfile::tempdir().unwrap();
+    let mut child = start(&tag, dir.path(), "burn", "30");
+    wait_until("the burn load to start", || !load_workers(&tag).is_empty());
+    signal(&child, Signal::SIGTERM);
+    assert_eq!(
+        exit_code_within(&mut child, Duration::from_secs(10)),
+        Some(130)
+    );
+    assert_eq!(
+        wait_for_no_tagged(&tag, Duration::from_secs(2)),
+        Vec::<u32>::new()
+    );
+    let run = read_json(&dir.path().join("run.json"));
+    assert_eq!(run["run"]["interrupted"], true);
+    assert!(run["run"]["finished"].is_string());
+    assert_eq!(run["scenarios"].as_array().unwrap().len(), 0);
+}
+
+#[test]
 fn a_second_sigint_exits_at_once_and_workers_die_with_the_orchestrator() {
     let tag = new_tag();
     let dir = tempfile::tempdir().unwrap();

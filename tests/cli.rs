@@ -35,6 +35,14 @@ fn bad_values_are_refused() {
     assert_usage_error(&["run", "-t", "0"], "-t/--duration takes seconds");
     assert_usage_error(&["run", "-t", "five"], "invalid value 'five'");
     assert_usage_error(&["run", "--probe", "custom"], "--custom-cpu");
+    assert_usage_error(
+        &["run", "--load", "custom"],
+        "load custom: the custom simulation needs --custom-cpu",
+    );
+    assert_usage_error(
+        &["run", "-C", "5", "-I", "5000000"],
+        "-I/--custom-interval takes 100 to 1000000",
+    );
     assert_usage_error(&["run", "-C", "10"], "--custom-interval");
     assert_usage_error(&["run", "-B", "-30"], "-B/--nice takes a nice value");
     assert_usage_error(&["run", "--frobnicate"], "unexpected argument");

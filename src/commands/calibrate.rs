@@ -3,22 +3,6 @@
 use crate::measure::calibrate::{self, MachineIdentity};
 use crate::system::SystemInfo;
 
-/// The identity a calibration is cached under.
-pub fn identity(system: &SystemInfo) -> MachineIdentity {
-    MachineIdentity {
-        cpu_model: system.cpu_model.clone(),
-        cpus: system.cpus,
-        kernel_release: system.kernel_release.clone(),
-        feelbench_version: env!("CARGO_PKG_VERSION").to_string(),
-        build: if cfg!(debug_assertions) {
-            "debug"
-        } else {
-            "release"
-        }
-        .to_string(),
-    }
-}
-
 /// Calibrates, prints the figures, and stores them unless `no_save`.
 pub fn run(system: &SystemInfo, no_save: bool) -> anyhow::Result<()> {
     let calibration = calibrate::measure();
@@ -28,7 +12,7 @@ pub fn run(system: &SystemInfo, no_save: bool) -> anyhow::Result<()> {
     );
     match (no_save, calibrate::default_cache_path()) {
         (false, Some(path)) => {
-            calibrate::store(&path, &identity(system), &calibration)?;
+            calibrate::store(&path, &MachineIdentity::of(system), &calibration)?;
             println!("stored in {}", path.display());
         }
         (false, None) => eprintln!("feelbench: no HOME or XDG_CACHE_HOME: calibration not stored"),

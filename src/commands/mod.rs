@@ -7,7 +7,7 @@ pub mod run;
 
 /// What a command asks the process to exit with.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum ExitStatus {
+pub enum ExitCode {
     /// Everything worked.
     Success = 0,
     /// Something failed (a scenario, a file).

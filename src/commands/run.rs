@@ -2,17 +2,18 @@
 //! scenario in order, printing each row as it finishes and rewriting the run
 //! file after each one, so an interrupted run keeps what finished.
 
-use super::calibrate::identity;
-use super::ExitStatus;
+use super::ExitCode;
+use crate::cli::UsageError;
 use crate::cli::{OutputChoice, RunConfig};
 use crate::engine::interrupt::Interrupt;
 use crate::engine::scenario::{run_scenario, ScenarioSettings};
-use crate::measure::calibrate::{self, CalibrationSource};
+use crate::measure::calibrate::{self, CalibrationSource, MachineIdentity};
+use crate::measure::sched::{self, SchedRequest};
 use crate::probe::SimParams;
 use crate::progress::Progress;
 use crate::report::file::write_run;
 use crate::report::schema::{
-    RunDocument, RunInfo, RunSettingsRecord, ScenarioStatus, ToolInfo, Warning, SCHEMA,
+    RunDocument, RunInfo, RunSettingsRecord, ScenarioStatus, ToolInfo, Warning, WarningCode, SCHEMA,
 };
 use crate::report::table;
 use crate::system::SystemInfo;
@@ -20,10 +21,15 @@ use anyhow::Context as _;
 use std::path::PathBuf;
 use std::time::{Duration, SystemTime};
 
+/// How far the CPU used per frame may stray from the calibration (as a
+/// fraction) on an idle system before the run warns.
+const CALIBRATION_DRIFT_LIMIT: f64 = 0.05;
+
 /// Runs the scenarios of `config`.
-pub fn run(config: RunConfig, system: SystemInfo) -> anyhow::Result<ExitStatus> {
+pub fn run(config: RunConfig, system: SystemInfo) -> anyhow::Result<ExitCode> {
+    check_privileges(&config)?;
     let interrupt = Interrupt::install().context("installing signal handlers")?;
-    let (loops_per_ms, calibration) = obtain_calibration(&config, &system)?;
+    let (loops_per_ms, calibration) = obtain_calibration(&config, &system);
     let started = SystemTime::now();
     let output = output_path(&config.output, &system, started);
     let mut run = new_document(&config, system, loops_per_ms, calibration, started);
@@ -74,51 +80,56 @@ pub fn run(config: RunConfig, system: SystemInfo) -> anyhow::Result<ExitStatus> 
         progress.print(&table::render_row(&result));
         run.scenarios.push(result);
         if let Some(path) = &output {
-            write_run(path, &run)?;
+            write_run(path, &run)
+                .with_context(|| format!("cannot write the run to {}", path.display()))?;
         }
     }
-    progress.finish();
+    drop(progress);
     finish_document(&mut run);
     for warning in &run.warnings {
         eprintln!("feelbench: warning: {}", warning.message);
     }
     if let Some(path) = &output {
-        write_run(path, &run)?;
+        write_run(path, &run)
+            .with_context(|| format!("cannot write the run to {}", path.display()))?;
         eprintln!("feelbench: run written to {}", path.display());
     }
     Ok(if run.run.interrupted {
-        ExitStatus::Interrupted
+        ExitCode::Interrupted
     } else if run
         .scenarios
         .iter()
         .any(|s| s.status == ScenarioStatus::Failed)
     {
-        ExitStatus::Failure
+        ExitCode::Failure
     } else {
-        ExitStatus::Success
+        ExitCode::Success
     })
 }
 
-fn obtain_calibration(
-    config: &RunConfig,
-    system: &SystemInfo,
-) -> anyhow::Result<(f64, CalibrationSource)> {
-    let cache = calibrate::default_cache_path();
-    let needs_measuring = config.loops_per_ms.is_none()
-        && (config.recalibrate
-            || cache
-                .as_deref()
-                .and_then(|p| calibrate::load_cached(p, &identity(system)))
-                .is_none());
-    if needs_measuring {
-        eprintln!("feelbench: calibrating the work loop (about 1 s)...");
+/// Refuses at once what every scenario would fail on: a negative nice or
+/// SCHED_FIFO without the privileges.
+fn check_privileges(config: &RunConfig) -> Result<(), UsageError> {
+    let loads = SchedRequest {
+        nice: config.load_nice,
+        fifo_priority: None,
+        timer_slack_ns: 1,
+    };
+    for request in [&config.probe_sched, &loads] {
+        sched::check_allowed(request).map_err(|e| UsageError(e.to_string()))?;
     }
+    Ok(())
+}
+
+fn obtain_calibration(config: &RunConfig, system: &SystemInfo) -> (f64, CalibrationSource) {
+    let cache = calibrate::default_cache_path();
     let (loops_per_ms, source) = calibrate::obtain(
         config.loops_per_ms,
         config.recalibrate,
         cache.as_deref(),
-        &identity(system),
-    )?;
+        &MachineIdentity::of(system),
+        || eprintln!("feelbench: calibrating the work loop (about half a second)..."),
+    );
     match &source {
         CalibrationSource::Forced => {}
         CalibrationSource::Cached { path } => {
@@ -127,15 +138,24 @@ fn obtain_calibration(
                 path.display()
             )
         }
-        CalibrationSource::Measured { path, calibration } => eprintln!(
-            "feelbench: loops_per_ms {loops_per_ms:.0} measured in {} ms{}",
-            calibration.took_ms,
-            path.as_ref()
-                .map(|p| format!(", stored in {}", p.display()))
-                .unwrap_or_default()
-        ),
+        CalibrationSource::Measured {
+            path,
+            not_stored,
+            calibration,
+        } => {
+            eprintln!(
+                "feelbench: loops_per_ms {loops_per_ms:.0} measured in {} ms{}",
+                calibration.took_ms,
+                path.as_ref()
+                    .map(|p| format!(", stored in {}", p.display()))
+                    .unwrap_or_default()
+            );
+            if let Some(reason) = not_stored {
+                eprintln!("feelbench: warning: calibration not cached: {reason}");
+            }
+        }
     }
-    Ok((loops_per_ms, source))
+    (loops_per_ms, source)
 }
 
 /// `2026-11-23T03:26:00Z` → `20261123-032600`.
@@ -202,15 +222,31 @@ fn new_document(
 
 fn finish_document(run: &mut RunDocument) {
     run.run.finished = Some(humantime::format_rfc3339_seconds(SystemTime::now()).to_string());
-    let unlocked = run
+    let results: Vec<_> = run
         .scenarios
         .iter()
         .filter_map(|s| s.result.as_ref())
-        .any(|r| !r.sched.memory_locked);
-    if unlocked {
-        run.warnings.push(Warning {
-            code: "memory_not_locked".to_string(),
-            message: "the probe could not lock its memory (mlockall): page faults may show as latency; raise RLIMIT_MEMLOCK (ulimit -l) or run as root".to_string(),
-        });
+        .collect();
+    if results.iter().any(|r| !r.sched.memory_locked) {
+        run.warnings.push(Warning::new(
+            WarningCode::MemoryNotLocked,
+            "the probe could not lock its memory (mlockall): page faults may show as latency; raise RLIMIT_MEMLOCK (ulimit -l) or run as root".to_string(),
+        ));
+    }
+    let idle_ratios = run
+        .scenarios
+        .iter()
+        .filter(|s| s.load == "none")
+        .filter_map(|s| s.result.as_ref()?.cpu.work_ratio);
+    if let Some(worst) = idle_ratios.max_by(|a, b| (a - 1.0).abs().total_cmp(&(b - 1.0).abs())) {
+        if (worst - 1.0).abs() > CALIBRATION_DRIFT_LIMIT {
+            run.warnings.push(Warning::new(
+                WarningCode::CalibrationDrift,
+                format!(
+                    "on an idle system a frame used {:.0} % of its calibrated CPU time: the CPU's speed changed since calibrating; run feelbench calibrate (or -b)",
+                    worst * 100.0
+                ),
+            ));
+        }
     }
 }

@@ -1,8 +1,8 @@
-//! SIGINT and SIGTERM become a flag the normal path checks, so the usual
+//! SIGINT, SIGTERM and SIGHUP become a flag the normal path checks, so the usual
 //! cleanup runs; a second signal ends the process at once (exit 130), and the
 //! workers die with it (they have PR_SET_PDEATHSIG).
 
-use signal_hook::consts::{SIGINT, SIGTERM};
+use signal_hook::consts::{SIGHUP, SIGINT, SIGTERM};
 use signal_hook::flag;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
@@ -14,16 +14,16 @@ pub const INTERRUPTED_EXIT_CODE: i32 = 130;
 #[derive(Debug, Clone, Default)]
 pub struct Interrupt(Arc<AtomicBool>);
 
-/// The run was stopped by SIGINT or SIGTERM.
+/// The run was stopped by SIGINT, SIGTERM or SIGHUP.
 #[derive(Debug, thiserror::Error)]
 #[error("interrupted")]
 pub struct Interrupted;
 
 impl Interrupt {
-    /// Installs the handlers for SIGINT and SIGTERM.
+    /// Installs the handlers for SIGINT, SIGTERM and SIGHUP.
     pub fn install() -> std::io::Result<Self> {
         let raised = Arc::new(AtomicBool::new(false));
-        for signal in [SIGINT, SIGTERM] {
+        for signal in [SIGINT, SIGTERM, SIGHUP] {
             // Order matters: the conditional exit sees the flag set by the first signal.
             flag::register_conditional_shutdown(signal, INTERRUPTED_EXIT_CODE, raised.clone())?;
             flag::register(signal, raised.clone())?;

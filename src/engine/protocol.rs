@@ -52,9 +52,10 @@ impl WorkerMessage {
 /// inside the measurement window.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
 pub struct LoadSample {
+    /// Units of work done between the two observations.
     pub units: f64,
-    /// Wall time between the two observations.
-    pub window_ns: u64,
+    /// Wall time between the two observations (0: the window was not seen).
+    pub observed_ns: u64,
     /// Process CPU time between the two observations.
     pub cpu_ns: u64,
 }

@@ -38,6 +38,12 @@ pub struct Scenario {
     pub load: &'static LoadDef,
 }
 
+impl std::fmt::Debug for Scenario {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{} under {}", self.probe.name, self.load.name)
+    }
+}
+
 enum Stop {
     Interrupted,
     Failed(String),
@@ -57,7 +63,7 @@ pub fn run_scenario(
     interrupt: &Interrupt,
     tick: &mut dyn FnMut(),
 ) -> Result<ScenarioResult, Interrupted> {
-    let mut group = WorkerGroup::new();
+    let mut group = WorkerGroup::default();
     let mut waiter = Waiter { interrupt, tick };
     let outcome = measure(scenario, settings, &mut group, &mut waiter);
     group.stop_all();
@@ -89,8 +95,9 @@ fn measure(
     )?;
     let (probe, window) = start_probe(scenario.probe, settings, group, waiter)?;
     for &load in &loads {
-        // A load that cannot hear the window is caught when it reports no work.
-        let _ = group.send(load, &window_command(window));
+        group
+            .send(load, &window_command(window))
+            .map_err(|e| Stop::Failed(format!("{} stopped listening: {e}", group.label(load))))?;
     }
     let result = await_probe(probe, window, group, waiter)?;
     let samples = stop_loads(&loads, group, waiter)?;
@@ -193,20 +200,25 @@ fn stop_loads(
     Ok(samples)
 }
 
-/// Adds up the work of a load's processes; a load that did nothing fails.
+/// Adds up the work of a load's processes; a load that did nothing, or did
+/// not see the measurement window, fails.
 fn combine_samples(def: &LoadDef, samples: &[LoadSample]) -> Result<LoadWork, Stop> {
-    if let Some(idle) = samples
-        .iter()
-        .position(|s| s.units <= 0.0 || s.window_ns == 0)
-    {
+    for (n, sample) in samples.iter().enumerate() {
+        let what = if sample.observed_ns == 0 {
+            "never saw the measurement window (its work steps may be longer than the window)"
+        } else if sample.units <= 0.0 {
+            "did no work during the measurement"
+        } else {
+            continue;
+        };
         return Err(Stop::Failed(format!(
-            "load {} (process {} of {}) did no work during the measurement",
+            "load {} (process {} of {}) {what}",
             def.name,
-            idle + 1,
+            n + 1,
             samples.len()
         )));
     }
-    let per_s = |value: f64, s: &LoadSample| value * 1e9 / s.window_ns as f64;
+    let per_s = |value: f64, s: &LoadSample| value * 1e9 / s.observed_ns as f64;
     Ok(LoadWork {
         load: def.name.to_string(),
         unit: def.unit.to_string(),

@@ -15,8 +15,10 @@ use std::time::Duration;
 /// A worker could not be started.
 #[derive(Debug, thiserror::Error)]
 pub enum SpawnError {
+    /// `/proc/self/exe` could not be resolved.
     #[error("cannot find the feelbench executable to start a worker: {0}")]
     Executable(std::io::Error),
+    /// The process (or the thread reading it) could not be started.
     #[error("cannot start worker {label}: {source}")]
     Spawn {
         label: String,
@@ -58,14 +60,8 @@ pub struct WorkerGroup {
 }
 
 impl Default for WorkerGroup {
-    fn default() -> Self {
-        Self::new()
-    }
-}
-
-impl WorkerGroup {
     /// An empty group.
-    pub fn new() -> Self {
+    fn default() -> Self {
         let (events_tx, events) = channel();
         Self {
             pgid: None,
@@ -74,7 +70,9 @@ impl WorkerGroup {
             events,
         }
     }
+}
 
+impl WorkerGroup {
     /// Starts a worker for `spec`, in the group's process group. Must be
     /// called from the main thread: the kernel sends PR_SET_PDEATHSIG when the
     /// thread that forked the child exits.
@@ -111,17 +109,17 @@ impl WorkerGroup {
         let index = self.workers.len();
         self.pgid.get_or_insert(Pid::from_raw(child.id() as i32));
         let stdout = child.stdout.take().expect("stdout was piped");
-        let tx = self.events_tx.clone();
-        std::thread::Builder::new()
-            .name(format!("fb-read-{index}"))
-            .spawn(move || forward_lines(index, stdout, tx))
-            .expect("starting a reader thread");
         self.workers.push(Worker {
-            label,
+            label: label.clone(),
             stdin: child.stdin.take(),
             child,
             status: None,
         });
+        let tx = self.events_tx.clone();
+        std::thread::Builder::new()
+            .name(format!("fb-read-{index}"))
+            .spawn(move || forward_lines(index, stdout, tx))
+            .map_err(|source| SpawnError::Spawn { label, source })?;
         Ok(index)
     }
 

@@ -14,7 +14,7 @@ use std::sync::Arc;
 
 /// Time between a probe announcing its window and the window's start, so the
 /// orchestrator can pass the window on to the loads first.
-const PROBE_LEAD_NS: u64 = 20_000_000;
+const PROBE_LEAD_NS: u64 = 50_000_000;
 
 /// Runs the worker described by `spec_json`; returns the process exit code.
 pub fn run(spec_json: &str) -> i32 {
@@ -56,7 +56,7 @@ fn run_probe(
 ) -> Result<(), String> {
     sched::set_thread_name(&format!("fb-probe-{name}"));
     let def = probe::find(name).ok_or_else(|| format!("unknown probe {name}"))?;
-    let mut probe = (def.build)(params)?;
+    let probe = (def.build)(params)?;
     let applied = sched::apply(request).map_err(|e| e.to_string())?;
     let start_ns = now_ns() + PROBE_LEAD_NS;
     let window = Window {
@@ -147,7 +147,7 @@ fn work_until_stopped(load: &mut dyn Load, commands: &Commands) -> LoadSample {
     let totals = meter.totals();
     LoadSample {
         units: totals.map_or(0.0, |t| t.units),
-        window_ns: totals.map_or(0, |t| t.elapsed_ns),
+        observed_ns: totals.map_or(0, |t| t.elapsed_ns),
         cpu_ns: totals.map_or(0, |t| t.cpu_ns),
     }
 }

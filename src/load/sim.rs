@@ -4,6 +4,7 @@
 
 use super::{Load, LoadDef};
 use crate::measure::clock::now_ns;
+use crate::measure::frames::FrameAccount;
 use crate::probe::periodic::{FrameRunner, PeriodicShape};
 use crate::probe::{SimParams, Window};
 
@@ -32,7 +33,7 @@ pub const CUSTOM: LoadDef = LoadDef {
     name: "custom",
     summary: "your own periodic task (-C PCT -I US) in the background",
     unit: "frames",
-    processes: |params| usize::from(params.custom.is_some()),
+    processes: |_| 1,
     build: |params| {
         let shape = crate::probe::custom::shape(params)?;
         Ok(SimLoad::boxed(shape, params))
@@ -51,7 +52,7 @@ impl SimLoad {
             end_ns: u64::MAX / 4,
         };
         Box::new(Self {
-            runner: FrameRunner::new(shape, window, params.loops_per_ms),
+            runner: FrameRunner::new(shape, window, params.loops_per_ms, FrameAccount::default()),
         })
     }
 }

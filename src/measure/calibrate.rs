@@ -4,6 +4,7 @@
 
 use super::clock::thread_cpu_ns;
 use super::work::burn_loops;
+use crate::system::SystemInfo;
 use anyhow::Context as _;
 use serde::{Deserialize, Serialize};
 use std::path::{Path, PathBuf};
@@ -35,9 +36,11 @@ pub enum CalibrationSource {
     Forced,
     /// Read from the cache file.
     Cached { path: PathBuf },
-    /// Measured now (and stored in `path` when there is a cache).
+    /// Measured now, and stored in `path` unless `not_stored` says why not.
     Measured {
         path: Option<PathBuf>,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        not_stored: Option<String>,
         calibration: Calibration,
     },
 }
@@ -51,6 +54,24 @@ pub struct MachineIdentity {
     pub feelbench_version: String,
     /// `release` or `debug`: the work loop runs at very different speeds.
     pub build: String,
+}
+
+impl MachineIdentity {
+    /// The identity of the machine `system` describes, for this build.
+    pub fn of(system: &SystemInfo) -> Self {
+        Self {
+            cpu_model: system.cpu_model.clone(),
+            cpus: system.cpus,
+            kernel_release: system.kernel_release.clone(),
+            feelbench_version: env!("CARGO_PKG_VERSION").to_string(),
+            build: if cfg!(debug_assertions) {
+                "debug"
+            } else {
+                "release"
+            }
+            .to_string(),
+        }
+    }
 }
 
 #[derive(Debug, Serialize, Deserialize)]
@@ -118,38 +139,38 @@ pub fn store(
     crate::report::file::write_atomically(path, text.as_bytes())
 }
 
-/// The `loops_per_ms` to use: forced, else cached (unless `recalibrate`), else
-/// measured now and cached.
+/// The `loops_per_ms` to use: forced, else cached (unless `recalibrate`),
+/// else measured now (after calling `announce`) and cached. A cache that
+/// cannot be written is reported in the source, not an error.
 pub fn obtain(
     forced: Option<f64>,
     recalibrate: bool,
     cache_path: Option<&Path>,
     identity: &MachineIdentity,
-) -> anyhow::Result<(f64, CalibrationSource)> {
+    announce: impl FnOnce(),
+) -> (f64, CalibrationSource) {
     if let Some(loops_per_ms) = forced {
-        return Ok((loops_per_ms, CalibrationSource::Forced));
+        return (loops_per_ms, CalibrationSource::Forced);
     }
     if let (Some(path), false) = (cache_path, recalibrate) {
         if let Some(cached) = load_cached(path, identity) {
-            return Ok((
-                cached.loops_per_ms,
-                CalibrationSource::Cached {
-                    path: path.to_path_buf(),
-                },
-            ));
+            let path = path.to_path_buf();
+            return (cached.loops_per_ms, CalibrationSource::Cached { path });
         }
     }
+    announce();
     let calibration = measure();
-    if let Some(path) = cache_path {
-        store(path, identity, &calibration)?;
-    }
-    Ok((
-        calibration.loops_per_ms,
-        CalibrationSource::Measured {
-            path: cache_path.map(Path::to_path_buf),
-            calibration,
-        },
-    ))
+    let stored = cache_path.map(|path| {
+        store(path, identity, &calibration)
+            .map(|()| path.to_path_buf())
+            .map_err(|e| format!("{e:#}"))
+    });
+    let source = CalibrationSource::Measured {
+        path: stored.clone().and_then(Result::ok),
+        not_stored: stored.and_then(Result::err),
+        calibration,
+    };
+    (calibration.loops_per_ms, source)
 }
 
 #[cfg(test)]
@@ -186,9 +207,29 @@ mod tests {
 
     #[test]
     fn forced_value_skips_measuring() {
-        let (value, source) = obtain(Some(42.0), false, None, &identity()).unwrap();
+        let (value, source) = obtain(Some(42.0), false, None, &identity(), || panic!("measured"));
         assert_eq!(value, 42.0);
         assert_eq!(source, CalibrationSource::Forced);
+    }
+
+    #[test]
+    fn an_unwritable_cache_is_reported_not_fatal() {
+        let dir = tempfile::tempdir().unwrap();
+        let blocker = dir.path().join("file");
+        std::fs::write(&blocker, "").unwrap();
+        let path = blocker.join("calibration.json");
+        let mut announced = false;
+        let (value, source) = obtain(None, false, Some(&path), &identity(), || announced = true);
+        assert!(announced && value > 0.0);
+        match source {
+            CalibrationSource::Measured {
+                path, not_stored, ..
+            } => {
+                assert_eq!(path, None);
+                assert!(not_stored.is_some());
+            }
+            other => panic!("{other:?}"),
+        }
     }
 
     #[test]

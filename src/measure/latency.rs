@@ -7,7 +7,8 @@ use hdrhistogram::serialization::{Serializer, V2Serializer};
 use hdrhistogram::Histogram;
 use serde::{Deserialize, Serialize};
 
-/// Largest value a histogram keeps exactly (one hour, in ns); larger ones saturate.
+/// Largest value a histogram can hold (one hour, in ns); larger ones are
+/// recorded as this value.
 const MAX_TRACKABLE_NS: u64 = 3_600 * 1_000_000_000;
 /// Significant decimal digits kept for every value (0.1 % resolution).
 const SIGNIFICANT_DIGITS: u8 = 3;

@@ -30,11 +30,14 @@ pub struct SchedRequest {
     pub timer_slack_ns: u64,
 }
 
-/// What was really in force once the settings were applied.
+/// What was really in force once the settings were applied (read back).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct SchedApplied {
+    /// Scheduling policy, e.g. `SCHED_OTHER` or `SCHED_FIFO`.
     pub policy: String,
+    /// SCHED_FIFO priority asked for, if any.
     pub fifo_priority: Option<i32>,
+    /// Nice value.
     pub nice: i32,
     /// Timer slack read back after the last policy change.
     pub timer_slack_ns: u64,
@@ -50,7 +53,8 @@ fn check(ret: libc::c_int) -> io::Result<()> {
     }
 }
 
-/// Sets the nice value of the calling process.
+/// Sets the nice value of the calling thread (on Linux the nice value is a
+/// per-thread attribute; threads created later inherit it).
 pub fn set_nice(nice: i32) -> Result<(), SchedError> {
     // SAFETY: setpriority takes plain integers; who = 0 means the caller.
     let ret = unsafe { libc::setpriority(libc::PRIO_PROCESS, 0, nice) };
@@ -65,6 +69,42 @@ pub fn set_fifo(priority: i32) -> Result<(), SchedError> {
     // SAFETY: `param` is a valid sched_param that outlives the call; pid 0 is the caller.
     let ret = unsafe { libc::sched_setscheduler(0, libc::SCHED_FIFO, &param) };
     check(ret).map_err(|source| SchedError::Fifo { priority, source })
+}
+
+/// The calling thread's scheduling policy, by name.
+pub fn current_policy() -> String {
+    // SAFETY: sched_getscheduler takes a pid only; 0 is the caller.
+    match unsafe { libc::sched_getscheduler(0) } {
+        libc::SCHED_OTHER => "SCHED_OTHER".to_string(),
+        libc::SCHED_FIFO => "SCHED_FIFO".to_string(),
+        libc::SCHED_RR => "SCHED_RR".to_string(),
+        libc::SCHED_BATCH => "SCHED_BATCH".to_string(),
+        libc::SCHED_IDLE => "SCHED_IDLE".to_string(),
+        other => format!("policy {other}"),
+    }
+}
+
+/// The calling thread's nice value.
+pub fn current_nice() -> i32 {
+    // SAFETY: getpriority takes plain integers. It can return -1 as a valid
+    // value; with these arguments it cannot fail.
+    unsafe { libc::getpriority(libc::PRIO_PROCESS, 0) }
+}
+
+/// Checks, in a throwaway thread, that `request`'s nice value and policy may
+/// be set, so a run without the privileges fails at once instead of in every
+/// scenario.
+pub fn check_allowed(request: &SchedRequest) -> Result<(), SchedError> {
+    let request = *request;
+    std::thread::Builder::new()
+        .name("fb-sched-check".into())
+        .spawn(move || {
+            set_nice(request.nice)?;
+            request.fifo_priority.map_or(Ok(()), set_fifo)
+        })
+        .expect("starting a thread")
+        .join()
+        .expect("the check thread does not panic")
 }
 
 /// Sets the calling thread's timer slack and returns the value read back.
@@ -110,14 +150,9 @@ pub fn apply(request: &SchedRequest) -> Result<SchedApplied, SchedError> {
     let timer_slack_ns = set_timer_slack(request.timer_slack_ns)?;
     let memory_locked = lock_memory();
     Ok(SchedApplied {
-        policy: if request.fifo_priority.is_some() {
-            "SCHED_FIFO"
-        } else {
-            "SCHED_OTHER"
-        }
-        .to_string(),
+        policy: current_policy(),
         fifo_priority: request.fifo_priority,
-        nice: request.nice,
+        nice: current_nice(),
         timer_slack_ns,
         memory_locked,
     })
@@ -126,6 +161,18 @@ pub fn apply(request: &SchedRequest) -> Result<SchedApplied, SchedError> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn unprivileged_requests_pass_the_check() {
+        let request = SchedRequest {
+            nice: 5,
+            fifo_priority: None,
+            timer_slack_ns: 1,
+        };
+        let before = current_nice();
+        check_allowed(&request).unwrap();
+        assert_eq!(current_nice(), before, "the check leaves the caller alone");
+    }
 
     #[test]
     fn timer_slack_reads_back_what_was_set() {

@@ -7,16 +7,22 @@ use crate::probe::Window;
 /// One look at a load's running totals.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Observation {
+    /// When (`CLOCK_MONOTONIC`).
     pub at_ns: u64,
+    /// Units of work done since the load started.
     pub units: f64,
+    /// Process CPU time since the load started.
     pub cpu_ns: u64,
 }
 
 /// Work between the window's bounding observations.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct WindowTotals {
+    /// Units of work done between the two observations.
     pub units: f64,
+    /// Wall time between them.
     pub elapsed_ns: u64,
+    /// Process CPU time between them.
     pub cpu_ns: u64,
 }
 
@@ -48,7 +54,12 @@ impl WindowMeter {
             return;
         }
         if self.first.is_none() {
-            self.first = Some(observation);
+            // A first look after the window closed would count work done
+            // outside it: no measurement at all is the honest answer.
+            self.closed = observation.at_ns >= window.end_ns;
+            if !self.closed {
+                self.first = Some(observation);
+            }
         } else {
             self.last = Some(observation);
             self.closed = observation.at_ns >= window.end_ns;
@@ -110,6 +121,19 @@ mod tests {
         meter.observe(obs(105, 1.0));
         meter.observe(obs(150, 6.0));
         assert_eq!(meter.totals().unwrap().units, 5.0);
+    }
+
+    #[test]
+    fn a_first_look_after_the_window_closed_counts_nothing() {
+        let mut meter = WindowMeter::default();
+        meter.set_window(Window {
+            start_ns: 100,
+            end_ns: 200,
+        });
+        meter.observe(obs(250, 1.0));
+        meter.observe(obs(300, 9.0));
+        assert!(meter.totals().is_none());
+        assert!(!meter.wants(400));
     }
 
     #[test]

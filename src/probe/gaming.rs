@@ -21,6 +21,7 @@ pub const DEF: ProbeDef = ProbeDef {
     build: |params: &SimParams| {
         Ok(Box::new(GamingProbe {
             loops_per_ms: params.loops_per_ms,
+            frames: GameFrames::default(),
         }))
     },
     default: super::always,
@@ -28,6 +29,7 @@ pub const DEF: ProbeDef = ProbeDef {
 
 struct GamingProbe {
     loops_per_ms: f64,
+    frames: GameFrames,
 }
 
 /// Totals of the frames a gaming probe ran.
@@ -39,9 +41,9 @@ struct GameFrames {
 }
 
 impl Probe for GamingProbe {
-    fn measure(&mut self, window: Window, sched: SchedApplied) -> ProbeResult {
+    fn measure(self: Box<Self>, window: Window, sched: SchedApplied) -> ProbeResult {
         let loops = loops_for_ns(self.loops_per_ms, FRAME_CPU_NS);
-        let mut frames = GameFrames::default();
+        let mut frames = self.frames;
         sleep_until_ns(window.start_ns);
         let mut started_ns = now_ns();
         while started_ns < window.end_ns {

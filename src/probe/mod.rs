@@ -25,15 +25,19 @@ pub struct SimParams {
 /// The measurement window, in absolute `CLOCK_MONOTONIC` nanoseconds.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Window {
+    /// First intended start (`CLOCK_MONOTONIC` ns).
     pub start_ns: u64,
+    /// No period starts at or after this time.
     pub end_ns: u64,
 }
 
-/// Interactive work that is measured for the length of a window.
+/// Interactive work that is measured for the length of a window. A probe
+/// allocates everything it records into when it is built, before the worker
+/// locks its memory, so measuring never page-faults or allocates.
 pub trait Probe {
     /// Runs the simulated task from `window.start_ns` until `window.end_ns`
     /// (frames begun before the end are finished) and returns its figures.
-    fn measure(&mut self, window: Window, sched: SchedApplied) -> ProbeResult;
+    fn measure(self: Box<Self>, window: Window, sched: SchedApplied) -> ProbeResult;
 }
 
 /// A probe's entry in the registry.

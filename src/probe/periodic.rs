@@ -48,8 +48,14 @@ pub struct FrameRunner {
 }
 
 impl FrameRunner {
-    /// A runner whose first period starts at `window.start_ns`.
-    pub fn new(shape: PeriodicShape, window: Window, loops_per_ms: f64) -> Self {
+    /// A runner whose first period starts at `window.start_ns`, accounting
+    /// into `account` (normally empty).
+    pub fn new(
+        shape: PeriodicShape,
+        window: Window,
+        loops_per_ms: f64,
+        account: FrameAccount,
+    ) -> Self {
         Self {
             shape,
             timetable: Timetable {
@@ -59,7 +65,7 @@ impl FrameRunner {
             },
             loops_per_ms,
             next: 0,
-            account: FrameAccount::default(),
+            account,
         }
     }
 
@@ -101,6 +107,7 @@ impl FrameRunner {
 pub struct PeriodicProbe {
     shape: PeriodicShape,
     loops_per_ms: f64,
+    account: FrameAccount,
 }
 
 impl PeriodicProbe {
@@ -109,13 +116,14 @@ impl PeriodicProbe {
         Box::new(Self {
             shape,
             loops_per_ms: params.loops_per_ms,
+            account: FrameAccount::default(),
         })
     }
 }
 
 impl Probe for PeriodicProbe {
-    fn measure(&mut self, window: Window, sched: SchedApplied) -> ProbeResult {
-        let mut runner = FrameRunner::new(self.shape, window, self.loops_per_ms);
+    fn measure(self: Box<Self>, window: Window, sched: SchedApplied) -> ProbeResult {
+        let mut runner = FrameRunner::new(self.shape, window, self.loops_per_ms, self.account);
         let mut last_finished_ns = window.end_ns;
         while let Some(finished) = runner.run_next_frame() {
             last_finished_ns = last_finished_ns.max(finished);

@@ -1,7 +1,8 @@
 //! `x`: a desktop's display server while a window is grabbed and dragged:
-//! pointer events every 10 ms whose redraw work sweeps from 0 % to 100 % of
-//! the period and back to 0 (one sweep ≈ 1 s). Frames near 100 % can meet
-//! their deadline only with no latency at all, as with interbench's X.
+//! pointer events every 10 ms whose redraw work rises from 0 % to 100 % of
+//! the period in 1 % steps, then starts again at 0 (one sweep ≈ 1 s). Frames
+//! near 100 % can meet their deadline only with no latency at all, and their
+//! overrun makes the next frame start late, as with interbench's X.
 
 use super::periodic::{CpuDemand, PeriodicProbe, PeriodicShape};
 use super::ProbeDef;

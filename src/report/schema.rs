@@ -71,12 +71,28 @@ pub struct CustomShape {
     pub interval_us: u64,
 }
 
+/// What a warning is about.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum WarningCode {
+    /// The probe could not lock its memory.
+    MemoryNotLocked,
+    /// Frames on an idle system used a CPU time far from the calibrated one.
+    CalibrationDrift,
+}
+
 /// A warning that tells the user what to do about it.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Warning {
-    /// A stable machine-readable name, e.g. `memory_not_locked`.
-    pub code: String,
+    pub code: WarningCode,
     pub message: String,
+}
+
+impl Warning {
+    /// A warning of `code` saying `message`.
+    pub fn new(code: WarningCode, message: String) -> Self {
+        Self { code, message }
+    }
 }
 
 /// Whether a scenario produced figures.
