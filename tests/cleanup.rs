@@ -34,6 +34,23 @@ fn wait_until(what: &str, mut condition: impl FnMut() -> bool) {
     }
 }
 
+/// Starts audio under burn for `seconds` and waits for the loads to start.
+fn start_under_burn(tag: &str, dir: &Path, seconds: &str) -> Child {
+    let child = start(tag, dir, "burn", seconds);
+    wait_until("the burn load to start", || load_workers(tag).len() == 4);
+    child
+}
+
+/// Asserts the run exits with `code` (`None`: killed by a signal) and
+/// leaves no process of `tag` behind.
+fn assert_ends_clean(child: &mut Child, code: Option<i32>, tag: &str) {
+    assert_eq!(exit_code_within(child, Duration::from_secs(30)), code);
+    assert_eq!(
+        wait_for_no_tagged(tag, Duration::from_secs(3)),
+        Vec::<u32>::new()
+    );
+}
+
 fn load_workers(tag: &str) -> Vec<u32> {
     tagged_processes(tag)
         .into_iter()
@@ -76,7 +93,11 @@ fn no_worker_is_left_after_a_normal_end() {
         exit_code_within(&mut child, Duration::from_secs(30)),
         Some(0)
     );
-    assert_eq!(tagged_processes(&tag), Vec::<u32>::new());
+    assert_eq!(
+        tagged_processes(&tag),
+        Vec::<u32>::new(),
+        "reaped before exit"
+    );
 }
 
 #[test]
@@ -89,14 +110,7 @@ fn sigint_stops_reaps_and_keeps_finished_scenarios() {
     });
     wait_until("the burn load to start", || !load_workers(&tag).is_empty());
     signal(&child, Signal::SIGINT);
-    assert_eq!(
-        exit_code_within(&mut child, Duration::from_secs(10)),
-        Some(130)
-    );
-    assert_eq!(
-        wait_for_no_tagged(&tag, Duration::from_secs(2)),
-        Vec::<u32>::new()
-    );
+    assert_ends_clean(&mut child, Some(130), &tag);
     let run = read_json(&dir.path().join("run.json"));
     assert_eq!(run["run"]["interrupted"], true);
     assert_eq!(run["scenarios"].as_array().unwrap().len(), 1);
@@ -112,17 +126,9 @@ fn sigint_stops_reaps_and_keeps_finished_scenarios() {
 fn sigterm_is_handled_like_sigint() {
     let tag = new_tag();
     let dir = tempfile::tempdir().unwrap();
-    let mut child = start(&tag, dir.path(), "burn", "30");
-    wait_until("the burn load to start", || !load_workers(&tag).is_empty());
+    let mut child = start_under_burn(&tag, dir.path(), "30");
     signal(&child, Signal::SIGTERM);
-    assert_eq!(
-        exit_code_within(&mut child, Duration::from_secs(10)),
-        Some(130)
-    );
-    assert_eq!(
-        wait_for_no_tagged(&tag, Duration::from_secs(2)),
-        Vec::<u32>::new()
-    );
+    assert_ends_clean(&mut child, Some(130), &tag);
     let run = read_json(&dir.path().join("run.json"));
     assert_eq!(run["run"]["interrupted"], true);
     assert!(run["run"]["finished"].is_string());
@@ -133,48 +139,30 @@ fn sigterm_is_handled_like_sigint() {
 fn a_second_sigint_exits_at_once_and_workers_die_with_the_orchestrator() {
     let tag = new_tag();
     let dir = tempfile::tempdir().unwrap();
-    let mut child = start(&tag, dir.path(), "burn", "30");
-    wait_until("the burn load to start", || !load_workers(&tag).is_empty());
+    let mut child = start_under_burn(&tag, dir.path(), "30");
     signal(&child, Signal::SIGINT);
     signal(&child, Signal::SIGINT);
-    assert_eq!(
-        exit_code_within(&mut child, Duration::from_secs(10)),
-        Some(130)
-    );
-    assert_eq!(
-        wait_for_no_tagged(&tag, Duration::from_secs(3)),
-        Vec::<u32>::new()
-    );
+    assert_ends_clean(&mut child, Some(130), &tag);
 }
 
 #[test]
 fn sigkill_of_the_orchestrator_takes_every_worker_along() {
     let tag = new_tag();
     let dir = tempfile::tempdir().unwrap();
-    let mut child = start(&tag, dir.path(), "burn", "30");
-    wait_until("the probe and loads to start", || {
-        tagged_processes(&tag).len() >= 6
-    });
+    let mut child = start_under_burn(&tag, dir.path(), "30");
+    wait_until("the probe to start", || tagged_processes(&tag).len() >= 6);
     signal(&child, Signal::SIGKILL);
-    child.wait().unwrap();
-    assert_eq!(
-        wait_for_no_tagged(&tag, Duration::from_secs(3)),
-        Vec::<u32>::new()
-    );
+    assert_ends_clean(&mut child, None, &tag);
 }
 
 #[test]
 fn a_load_that_dies_fails_its_scenario_with_the_reason() {
     let tag = new_tag();
     let dir = tempfile::tempdir().unwrap();
-    let mut child = start(&tag, dir.path(), "burn", "5");
-    wait_until("the burn load to start", || load_workers(&tag).len() == 4);
+    let mut child = start_under_burn(&tag, dir.path(), "5");
     let victim = load_workers(&tag)[0];
     kill(Pid::from_raw(victim as i32), Signal::SIGKILL).unwrap();
-    assert_eq!(
-        exit_code_within(&mut child, Duration::from_secs(30)),
-        Some(1)
-    );
+    assert_ends_clean(&mut child, Some(1), &tag);
     let scenario = &read_json(&dir.path().join("run.json"))["scenarios"][0];
     assert_eq!(scenario["status"], "failed");
     let error = scenario["error"].as_str().unwrap();
@@ -185,9 +173,5 @@ fn a_load_that_dies_fails_its_scenario_with_the_reason() {
     assert!(
         scenario["result"].is_null(),
         "no figures under a dead load's name"
-    );
-    assert_eq!(
-        wait_for_no_tagged(&tag, Duration::from_secs(2)),
-        Vec::<u32>::new()
     );
 }

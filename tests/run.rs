@@ -13,6 +13,30 @@ fn f(value: &Value, path: &str) -> f64 {
         .unwrap_or_else(|| panic!("{path} missing in {value}"))
 }
 
+/// `feelbench run ARGS` with a fixed work-loop rate, writing `DIR/run.json`;
+/// asserts it succeeded and returns its output and the run document.
+fn measure(dir: &std::path::Path, args: &[&str]) -> (std::process::Output, Value) {
+    let file = dir.join("run.json");
+    let output = feelbench(&new_tag(), dir)
+        .arg("run")
+        .args(args)
+        .args(["-l", LOOPS_PER_MS, "-q", "-o"])
+        .arg(&file)
+        .output()
+        .unwrap();
+    assert!(output.status.success(), "{}", stderr(&output));
+    (output, read_json(&file))
+}
+
+/// `feelbench report FILE --format FORMAT`.
+fn report(dir: &std::path::Path, file: &std::path::Path, format: &str) -> std::process::Output {
+    feelbench(&new_tag(), dir)
+        .args(["report", "--format", format])
+        .arg(file)
+        .output()
+        .unwrap()
+}
+
 fn assert_latency_ordered(scenario: &Value) {
     let l = &scenario["result"]["latency_us"];
     let chain = ["/p50_us", "/p90_us", "/p99_us", "/p999_us", "/max_us"].map(|p| f(l, p));
@@ -32,31 +56,22 @@ fn assert_latency_ordered(scenario: &Value) {
 fn run_document_holds_consistent_figures_and_report_reproduces_the_table() {
     let dir = tempfile::tempdir().unwrap();
     let file = dir.path().join("run.json");
-    let output = feelbench(&new_tag(), dir.path())
-        .args([
-            "run",
+    let (output, run) = measure(
+        dir.path(),
+        &[
             "--probe",
             "audio,gaming,x",
             "--load",
             "none,burn",
             "-t",
             "1",
-        ])
-        .args([
             "--warmup",
             "0.2",
-            "-l",
-            LOOPS_PER_MS,
-            "-q",
-            "-m",
-            "integration test",
-            "-o",
-        ])
-        .arg(&file)
-        .output()
-        .unwrap();
-    assert!(output.status.success(), "{}", stderr(&output));
-    let run = read_json(&file);
+        ]
+        .into_iter()
+        .chain(["-m", "integration test"])
+        .collect::<Vec<_>>(),
+    );
     assert_eq!(run["schema"], "feelbench.run/1");
     assert_eq!(run["run"]["comment"], "integration test");
     assert_eq!(run["run"]["interrupted"], false);
@@ -118,11 +133,7 @@ fn run_document_holds_consistent_figures_and_report_reproduces_the_table() {
         assert!(f(s, "/result/cpu/desired_pct") > 0.0);
     }
 
-    let table = feelbench(&new_tag(), dir.path())
-        .arg("report")
-        .arg(&file)
-        .output()
-        .unwrap();
+    let table = report(dir.path(), &file, "table");
     assert!(table.status.success());
     assert_eq!(
         stdout(&table),
@@ -130,44 +141,29 @@ fn run_document_holds_consistent_figures_and_report_reproduces_the_table() {
         "report must reproduce run's table"
     );
 
-    let csv = feelbench(&new_tag(), dir.path())
-        .args(["report", "--format", "csv"])
-        .arg(&file)
-        .output()
-        .unwrap();
+    let csv = report(dir.path(), &file, "csv");
     assert_eq!(
         stdout(&csv).lines().count(),
         7,
         "header plus one row per scenario"
     );
-    let md = feelbench(&new_tag(), dir.path())
-        .args(["report", "--format", "md"])
-        .arg(&file)
-        .output()
-        .unwrap();
+    let md = report(dir.path(), &file, "md");
     assert!(stdout(&md).contains("## gaming"));
-    let json = feelbench(&new_tag(), dir.path())
-        .args(["report", "--format", "json"])
-        .arg(&file)
-        .output()
-        .unwrap();
+    let json = report(dir.path(), &file, "json");
     assert_eq!(serde_json::from_slice::<Value>(&json.stdout).unwrap(), run);
 }
 
 #[test]
 fn custom_probe_accounts_every_period_of_its_window() {
     let dir = tempfile::tempdir().unwrap();
-    let file = dir.path().join("custom.json");
-    let output = feelbench(&new_tag(), dir.path())
-        .args([
-            "run", "--probe", "custom", "-C", "0", "-I", "1000", "--load", "none",
-        ])
-        .args(["-t", "1.5", "--warmup", "0", "-l", LOOPS_PER_MS, "-q", "-o"])
-        .arg(&file)
-        .output()
-        .unwrap();
-    assert!(output.status.success(), "{}", stderr(&output));
-    let s = &read_json(&file)["scenarios"][0];
+    let (_, run) = measure(
+        dir.path(),
+        &[
+            "--probe", "custom", "-C", "0", "-I", "1000", "--load", "none", "-t", "1.5",
+            "--warmup", "0",
+        ],
+    );
+    let s = &run["scenarios"][0];
     assert_eq!(f(s, "/result/deadlines/total"), 1500.0);
     assert!(
         s["result"]["cpu"]["desired_pct"].is_null(),
@@ -176,26 +172,36 @@ fn custom_probe_accounts_every_period_of_its_window() {
     assert_latency_ordered(s);
 }
 
+/// Names of the JSON files in `dir`.
+fn json_files(dir: &std::path::Path) -> Vec<String> {
+    std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .filter(|n| n.ends_with(".json"))
+        .collect()
+}
+
+/// A short audio-only run with a fixed work-loop rate.
+const SHORT_AUDIO_RUN: [&str; 10] = [
+    "run",
+    "--probe",
+    "audio",
+    "--load",
+    "none",
+    "--warmup",
+    "0",
+    "-l",
+    LOOPS_PER_MS,
+    "-q",
+];
+
 #[test]
 fn default_file_is_named_after_kernel_and_date_and_console_only_writes_none() {
     let dir = tempfile::tempdir().unwrap();
-    let args = [
-        "run",
-        "--probe",
-        "audio",
-        "--load",
-        "none",
-        "-t",
-        "0.5",
-        "--warmup",
-        "0",
-        "-l",
-        LOOPS_PER_MS,
-        "-q",
-    ];
     let output = feelbench(&new_tag(), dir.path())
         .current_dir(dir.path())
-        .args(args)
+        .args(SHORT_AUDIO_RUN)
+        .args(["-t", "0.5"])
         .output()
         .unwrap();
     assert!(output.status.success(), "{}", stderr(&output));
@@ -204,66 +210,36 @@ fn default_file_is_named_after_kernel_and_date_and_console_only_writes_none() {
         .release()
         .to_string_lossy()
         .into_owned();
-    let files: Vec<String> = std::fs::read_dir(dir.path())
-        .unwrap()
-        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
-        .filter(|n| n.ends_with(".json"))
-        .collect();
+    let files = json_files(dir.path());
     assert_eq!(files.len(), 1, "{files:?}");
     assert!(
         files[0].starts_with(&format!("feelbench-{release}-")),
         "{files:?}"
     );
 
-    let quiet_dir = tempfile::tempdir().unwrap();
-    let output = feelbench(&new_tag(), quiet_dir.path())
-        .current_dir(quiet_dir.path())
-        .args(args)
-        .arg("-c")
+    let console_dir = tempfile::tempdir().unwrap();
+    let output = feelbench(&new_tag(), console_dir.path())
+        .current_dir(console_dir.path())
+        .args(SHORT_AUDIO_RUN)
+        .args(["-t", "0.5", "-c"])
         .output()
         .unwrap();
     assert!(output.status.success());
     assert!(stdout(&output).contains("--- audio"));
-    assert_eq!(
-        std::fs::read_dir(quiet_dir.path())
-            .unwrap()
-            .filter(|e| {
-                e.as_ref()
-                    .unwrap()
-                    .file_name()
-                    .to_string_lossy()
-                    .ends_with(".json")
-            })
-            .count(),
-        0
-    );
+    assert_eq!(json_files(console_dir.path()), Vec::<String>::new());
 }
 
 #[test]
 fn unwritable_output_fails_before_measuring() {
     let dir = tempfile::tempdir().unwrap();
     let output = feelbench(&new_tag(), dir.path())
-        .args([
-            "run",
-            "--probe",
-            "audio",
-            "--load",
-            "none",
-            "-t",
-            "60",
-            "-l",
-            LOOPS_PER_MS,
-            "-q",
-        ])
-        .args(["-o", "/nonexistent-dir/run.json"])
+        .args(SHORT_AUDIO_RUN)
+        .args(["-t", "60", "-o", "/nonexistent-dir/run.json"])
         .output()
         .unwrap();
     assert_eq!(output.status.code(), Some(1));
-    assert!(
-        stderr(&output).contains("/nonexistent-dir/run.json"),
-        "{}",
-        stderr(&output)
-    );
+    let message = stderr(&output);
+    assert!(message.contains("/nonexistent-dir/run.json"), "{message}");
 }
 
 #[test]
@@ -298,17 +274,13 @@ fn rt_probe_runs_sched_fifo_with_its_timer_slack_recorded() {
         return;
     }
     let dir = tempfile::tempdir().unwrap();
-    let file = dir.path().join("rt.json");
-    let output = feelbench(&new_tag(), dir.path())
-        .args([
-            "run", "--probe", "audio", "--load", "none", "--rt", "-B", "-5", "-t", "0.5",
-        ])
-        .args(["--warmup", "0", "-l", LOOPS_PER_MS, "-q", "-o"])
-        .arg(&file)
-        .output()
-        .unwrap();
-    assert!(output.status.success(), "{}", stderr(&output));
-    let sched = &read_json(&file)["scenarios"][0]["result"]["sched"];
+    let (_, run) = measure(
+        dir.path(),
+        &[
+            "--probe", "audio", "--load", "none", "--rt", "-B", "-5", "-t", "0.5", "--warmup", "0",
+        ],
+    );
+    let sched = &run["scenarios"][0]["result"]["sched"];
     assert_eq!(sched["policy"], "SCHED_FIFO");
     assert_eq!(sched["fifo_priority"], 80);
     assert_eq!(sched["nice"], -5);
