@@ -94,6 +94,12 @@ pub fn run(config: RunConfig, system: SystemInfo) -> anyhow::Result<ExitCode> {
             .with_context(|| format!("cannot write the run to {}", path.display()))?;
         eprintln!("feelbench: run written to {}", path.display());
     }
+    if run.run.interrupted {
+        eprintln!(
+            "feelbench: interrupted; {} finished scenario(s) kept, the running one dropped",
+            run.scenarios.len()
+        );
+    }
     Ok(if run.run.interrupted {
         ExitCode::Interrupted
     } else if run
