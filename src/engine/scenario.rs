@@ -18,8 +18,9 @@ const START_TIMEOUT: Duration = Duration::from_secs(10);
 const PROBE_GRACE: Duration = Duration::from_secs(10);
 /// How long loads may take to report after being told to stop.
 const STOP_TIMEOUT: Duration = Duration::from_secs(5);
-/// How often waiting loops look at the interrupt flag and call the tick.
-const POLL: Duration = Duration::from_millis(100);
+/// How often waiting loops look at the interrupt flag and call the tick:
+/// rarely, since every wake-up of the orchestrator competes with the probe.
+const POLL: Duration = Duration::from_millis(500);
 
 /// The settings every scenario of a run shares.
 #[derive(Debug, Clone)]
@@ -56,7 +57,7 @@ impl From<Interrupted> for Stop {
 }
 
 /// Runs `scenario`; a failure is a result with status `failed`, an
-/// interruption is an error. `tick` is called about every 100 ms.
+/// interruption is an error. `tick` is called about every 500 ms.
 pub fn run_scenario(
     scenario: Scenario,
     settings: &ScenarioSettings,
