@@ -2,9 +2,9 @@
 //! arguments into validated settings. Nothing outside this file sees clap.
 
 use crate::engine::scenario::Scenario;
-use crate::load::{self, LoadDef};
+use crate::load::{self, LoadMix};
 use crate::measure::sched::SchedRequest;
-use crate::probe::{self, ProbeDef, SimParams};
+use crate::probe::{self, ProbeDef, WorkParams};
 use crate::report::schema::CustomShape;
 use clap::{Args, Parser, Subcommand, ValueEnum};
 use std::path::PathBuf;
@@ -118,6 +118,19 @@ pub struct RunArgs {
         requires = "custom_cpu_pct"
     )]
     pub custom_interval_us: Option<u64>,
+    /// Directory for the disk loads' files (a private directory is made in it).
+    #[arg(long = "workdir", value_name = "DIR", default_value = ".")]
+    pub workdir: PathBuf,
+    /// Size of the disk loads' files, e.g. 512M or 4G [default: the RAM size,
+    /// at most half the free space of the work directory].
+    #[arg(long = "file-size", value_name = "SIZE", value_parser = parse_bytes)]
+    pub file_bytes: Option<u64>,
+    /// Run the loads in a memory cgroup of this size, e.g. 512M.
+    #[arg(long = "mem-limit", value_name = "SIZE", value_parser = parse_bytes)]
+    pub mem_limit_bytes: Option<u64>,
+    /// Add a temporary swap file of this size for the run, e.g. 2G.
+    #[arg(long = "swap", value_name = "SIZE", value_parser = parse_bytes)]
+    pub swap_bytes: Option<u64>,
     /// Seconds the loads run before the probe starts.
     #[arg(long = "warmup", value_name = "SECS", default_value_t = 0.5)]
     pub warmup_s: f64,
@@ -181,15 +194,32 @@ pub enum OutputChoice {
     ConsoleOnly,
 }
 
+/// A size such as `512M`, `4G` or `1048576` (K, M, G and T are powers of 1024).
+fn parse_bytes(text: &str) -> Result<u64, String> {
+    parse_size::Config::new()
+        .with_binary()
+        .parse_size(text)
+        .map_err(|e| format!("{e} (give a size such as 512M or 4G)"))
+        .and_then(|bytes| match bytes {
+            0 => Err("a size must be more than 0".to_string()),
+            b => Ok(b),
+        })
+}
+
 /// Validated settings of a run.
 #[derive(Debug, Clone)]
 pub struct RunConfig {
     pub scenarios: Vec<Scenario>,
     pub duration_ns: u64,
     pub warmup_ns: u64,
-    pub burn_processes: usize,
-    pub custom: Option<CustomShape>,
+    /// The work parameters; `loops_per_ms`, `file_bytes` and `mem_bytes` are
+    /// filled in by the run once it knows them.
+    pub params: WorkParams,
     pub loops_per_ms: Option<f64>,
+    pub workdir: PathBuf,
+    pub file_bytes: Option<u64>,
+    pub mem_limit_bytes: Option<u64>,
+    pub swap_bytes: Option<u64>,
     pub recalibrate: bool,
     pub probe_sched: SchedRequest,
     pub load_nice: i32,
@@ -240,10 +270,13 @@ impl RunArgs {
         check((1..=99).contains(&self.rt_priority), (), || {
             format!("--rt-priority takes 1 to 99, not {}", self.rt_priority)
         })?;
-        let params = SimParams {
+        let params = WorkParams {
             loops_per_ms: self.loops_per_ms.unwrap_or(1.0),
+            cpus,
             burn_processes,
             custom,
+            file_bytes: self.file_bytes.unwrap_or(0),
+            mem_bytes: self.mem_limit_bytes.unwrap_or(0),
         };
         let probes = Selection {
             kind: "probe",
@@ -252,24 +285,31 @@ impl RunArgs {
             without: &self.without_probes,
         }
         .choose(probe::PROBES, &params)?;
-        let loads = Selection {
-            kind: "load",
-            list: self.loads.as_deref(),
-            with: &self.with_loads,
-            without: &self.without_loads,
-        }
-        .choose(load::LOADS, &params)?;
+        let loads = choose_loads(
+            self.loads.as_deref(),
+            &self.with_loads,
+            &self.without_loads,
+            &params,
+        )?;
         let scenarios = probes
             .iter()
-            .flat_map(|&probe| loads.iter().map(move |&load| Scenario { probe, load }))
+            .flat_map(|&probe| {
+                loads.iter().map(move |load| Scenario {
+                    probe,
+                    load: load.clone(),
+                })
+            })
             .collect();
         Ok(RunConfig {
             scenarios,
             duration_ns,
             warmup_ns,
-            burn_processes,
-            custom,
+            params,
             loops_per_ms: self.loops_per_ms,
+            workdir: self.workdir,
+            file_bytes: self.file_bytes,
+            mem_limit_bytes: self.mem_limit_bytes,
+            swap_bytes: self.swap_bytes,
             recalibrate: self.recalibrate,
             probe_sched: SchedRequest {
                 nice: check_nice("-B/--nice", self.nice)?,
@@ -304,35 +344,20 @@ fn custom_shape(cpu_pct: f64, interval_us: u64) -> Result<CustomShape, UsageErro
 /// A registry entry the command line can choose.
 trait Choosable: 'static {
     fn name(&self) -> &'static str;
-    fn included_by_default(&self, params: &SimParams) -> bool;
+    fn included_by_default(&self, params: &WorkParams) -> bool;
     /// Fails, with a message for the user, when `params` lack what it needs.
-    fn check(&self, params: &SimParams) -> Result<(), String>;
+    fn check(&self, params: &WorkParams) -> Result<(), String>;
 }
 
 impl Choosable for ProbeDef {
     fn name(&self) -> &'static str {
         self.name
     }
-    fn included_by_default(&self, params: &SimParams) -> bool {
+    fn included_by_default(&self, params: &WorkParams) -> bool {
         (self.default)(params)
     }
-    fn check(&self, params: &SimParams) -> Result<(), String> {
+    fn check(&self, params: &WorkParams) -> Result<(), String> {
         (self.build)(params).map(drop)
-    }
-}
-
-impl Choosable for LoadDef {
-    fn name(&self) -> &'static str {
-        self.name
-    }
-    fn included_by_default(&self, params: &SimParams) -> bool {
-        (self.default)(params)
-    }
-    fn check(&self, params: &SimParams) -> Result<(), String> {
-        match (self.processes)(params) {
-            0 => Ok(()),
-            _ => (self.build)(params).map(drop),
-        }
     }
 }
 
@@ -351,7 +376,7 @@ impl Selection<'_> {
     fn choose<T: Choosable>(
         &self,
         registry: &'static [T],
-        params: &SimParams,
+        params: &WorkParams,
     ) -> Result<Vec<&'static T>, UsageError> {
         let kind = self.kind;
         let find = |name: &String| {
@@ -397,6 +422,41 @@ impl Selection<'_> {
     }
 }
 
+/// The load mixes to run: an explicit list (or the default loads), plus
+/// `with`, minus `without`, each parsed and checked against `params`.
+fn choose_loads(
+    list: Option<&[String]>,
+    with: &[String],
+    without: &[String],
+    params: &WorkParams,
+) -> Result<Vec<LoadMix>, UsageError> {
+    let parse = |spec: &String| LoadMix::parse(spec).map_err(UsageError);
+    let mut chosen: Vec<LoadMix> = match list {
+        Some(specs) => specs.iter().map(parse).collect::<Result<_, _>>()?,
+        None => load::LOADS
+            .iter()
+            .filter(|l| (l.default)(params))
+            .map(LoadMix::single)
+            .collect(),
+    };
+    for spec in with {
+        chosen.push(parse(spec)?);
+    }
+    for spec in without {
+        let excluded = parse(spec)?.name;
+        chosen.retain(|mix| mix.name != excluded);
+    }
+    let mut seen = std::collections::HashSet::new();
+    chosen.retain(|mix| seen.insert(mix.name.clone()));
+    if chosen.is_empty() {
+        return Err(UsageError("no load left to run".to_string()));
+    }
+    for mix in &chosen {
+        mix.check(params).map_err(UsageError)?;
+    }
+    Ok(chosen)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -424,7 +484,7 @@ mod tests {
     fn default_run_is_every_periodic_probe_under_every_cpu_load() {
         let c = config(&[]).unwrap();
         assert_eq!(c.scenarios.len(), 16);
-        assert_eq!(c.burn_processes, 4);
+        assert_eq!(c.params.burn_processes, 4);
         assert_eq!(c.duration_ns, 15_000_000_000);
         assert!(!names(&c).iter().any(|n| n.contains("custom")));
     }

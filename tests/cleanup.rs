@@ -4,7 +4,8 @@
 
 mod common;
 use common::{
-    cmdline, feelbench, new_tag, read_json, tagged_processes, wait_for_no_tagged, LOOPS_PER_MS,
+    cmdline, feelbench, leftovers, new_tag, read_json, tagged_processes, wait_for_no_tagged,
+    LOOPS_PER_MS,
 };
 use nix::sys::signal::{kill, Signal};
 use nix::unistd::Pid;
@@ -115,11 +116,9 @@ fn sigint_stops_reaps_and_keeps_finished_scenarios() {
     assert_eq!(run["run"]["interrupted"], true);
     assert_eq!(run["scenarios"].as_array().unwrap().len(), 1);
     assert_eq!(run["scenarios"][0]["status"], "ok");
-    let leftovers: Vec<_> = std::fs::read_dir(dir.path())
-        .unwrap()
-        .map(|e| e.unwrap().file_name())
-        .collect();
-    assert_eq!(leftovers, ["run.json"], "no temporary file is left");
+    let (files, records) = leftovers(dir.path());
+    assert_eq!(files, ["run.json"], "no temporary file is left");
+    assert_eq!(records, Vec::<String>::new(), "no state record is left");
 }
 
 #[test]

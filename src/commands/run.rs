@@ -7,9 +7,9 @@ use crate::cli::UsageError;
 use crate::cli::{OutputChoice, RunConfig};
 use crate::engine::interrupt::Interrupt;
 use crate::engine::scenario::{run_scenario, ScenarioSettings};
+use crate::engine::workspace::{self, Workspace};
 use crate::measure::calibrate::{self, CalibrationSource, MachineIdentity};
 use crate::measure::sched::{self, SchedRequest};
-use crate::probe::SimParams;
 use crate::progress::Progress;
 use crate::report::file::write_run;
 use crate::report::schema::{
@@ -17,7 +17,9 @@ use crate::report::schema::{
 };
 use crate::report::table;
 use crate::system::SystemInfo;
+use crate::system::{cgroup, procfs, swap};
 use anyhow::Context as _;
+use std::path::Path;
 use std::path::PathBuf;
 use std::time::{Duration, SystemTime};
 
@@ -26,33 +28,36 @@ use std::time::{Duration, SystemTime};
 const CALIBRATION_DRIFT_LIMIT: f64 = 0.05;
 
 /// Runs the scenarios of `config`.
-pub fn run(config: RunConfig, system: SystemInfo) -> anyhow::Result<ExitCode> {
+pub fn run(mut config: RunConfig, system: SystemInfo) -> anyhow::Result<ExitCode> {
     check_privileges(&config)?;
+    for line in workspace::clean_leftovers(swap::remove, cgroup::remove) {
+        eprintln!("feelbench: {line}");
+    }
     let interrupt = Interrupt::install().context("installing signal handlers")?;
+    let workspace = Workspace::create(&config.workdir)?;
+    size_the_work(&mut config, &workspace)?;
     let (loops_per_ms, calibration) = obtain_calibration(&config, &system);
+    config.params.loops_per_ms = loops_per_ms;
     let started = SystemTime::now();
     let output = output_path(&config.output, &system, started);
-    let mut run = new_document(&config, system, loops_per_ms, calibration, started);
+    let mut run = new_document(&config, system, calibration, started);
     if let Some(path) = &output {
         // Written before measuring, so a bad path fails in the first second.
         write_run(path, &run)
             .with_context(|| format!("cannot write the run to {}", path.display()))?;
     }
     let settings = ScenarioSettings {
+        marker: workspace.marker().to_string(),
         duration_ns: config.duration_ns,
         warmup_ns: config.warmup_ns,
-        params: SimParams {
-            loops_per_ms,
-            burn_processes: config.burn_processes,
-            custom: config.custom,
-        },
+        params: config.params,
         probe_sched: config.probe_sched,
         load_nice: config.load_nice,
     };
     let scenario_time = Duration::from_nanos(config.duration_ns + config.warmup_ns);
     let mut progress = Progress::new(config.scenarios.len(), scenario_time, config.quiet);
     progress.print(&table::render_preamble(&run));
-    for (index, &scenario) in config.scenarios.iter().enumerate() {
+    for (index, scenario) in config.scenarios.iter().enumerate() {
         progress.start_scenario(&format!(
             "{} under {} ({}/{})",
             scenario.probe.name,
@@ -60,7 +65,11 @@ pub fn run(config: RunConfig, system: SystemInfo) -> anyhow::Result<ExitCode> {
             index + 1,
             config.scenarios.len()
         ));
-        let outcome = run_scenario(scenario, &settings, &interrupt, &mut || progress.tick());
+        let dir = workspace.scenario_dir(index)?;
+        let outcome = run_scenario(scenario, &settings, &dir, &interrupt, &mut || {
+            progress.tick()
+        });
+        let _ = std::fs::remove_dir_all(&dir);
         progress.finish_scenario();
         let Ok(result) = outcome else {
             run.run.interrupted = true;
@@ -111,6 +120,51 @@ pub fn run(config: RunConfig, system: SystemInfo) -> anyhow::Result<ExitCode> {
     } else {
         ExitCode::Success
     })
+}
+
+/// Margin of free space left when the disk loads' files are at their largest.
+const DISK_MARGIN_BYTES: u64 = 512 << 20;
+
+/// Sizes the disk and memory loads' work and checks that the work directory
+/// has room for the largest scenario's files.
+fn size_the_work(config: &mut RunConfig, workspace: &Workspace) -> anyhow::Result<()> {
+    let stat = nix::sys::statvfs::statvfs(workspace.dir()).with_context(|| {
+        format!(
+            "cannot read the free space of {}",
+            workspace.dir().display()
+        )
+    })?;
+    let free = stat.blocks_available() as u64 * stat.fragment_size() as u64;
+    let meminfo = procfs::read_meminfo(Path::new("/proc")).ok();
+    let ram = meminfo
+        .as_ref()
+        .and_then(|m| m.get("MemTotal"))
+        .unwrap_or(0);
+    config.params.file_bytes = config
+        .file_bytes
+        .unwrap_or_else(|| ram.min(free / 2).max(1 << 20));
+    config.params.mem_bytes = config.mem_limit_bytes.unwrap_or_else(|| {
+        meminfo
+            .as_ref()
+            .and_then(|m| m.get("MemAvailable"))
+            .unwrap_or(ram)
+    });
+    let needed = config
+        .scenarios
+        .iter()
+        .map(|s| s.load.disk_bytes(&config.params))
+        .max()
+        .unwrap_or(0);
+    if needed > 0 && needed + DISK_MARGIN_BYTES > free {
+        anyhow::bail!(
+            "the disk loads need {} MiB in {} but only {} MiB are free (with {} MiB to spare); use --workdir on a larger file system or a smaller --file-size",
+            needed >> 20,
+            workspace.dir().display(),
+            free >> 20,
+            DISK_MARGIN_BYTES >> 20
+        );
+    }
+    Ok(())
 }
 
 /// Refuses at once what every scenario would fail on: a negative nice or
@@ -192,7 +246,6 @@ fn output_path(choice: &OutputChoice, system: &SystemInfo, started: SystemTime) 
 fn new_document(
     config: &RunConfig,
     system: SystemInfo,
-    loops_per_ms: f64,
     calibration: CalibrationSource,
     started: SystemTime,
 ) -> RunDocument {
@@ -214,12 +267,16 @@ fn new_document(
         settings: RunSettingsRecord {
             duration_s: config.duration_ns as f64 / 1e9,
             warmup_s: config.warmup_ns as f64 / 1e9,
-            loops_per_ms,
+            loops_per_ms: config.params.loops_per_ms,
             calibration,
             probe_sched: config.probe_sched,
             load_nice: config.load_nice,
-            burn_processes: config.burn_processes,
-            custom: config.custom,
+            burn_processes: config.params.burn_processes,
+            custom: config.params.custom,
+            file_bytes: config.params.file_bytes,
+            mem_bytes: config.params.mem_bytes,
+            mem_limit_bytes: config.mem_limit_bytes,
+            swap_bytes: config.swap_bytes,
         },
         warnings: Vec::new(),
         scenarios: Vec::new(),

@@ -6,3 +6,4 @@ pub mod protocol;
 pub mod scenario;
 pub mod supervise;
 pub mod worker;
+pub mod workspace;

@@ -4,9 +4,10 @@
 //! `window START END` (the measurement window) and end of file (stop).
 
 use crate::measure::sched::SchedRequest;
-use crate::probe::{SimParams, Window};
+use crate::probe::{Window, WorkParams};
 use crate::report::schema::ProbeResult;
 use serde::{Deserialize, Serialize};
+use std::path::PathBuf;
 
 /// The job a worker process is started for.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -15,15 +16,19 @@ pub enum WorkerSpec {
     /// Measure `probe` for `duration_ns`.
     Probe {
         probe: String,
-        params: SimParams,
+        params: WorkParams,
         duration_ns: u64,
         sched: SchedRequest,
     },
-    /// Run one process's share of `load` until stopped.
+    /// Run process `instance` of `processes` of `load` until stopped.
     Load {
         load: String,
-        params: SimParams,
+        arg: Option<String>,
+        params: WorkParams,
         nice: i32,
+        dir: PathBuf,
+        instance: usize,
+        processes: usize,
     },
 }
 
@@ -56,8 +61,12 @@ pub struct LoadSample {
     pub units: f64,
     /// Wall time between the two observations (0: the window was not seen).
     pub observed_ns: u64,
-    /// Process CPU time between the two observations.
+    /// CPU time of the process and the children it reaped, between the two.
     pub cpu_ns: u64,
+    /// Bytes the process caused to be read from storage, between the two.
+    pub read_bytes: u64,
+    /// Bytes the process caused to be written to storage, between the two.
+    pub write_bytes: u64,
 }
 
 /// The command that gives load workers the measurement window.
@@ -96,12 +105,19 @@ mod tests {
     fn spec_is_json_with_a_role() {
         let spec = WorkerSpec::Load {
             load: "burn".into(),
-            params: SimParams {
+            arg: None,
+            params: WorkParams {
                 loops_per_ms: 1.0,
+                cpus: 2,
                 burn_processes: 4,
                 custom: None,
+                file_bytes: 1 << 20,
+                mem_bytes: 1 << 20,
             },
             nice: 5,
+            dir: "/tmp/x".into(),
+            instance: 0,
+            processes: 4,
         };
         let text = serde_json::to_string(&spec).unwrap();
         assert!(text.contains(r#""role":"load""#), "{text}");

@@ -6,14 +6,16 @@
 use super::interrupt::{Interrupt, Interrupted};
 use super::protocol::{window_command, LoadSample, WorkerMessage, WorkerSpec};
 use super::supervise::{EventKind, WorkerGroup};
-use crate::load::LoadDef;
+use crate::load::{LoadDef, LoadMix, LoadPart};
 use crate::measure::sched::SchedRequest;
-use crate::probe::{ProbeDef, SimParams, Window};
+use crate::probe::{ProbeDef, Window, WorkParams};
 use crate::report::schema::{LoadWork, ProbeResult, ScenarioResult, ScenarioStatus};
+use std::collections::HashMap;
+use std::path::Path;
 use std::time::{Duration, Instant};
 
 /// How long a worker may take to get ready.
-const START_TIMEOUT: Duration = Duration::from_secs(10);
+const START_TIMEOUT: Duration = Duration::from_secs(30);
 /// How long past its window's end a probe may take to report.
 const PROBE_GRACE: Duration = Duration::from_secs(10);
 /// How long loads may take to report after being told to stop.
@@ -25,18 +27,20 @@ const POLL: Duration = Duration::from_millis(500);
 /// The settings every scenario of a run shares.
 #[derive(Debug, Clone)]
 pub struct ScenarioSettings {
+    /// Marks the run's processes (see `workspace::RUN_MARKER_VAR`).
+    pub marker: String,
     pub duration_ns: u64,
     pub warmup_ns: u64,
-    pub params: SimParams,
+    pub params: WorkParams,
     pub probe_sched: SchedRequest,
     pub load_nice: i32,
 }
 
-/// One probe under one load.
-#[derive(Clone, Copy)]
+/// One probe under one load mix.
+#[derive(Clone)]
 pub struct Scenario {
     pub probe: &'static ProbeDef,
-    pub load: &'static LoadDef,
+    pub load: LoadMix,
 }
 
 impl std::fmt::Debug for Scenario {
@@ -56,17 +60,19 @@ impl From<Interrupted> for Stop {
     }
 }
 
-/// Runs `scenario`; a failure is a result with status `failed`, an
-/// interruption is an error. `tick` is called about every 500 ms.
+/// Runs `scenario`, its loads keeping their files in `dir`; a failure is a
+/// result with status `failed`, an interruption is an error. `tick` is
+/// called about every 500 ms.
 pub fn run_scenario(
-    scenario: Scenario,
+    scenario: &Scenario,
     settings: &ScenarioSettings,
+    dir: &Path,
     interrupt: &Interrupt,
     tick: &mut dyn FnMut(),
 ) -> Result<ScenarioResult, Interrupted> {
-    let mut group = WorkerGroup::default();
+    let mut group = WorkerGroup::new(&settings.marker);
     let mut waiter = Waiter { interrupt, tick };
-    let outcome = measure(scenario, settings, &mut group, &mut waiter);
+    let outcome = measure(scenario, settings, dir, &mut group, &mut waiter);
     group.stop_all();
     let (status, error, result, load_work) = match outcome {
         Ok((result, load_work)) => (ScenarioStatus::Ok, None, Some(result), load_work),
@@ -75,7 +81,7 @@ pub fn run_scenario(
     };
     Ok(ScenarioResult {
         probe: scenario.probe.name.to_string(),
-        load: scenario.load.name.to_string(),
+        load: scenario.load.name.clone(),
         status,
         error,
         result,
@@ -83,13 +89,24 @@ pub fn run_scenario(
     })
 }
 
+/// The worker indices of one part of the load mix.
+struct RunningPart<'a> {
+    part: &'a LoadPart,
+    workers: Vec<usize>,
+}
+
 fn measure(
-    scenario: Scenario,
+    scenario: &Scenario,
     settings: &ScenarioSettings,
+    dir: &Path,
     group: &mut WorkerGroup,
     waiter: &mut Waiter,
 ) -> Result<(ProbeResult, Vec<LoadWork>), Stop> {
-    let loads = start_loads(scenario.load, settings, group, waiter)?;
+    let parts = start_loads(&scenario.load, settings, dir, group, waiter)?;
+    let loads: Vec<usize> = parts
+        .iter()
+        .flat_map(|p| p.workers.iter().copied())
+        .collect();
     waiter.watch_loads(
         group,
         Instant::now() + Duration::from_nanos(settings.warmup_ns),
@@ -101,35 +118,56 @@ fn measure(
             .map_err(|e| Stop::Failed(format!("{} stopped listening: {e}", group.label(load))))?;
     }
     let result = await_probe(probe, window, group, waiter)?;
-    let samples = stop_loads(&loads, group, waiter)?;
-    let load_work = if loads.is_empty() {
-        Vec::new()
-    } else {
-        vec![combine_samples(scenario.load, &samples)?]
-    };
+    let mut samples = stop_loads(&loads, group, waiter)?;
+    let load_work = parts
+        .iter()
+        .filter(|running| !running.workers.is_empty())
+        .map(|running| {
+            let part_samples: Vec<LoadSample> = running
+                .workers
+                .iter()
+                .map(|w| samples.remove(w).expect("every load reported"))
+                .collect();
+            combine_samples(running.part.def, &part_samples)
+        })
+        .collect::<Result<_, _>>()?;
     Ok((result, load_work))
 }
 
-fn start_loads(
-    def: &'static LoadDef,
+fn start_loads<'a>(
+    mix: &'a LoadMix,
     settings: &ScenarioSettings,
+    dir: &Path,
     group: &mut WorkerGroup,
     waiter: &mut Waiter,
-) -> Result<Vec<usize>, Stop> {
-    let count = (def.processes)(&settings.params);
-    let spec = WorkerSpec::Load {
-        load: def.name.to_string(),
-        params: settings.params,
-        nice: settings.load_nice,
-    };
-    let mut loads = Vec::with_capacity(count);
-    for n in 1..=count {
-        let label = format!("load {} (process {n} of {count})", def.name);
-        let index = group
-            .spawn(label, &spec)
-            .map_err(|e| Stop::Failed(e.to_string()))?;
-        loads.push(index);
+) -> Result<Vec<RunningPart<'a>>, Stop> {
+    let mut parts = Vec::with_capacity(mix.parts.len());
+    for part in &mix.parts {
+        let processes = (part.def.processes)(&settings.params);
+        let mut workers = Vec::with_capacity(processes);
+        for instance in 0..processes {
+            let spec = WorkerSpec::Load {
+                load: part.def.name.to_string(),
+                arg: part.arg.clone(),
+                params: settings.params,
+                nice: settings.load_nice,
+                dir: dir.to_path_buf(),
+                instance,
+                processes,
+            };
+            let label = format!(
+                "load {} (process {} of {processes})",
+                part.def.name,
+                instance + 1
+            );
+            let index = group
+                .spawn(label, &spec)
+                .map_err(|e| Stop::Failed(e.to_string()))?;
+            workers.push(index);
+        }
+        parts.push(RunningPart { part, workers });
     }
+    let count: usize = parts.iter().map(|p| p.workers.len()).sum();
     let mut ready = 0;
     let deadline = Instant::now() + START_TIMEOUT;
     while ready < count {
@@ -139,7 +177,7 @@ fn start_loads(
             other => return Err(unexpected(group, worker, &other)),
         }
     }
-    Ok(loads)
+    Ok(parts)
 }
 
 fn start_probe(
@@ -186,17 +224,17 @@ fn stop_loads(
     loads: &[usize],
     group: &mut WorkerGroup,
     waiter: &mut Waiter,
-) -> Result<Vec<LoadSample>, Stop> {
+) -> Result<HashMap<usize, LoadSample>, Stop> {
     for &load in loads {
         group.close_stdin(load);
     }
-    let mut samples = Vec::with_capacity(loads.len());
+    let mut samples = HashMap::with_capacity(loads.len());
     let deadline = Instant::now() + STOP_TIMEOUT;
     while samples.len() < loads.len() {
         match waiter.expect_message(group, deadline, "the loads to stop")? {
-            (_, WorkerMessage::LoadDone { work }) => samples.push(work),
+            (worker, WorkerMessage::LoadDone { work }) => samples.insert(worker, work),
             (worker, other) => return Err(unexpected(group, worker, &other)),
-        }
+        };
     }
     Ok(samples)
 }
@@ -228,6 +266,14 @@ fn combine_samples(def: &LoadDef, samples: &[LoadSample]) -> Result<LoadWork, St
         cpu_pct: samples
             .iter()
             .map(|s| 100.0 * per_s(s.cpu_ns as f64, s) / 1e9)
+            .sum(),
+        device_read_mb_s: samples
+            .iter()
+            .map(|s| per_s(s.read_bytes as f64, s) / 1e6)
+            .sum(),
+        device_write_mb_s: samples
+            .iter()
+            .map(|s| per_s(s.write_bytes as f64, s) / 1e6)
             .sum(),
         processes: samples.len(),
     })

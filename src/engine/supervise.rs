@@ -4,6 +4,7 @@
 //! the group and reaps every worker.
 
 use super::protocol::{WorkerMessage, WorkerSpec};
+use super::workspace::RUN_MARKER_VAR;
 use nix::sys::signal::{killpg, Signal};
 use nix::unistd::Pid;
 use std::io::{BufRead as _, BufReader, Write as _};
@@ -53,26 +54,26 @@ struct Worker {
 
 /// The workers of one scenario.
 pub struct WorkerGroup {
+    /// Put in every worker's environment (see `workspace::RUN_MARKER_VAR`).
+    marker: String,
     pgid: Option<Pid>,
     workers: Vec<Worker>,
     events_tx: Sender<Event>,
     events: Receiver<Event>,
 }
 
-impl Default for WorkerGroup {
-    /// An empty group.
-    fn default() -> Self {
+impl WorkerGroup {
+    /// An empty group whose workers will carry `marker` in their environment.
+    pub fn new(marker: &str) -> Self {
         let (events_tx, events) = channel();
         Self {
+            marker: marker.to_string(),
             pgid: None,
             workers: Vec::new(),
             events_tx,
             events,
         }
     }
-}
-
-impl WorkerGroup {
     /// Starts a worker for `spec`, in the group's process group. Must be
     /// called from the main thread: the kernel sends PR_SET_PDEATHSIG when the
     /// thread that forked the child exits.
@@ -83,6 +84,7 @@ impl WorkerGroup {
         command
             .arg("worker")
             .arg(spec_json)
+            .env(RUN_MARKER_VAR, &self.marker)
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
             .stderr(Stdio::inherit())

@@ -3,12 +3,14 @@
 //! worker works until its stdin closes, counting work inside the window.
 
 use super::protocol::{parse_window_command, LoadSample, WorkerMessage, WorkerSpec};
-use crate::load::{self, Load};
-use crate::measure::clock::{now_ns, process_cpu_ns};
+use crate::load::{self, Load, LoadContext};
+use crate::measure::clock::{now_ns, process_and_children_cpu_ns};
 use crate::measure::sched::{self, SchedRequest};
-use crate::measure::window::{Observation, WindowMeter};
-use crate::probe::{self, SimParams, Window};
+use crate::measure::window::{Counters, WindowMeter};
+use crate::probe::{self, Window, WorkParams};
+use crate::system::procfs;
 use std::io::{BufRead as _, Write as _};
+use std::path::Path;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Arc;
 
@@ -27,7 +29,24 @@ pub fn run(spec_json: &str) -> i32 {
                 duration_ns,
                 sched,
             } => run_probe(&probe, &params, duration_ns, &sched),
-            WorkerSpec::Load { load, params, nice } => run_load(&load, &params, nice),
+            WorkerSpec::Load {
+                load,
+                arg,
+                params,
+                nice,
+                dir,
+                instance,
+                processes,
+            } => {
+                let context = LoadContext {
+                    params,
+                    arg,
+                    dir,
+                    instance,
+                    processes,
+                };
+                run_load(&load, &context, nice)
+            }
         });
     match outcome {
         Ok(()) => 0,
@@ -50,7 +69,7 @@ fn send(message: &WorkerMessage) {
 
 fn run_probe(
     name: &str,
-    params: &SimParams,
+    params: &WorkParams,
     duration_ns: u64,
     request: &SchedRequest,
 ) -> Result<(), String> {
@@ -73,14 +92,14 @@ fn run_probe(
     Ok(())
 }
 
-fn run_load(name: &str, params: &SimParams, nice: i32) -> Result<(), String> {
+fn run_load(name: &str, context: &LoadContext, nice: i32) -> Result<(), String> {
     sched::set_thread_name(&format!("fb-load-{name}"));
     let def = load::find(name).ok_or_else(|| format!("unknown load {name}"))?;
     sched::set_nice(nice).map_err(|e| e.to_string())?;
     // Loads are the first thing the OOM killer should take.
     std::fs::write("/proc/self/oom_score_adj", "1000")
         .map_err(|e| format!("cannot set oom_score_adj: {e}"))?;
-    let mut load = (def.build)(params)?;
+    let mut load = (def.build)(context)?;
     let commands = listen_for_commands();
     send(&WorkerMessage::Ready { window: None });
     let work = work_until_stopped(load.as_mut(), &commands);
@@ -132,22 +151,30 @@ fn work_until_stopped(load: &mut dyn Load, commands: &Commands) -> LoadSample {
     let mut units = 0.0;
     while !commands.stop.load(Ordering::Acquire) {
         units += load.step();
-        let now = now_ns();
         if let Some(window) = commands.window() {
             meter.set_window(window);
         }
-        if meter.wants(now) {
-            meter.observe(Observation {
-                at_ns: now,
-                units,
-                cpu_ns: process_cpu_ns(),
-            });
-        }
+        meter.observe(now_ns(), units, read_counters);
     }
+    meter.finish(now_ns(), units, read_counters);
     let totals = meter.totals();
+    let counters = totals.map(|t| t.counters).unwrap_or_default();
     LoadSample {
         units: totals.map_or(0.0, |t| t.units),
         observed_ns: totals.map_or(0, |t| t.elapsed_ns),
-        cpu_ns: totals.map_or(0, |t| t.cpu_ns),
+        cpu_ns: counters.cpu_ns,
+        read_bytes: counters.read_bytes,
+        write_bytes: counters.write_bytes,
+    }
+}
+
+fn read_counters() -> Counters {
+    // /proc/self/io exists on every kernel with task I/O accounting; without
+    // it the bytes stay 0 rather than failing the load.
+    let io = procfs::read_process_io(Path::new("/proc"), "self").unwrap_or_default();
+    Counters {
+        cpu_ns: process_and_children_cpu_ns(),
+        read_bytes: io.read_bytes,
+        write_bytes: io.write_bytes,
     }
 }

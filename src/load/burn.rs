@@ -12,10 +12,13 @@ pub const DEF: LoadDef = LoadDef {
     name: "burn",
     summary: "CPU hogs: busy loops in 2 x CPUs processes (-L N to choose)",
     unit: "Mloop",
+    takes_arg: false,
+    disk_bytes: super::no_disk,
+    check: super::no_check,
     processes: |params| params.burn_processes,
-    build: |params| {
+    build: |context| {
         Ok(Box::new(Burn {
-            loops_per_slice: loops_for_ns(params.loops_per_ms, SLICE_CPU_NS).max(1),
+            loops_per_slice: loops_for_ns(context.params.loops_per_ms, SLICE_CPU_NS).max(1),
         }))
     },
     default: crate::probe::always,

@@ -1,19 +1,35 @@
 //! Loads: the background work a probe is measured under. Each load is a file
 //! here plus one line in [`LOADS`]; the engine only sees [`Load`]. A load runs
 //! in one or more worker processes, each repeating [`Load::step`] until it is
-//! told to stop, and counts the work it gets done.
+//! told to stop, and counts the work it gets done. Loads compose: a scenario's
+//! load is a [`LoadMix`] such as `burn+write`, whose parts run side by side.
 
 pub mod burn;
 pub mod none;
 pub mod sim;
 
-use crate::probe::SimParams;
+use crate::probe::WorkParams;
+use std::path::PathBuf;
 
 /// Background work, done in short slices.
 pub trait Load {
     /// Does one short slice of work (a few ms, or one period of a simulation)
     /// and returns the units of work it got done.
     fn step(&mut self) -> f64;
+}
+
+/// What a load process is given to build its share of the load.
+#[derive(Debug, Clone)]
+pub struct LoadContext {
+    pub params: WorkParams,
+    /// The text after `name:` in the load's spec (`cmd:stress-ng --cpu 2`).
+    pub arg: Option<String>,
+    /// A private directory for the scenario's files, removed afterwards.
+    pub dir: PathBuf,
+    /// This process's number among the load's processes, from 0.
+    pub instance: usize,
+    /// How many processes run this load.
+    pub processes: usize,
 }
 
 /// A load's entry in the registry.
@@ -23,19 +39,166 @@ pub struct LoadDef {
     pub summary: &'static str,
     /// The unit of the work it reports.
     pub unit: &'static str,
+    /// Whether it takes an argument after a colon (`cmd:COMMAND`).
+    pub takes_arg: bool,
     /// How many worker processes run it (0: nothing to start).
-    pub processes: fn(&SimParams) -> usize,
+    pub processes: fn(&WorkParams) -> usize,
+    /// Disk space its files need at most.
+    pub disk_bytes: fn(&WorkParams) -> u64,
+    /// Checks the parameters and argument before anything runs; the message
+    /// tells the user what is missing.
+    pub check: fn(&WorkParams, Option<&str>) -> Result<(), String>,
     /// Builds one process's share of the load; fails (with a message for the
-    /// user) when a needed parameter is missing.
-    pub build: fn(&SimParams) -> Result<Box<dyn Load>, String>,
+    /// user) when a needed parameter is missing or the setup fails.
+    pub build: fn(&LoadContext) -> Result<Box<dyn Load>, String>,
     /// Whether `feelbench run` includes it without being asked.
-    pub default: fn(&SimParams) -> bool,
+    pub default: fn(&WorkParams) -> bool,
 }
 
 /// Every load, in the order they are run and listed.
 pub static LOADS: &[LoadDef] = &[none::DEF, burn::DEF, sim::VIDEO, sim::X, sim::CUSTOM];
 
+/// Names that stand for a mix of loads.
+pub static ALIASES: &[(&str, &str)] = &[];
+
 /// The load called `name`.
 pub fn find(name: &str) -> Option<&'static LoadDef> {
     LOADS.iter().find(|l| l.name == name)
+}
+
+/// No disk needed.
+pub(crate) fn no_disk(_: &WorkParams) -> u64 {
+    0
+}
+
+/// Nothing to check.
+pub(crate) fn no_check(_: &WorkParams, _: Option<&str>) -> Result<(), String> {
+    Ok(())
+}
+
+/// One part of a load mix.
+#[derive(Clone)]
+pub struct LoadPart {
+    pub def: &'static LoadDef,
+    pub arg: Option<String>,
+}
+
+/// The loads a scenario runs together, with the name the user gave them.
+#[derive(Clone)]
+pub struct LoadMix {
+    pub name: String,
+    pub parts: Vec<LoadPart>,
+}
+
+impl std::fmt::Debug for LoadMix {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.name)
+    }
+}
+
+impl LoadMix {
+    /// A mix of one registry load.
+    pub fn single(def: &'static LoadDef) -> Self {
+        Self {
+            name: def.name.to_string(),
+            parts: vec![LoadPart { def, arg: None }],
+        }
+    }
+
+    /// Parses `burn+write`, `compile`, `cmd:stress-ng --cpu 2` and the like.
+    /// A `cmd:` part takes the rest of the spec as its command.
+    pub fn parse(spec: &str) -> Result<Self, String> {
+        let spec = spec.trim();
+        let expanded = ALIASES
+            .iter()
+            .find(|(alias, _)| *alias == spec)
+            .map_or(spec, |(_, mix)| *mix);
+        let mut parts = Vec::new();
+        let mut rest = expanded;
+        while !rest.is_empty() {
+            let (name, arg, next) = match rest.split_once(':') {
+                Some((name, arg)) if !name.contains('+') => (name, Some(arg), ""),
+                _ => match rest.split_once('+') {
+                    Some((name, next)) => (name, None, next),
+                    None => (rest, None, ""),
+                },
+            };
+            let def = find(name.trim()).ok_or_else(|| unknown_load(name.trim()))?;
+            if def.takes_arg != arg.is_some() {
+                return Err(match def.takes_arg {
+                    true => format!("load {} needs an argument: {}:...", def.name, def.name),
+                    false => format!("load {} takes no argument", def.name),
+                });
+            }
+            parts.push(LoadPart {
+                def,
+                arg: arg.map(|a| a.trim().to_string()),
+            });
+            rest = next;
+        }
+        if parts.is_empty() {
+            return Err(unknown_load(spec));
+        }
+        if parts.len() > 1 && parts.iter().any(|p| p.def.name == none::DEF.name) {
+            return Err("the none load cannot be mixed with others".to_string());
+        }
+        Ok(Self {
+            name: spec.to_string(),
+            parts,
+        })
+    }
+
+    /// Checks every part against `params`.
+    pub fn check(&self, params: &WorkParams) -> Result<(), String> {
+        self.parts.iter().try_for_each(|p| {
+            (p.def.check)(params, p.arg.as_deref()).map_err(|e| format!("load {}: {e}", p.def.name))
+        })
+    }
+
+    /// Disk space all parts need together.
+    pub fn disk_bytes(&self, params: &WorkParams) -> u64 {
+        self.parts.iter().map(|p| (p.def.disk_bytes)(params)).sum()
+    }
+}
+
+fn unknown_load(name: &str) -> String {
+    let mut valid: Vec<&str> = LOADS.iter().map(|l| l.name).collect();
+    valid.extend(ALIASES.iter().map(|(alias, _)| *alias));
+    format!(
+        "unknown load '{name}'; valid loads: {} (combine with +, e.g. burn+write)",
+        valid.join(", ")
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn names(mix: &LoadMix) -> Vec<(&str, Option<&str>)> {
+        mix.parts
+            .iter()
+            .map(|p| (p.def.name, p.arg.as_deref()))
+            .collect()
+    }
+
+    #[test]
+    fn mixes_parse_into_parts() {
+        let mix = LoadMix::parse("burn+video").unwrap();
+        assert_eq!(mix.name, "burn+video");
+        assert_eq!(names(&mix), [("burn", None), ("video", None)]);
+    }
+
+    #[test]
+    fn unknown_parts_and_none_in_a_mix_are_refused() {
+        let err = LoadMix::parse("burn+brun").unwrap_err();
+        assert!(
+            err.contains("unknown load 'brun'") && err.contains("valid loads: none, burn"),
+            "{err}"
+        );
+        assert!(LoadMix::parse("none+burn").is_err());
+        assert!(LoadMix::parse("burn:5")
+            .unwrap_err()
+            .contains("takes no argument"));
+        assert!(LoadMix::parse("").is_err());
+    }
 }

@@ -6,15 +6,18 @@ use super::{Load, LoadDef};
 use crate::measure::clock::now_ns;
 use crate::measure::frames::FrameAccount;
 use crate::probe::periodic::{FrameRunner, PeriodicShape};
-use crate::probe::{SimParams, Window};
+use crate::probe::{Window, WorkParams};
 
 /// `video` as a load.
 pub const VIDEO: LoadDef = LoadDef {
     name: "video",
     summary: "a video player (60 frames/s, 40 % CPU) in the background",
     unit: "frames",
+    takes_arg: false,
+    disk_bytes: super::no_disk,
+    check: super::no_check,
     processes: |_| 1,
-    build: |params| Ok(SimLoad::boxed(crate::probe::video::SHAPE, params)),
+    build: |context| Ok(SimLoad::boxed(crate::probe::video::SHAPE, &context.params)),
     default: crate::probe::always,
 };
 
@@ -23,8 +26,11 @@ pub const X: LoadDef = LoadDef {
     name: "x",
     summary: "a window being dragged (10 ms events, CPU sweeping) in the background",
     unit: "frames",
+    takes_arg: false,
+    disk_bytes: super::no_disk,
+    check: super::no_check,
     processes: |_| 1,
-    build: |params| Ok(SimLoad::boxed(crate::probe::x::SHAPE, params)),
+    build: |context| Ok(SimLoad::boxed(crate::probe::x::SHAPE, &context.params)),
     default: crate::probe::always,
 };
 
@@ -33,10 +39,13 @@ pub const CUSTOM: LoadDef = LoadDef {
     name: "custom",
     summary: "your own periodic task (-C PCT -I US) in the background",
     unit: "frames",
+    takes_arg: false,
+    disk_bytes: super::no_disk,
+    check: |params, _| crate::probe::custom::shape(params).map(drop),
     processes: |_| 1,
-    build: |params| {
-        let shape = crate::probe::custom::shape(params)?;
-        Ok(SimLoad::boxed(shape, params))
+    build: |context| {
+        let shape = crate::probe::custom::shape(&context.params)?;
+        Ok(SimLoad::boxed(shape, &context.params))
     },
     default: |params| params.custom.is_some(),
 };
@@ -46,7 +55,7 @@ struct SimLoad {
 }
 
 impl SimLoad {
-    fn boxed(shape: PeriodicShape, params: &SimParams) -> Box<dyn Load> {
+    fn boxed(shape: PeriodicShape, params: &WorkParams) -> Box<dyn Load> {
         let window = Window {
             start_ns: now_ns(),
             end_ns: u64::MAX / 4,

@@ -103,14 +103,19 @@ fn rate_per_ms(loops: u64) -> f64 {
     loops as f64 * 1e6 / used_ns as f64
 }
 
-/// The default cache file: `$XDG_CACHE_HOME/feelbench/calibration.json`, else
-/// `~/.cache/feelbench/calibration.json`; `None` when neither is known.
-pub fn default_cache_path() -> Option<PathBuf> {
+/// feelbench's cache directory: `$XDG_CACHE_HOME/feelbench`, else
+/// `~/.cache/feelbench`; `None` when neither is known.
+pub fn cache_dir() -> Option<PathBuf> {
     let base = std::env::var_os("XDG_CACHE_HOME")
         .filter(|v| !v.is_empty())
         .map(PathBuf::from)
         .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".cache")))?;
-    Some(base.join("feelbench").join("calibration.json"))
+    Some(base.join("feelbench"))
+}
+
+/// The default cache file: `calibration.json` in [`cache_dir`].
+pub fn default_cache_path() -> Option<PathBuf> {
+    cache_dir().map(|d| d.join("calibration.json"))
 }
 
 /// The cached calibration at `path`, if it exists and was made on a machine

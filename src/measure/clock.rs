@@ -51,7 +51,15 @@ pub fn sleep_until_ns(deadline_ns: u64) {
     }
 }
 
-/// CPU time consumed so far by the whole calling process, in nanoseconds.
-pub fn process_cpu_ns() -> u64 {
-    read(ClockId::CLOCK_PROCESS_CPUTIME_ID)
+/// CPU time (user + system) of the calling process plus that of the
+/// children it has reaped, in nanoseconds.
+pub fn process_and_children_cpu_ns() -> u64 {
+    use nix::sys::resource::{getrusage, UsageWho};
+    let ns = |who| {
+        // getrusage cannot fail for these two arguments.
+        let usage = getrusage(who).expect("getrusage of self and children");
+        let total = usage.user_time() + usage.system_time();
+        total.tv_sec() as u64 * NS_PER_S + total.tv_usec() as u64 * 1_000
+    };
+    ns(UsageWho::RUSAGE_SELF) + ns(UsageWho::RUSAGE_CHILDREN)
 }

@@ -1,18 +1,26 @@
-//! Counting a load's work inside the measurement window: the first
-//! observation at or after the window's start and the first at or after its
-//! end bound the count, so the rate covers exactly the time observed.
+//! Counting a load's work inside the measurement window: the first look at
+//! or after the window's start and the first at or after its end bound the
+//! count, so rates cover exactly the time observed. Costly counters (CPU
+//! time, I/O bytes) are read only at those two moments.
 
 use crate::probe::Window;
 
-/// One look at a load's running totals.
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub struct Observation {
-    /// When (`CLOCK_MONOTONIC`).
-    pub at_ns: u64,
-    /// Units of work done since the load started.
-    pub units: f64,
-    /// Process CPU time since the load started.
+/// Running totals of a load process that cost a system call to read.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Counters {
+    /// CPU time of the process and of the children it reaped.
     pub cpu_ns: u64,
+    /// Bytes it caused to be read from storage.
+    pub read_bytes: u64,
+    /// Bytes it caused to be written to storage.
+    pub write_bytes: u64,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq)]
+struct Observation {
+    at_ns: u64,
+    units: f64,
+    counters: Counters,
 }
 
 /// Work between the window's bounding observations.
@@ -22,8 +30,8 @@ pub struct WindowTotals {
     pub units: f64,
     /// Wall time between them.
     pub elapsed_ns: u64,
-    /// Process CPU time between them.
-    pub cpu_ns: u64,
+    /// Growth of each counter between them (a counter that went backwards gives 0).
+    pub counters: Counters,
 }
 
 /// Tracks the observations that bound the measurement window.
@@ -41,39 +49,58 @@ impl WindowMeter {
         self.window.get_or_insert(window);
     }
 
-    /// Whether the meter still wants observations at `now_ns` (it does not
-    /// before it knows its window or once the window has closed).
-    pub fn wants(&self, now_ns: u64) -> bool {
-        !self.closed && self.window.is_some_and(|w| now_ns >= w.start_ns)
-    }
-
-    /// Takes an observation (call only when [`WindowMeter::wants`] said so).
-    pub fn observe(&mut self, observation: Observation) {
+    /// Looks at the load at `at_ns`, having done `units` so far; `counters`
+    /// is called only when this look opens or closes the window.
+    pub fn observe(&mut self, at_ns: u64, units: f64, counters: impl FnOnce() -> Counters) {
         let Some(window) = self.window else { return };
-        if self.closed || observation.at_ns < window.start_ns {
+        if self.closed || at_ns < window.start_ns {
             return;
         }
         if self.first.is_none() {
             // A first look after the window closed would count work done
             // outside it: no measurement at all is the honest answer.
-            self.closed = observation.at_ns >= window.end_ns;
+            self.closed = at_ns >= window.end_ns;
             if !self.closed {
-                self.first = Some(observation);
+                self.first = Some(Observation {
+                    at_ns,
+                    units,
+                    counters: counters(),
+                });
             }
-        } else {
-            self.last = Some(observation);
-            self.closed = observation.at_ns >= window.end_ns;
+        } else if at_ns >= window.end_ns {
+            self.close(at_ns, units, counters());
         }
+    }
+
+    /// The load stops at `at_ns`: closes the window if it is still open.
+    pub fn finish(&mut self, at_ns: u64, units: f64, counters: impl FnOnce() -> Counters) {
+        if self.first.is_some() && !self.closed {
+            self.close(at_ns, units, counters());
+        }
+    }
+
+    fn close(&mut self, at_ns: u64, units: f64, counters: Counters) {
+        self.last = Some(Observation {
+            at_ns,
+            units,
+            counters,
+        });
+        self.closed = true;
     }
 
     /// The work between the first and last observations; `None` when the
     /// window was not observed twice.
     pub fn totals(&self) -> Option<WindowTotals> {
         let (first, last) = (self.first?, self.last?);
+        let (a, b) = (first.counters, last.counters);
         Some(WindowTotals {
             units: last.units - first.units,
             elapsed_ns: last.at_ns - first.at_ns,
-            cpu_ns: last.cpu_ns.saturating_sub(first.cpu_ns),
+            counters: Counters {
+                cpu_ns: b.cpu_ns.saturating_sub(a.cpu_ns),
+                read_bytes: b.read_bytes.saturating_sub(a.read_bytes),
+                write_bytes: b.write_bytes.saturating_sub(a.write_bytes),
+            },
         })
     }
 }
@@ -82,68 +109,85 @@ impl WindowMeter {
 mod tests {
     use super::*;
 
-    fn obs(at_ns: u64, units: f64) -> Observation {
-        Observation {
-            at_ns,
-            units,
+    fn counters_at(at_ns: u64) -> impl FnOnce() -> Counters {
+        move || Counters {
             cpu_ns: at_ns / 2,
+            read_bytes: at_ns * 10,
+            write_bytes: 0,
         }
     }
 
-    #[test]
-    fn counts_only_inside_the_window() {
+    fn meter() -> WindowMeter {
         let mut meter = WindowMeter::default();
-        assert!(!meter.wants(5));
         meter.set_window(Window {
             start_ns: 100,
             end_ns: 200,
         });
-        assert!(!meter.wants(50));
+        meter
+    }
+
+    #[test]
+    fn counts_only_inside_the_window_and_reads_counters_twice() {
+        let mut meter = WindowMeter::default();
+        meter.observe(5, 0.0, || panic!("no window yet"));
+        meter.set_window(Window {
+            start_ns: 100,
+            end_ns: 200,
+        });
+        let mut reads = 0;
         for t in (0..=300).step_by(10) {
-            if meter.wants(t) {
-                meter.observe(obs(t, t as f64));
-            }
+            meter.observe(t, t as f64, || {
+                reads += 1;
+                counters_at(t)()
+            });
         }
+        assert_eq!(reads, 2);
         let totals = meter.totals().unwrap();
         assert_eq!(totals.elapsed_ns, 100);
         assert_eq!(totals.units, 100.0);
-        assert_eq!(totals.cpu_ns, 50);
-        assert!(!meter.wants(250));
+        assert_eq!(totals.counters.cpu_ns, 50);
+        assert_eq!(totals.counters.read_bytes, 1000);
     }
 
     #[test]
     fn stopped_before_the_end_keeps_what_was_seen() {
-        let mut meter = WindowMeter::default();
-        meter.set_window(Window {
-            start_ns: 100,
-            end_ns: 200,
-        });
-        meter.observe(obs(105, 1.0));
-        meter.observe(obs(150, 6.0));
-        assert_eq!(meter.totals().unwrap().units, 5.0);
+        let mut meter = meter();
+        meter.observe(105, 1.0, counters_at(105));
+        meter.observe(150, 6.0, || panic!("not an edge"));
+        meter.finish(160, 7.0, counters_at(160));
+        assert_eq!(meter.totals().unwrap().units, 6.0);
+        assert_eq!(meter.totals().unwrap().elapsed_ns, 55);
     }
 
     #[test]
     fn a_first_look_after_the_window_closed_counts_nothing() {
-        let mut meter = WindowMeter::default();
-        meter.set_window(Window {
-            start_ns: 100,
-            end_ns: 200,
-        });
-        meter.observe(obs(250, 1.0));
-        meter.observe(obs(300, 9.0));
+        let mut meter = meter();
+        meter.observe(250, 1.0, counters_at(250));
+        meter.observe(300, 9.0, counters_at(300));
+        meter.finish(310, 9.0, counters_at(310));
         assert!(meter.totals().is_none());
-        assert!(!meter.wants(400));
     }
 
     #[test]
-    fn a_single_observation_is_no_measurement() {
-        let mut meter = WindowMeter::default();
-        meter.set_window(Window {
-            start_ns: 0,
-            end_ns: 10,
-        });
-        meter.observe(obs(1, 1.0));
+    fn never_seeing_the_window_is_no_measurement() {
+        let mut meter = meter();
+        meter.finish(50, 1.0, counters_at(50));
         assert!(meter.totals().is_none());
+    }
+
+    #[test]
+    fn counters_that_went_backwards_give_zero() {
+        let mut meter = meter();
+        meter.observe(100, 0.0, || Counters {
+            cpu_ns: 10,
+            read_bytes: 500,
+            write_bytes: 0,
+        });
+        meter.observe(200, 1.0, || Counters {
+            cpu_ns: 20,
+            read_bytes: 100,
+            write_bytes: 0,
+        });
+        assert_eq!(meter.totals().unwrap().counters.read_bytes, 0);
     }
 }

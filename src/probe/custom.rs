@@ -3,10 +3,10 @@
 
 use super::periodic::PeriodicProbe;
 use super::periodic::{CpuDemand, PeriodicShape};
-use super::{ProbeDef, SimParams};
+use super::{ProbeDef, WorkParams};
 
 /// The custom task's shape, or the message saying how to give one.
-pub fn shape(params: &SimParams) -> Result<PeriodicShape, String> {
+pub fn shape(params: &WorkParams) -> Result<PeriodicShape, String> {
     let custom = params
         .custom
         .ok_or("the custom simulation needs --custom-cpu PCT (-C) and --custom-interval US (-I)")?;

@@ -3,7 +3,7 @@
 //! deadlines. Latency is the part of a frame's wall time in which it did not
 //! run; the figures are frames per second and the 1 % low.
 
-use super::{Probe, ProbeDef, SimParams, Window};
+use super::{Probe, ProbeDef, Window, WorkParams};
 use crate::measure::clock::{now_ns, sleep_until_ns, thread_cpu_ns};
 use crate::measure::latency::LatencyHistogram;
 use crate::measure::sched::SchedApplied;
@@ -18,7 +18,7 @@ pub const DEF: ProbeDef = ProbeDef {
     name: "gaming",
     summary: "CPU-bound game: 16.7 ms CPU frames back to back, no deadlines",
     frame_rate: true,
-    build: |params: &SimParams| {
+    build: |params: &WorkParams| {
         Ok(Box::new(GamingProbe {
             loops_per_ms: params.loops_per_ms,
             frames: GameFrames::default(),

@@ -12,14 +12,21 @@ use crate::measure::sched::SchedApplied;
 use crate::report::schema::{CustomShape, ProbeResult};
 use serde::{Deserialize, Serialize};
 
-/// Parameters shared by the simulations, whether they run as probes or loads.
+/// Parameters of the work probes and loads do, fixed for a whole run.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
-pub struct SimParams {
+pub struct WorkParams {
+    /// Calibrated work loops per millisecond of CPU.
     pub loops_per_ms: f64,
+    /// CPUs the run may use.
+    pub cpus: usize,
     /// Number of processes of the `burn` load.
     pub burn_processes: usize,
     /// Shape of the `custom` simulation, when `-C`/`-I` were given.
     pub custom: Option<CustomShape>,
+    /// Size of the files the disk loads write and read.
+    pub file_bytes: u64,
+    /// Memory the memory loads work through.
+    pub mem_bytes: u64,
 }
 
 /// The measurement window, in absolute `CLOCK_MONOTONIC` nanoseconds.
@@ -50,9 +57,9 @@ pub struct ProbeDef {
     pub frame_rate: bool,
     /// Builds the probe; fails (with a message for the user) when a needed
     /// parameter is missing.
-    pub build: fn(&SimParams) -> Result<Box<dyn Probe>, String>,
+    pub build: fn(&WorkParams) -> Result<Box<dyn Probe>, String>,
     /// Whether `feelbench run` includes it without being asked.
-    pub default: fn(&SimParams) -> bool,
+    pub default: fn(&WorkParams) -> bool,
 }
 
 /// Every probe, in the order they are run and listed.
@@ -64,6 +71,6 @@ pub fn find(name: &str) -> Option<&'static ProbeDef> {
 }
 
 /// Included by default.
-pub(crate) fn always(_: &SimParams) -> bool {
+pub(crate) fn always(_: &WorkParams) -> bool {
     true
 }

@@ -2,7 +2,7 @@
 //! probes and as loads): wake at each period's absolute start, do the frame's
 //! calibrated CPU work, drop frames whose deadline has passed.
 
-use super::{Probe, SimParams, Window};
+use super::{Probe, Window, WorkParams};
 use crate::measure::clock::{now_ns, sleep_until_ns, thread_cpu_ns};
 use crate::measure::frames::{FrameAccount, FrameTimes, Timetable};
 use crate::measure::sched::SchedApplied;
@@ -112,7 +112,7 @@ pub struct PeriodicProbe {
 
 impl PeriodicProbe {
     /// A boxed probe of `shape`, for the registry's build functions.
-    pub fn boxed(shape: PeriodicShape, params: &SimParams) -> Box<dyn Probe> {
+    pub fn boxed(shape: PeriodicShape, params: &WorkParams) -> Box<dyn Probe> {
         Box::new(Self {
             shape,
             loops_per_ms: params.loops_per_ms,

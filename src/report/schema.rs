@@ -62,6 +62,18 @@ pub struct RunSettingsRecord {
     pub load_nice: i32,
     pub burn_processes: usize,
     pub custom: Option<CustomShape>,
+    /// Size of the disk loads' files.
+    #[serde(default)]
+    pub file_bytes: u64,
+    /// Memory the memory loads work through.
+    #[serde(default)]
+    pub mem_bytes: u64,
+    /// Size of the loads' memory cgroup (`--mem-limit`).
+    #[serde(default)]
+    pub mem_limit_bytes: Option<u64>,
+    /// Size of the temporary swap file (`--swap`).
+    #[serde(default)]
+    pub swap_bytes: Option<u64>,
 }
 
 /// The period and CPU share of the `custom` simulation (`-C`/`-I`).
@@ -192,8 +204,16 @@ pub struct LoadWork {
     /// Units done during the measurement window.
     pub amount: f64,
     pub rate_per_s: f64,
-    /// CPU used by the load's processes over the window, summed (200 % = two CPUs).
+    /// CPU used by the load's processes (and the children they reaped) over
+    /// the window, summed (200 % = two CPUs).
     pub cpu_pct: f64,
+    /// Bytes the processes caused to be read from storage (/proc/PID/io), per second, in MB.
+    #[serde(default)]
+    pub device_read_mb_s: f64,
+    /// Bytes the processes caused to be written to storage, per second, in MB.
+    #[serde(default)]
+    pub device_write_mb_s: f64,
+    /// Processes that ran this part of the load.
     pub processes: usize,
 }
 

@@ -1,7 +1,9 @@
 //! What feelbench knows about the machine it runs on. Every reader takes the
 //! root of the /proc tree, so tests can feed it captured files.
 
+pub mod cgroup;
 pub mod procfs;
+pub mod swap;
 
 use serde::{Deserialize, Serialize};
 use std::path::Path;

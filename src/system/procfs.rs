@@ -70,6 +70,33 @@ pub fn read_cpu_model(proc_root: &Path) -> Result<Option<String>, ProcError> {
     }))
 }
 
+/// Storage I/O a process caused, from `<proc_root>/<pid>/io`.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct ProcessIo {
+    /// Bytes it caused to be fetched from storage.
+    pub read_bytes: u64,
+    /// Bytes it caused to be sent to storage (counted when pages are dirtied).
+    pub write_bytes: u64,
+}
+
+/// Reads `<proc_root>/<pid>/io` (`pid` may be `self`).
+pub fn read_process_io(proc_root: &Path, pid: &str) -> Result<ProcessIo, ProcError> {
+    let (path, text) = read(proc_root.join(pid).join("io"))?;
+    let field = |key: &str| {
+        text.lines()
+            .find_map(|line| line.strip_prefix(key)?.strip_prefix(':'))
+            .and_then(|value| value.trim().parse::<u64>().ok())
+            .ok_or_else(|| ProcError::Parse {
+                path: path.clone(),
+                line: format!("{key}: (missing or not a number)"),
+            })
+    };
+    Ok(ProcessIo {
+        read_bytes: field("read_bytes")?,
+        write_bytes: field("write_bytes")?,
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -107,6 +134,25 @@ mod tests {
         let dir = proc_with(&[]);
         let err = read_meminfo(dir.path()).unwrap_err().to_string();
         assert!(err.contains("meminfo"), "{err}");
+    }
+
+    #[test]
+    fn process_io_is_read_and_damage_reported() {
+        let dir = proc_with(&[]);
+        std::fs::create_dir(dir.path().join("42")).unwrap();
+        std::fs::write(
+            dir.path().join("42/io"),
+            "rchar: 10\nwchar: 20\nsyscr: 1\nsyscw: 2\nread_bytes: 4096\nwrite_bytes: 8192\ncancelled_write_bytes: 0\n",
+        )
+        .unwrap();
+        let io = read_process_io(dir.path(), "42").unwrap();
+        assert_eq!((io.read_bytes, io.write_bytes), (4096, 8192));
+        std::fs::write(dir.path().join("42/io"), "rchar: 10\n").unwrap();
+        assert!(read_process_io(dir.path(), "42")
+            .unwrap_err()
+            .to_string()
+            .contains("read_bytes"));
+        assert!(read_process_io(dir.path(), "7").is_err());
     }
 
     #[test]

@@ -25,11 +25,34 @@ pub fn new_tag() -> String {
     )
 }
 
-/// The feelbench binary, tagged, with a private cache directory.
-pub fn feelbench(tag: &str, cache: &Path) -> Command {
+/// The feelbench binary, tagged, with `dir` as its cache directory and its
+/// working directory (so its private work directory goes there too).
+pub fn feelbench(tag: &str, dir: &Path) -> Command {
     let mut command = Command::new(env!("CARGO_BIN_EXE_feelbench"));
-    command.env(TAG_VAR, tag).env("XDG_CACHE_HOME", cache);
     command
+        .env(TAG_VAR, tag)
+        .env("XDG_CACHE_HOME", dir)
+        .current_dir(dir);
+    command
+}
+
+/// Entries of `dir` other than feelbench's cache directory, and the state
+/// records left in that cache (both empty after a clean ending).
+pub fn leftovers(dir: &Path) -> (Vec<String>, Vec<String>) {
+    let names = |d: &Path| -> Vec<String> {
+        std::fs::read_dir(d)
+            .map(|entries| {
+                entries
+                    .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+                    .collect()
+            })
+            .unwrap_or_default()
+    };
+    let files = names(dir)
+        .into_iter()
+        .filter(|n| n != "feelbench")
+        .collect();
+    (files, names(&dir.join("feelbench/runs")))
 }
 
 /// Runs `feelbench ARGS` and returns its output.
