@@ -174,3 +174,35 @@ fn a_load_that_dies_fails_its_scenario_with_the_reason() {
         "no figures under a dead load's name"
     );
 }
+
+#[test]
+fn the_next_run_removes_what_a_sigkilled_run_left() {
+    let tag = new_tag();
+    let dir = tempfile::tempdir().unwrap();
+    let mut child = start_under_burn(&tag, dir.path(), "30");
+    signal(&child, Signal::SIGKILL);
+    assert_ends_clean(&mut child, None, &tag);
+    let (files, records) = leftovers(dir.path());
+    assert!(
+        files.iter().any(|f| f.starts_with("feelbench-")),
+        "{files:?}"
+    );
+    assert_eq!(records.len(), 1, "the killed run's state record");
+
+    let next = feelbench(&new_tag(), dir.path())
+        .args([
+            "run", "--probe", "audio", "--load", "none", "-t", "0.2", "--warmup", "0",
+        ])
+        .args(["-l", LOOPS_PER_MS, "-q", "-c"])
+        .output()
+        .unwrap();
+    assert!(next.status.success());
+    let message = String::from_utf8_lossy(&next.stderr);
+    assert!(
+        message.contains("ended without cleaning up") && message.contains("removed"),
+        "{message}"
+    );
+    let (files, records) = leftovers(dir.path());
+    assert_eq!(files, ["run.json"], "the private directory is gone");
+    assert_eq!(records, Vec::<String>::new());
+}

@@ -7,6 +7,7 @@ use crate::cli::UsageError;
 use crate::cli::{OutputChoice, RunConfig};
 use crate::engine::interrupt::Interrupt;
 use crate::engine::scenario::{run_scenario, ScenarioSettings};
+use crate::engine::supervise;
 use crate::engine::workspace::{self, Workspace};
 use crate::measure::calibrate::{self, CalibrationSource, MachineIdentity};
 use crate::measure::sched::{self, SchedRequest};
@@ -34,6 +35,7 @@ pub fn run(mut config: RunConfig, system: SystemInfo) -> anyhow::Result<ExitCode
         eprintln!("feelbench: {line}");
     }
     let interrupt = Interrupt::install().context("installing signal handlers")?;
+    supervise::become_subreaper().context("becoming the subreaper of the loads")?;
     let workspace = Workspace::create(&config.workdir)?;
     size_the_work(&mut config, &workspace)?;
     let (loops_per_ms, calibration) = obtain_calibration(&config, &system);

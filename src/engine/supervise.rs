@@ -4,7 +4,7 @@
 //! the group and reaps every worker.
 
 use super::protocol::{WorkerMessage, WorkerSpec};
-use super::workspace::RUN_MARKER_VAR;
+use super::workspace::{kill_marked, RUN_MARKER_VAR};
 use nix::sys::signal::{killpg, Signal};
 use nix::unistd::Pid;
 use std::io::{BufRead as _, BufReader, Write as _};
@@ -176,6 +176,41 @@ impl WorkerGroup {
                 let _ = worker.child.kill();
                 worker.status = worker.child.wait().ok();
             }
+        }
+        // What the workers started, and what left the process group; the
+        // dead are reparented to this subreaper and reaped here.
+        kill_marked(&self.marker);
+        reap_orphans(ORPHAN_REAP_TIME);
+    }
+}
+
+/// How long [`WorkerGroup::stop_all`] waits for killed orphans to die.
+const ORPHAN_REAP_TIME: Duration = Duration::from_secs(2);
+
+/// Makes this process the reaper of its orphaned descendants, so what a load
+/// starts (a command's children, daemons) stays below feelbench and can be
+/// reaped instead of escaping to init.
+pub fn become_subreaper() -> std::io::Result<()> {
+    // SAFETY: PR_SET_CHILD_SUBREAPER takes one integer argument.
+    let ret = unsafe { libc::prctl(libc::PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) };
+    if ret == -1 {
+        Err(std::io::Error::last_os_error())
+    } else {
+        Ok(())
+    }
+}
+
+/// Reaps children that are not workers (orphans handed to this subreaper)
+/// until none is left or `limit` has passed. Call only once every worker
+/// has been waited for, so no worker's status is taken here.
+fn reap_orphans(limit: Duration) {
+    use nix::sys::wait::{waitpid, WaitPidFlag, WaitStatus};
+    let deadline = std::time::Instant::now() + limit;
+    while std::time::Instant::now() < deadline {
+        match waitpid(Pid::from_raw(-1), Some(WaitPidFlag::WNOHANG)) {
+            Ok(WaitStatus::StillAlive) => std::thread::sleep(Duration::from_millis(10)),
+            Ok(_) => {}
+            Err(_) => return, // ECHILD: nothing left
         }
     }
 }

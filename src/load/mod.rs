@@ -5,6 +5,7 @@
 //! load is a [`LoadMix`] such as `burn+write`, whose parts run side by side.
 
 pub mod burn;
+pub mod cmd;
 pub mod none;
 pub mod sim;
 
@@ -16,6 +17,12 @@ pub trait Load {
     /// Does one short slice of work (a few ms, or one period of a simulation)
     /// and returns the units of work it got done.
     fn step(&mut self) -> f64;
+
+    /// Why the load can no longer do its work (a helper process died, a
+    /// command ended); the worker then fails the scenario with this reason.
+    fn failure(&self) -> Option<String> {
+        None
+    }
 }
 
 /// What a load process is given to build its share of the load.
@@ -56,7 +63,14 @@ pub struct LoadDef {
 }
 
 /// Every load, in the order they are run and listed.
-pub static LOADS: &[LoadDef] = &[none::DEF, burn::DEF, sim::VIDEO, sim::X, sim::CUSTOM];
+pub static LOADS: &[LoadDef] = &[
+    none::DEF,
+    burn::DEF,
+    sim::VIDEO,
+    sim::X,
+    sim::CUSTOM,
+    cmd::DEF,
+];
 
 /// Names that stand for a mix of loads.
 pub static ALIASES: &[(&str, &str)] = &[];

@@ -135,6 +135,7 @@ pub fn run() -> RunDocument {
         scenarios: vec![
             scenario("audio", "none", 52.5),
             scenario("audio", "burn", 1234.5),
+            scenario("audio", "cmd:stress-ng --cpu 2", 2000.0),
             failed,
             scenario("gaming", "none", 8.0),
             scenario("gaming", "burn", 24_601.0),

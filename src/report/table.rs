@@ -54,8 +54,17 @@ pub fn load_work_cell(work: &[LoadWork]) -> String {
     }
     work.iter()
         .map(|w| {
+            let device = if w.device_read_mb_s + w.device_write_mb_s >= 0.1 {
+                format!(
+                    " (disk read {} write {} MB/s)",
+                    rate(w.device_read_mb_s),
+                    rate(w.device_write_mb_s)
+                )
+            } else {
+                String::new()
+            };
             format!(
-                "{} {} {}/s, {:.0} % CPU",
+                "{} {} {}/s, {:.0} % CPU{device}",
                 w.load,
                 rate(w.rate_per_s),
                 w.unit,
@@ -146,9 +155,15 @@ pub fn render_probe_header(probe_name: &str) -> String {
     )
 }
 
-/// One scenario's row.
+/// One scenario's row; a load name too long for its column gets a line of
+/// its own above the figures.
 pub fn render_row(scenario: &ScenarioResult) -> String {
-    line(&row_cells(scenario))
+    let mut cells = row_cells(scenario);
+    if cells[0].chars().count() < WIDTHS[0] {
+        return line(&cells);
+    }
+    let name = std::mem::take(&mut cells[0]);
+    format!("{name}\n{}", line(&cells))
 }
 
 /// The whole console output of a run.

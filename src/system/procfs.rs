@@ -97,6 +97,57 @@ pub fn read_process_io(proc_root: &Path, pid: &str) -> Result<ProcessIo, ProcErr
     })
 }
 
+/// Clock ticks per second of the times in /proc/PID/stat.
+pub fn clock_ticks_per_s() -> u64 {
+    // SAFETY: sysconf takes a constant and has no side effects.
+    let ticks = unsafe { libc::sysconf(libc::_SC_CLK_TCK) };
+    if ticks > 0 {
+        ticks as u64
+    } else {
+        100
+    }
+}
+
+/// Parent pid and CPU ticks (utime + stime + cutime + cstime: its own and
+/// that of the children it reaped) from the text of /proc/PID/stat.
+fn parse_stat(text: &str) -> Option<(u32, u64)> {
+    // The command name may hold spaces and parentheses; fields resume after the last ')'.
+    let fields: Vec<&str> = text[text.rfind(')')? + 1..].split_whitespace().collect();
+    let number = |i: usize| fields.get(i)?.parse::<u64>().ok();
+    let ppid = number(1)? as u32;
+    Some((ppid, number(11)? + number(12)? + number(13)? + number(14)?))
+}
+
+/// CPU ticks used by process `root` and all its live descendants (including
+/// what they reaped from children that already ended).
+pub fn tree_cpu_ticks(proc_root: &Path, root: u32) -> u64 {
+    let Ok(entries) = std::fs::read_dir(proc_root) else {
+        return 0;
+    };
+    let processes: Vec<(u32, u32, u64)> = entries
+        .filter_map(|e| {
+            let pid: u32 = e.ok()?.file_name().to_str()?.parse().ok()?;
+            let text =
+                std::fs::read_to_string(proc_root.join(pid.to_string()).join("stat")).ok()?;
+            let (ppid, ticks) = parse_stat(&text)?;
+            Some((pid, ppid, ticks))
+        })
+        .collect();
+    let mut tree = vec![root];
+    let mut total = 0;
+    while let Some(pid) = tree.pop() {
+        for &(child, ppid, ticks) in &processes {
+            if child == pid {
+                total += ticks;
+            }
+            if ppid == pid && child != root {
+                tree.push(child);
+            }
+        }
+    }
+    total
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -153,6 +204,23 @@ mod tests {
             .to_string()
             .contains("read_bytes"));
         assert!(read_process_io(dir.path(), "7").is_err());
+    }
+
+    #[test]
+    fn tree_cpu_adds_up_a_process_and_its_descendants() {
+        let dir = proc_with(&[]);
+        let stat = |pid: u32, ppid: u32, ticks: u64| {
+            std::fs::create_dir(dir.path().join(pid.to_string())).unwrap();
+            let text =
+                format!("{pid} (a (b) c) S {ppid} 1 1 0 -1 0 0 0 0 0 {ticks} 1 2 3 20 0 1 0");
+            std::fs::write(dir.path().join(pid.to_string()).join("stat"), text).unwrap();
+        };
+        stat(10, 1, 100); // root: 100 + 1 + 2 + 3
+        stat(11, 10, 10); // child
+        stat(12, 11, 20); // grandchild
+        stat(13, 1, 1000); // unrelated
+        assert_eq!(tree_cpu_ticks(dir.path(), 10), 106 + 16 + 26);
+        assert_eq!(tree_cpu_ticks(dir.path(), 99), 0);
     }
 
     #[test]
