@@ -2,7 +2,7 @@
 //! arguments into validated settings. Nothing outside this file sees clap.
 
 use crate::engine::scenario::Scenario;
-use crate::load::{self, LoadMix};
+use crate::load::{self, LoadDef, LoadMix};
 use crate::measure::sched::SchedRequest;
 use crate::probe::{self, ProbeDef, WorkParams};
 use crate::report::schema::CustomShape;
@@ -40,14 +40,12 @@ pub enum Command {
 /// Options of `feelbench run` (interbench's letters where they do not clash).
 #[derive(Debug, Args)]
 pub struct RunArgs {
-    /// Seconds measured per scenario.
-    #[arg(
-        short = 't',
-        long = "duration",
-        value_name = "SECS",
-        default_value_t = 15.0
-    )]
-    pub duration_s: f64,
+    /// Seconds measured per scenario [default: 6, or 30 with --full].
+    #[arg(short = 't', long = "duration", value_name = "SECS")]
+    pub duration_s: Option<f64>,
+    /// Every probe under every load that can run here, 30 s each (interbench's default).
+    #[arg(long = "full")]
+    pub full: bool,
     /// Probes to measure, comma-separated (default: all periodic probes).
     #[arg(long = "probe", value_name = "LIST", value_delimiter = ',')]
     pub probes: Option<Vec<String>>,
@@ -194,6 +192,11 @@ pub enum OutputChoice {
     ConsoleOnly,
 }
 
+/// Seconds per scenario of the default run (sized so it ends within 5 minutes).
+const DEFAULT_DURATION_S: f64 = 6.0;
+/// Seconds per scenario with `--full`, as interbench.
+const FULL_DURATION_S: f64 = 30.0;
+
 /// A size such as `512M`, `4G` or `1048576` (K, M, G and T are powers of 1024).
 fn parse_bytes(text: &str) -> Result<u64, String> {
     parse_size::Config::new()
@@ -252,7 +255,13 @@ fn check_nice(option: &str, nice: i32) -> Result<i32, UsageError> {
 impl RunArgs {
     /// Checks every option and name and builds the run's settings.
     pub fn into_config(self, cpus: usize) -> Result<RunConfig, UsageError> {
-        let duration_ns = seconds_to_ns("-t/--duration", self.duration_s, 0.1)?;
+        let default_s = if self.full {
+            FULL_DURATION_S
+        } else {
+            DEFAULT_DURATION_S
+        };
+        let duration_ns =
+            seconds_to_ns("-t/--duration", self.duration_s.unwrap_or(default_s), 0.1)?;
         let warmup_ns = seconds_to_ns("--warmup", self.warmup_s, 0.0)?;
         let burn_processes = self.burn_processes.unwrap_or(2 * cpus);
         check((1..=1024).contains(&burn_processes), (), || {
@@ -286,6 +295,7 @@ impl RunArgs {
         }
         .choose(probe::PROBES, &params)?;
         let loads = choose_loads(
+            self.full,
             self.loads.as_deref(),
             &self.with_loads,
             &self.without_loads,
@@ -425,14 +435,21 @@ impl Selection<'_> {
 /// The load mixes to run: an explicit list (or the default loads), plus
 /// `with`, minus `without`, each parsed and checked against `params`.
 fn choose_loads(
+    full: bool,
     list: Option<&[String]>,
     with: &[String],
     without: &[String],
     params: &WorkParams,
 ) -> Result<Vec<LoadMix>, UsageError> {
     let parse = |spec: &String| LoadMix::parse(spec).map_err(UsageError);
+    let runnable = |l: &&LoadDef| !l.takes_arg && (l.check)(params, None).is_ok();
     let mut chosen: Vec<LoadMix> = match list {
         Some(specs) => specs.iter().map(parse).collect::<Result<_, _>>()?,
+        None if full => load::LOADS
+            .iter()
+            .filter(runnable)
+            .map(LoadMix::single)
+            .collect(),
         None => load::LOADS
             .iter()
             .filter(|l| (l.default)(params))
@@ -485,8 +502,29 @@ mod tests {
         let c = config(&[]).unwrap();
         assert_eq!(c.scenarios.len(), 16);
         assert_eq!(c.params.burn_processes, 4);
-        assert_eq!(c.duration_ns, 15_000_000_000);
+        assert_eq!(c.duration_ns, 6_000_000_000);
         assert!(!names(&c).iter().any(|n| n.contains("custom")));
+    }
+
+    #[test]
+    fn full_runs_every_runnable_load_for_30_s() {
+        let c = config(&["--full"]).unwrap();
+        assert_eq!(c.duration_ns, 30_000_000_000);
+        let names = names(&c);
+        assert!(
+            names.contains(&"gaming under burn".to_string()),
+            "{names:?}"
+        );
+        assert!(
+            !names
+                .iter()
+                .any(|n| n.contains("cmd") || n.contains("custom")),
+            "{names:?}"
+        );
+        assert_eq!(
+            config(&["--full", "-t", "2"]).unwrap().duration_ns,
+            2_000_000_000
+        );
     }
 
     #[test]
