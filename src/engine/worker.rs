@@ -102,7 +102,7 @@ fn run_load(name: &str, context: &LoadContext, nice: i32) -> Result<(), String> 
     let mut load = (def.build)(context)?;
     let commands = listen_for_commands();
     send(&WorkerMessage::Ready { window: None });
-    let work = work_until_stopped(load.as_mut(), &commands);
+    let work = work_until_stopped(load.as_mut(), &commands)?;
     send(&WorkerMessage::LoadDone { work });
     Ok(())
 }
@@ -146,11 +146,12 @@ fn listen_for_commands() -> Arc<Commands> {
     commands
 }
 
-fn work_until_stopped(load: &mut dyn Load, commands: &Commands) -> LoadSample {
+/// Steps the load until told to stop; a failed step ends the load with its reason.
+fn work_until_stopped(load: &mut dyn Load, commands: &Commands) -> Result<LoadSample, String> {
     let mut meter = WindowMeter::default();
     let mut units = 0.0;
     while !commands.stop.load(Ordering::Acquire) {
-        units += load.step();
+        units += load.step()?;
         if let Some(window) = commands.window() {
             meter.set_window(window);
         }
@@ -159,13 +160,13 @@ fn work_until_stopped(load: &mut dyn Load, commands: &Commands) -> LoadSample {
     meter.finish(now_ns(), units, read_counters);
     let totals = meter.totals();
     let counters = totals.map(|t| t.counters).unwrap_or_default();
-    LoadSample {
+    Ok(LoadSample {
         units: totals.map_or(0.0, |t| t.units),
         observed_ns: totals.map_or(0, |t| t.elapsed_ns),
         cpu_ns: counters.cpu_ns,
         read_bytes: counters.read_bytes,
         write_bytes: counters.write_bytes,
-    }
+    })
 }
 
 fn read_counters() -> Counters {

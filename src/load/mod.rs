@@ -14,8 +14,9 @@ use std::path::PathBuf;
 /// Background work, done in short slices.
 pub trait Load {
     /// Does one short slice of work (a few ms, or one period of a simulation)
-    /// and returns the units of work it got done.
-    fn step(&mut self) -> f64;
+    /// and returns the units of work it got done, or why the load cannot go
+    /// on (a failed write, for the user).
+    fn step(&mut self) -> Result<f64, String>;
 }
 
 /// What a load process is given to build its share of the load.
