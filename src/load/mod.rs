@@ -5,8 +5,11 @@
 //! load is a [`LoadMix`] such as `burn+write`, whose parts run side by side.
 
 pub mod burn;
+pub mod disk;
 pub mod none;
+pub mod read;
 pub mod sim;
+pub mod write;
 
 use crate::probe::WorkParams;
 use std::path::PathBuf;
@@ -57,10 +60,23 @@ pub struct LoadDef {
 }
 
 /// Every load, in the order they are run and listed.
-pub static LOADS: &[LoadDef] = &[none::DEF, burn::DEF, sim::VIDEO, sim::X, sim::CUSTOM];
+pub static LOADS: &[LoadDef] = &[
+    none::DEF,
+    burn::DEF,
+    sim::VIDEO,
+    sim::X,
+    sim::CUSTOM,
+    write::WRITE,
+    write::SMALLWRITE,
+    write::LARGEWRITE,
+    read::DEF,
+];
 
 /// Names that stand for a mix of loads.
-pub static ALIASES: &[(&str, &str)] = &[];
+pub static ALIASES: &[(&str, &str)] = &[
+    // interbench's simulation of `make -j4`: CPU hogs plus a writer and a reader.
+    ("compile", "burn+write+read"),
+];
 
 /// The load called `name`.
 pub fn find(name: &str) -> Option<&'static LoadDef> {
@@ -187,6 +203,16 @@ mod tests {
         let mix = LoadMix::parse("burn+video").unwrap();
         assert_eq!(mix.name, "burn+video");
         assert_eq!(names(&mix), [("burn", None), ("video", None)]);
+    }
+
+    #[test]
+    fn compile_is_burn_write_and_read() {
+        let mix = LoadMix::parse("compile").unwrap();
+        assert_eq!(mix.name, "compile");
+        assert_eq!(
+            names(&mix),
+            [("burn", None), ("write", None), ("read", None)]
+        );
     }
 
     #[test]
