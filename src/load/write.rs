@@ -14,8 +14,8 @@
 //! smaller than the kernel's dirty limits would otherwise be rewritten in the
 //! page cache forever and the device would never see the load; with it each
 //! pass reaches the device once, and the writer is paced by the device. A
-//! file larger than the dirty limits is mostly written back already when
-//! the pass ends.
+//! file larger than the dirty limits is mostly written back when its pass
+//! ends; the rest (at most the dirty limit) is written in that one step.
 
 use super::disk::{mb, unnamed_file, AlignedBuf, Passes};
 use super::{Load, LoadContext, LoadDef};
