@@ -49,7 +49,7 @@ pub struct RunArgs {
     /// Probes to measure, comma-separated (default: all periodic probes).
     #[arg(long = "probe", value_name = "LIST", value_delimiter = ',')]
     pub probes: Option<Vec<String>>,
-    /// Loads to measure under, comma-separated (default: all CPU loads).
+    /// Loads to measure under, comma-separated (default: the standard set).
     #[arg(long = "load", value_name = "LIST", value_delimiter = ',')]
     pub loads: Option<Vec<String>>,
     /// Add a probe to the list (interbench -W).
@@ -498,9 +498,12 @@ mod tests {
     }
 
     #[test]
-    fn default_run_is_every_periodic_probe_under_every_cpu_load() {
+    fn default_run_is_every_periodic_probe_under_every_default_load() {
         let c = config(&[]).unwrap();
-        assert_eq!(c.scenarios.len(), 16);
+        // x, audio, video, gaming under none, burn, video, x, write, read.
+        assert_eq!(c.scenarios.len(), 24);
+        assert!(names(&c).contains(&"audio under read".to_string()));
+        assert!(!names(&c).iter().any(|n| n.contains("smallwrite")));
         assert_eq!(c.params.burn_processes, 4);
         assert_eq!(c.duration_ns, 6_000_000_000);
         assert!(!names(&c).iter().any(|n| n.contains("custom")));
@@ -530,12 +533,15 @@ mod tests {
     #[test]
     fn custom_joins_the_defaults_when_shaped() {
         let c = config(&["-C", "10", "-I", "2000"]).unwrap();
-        assert_eq!(c.scenarios.len(), 25);
+        assert_eq!(c.scenarios.len(), 35);
     }
 
     #[test]
     fn include_and_exclude_work_like_interbench() {
-        let c = config(&["--probe", "audio", "-W", "video", "-x", "burn", "-x", "x"]).unwrap();
+        let c = config(&[
+            "--probe", "audio", "-W", "video", "-x", "burn", "-x", "x", "-x", "write", "-x", "read",
+        ])
+        .unwrap();
         assert_eq!(
             names(&c),
             [

@@ -82,7 +82,20 @@ fn list_names_every_probe_and_load() {
     let output = run(&["list"]);
     assert!(output.status.success());
     let text = stdout(&output);
-    for name in ["x", "audio", "video", "gaming", "custom", "none", "burn"] {
+    for name in [
+        "x",
+        "audio",
+        "video",
+        "gaming",
+        "custom",
+        "none",
+        "burn",
+        "write",
+        "smallwrite",
+        "largewrite",
+        "read",
+        "compile",
+    ] {
         assert!(
             text.lines().any(|l| l.trim_start().starts_with(name)),
             "{name} missing:\n{text}"

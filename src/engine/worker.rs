@@ -146,14 +146,12 @@ fn listen_for_commands() -> Arc<Commands> {
     commands
 }
 
+/// Steps the load until told to stop; a failed step ends the load with its reason.
 fn work_until_stopped(load: &mut dyn Load, commands: &Commands) -> Result<LoadSample, String> {
     let mut meter = WindowMeter::default();
     let mut units = 0.0;
     while !commands.stop.load(Ordering::Acquire) {
-        units += load.step();
-        if let Some(reason) = load.failure() {
-            return Err(reason);
-        }
+        units += load.step()?;
         if let Some(window) = commands.window() {
             meter.set_window(window);
         }

@@ -29,8 +29,8 @@ struct Burn {
 }
 
 impl Load for Burn {
-    fn step(&mut self) -> f64 {
+    fn step(&mut self) -> Result<f64, String> {
         burn_loops(self.loops_per_slice);
-        self.loops_per_slice as f64 / 1e6
+        Ok(self.loops_per_slice as f64 / 1e6)
     }
 }

@@ -35,7 +35,6 @@ pub const DEF: LoadDef = LoadDef {
             root: child.id(),
             child,
             cpu_ticks: 0,
-            exited: None,
         }))
     },
     default: |_| false,
@@ -55,27 +54,20 @@ struct CommandLoad {
     root: u32,
     /// CPU ticks of the tree seen at the last step.
     cpu_ticks: u64,
-    exited: Option<String>,
 }
 
 impl Load for CommandLoad {
-    fn step(&mut self) -> f64 {
+    fn step(&mut self) -> Result<f64, String> {
         std::thread::sleep(STEP);
-        if self.exited.is_none() {
-            if let Ok(Some(status)) = self.child.try_wait() {
-                self.exited = Some(format!(
-                    "the command ended ({status}) before the scenario did"
-                ));
-            }
+        if let Ok(Some(status)) = self.child.try_wait() {
+            return Err(format!(
+                "the command ended ({status}) before the scenario did"
+            ));
         }
         let ticks = procfs::tree_cpu_ticks(Path::new("/proc"), self.root);
         let done = ticks.saturating_sub(self.cpu_ticks);
         self.cpu_ticks = self.cpu_ticks.max(ticks);
-        done as f64 / procfs::clock_ticks_per_s() as f64
-    }
-
-    fn failure(&self) -> Option<String> {
-        self.exited.clone()
+        Ok(done as f64 / procfs::clock_ticks_per_s() as f64)
     }
 }
 

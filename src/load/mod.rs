@@ -6,8 +6,11 @@
 
 pub mod burn;
 pub mod cmd;
+pub mod disk;
 pub mod none;
+pub mod read;
 pub mod sim;
+pub mod write;
 
 use crate::probe::WorkParams;
 use std::path::PathBuf;
@@ -15,14 +18,9 @@ use std::path::PathBuf;
 /// Background work, done in short slices.
 pub trait Load {
     /// Does one short slice of work (a few ms, or one period of a simulation)
-    /// and returns the units of work it got done.
-    fn step(&mut self) -> f64;
-
-    /// Why the load can no longer do its work (a helper process died, a
-    /// command ended); the worker then fails the scenario with this reason.
-    fn failure(&self) -> Option<String> {
-        None
-    }
+    /// and returns the units of work it got done, or why the load cannot go
+    /// on (a failed write, a command that ended), for the user.
+    fn step(&mut self) -> Result<f64, String>;
 }
 
 /// What a load process is given to build its share of the load.
@@ -69,11 +67,18 @@ pub static LOADS: &[LoadDef] = &[
     sim::VIDEO,
     sim::X,
     sim::CUSTOM,
+    write::WRITE,
+    write::SMALLWRITE,
+    write::LARGEWRITE,
+    read::DEF,
     cmd::DEF,
 ];
 
 /// Names that stand for a mix of loads.
-pub static ALIASES: &[(&str, &str)] = &[];
+pub static ALIASES: &[(&str, &str)] = &[
+    // interbench's simulation of `make -j4`: CPU hogs plus a writer and a reader.
+    ("compile", "burn+write+read"),
+];
 
 /// The load called `name`.
 pub fn find(name: &str) -> Option<&'static LoadDef> {
@@ -200,6 +205,16 @@ mod tests {
         let mix = LoadMix::parse("burn+video").unwrap();
         assert_eq!(mix.name, "burn+video");
         assert_eq!(names(&mix), [("burn", None), ("video", None)]);
+    }
+
+    #[test]
+    fn compile_is_burn_write_and_read() {
+        let mix = LoadMix::parse("compile").unwrap();
+        assert_eq!(mix.name, "compile");
+        assert_eq!(
+            names(&mix),
+            [("burn", None), ("write", None), ("read", None)]
+        );
     }
 
     #[test]

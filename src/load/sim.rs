@@ -67,7 +67,7 @@ impl SimLoad {
 }
 
 impl Load for SimLoad {
-    fn step(&mut self) -> f64 {
-        self.runner.run_next_frame().map_or(0.0, |_| 1.0)
+    fn step(&mut self) -> Result<f64, String> {
+        Ok(self.runner.run_next_frame().map_or(0.0, |_| 1.0))
     }
 }
