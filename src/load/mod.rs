@@ -16,6 +16,20 @@ pub trait Load {
     /// Does one short slice of work (a few ms, or one period of a simulation)
     /// and returns the units of work it got done.
     fn step(&mut self) -> f64;
+
+    /// CPU time used so far by helper processes the load forked and has not
+    /// reaped (`RUSAGE_CHILDREN` counts only reaped ones); the worker adds it
+    /// to its own. Loads without such helpers have none.
+    fn helpers_cpu_ns(&self) -> u64 {
+        0
+    }
+
+    /// Fails, with a message for the user, once the load can no longer do
+    /// the work it claims (a helper process died, a spawn failed); the worker
+    /// calls it after every step and then fails the load.
+    fn health(&mut self) -> Result<(), String> {
+        Ok(())
+    }
 }
 
 /// What a load process is given to build its share of the load.
