@@ -51,7 +51,7 @@ pub struct RunArgs {
     /// Probes to measure, comma-separated (default: all periodic probes).
     #[arg(long = "probe", value_name = "LIST", value_delimiter = ',')]
     pub probes: Option<Vec<String>>,
-    /// Loads to measure under, comma-separated (default: all CPU loads).
+    /// Loads to measure under, comma-separated (default: the CPU and process loads).
     #[arg(long = "load", value_name = "LIST", value_delimiter = ',')]
     pub loads: Option<Vec<String>>,
     /// Add a probe to the list (interbench -W).
@@ -483,7 +483,8 @@ mod tests {
     #[test]
     fn default_run_is_every_periodic_probe_under_every_cpu_load() {
         let c = config(&[]).unwrap();
-        assert_eq!(c.scenarios.len(), 16);
+        // 4 probes under none, burn, video, x and hack.
+        assert_eq!(c.scenarios.len(), 20);
         assert_eq!(c.params.burn_processes, 4);
         assert_eq!(c.duration_ns, 15_000_000_000);
         assert!(!names(&c).iter().any(|n| n.contains("custom")));
@@ -492,7 +493,7 @@ mod tests {
     #[test]
     fn custom_joins_the_defaults_when_shaped() {
         let c = config(&["-C", "10", "-I", "2000"]).unwrap();
-        assert_eq!(c.scenarios.len(), 25);
+        assert_eq!(c.scenarios.len(), 30);
     }
 
     #[test]
@@ -503,8 +504,10 @@ mod tests {
             [
                 "audio under none",
                 "audio under video",
+                "audio under hack",
                 "video under none",
-                "video under video"
+                "video under video",
+                "video under hack"
             ]
         );
     }

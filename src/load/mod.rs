@@ -5,6 +5,8 @@
 //! load is a [`LoadMix`] such as `burn+write`, whose parts run side by side.
 
 pub mod burn;
+pub mod hack;
+mod helpers;
 pub mod none;
 pub mod sim;
 
@@ -70,7 +72,14 @@ pub struct LoadDef {
 }
 
 /// Every load, in the order they are run and listed.
-pub static LOADS: &[LoadDef] = &[none::DEF, burn::DEF, sim::VIDEO, sim::X, sim::CUSTOM];
+pub static LOADS: &[LoadDef] = &[
+    none::DEF,
+    burn::DEF,
+    sim::VIDEO,
+    sim::X,
+    sim::CUSTOM,
+    hack::DEF,
+];
 
 /// Names that stand for a mix of loads.
 pub static ALIASES: &[(&str, &str)] = &[];
