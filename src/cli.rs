@@ -483,8 +483,8 @@ mod tests {
     #[test]
     fn default_run_is_every_periodic_probe_under_every_cpu_load() {
         let c = config(&[]).unwrap();
-        // 4 probes under none, burn, video, x and hack.
-        assert_eq!(c.scenarios.len(), 20);
+        // 4 probes under none, burn, video, x, hack and spawn.
+        assert_eq!(c.scenarios.len(), 24);
         assert_eq!(c.params.burn_processes, 4);
         assert_eq!(c.duration_ns, 15_000_000_000);
         assert!(!names(&c).iter().any(|n| n.contains("custom")));
@@ -493,7 +493,7 @@ mod tests {
     #[test]
     fn custom_joins_the_defaults_when_shaped() {
         let c = config(&["-C", "10", "-I", "2000"]).unwrap();
-        assert_eq!(c.scenarios.len(), 30);
+        assert_eq!(c.scenarios.len(), 35);
     }
 
     #[test]
@@ -505,9 +505,11 @@ mod tests {
                 "audio under none",
                 "audio under video",
                 "audio under hack",
+                "audio under spawn",
                 "video under none",
                 "video under video",
-                "video under hack"
+                "video under hack",
+                "video under spawn"
             ]
         );
     }

@@ -9,6 +9,7 @@ pub mod hack;
 mod helpers;
 pub mod none;
 pub mod sim;
+pub mod spawn;
 
 use crate::probe::WorkParams;
 use std::path::PathBuf;
@@ -79,6 +80,7 @@ pub static LOADS: &[LoadDef] = &[
     sim::X,
     sim::CUSTOM,
     hack::DEF,
+    spawn::DEF,
 ];
 
 /// Names that stand for a mix of loads.
