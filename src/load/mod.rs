@@ -5,6 +5,7 @@
 //! load is a [`LoadMix`] such as `burn+write`, whose parts run side by side.
 
 pub mod burn;
+pub mod ctxmem;
 pub mod hack;
 mod helpers;
 pub mod none;
@@ -81,6 +82,8 @@ pub static LOADS: &[LoadDef] = &[
     sim::CUSTOM,
     hack::DEF,
     spawn::DEF,
+    ctxmem::CTXMEM8,
+    ctxmem::CTXMEM2,
 ];
 
 /// Names that stand for a mix of loads.
@@ -89,6 +92,14 @@ pub static ALIASES: &[(&str, &str)] = &[];
 /// The load called `name`.
 pub fn find(name: &str) -> Option<&'static LoadDef> {
     LOADS.iter().find(|l| l.name == name)
+}
+
+/// Removes what load processes leave behind when they are SIGKILLed before
+/// they can clean up (as the orchestrator ends every scenario): SysV
+/// message queues whose maker is gone. Returns one line per queue, for the
+/// user.
+pub fn remove_leftovers() -> Vec<String> {
+    crate::system::msgqueue::remove_leftovers(std::path::Path::new("/proc"))
 }
 
 /// No disk needed.
