@@ -500,9 +500,10 @@ mod tests {
     #[test]
     fn default_run_is_every_periodic_probe_under_every_default_load() {
         let c = config(&[]).unwrap();
-        // x, audio, video, gaming under none, burn, video, x, write, read.
-        assert_eq!(c.scenarios.len(), 24);
+        // x, audio, video, gaming under none, burn, video, x, write, read, hack, spawn.
+        assert_eq!(c.scenarios.len(), 32);
         assert!(names(&c).contains(&"audio under read".to_string()));
+        assert!(names(&c).contains(&"audio under hack".to_string()));
         assert!(!names(&c).iter().any(|n| n.contains("smallwrite")));
         assert_eq!(c.params.burn_processes, 4);
         assert_eq!(c.duration_ns, 6_000_000_000);
@@ -533,7 +534,7 @@ mod tests {
     #[test]
     fn custom_joins_the_defaults_when_shaped() {
         let c = config(&["-C", "10", "-I", "2000"]).unwrap();
-        assert_eq!(c.scenarios.len(), 35);
+        assert_eq!(c.scenarios.len(), 45);
     }
 
     #[test]
@@ -547,8 +548,12 @@ mod tests {
             [
                 "audio under none",
                 "audio under video",
+                "audio under hack",
+                "audio under spawn",
                 "video under none",
-                "video under video"
+                "video under video",
+                "video under hack",
+                "video under spawn"
             ]
         );
     }

@@ -9,6 +9,7 @@ use crate::engine::interrupt::Interrupt;
 use crate::engine::scenario::{run_scenario, ScenarioSettings};
 use crate::engine::supervise;
 use crate::engine::workspace::{self, Workspace};
+use crate::load;
 use crate::measure::calibrate::{self, CalibrationSource, MachineIdentity};
 use crate::measure::sched::{self, SchedRequest};
 use crate::progress::Progress;
@@ -31,7 +32,8 @@ const CALIBRATION_DRIFT_LIMIT: f64 = 0.05;
 /// Runs the scenarios of `config`.
 pub fn run(mut config: RunConfig, system: SystemInfo) -> anyhow::Result<ExitCode> {
     check_privileges(&config)?;
-    for line in workspace::clean_leftovers(swap::remove, cgroup::remove) {
+    let leftovers = workspace::clean_leftovers(swap::remove, cgroup::remove);
+    for line in leftovers.into_iter().chain(load::remove_leftovers()) {
         eprintln!("feelbench: {line}");
     }
     let interrupt = Interrupt::install().context("installing signal handlers")?;

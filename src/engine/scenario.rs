@@ -74,6 +74,8 @@ pub fn run_scenario(
     let mut waiter = Waiter { interrupt, tick };
     let outcome = measure(scenario, settings, dir, &mut group, &mut waiter);
     group.stop_all();
+    // What the loads' processes, killed with the group, could not remove.
+    crate::load::remove_leftovers();
     let (status, error, result, load_work) = match outcome {
         Ok((result, load_work)) => (ScenarioStatus::Ok, None, Some(result), load_work),
         Err(Stop::Failed(reason)) => (ScenarioStatus::Failed, Some(reason), None, Vec::new()),

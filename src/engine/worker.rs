@@ -103,6 +103,9 @@ fn run_load(name: &str, context: &LoadContext, nice: i32) -> Result<(), String> 
     let commands = listen_for_commands();
     send(&WorkerMessage::Ready { window: None });
     let work = work_until_stopped(load.as_mut(), &commands)?;
+    // Cleaned up before the last message: the orchestrator kills the
+    // process group once it has every load's figures.
+    drop(load);
     send(&WorkerMessage::LoadDone { work });
     Ok(())
 }
@@ -155,9 +158,9 @@ fn work_until_stopped(load: &mut dyn Load, commands: &Commands) -> Result<LoadSa
         if let Some(window) = commands.window() {
             meter.set_window(window);
         }
-        meter.observe(now_ns(), units, read_counters);
+        meter.observe(now_ns(), units, || read_counters(load));
     }
-    meter.finish(now_ns(), units, read_counters);
+    meter.finish(now_ns(), units, || read_counters(load));
     let totals = meter.totals();
     let counters = totals.map(|t| t.counters).unwrap_or_default();
     Ok(LoadSample {
@@ -169,12 +172,12 @@ fn work_until_stopped(load: &mut dyn Load, commands: &Commands) -> Result<LoadSa
     })
 }
 
-fn read_counters() -> Counters {
+fn read_counters(load: &dyn Load) -> Counters {
     // /proc/self/io exists on every kernel with task I/O accounting; without
     // it the bytes stay 0 rather than failing the load.
     let io = procfs::read_process_io(Path::new("/proc"), "self").unwrap_or_default();
     Counters {
-        cpu_ns: process_and_children_cpu_ns(),
+        cpu_ns: process_and_children_cpu_ns() + load.helpers_cpu_ns(),
         read_bytes: io.read_bytes,
         write_bytes: io.write_bytes,
     }

@@ -6,10 +6,14 @@
 
 pub mod burn;
 pub mod cmd;
+pub mod ctxmem;
 pub mod disk;
+pub mod hack;
+mod helpers;
 pub mod none;
 pub mod read;
 pub mod sim;
+pub mod spawn;
 pub mod write;
 
 use crate::probe::WorkParams;
@@ -19,8 +23,16 @@ use std::path::PathBuf;
 pub trait Load {
     /// Does one short slice of work (a few ms, or one period of a simulation)
     /// and returns the units of work it got done, or why the load cannot go
-    /// on (a failed write, a command that ended), for the user.
+    /// on (a failed write, a command that ended, a helper process that
+    /// died), for the user.
     fn step(&mut self) -> Result<f64, String>;
+
+    /// CPU time used so far by helper processes the load forked and has not
+    /// reaped (`RUSAGE_CHILDREN` counts only reaped ones); the worker adds it
+    /// to its own. Loads without such helpers have none.
+    fn helpers_cpu_ns(&self) -> u64 {
+        0
+    }
 }
 
 /// What a load process is given to build its share of the load.
@@ -72,6 +84,10 @@ pub static LOADS: &[LoadDef] = &[
     write::LARGEWRITE,
     read::DEF,
     cmd::DEF,
+    hack::DEF,
+    spawn::DEF,
+    ctxmem::CTXMEM8,
+    ctxmem::CTXMEM2,
 ];
 
 /// Names that stand for a mix of loads.
@@ -83,6 +99,14 @@ pub static ALIASES: &[(&str, &str)] = &[
 /// The load called `name`.
 pub fn find(name: &str) -> Option<&'static LoadDef> {
     LOADS.iter().find(|l| l.name == name)
+}
+
+/// Removes what load processes leave behind when they are SIGKILLed before
+/// they can clean up (as the orchestrator ends every scenario): SysV
+/// message queues whose maker is gone. Returns one line per queue, for the
+/// user.
+pub fn remove_leftovers() -> Vec<String> {
+    crate::system::msgqueue::remove_leftovers(std::path::Path::new("/proc"))
 }
 
 /// No disk needed.

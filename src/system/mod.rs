@@ -2,6 +2,7 @@
 //! root of the /proc tree, so tests can feed it captured files.
 
 pub mod cgroup;
+pub mod msgqueue;
 pub mod procfs;
 pub mod swap;
 

@@ -1,0 +1,180 @@
+//! The process loads (`hack`, `spawn`, `ctxmem8`, `ctxmem2`) on short real
+//! runs: each does work in its own unit, and nothing of theirs outlives the
+//! run, neither the processes they fork nor ctxmem's SysV message queue,
+//! after a normal end, a SIGINT, or a helper that died.
+
+mod common;
+use common::{feelbench, new_tag, read_json, stderr, tagged_processes, LOOPS_PER_MS};
+use nix::sys::signal::{kill, Signal};
+use nix::unistd::Pid;
+use std::collections::BTreeSet;
+use std::path::Path;
+use std::process::{Child, Stdio};
+use std::time::{Duration, Instant};
+
+/// Starts `feelbench run` measuring audio under `loads` for `seconds`.
+fn start(tag: &str, dir: &Path, loads: &str, seconds: &str) -> Child {
+    feelbench(tag, dir)
+        .args(["run", "--probe", "audio", "--load", loads, "-t", seconds])
+        .args([
+            "--warmup",
+            "0.2",
+            "-l",
+            LOOPS_PER_MS,
+            "-q",
+            "--mem-limit",
+            "256M",
+        ])
+        .arg("-o")
+        .arg(dir.join("run.json"))
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap()
+}
+
+/// SysV message queues (their ids) whose key says feelbench made them in
+/// one of `pids`: the key is 0xFB in the top byte, the maker's pid below.
+fn queues_made_by(pids: &BTreeSet<u32>) -> BTreeSet<i32> {
+    let text = std::fs::read_to_string("/proc/sysvipc/msg").unwrap_or_default();
+    text.lines()
+        .skip(1)
+        .filter_map(|line| {
+            let mut fields = line.split_whitespace();
+            let key = fields.next()?.parse::<i32>().ok()? as u32;
+            let id = fields.next()?.parse().ok()?;
+            (key >> 24 == 0xFB && pids.contains(&(key & 0xFF_FFFF))).then_some(id)
+        })
+        .collect()
+}
+
+/// What was seen of a run's processes while it ran.
+#[derive(Default)]
+struct Seen {
+    pids: BTreeSet<u32>,
+    queues: BTreeSet<i32>,
+}
+
+impl Seen {
+    fn look(&mut self, tag: &str) {
+        self.pids.extend(tagged_processes(tag));
+        self.queues.extend(queues_made_by(&self.pids));
+    }
+}
+
+/// Looks at the run's processes and queues until it exits (within 60 s);
+/// returns its exit code.
+fn watch_until_exit(child: &mut Child, tag: &str, seen: &mut Seen) -> Option<i32> {
+    let deadline = Instant::now() + Duration::from_secs(60);
+    loop {
+        seen.look(tag);
+        if let Some(status) = child.try_wait().unwrap() {
+            return status.code();
+        }
+        assert!(Instant::now() < deadline, "feelbench did not exit");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+/// Waits (up to 20 s) until a process of the run is named `name`.
+fn wait_for_named(tag: &str, name: &str, seen: &mut Seen) -> Vec<u32> {
+    let deadline = Instant::now() + Duration::from_secs(20);
+    loop {
+        seen.look(tag);
+        let named: Vec<u32> = tagged_processes(tag)
+            .into_iter()
+            .filter(|pid| {
+                std::fs::read_to_string(format!("/proc/{pid}/comm"))
+                    .is_ok_and(|comm| comm.trim() == name)
+            })
+            .collect();
+        if !named.is_empty() {
+            return named;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "no process named {name} appeared"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+/// Asserts nothing of the run is left: no process, no message queue.
+fn assert_nothing_left(tag: &str, seen: &Seen) {
+    assert_eq!(tagged_processes(tag), Vec::<u32>::new(), "processes left");
+    assert_eq!(queues_made_by(&seen.pids), BTreeSet::new(), "queues left");
+}
+
+#[test]
+fn each_process_load_works_in_its_unit_and_leaves_nothing_behind() {
+    let tag = new_tag();
+    let dir = tempfile::tempdir().unwrap();
+    let mut child = start(&tag, dir.path(), "hack,spawn,ctxmem8,ctxmem2", "1");
+    let mut seen = Seen::default();
+    let code = watch_until_exit(&mut child, &tag, &mut seen);
+    let output = child.wait_with_output().unwrap();
+    assert_eq!(code, Some(0), "{}", stderr(&output));
+    let run = read_json(&dir.path().join("run.json"));
+    let expected = [
+        ("hack", "messages", 1),
+        ("spawn", "spawns", run["system"]["cpus"].as_u64().unwrap()),
+        ("ctxmem8", "trips", 1),
+        ("ctxmem2", "trips", 1),
+    ];
+    let scenarios = run["scenarios"].as_array().unwrap();
+    assert_eq!(scenarios.len(), expected.len());
+    for (scenario, (load, unit, processes)) in scenarios.iter().zip(expected) {
+        assert_eq!(scenario["status"], "ok", "{scenario}");
+        let work = &scenario["load_work"][0];
+        assert_eq!(work["load"], load);
+        assert_eq!(work["unit"], unit, "{work}");
+        assert_eq!(work["processes"], processes, "{work}");
+        assert!(work["amount"].as_f64().unwrap() > 0.0, "{work}");
+        assert!(work["cpu_pct"].as_f64().unwrap() > 0.0, "{work}");
+    }
+    assert!(
+        seen.queues.len() >= 2,
+        "each ctxmem scenario ran its ring over a queue: {:?}",
+        seen.queues
+    );
+    assert_nothing_left(&tag, &seen);
+}
+
+#[test]
+fn sigint_under_hack_and_ctxmem_leaves_no_process_and_no_queue() {
+    let tag = new_tag();
+    let dir = tempfile::tempdir().unwrap();
+    let mut child = start(&tag, dir.path(), "hack+ctxmem8", "30");
+    let mut seen = Seen::default();
+    wait_for_named(&tag, "fb-hack-send", &mut seen);
+    wait_for_named(&tag, "fb-ctxmem", &mut seen);
+    seen.look(&tag);
+    assert_eq!(
+        seen.queues.len(),
+        1,
+        "the ring's queue exists while it runs"
+    );
+    kill(Pid::from_raw(child.id() as i32), Signal::SIGINT).unwrap();
+    assert_eq!(watch_until_exit(&mut child, &tag, &mut seen), Some(130));
+    assert_nothing_left(&tag, &seen);
+}
+
+#[test]
+fn a_helper_that_dies_fails_its_load_with_the_reason() {
+    let tag = new_tag();
+    let dir = tempfile::tempdir().unwrap();
+    let mut child = start(&tag, dir.path(), "hack", "30");
+    let mut seen = Seen::default();
+    let receivers = wait_for_named(&tag, "fb-hack-recv", &mut seen);
+    kill(Pid::from_raw(receivers[0] as i32), Signal::SIGKILL).unwrap();
+    assert_eq!(watch_until_exit(&mut child, &tag, &mut seen), Some(1));
+    let error = read_json(&dir.path().join("run.json"))["scenarios"][0]["error"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    assert!(
+        error.contains("load hack") && error.contains("helper process ended (killed by SIGKILL)"),
+        "{error}"
+    );
+    assert_nothing_left(&tag, &seen);
+}
