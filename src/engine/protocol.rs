@@ -29,6 +29,9 @@ pub enum WorkerSpec {
         dir: PathBuf,
         instance: usize,
         processes: usize,
+        /// The `cgroup.procs` file of the memory cgroup the worker joins
+        /// before anything else (`--mem-limit`).
+        cgroup_procs: Option<PathBuf>,
     },
 }
 
@@ -118,6 +121,7 @@ mod tests {
             dir: "/tmp/x".into(),
             instance: 0,
             processes: 4,
+            cgroup_procs: Some("/sys/fs/cgroup/memory/feelbench-1/cgroup.procs".into()),
         };
         let text = serde_json::to_string(&spec).unwrap();
         assert!(text.contains(r#""role":"load""#), "{text}");
