@@ -171,8 +171,9 @@ fn make_load_cgroup(workspace: &mut Workspace, limit_bytes: u64) -> anyhow::Resu
 /// Margin of free space left when the disk loads' files are at their largest.
 const DISK_MARGIN_BYTES: u64 = 512 << 20;
 
-/// Sizes the disk and memory loads' work and checks that the work directory
-/// has room for the largest scenario's files.
+/// Sizes the disk and memory loads' work, checks the loads again now that
+/// their parameters are complete, and checks that the work directory has
+/// room for the largest scenario's files.
 fn size_the_work(config: &mut RunConfig, workspace: &Workspace) -> anyhow::Result<()> {
     let stat = nix::sys::statvfs::statvfs(workspace.dir()).with_context(|| {
         format!(
@@ -195,6 +196,9 @@ fn size_the_work(config: &mut RunConfig, workspace: &Workspace) -> anyhow::Resul
             .and_then(|m| m.get("MemAvailable"))
             .unwrap_or(ram)
     });
+    for scenario in &config.scenarios {
+        scenario.load.check(&config.params).map_err(UsageError)?;
+    }
     let needed = config
         .scenarios
         .iter()

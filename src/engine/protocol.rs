@@ -116,6 +116,7 @@ mod tests {
                 custom: None,
                 file_bytes: 1 << 20,
                 mem_bytes: 1 << 20,
+                swap_bytes: 0,
             },
             nice: 5,
             dir: "/tmp/x".into(),

@@ -5,6 +5,7 @@
 //! load is a [`LoadMix`] such as `burn+write`, whose parts run side by side.
 
 pub mod burn;
+pub mod memload;
 pub mod none;
 pub mod sim;
 
@@ -56,7 +57,14 @@ pub struct LoadDef {
 }
 
 /// Every load, in the order they are run and listed.
-pub static LOADS: &[LoadDef] = &[none::DEF, burn::DEF, sim::VIDEO, sim::X, sim::CUSTOM];
+pub static LOADS: &[LoadDef] = &[
+    none::DEF,
+    burn::DEF,
+    sim::VIDEO,
+    sim::X,
+    sim::CUSTOM,
+    memload::DEF,
+];
 
 /// Names that stand for a mix of loads.
 pub static ALIASES: &[(&str, &str)] = &[];

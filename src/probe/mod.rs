@@ -27,6 +27,8 @@ pub struct WorkParams {
     pub file_bytes: u64,
     /// Memory the memory loads work through.
     pub mem_bytes: u64,
+    /// Swap free for the loads when the run starts: the system's plus `--swap`.
+    pub swap_bytes: u64,
 }
 
 /// The measurement window, in absolute `CLOCK_MONOTONIC` nanoseconds.
