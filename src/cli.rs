@@ -253,8 +253,9 @@ fn check_nice(option: &str, nice: i32) -> Result<i32, UsageError> {
 }
 
 impl RunArgs {
-    /// Checks every option and name and builds the run's settings.
-    pub fn into_config(self, cpus: usize) -> Result<RunConfig, UsageError> {
+    /// Checks every option and name and builds the run's settings, for a
+    /// machine with `cpus` CPUs and `free_swap_bytes` of swap free.
+    pub fn into_config(self, cpus: usize, free_swap_bytes: u64) -> Result<RunConfig, UsageError> {
         let default_s = if self.full {
             FULL_DURATION_S
         } else {
@@ -286,6 +287,7 @@ impl RunArgs {
             custom,
             file_bytes: self.file_bytes.unwrap_or(0),
             mem_bytes: self.mem_limit_bytes.unwrap_or(0),
+            swap_bytes: free_swap_bytes + self.swap_bytes.unwrap_or(0),
         };
         let probes = Selection {
             kind: "probe",
@@ -484,13 +486,18 @@ mod tests {
         Cli::command().debug_assert();
     }
 
-    fn config(args: &[&str]) -> Result<RunConfig, UsageError> {
+    /// The settings for `args` on a 2-CPU machine with `free_swap_bytes`.
+    fn config_with_swap(args: &[&str], free_swap_bytes: u64) -> Result<RunConfig, UsageError> {
         let mut full = vec!["feelbench", "run"];
         full.extend_from_slice(args);
         match Cli::try_parse_from(full).expect("parses").command {
-            Command::Run(run) => (*run).into_config(2),
+            Command::Run(run) => (*run).into_config(2, free_swap_bytes),
             _ => unreachable!(),
         }
+    }
+
+    fn config(args: &[&str]) -> Result<RunConfig, UsageError> {
+        config_with_swap(args, 0)
     }
 
     fn names(config: &RunConfig) -> Vec<String> {
@@ -589,6 +596,25 @@ mod tests {
         assert!(config(&["-L", "0"]).is_err());
         assert!(config(&["-C", "101", "-I", "1000"]).is_err());
         assert!(config(&["--rt-priority", "100"]).is_err());
+    }
+
+    #[test]
+    fn memload_needs_swap_from_the_system_or_from_swap_option() {
+        let err = config(&["--load", "memload"]).unwrap_err().to_string();
+        assert!(
+            err.starts_with("load memload: needs swap") && err.contains("--swap SIZE"),
+            "{err}"
+        );
+        let c = config(&["--load", "memload", "--swap", "1G"]).unwrap();
+        assert_eq!(c.params.swap_bytes, 1 << 30);
+        assert!(config_with_swap(&["--load", "memload"], 1 << 30).is_ok());
+        let err = config(&["--load", "memload", "--mem-limit", "4G", "--swap", "100M"])
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("needs 409 MiB of swap"), "{err}");
+        assert!(!names(&config_with_swap(&[], 1 << 30).unwrap())
+            .iter()
+            .any(|n| n.contains("memload")));
     }
 
     #[test]

@@ -38,7 +38,11 @@ fn dispatch(command: Command) -> anyhow::Result<ExitCode> {
     let system = system::describe(Path::new("/proc"));
     match command {
         Command::Run(args) => {
-            let config = (*args).into_config(system.cpus)?;
+            let free_swap_bytes = system::procfs::read_meminfo(Path::new("/proc"))
+                .ok()
+                .and_then(|m| m.get("SwapFree"))
+                .unwrap_or(0);
+            let config = (*args).into_config(system.cpus, free_swap_bytes)?;
             commands::run::run(config, system)
         }
         Command::List => print(&commands::list::render()),

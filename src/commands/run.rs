@@ -18,8 +18,10 @@ use crate::report::schema::{
     RunDocument, RunInfo, RunSettingsRecord, ScenarioStatus, ToolInfo, Warning, WarningCode, SCHEMA,
 };
 use crate::report::table;
+use crate::system::cgroup::{self, MemoryCgroup, MemoryController};
+use crate::system::procfs;
+use crate::system::swap::{self, SwapFile};
 use crate::system::SystemInfo;
-use crate::system::{cgroup, procfs, swap};
 use anyhow::Context as _;
 use std::path::Path;
 use std::path::PathBuf;
@@ -32,13 +34,23 @@ const CALIBRATION_DRIFT_LIMIT: f64 = 0.05;
 /// Runs the scenarios of `config`.
 pub fn run(mut config: RunConfig, system: SystemInfo) -> anyhow::Result<ExitCode> {
     check_privileges(&config)?;
-    let leftovers = workspace::clean_leftovers(swap::remove, cgroup::remove);
+    let leftovers = workspace::clean_leftovers(swap::remove, |p| Ok(cgroup::remove(p)?));
     for line in leftovers.into_iter().chain(load::remove_leftovers()) {
         eprintln!("feelbench: {line}");
     }
     let interrupt = Interrupt::install().context("installing signal handlers")?;
     supervise::become_subreaper().context("becoming the subreaper of the loads")?;
-    let workspace = Workspace::create(&config.workdir)?;
+    let mut workspace = Workspace::create(&config.workdir)?;
+    // Declared after the workspace, so dropped before it: the swap file is
+    // in its directory, and an active swap file cannot be deleted.
+    let _swap = config
+        .swap_bytes
+        .map(|bytes| add_swap(&mut workspace, bytes))
+        .transpose()?;
+    let load_cgroup = config
+        .mem_limit_bytes
+        .map(|bytes| make_load_cgroup(&mut workspace, bytes))
+        .transpose()?;
     size_the_work(&mut config, &workspace)?;
     let (loops_per_ms, calibration) = obtain_calibration(&config, &system);
     config.params.loops_per_ms = loops_per_ms;
@@ -57,6 +69,7 @@ pub fn run(mut config: RunConfig, system: SystemInfo) -> anyhow::Result<ExitCode
         params: config.params,
         probe_sched: config.probe_sched,
         load_nice: config.load_nice,
+        load_cgroup_procs: load_cgroup.as_ref().map(MemoryCgroup::procs_file),
     };
     let scenario_time = Duration::from_nanos(config.duration_ns + config.warmup_ns);
     let mut progress = Progress::new(config.scenarios.len(), scenario_time, config.quiet);
@@ -126,11 +139,45 @@ pub fn run(mut config: RunConfig, system: SystemInfo) -> anyhow::Result<ExitCode
     })
 }
 
+/// Turns on a swap file of `bytes` in the workspace for the run (`--swap`).
+fn add_swap(workspace: &mut Workspace, bytes: u64) -> anyhow::Result<SwapFile> {
+    let path = workspace.dir().join("swapfile");
+    // Recorded first: if the run is killed before it turns the swap off
+    // again, the next run does it.
+    workspace.note_swap_file(&path)?;
+    let swap = SwapFile::create(&path, bytes)?;
+    eprintln!(
+        "feelbench: swap file {} ({} MiB) on for the run",
+        path.display(),
+        bytes >> 20
+    );
+    Ok(swap)
+}
+
+/// Makes the memory cgroup the loads run in (`--mem-limit`).
+fn make_load_cgroup(workspace: &mut Workspace, limit_bytes: u64) -> anyhow::Result<MemoryCgroup> {
+    let controller =
+        MemoryController::find(Path::new("/proc")).map_err(|e| UsageError(e.to_string()))?;
+    let name = format!("feelbench-{}", std::process::id());
+    let path = controller.path_of(&name);
+    // Recorded first, like the swap file.
+    workspace.note_cgroup(&path)?;
+    let cgroup = controller.create(&name, limit_bytes)?;
+    eprintln!(
+        "feelbench: loads limited to {} MiB of memory in {} ({})",
+        limit_bytes >> 20,
+        path.display(),
+        controller.version()
+    );
+    Ok(cgroup)
+}
+
 /// Margin of free space left when the disk loads' files are at their largest.
 const DISK_MARGIN_BYTES: u64 = 512 << 20;
 
-/// Sizes the disk and memory loads' work and checks that the work directory
-/// has room for the largest scenario's files.
+/// Sizes the disk and memory loads' work, checks the loads again now that
+/// their parameters are complete, and checks that the work directory has
+/// room for the largest scenario's files.
 fn size_the_work(config: &mut RunConfig, workspace: &Workspace) -> anyhow::Result<()> {
     let stat = nix::sys::statvfs::statvfs(workspace.dir()).with_context(|| {
         format!(
@@ -153,6 +200,9 @@ fn size_the_work(config: &mut RunConfig, workspace: &Workspace) -> anyhow::Resul
             .and_then(|m| m.get("MemAvailable"))
             .unwrap_or(ram)
     });
+    for scenario in &config.scenarios {
+        scenario.load.check(&config.params).map_err(UsageError)?;
+    }
     let needed = config
         .scenarios
         .iter()
@@ -172,8 +222,28 @@ fn size_the_work(config: &mut RunConfig, workspace: &Workspace) -> anyhow::Resul
 }
 
 /// Refuses at once what every scenario would fail on: a negative nice or
-/// SCHED_FIFO without the privileges.
+/// SCHED_FIFO without the privileges, or a change to the system (`--swap`,
+/// `--mem-limit`) by someone who is not root.
 fn check_privileges(config: &RunConfig) -> Result<(), UsageError> {
+    let changes = [
+        (
+            "--swap",
+            "turns a swap file on",
+            config.swap_bytes.is_some(),
+        ),
+        (
+            "--mem-limit",
+            "makes a memory cgroup",
+            config.mem_limit_bytes.is_some(),
+        ),
+    ];
+    if let Some((option, what, _)) = changes.iter().find(|(_, _, given)| *given) {
+        if !nix::unistd::geteuid().is_root() {
+            return Err(UsageError(format!(
+                "{option} needs root: it {what}; run as root or leave it out"
+            )));
+        }
+    }
     let loads = SchedRequest {
         nice: config.load_nice,
         fifo_priority: None,

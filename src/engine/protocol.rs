@@ -20,15 +20,16 @@ pub enum WorkerSpec {
         duration_ns: u64,
         sched: SchedRequest,
     },
-    /// Run process `instance` of `processes` of `load` until stopped.
+    /// Run one process's share of `load` until stopped.
     Load {
         load: String,
         arg: Option<String>,
         params: WorkParams,
         nice: i32,
         dir: PathBuf,
-        instance: usize,
-        processes: usize,
+        /// The `cgroup.procs` file of the memory cgroup the worker joins
+        /// before anything else (`--mem-limit`).
+        cgroup_procs: Option<PathBuf>,
     },
 }
 
@@ -106,18 +107,10 @@ mod tests {
         let spec = WorkerSpec::Load {
             load: "burn".into(),
             arg: None,
-            params: WorkParams {
-                loops_per_ms: 1.0,
-                cpus: 2,
-                burn_processes: 4,
-                custom: None,
-                file_bytes: 1 << 20,
-                mem_bytes: 1 << 20,
-            },
+            params: WorkParams::for_tests(),
             nice: 5,
             dir: "/tmp/x".into(),
-            instance: 0,
-            processes: 4,
+            cgroup_procs: Some("/sys/fs/cgroup/memory/feelbench-1/cgroup.procs".into()),
         };
         let text = serde_json::to_string(&spec).unwrap();
         assert!(text.contains(r#""role":"load""#), "{text}");

@@ -11,7 +11,7 @@ use crate::measure::sched::SchedRequest;
 use crate::probe::{ProbeDef, Window, WorkParams};
 use crate::report::schema::{LoadWork, ProbeResult, ScenarioResult, ScenarioStatus};
 use std::collections::HashMap;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
 /// How long a worker may take to get ready.
@@ -34,6 +34,9 @@ pub struct ScenarioSettings {
     pub params: WorkParams,
     pub probe_sched: SchedRequest,
     pub load_nice: i32,
+    /// The `cgroup.procs` file of the memory cgroup the load workers join
+    /// (`--mem-limit`). The probe stays outside: it is what is measured.
+    pub load_cgroup_procs: Option<PathBuf>,
 }
 
 /// One probe under one load mix.
@@ -154,8 +157,7 @@ fn start_loads<'a>(
                 params: settings.params,
                 nice: settings.load_nice,
                 dir: dir.to_path_buf(),
-                instance,
-                processes,
+                cgroup_procs: settings.load_cgroup_procs.clone(),
             };
             let label = format!(
                 "load {} (process {} of {processes})",

@@ -8,7 +8,7 @@ use crate::measure::clock::{now_ns, process_and_children_cpu_ns};
 use crate::measure::sched::{self, SchedRequest};
 use crate::measure::window::{Counters, WindowMeter};
 use crate::probe::{self, Window, WorkParams};
-use crate::system::procfs;
+use crate::system::{cgroup, procfs};
 use std::io::{BufRead as _, Write as _};
 use std::path::Path;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
@@ -35,17 +35,10 @@ pub fn run(spec_json: &str) -> i32 {
                 params,
                 nice,
                 dir,
-                instance,
-                processes,
+                cgroup_procs,
             } => {
-                let context = LoadContext {
-                    params,
-                    arg,
-                    dir,
-                    instance,
-                    processes,
-                };
-                run_load(&load, &context, nice)
+                let context = LoadContext { params, arg, dir };
+                run_load(&load, &context, nice, cgroup_procs.as_deref())
             }
         });
     match outcome {
@@ -92,7 +85,16 @@ fn run_probe(
     Ok(())
 }
 
-fn run_load(name: &str, context: &LoadContext, nice: i32) -> Result<(), String> {
+fn run_load(
+    name: &str,
+    context: &LoadContext,
+    nice: i32,
+    cgroup_procs: Option<&Path>,
+) -> Result<(), String> {
+    // First, so that everything the load allocates is charged to the cgroup.
+    if let Some(procs) = cgroup_procs {
+        cgroup::join(procs).map_err(|e| e.to_string())?;
+    }
     sched::set_thread_name(&format!("fb-load-{name}"));
     let def = load::find(name).ok_or_else(|| format!("unknown load {name}"))?;
     sched::set_nice(nice).map_err(|e| e.to_string())?;

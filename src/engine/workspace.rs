@@ -55,9 +55,14 @@ impl Workspace {
     /// Makes the private directory under `workdir` and records it. Also sets
     /// [`RUN_MARKER_VAR`] for the processes the run will start.
     pub fn create(workdir: &Path) -> anyhow::Result<Self> {
+        // Absolute, so that the record still names the right paths for a
+        // later run started in another directory.
+        let workdir = workdir
+            .canonicalize()
+            .with_context(|| format!("cannot find the work directory {}", workdir.display()))?;
         let dir = tempfile::Builder::new()
             .prefix("feelbench-")
-            .tempdir_in(workdir)
+            .tempdir_in(&workdir)
             .with_context(|| format!("cannot make a private directory in {}", workdir.display()))?;
         let pid = std::process::id();
         let start_ticks = start_ticks(pid).unwrap_or(0);

@@ -27,7 +27,7 @@ pub const CTXMEM8: LoadDef = LoadDef {
     unit: "trips",
     takes_arg: false,
     disk_bytes: super::no_disk,
-    check: super::no_check,
+    check: |params, _| super::check_swap_for(params, 20),
     processes: |_| 1,
     build: |context| build(context, 8),
     default: |_| false,
@@ -40,7 +40,7 @@ pub const CTXMEM2: LoadDef = LoadDef {
     unit: "trips",
     takes_arg: false,
     disk_bytes: super::no_disk,
-    check: super::no_check,
+    check: |params, _| super::check_swap_for(params, 20),
     processes: |_| 1,
     build: |context| build(context, 2),
     default: |_| false,
@@ -185,12 +185,9 @@ mod tests {
 
     fn params(cpus: usize, mem_bytes: u64) -> WorkParams {
         WorkParams {
-            loops_per_ms: 1.0,
             cpus,
-            burn_processes: 2 * cpus,
-            custom: None,
-            file_bytes: 0,
             mem_bytes,
+            ..WorkParams::for_tests()
         }
     }
 

@@ -110,12 +110,9 @@ mod tests {
 
     fn params(cpus: usize, mem_bytes: u64) -> WorkParams {
         WorkParams {
-            loops_per_ms: 1.0,
             cpus,
-            burn_processes: 2 * cpus,
-            custom: None,
-            file_bytes: 0,
             mem_bytes,
+            ..WorkParams::for_tests()
         }
     }
 

@@ -10,6 +10,7 @@ pub mod ctxmem;
 pub mod disk;
 pub mod hack;
 mod helpers;
+pub mod memload;
 pub mod none;
 pub mod read;
 pub mod sim;
@@ -43,10 +44,6 @@ pub struct LoadContext {
     pub arg: Option<String>,
     /// A private directory for the scenario's files, removed afterwards.
     pub dir: PathBuf,
-    /// This process's number among the load's processes, from 0.
-    pub instance: usize,
-    /// How many processes run this load.
-    pub processes: usize,
 }
 
 /// A load's entry in the registry.
@@ -83,11 +80,12 @@ pub static LOADS: &[LoadDef] = &[
     write::SMALLWRITE,
     write::LARGEWRITE,
     read::DEF,
-    cmd::DEF,
     hack::DEF,
     spawn::DEF,
     ctxmem::CTXMEM8,
     ctxmem::CTXMEM2,
+    memload::DEF,
+    cmd::DEF,
 ];
 
 /// Names that stand for a mix of loads.
@@ -116,6 +114,26 @@ pub(crate) fn no_disk(_: &WorkParams) -> u64 {
 
 /// Nothing to check.
 pub(crate) fn no_check(_: &WorkParams, _: Option<&str>) -> Result<(), String> {
+    Ok(())
+}
+
+/// Refuses a memory load that goes `overflow_pct` % past the memory it has
+/// when there is not enough swap for the excess (it would only summon the
+/// OOM killer). `mem_bytes` is 0 until the run knows it; then only the
+/// presence of swap is checked.
+pub(crate) fn check_swap_for(params: &WorkParams, overflow_pct: u64) -> Result<(), String> {
+    let overflow = params.mem_bytes * overflow_pct / 100;
+    if params.swap_bytes == 0 {
+        return Err("needs swap to push memory out to, and this system has none free; --swap SIZE adds a temporary swap file for the run (as root), e.g. --swap 1G, and --mem-limit SIZE keeps the pressure inside a cgroup of that size".to_string());
+    }
+    if params.swap_bytes < overflow {
+        return Err(format!(
+            "goes {overflow_pct} % past the {} MiB of memory it has, so it needs {} MiB of swap, and only {} MiB are free; give a larger --swap SIZE, or --mem-limit SIZE to work inside a cgroup of that size",
+            params.mem_bytes >> 20,
+            overflow >> 20,
+            params.swap_bytes >> 20
+        ));
+    }
     Ok(())
 }
 

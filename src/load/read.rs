@@ -93,12 +93,8 @@ mod tests {
 
     fn params(file_bytes: u64) -> WorkParams {
         WorkParams {
-            loops_per_ms: 1.0,
-            cpus: 1,
-            burn_processes: 1,
-            custom: None,
             file_bytes,
-            mem_bytes: 0,
+            ..WorkParams::for_tests()
         }
     }
 

@@ -27,6 +27,24 @@ pub struct WorkParams {
     pub file_bytes: u64,
     /// Memory the memory loads work through.
     pub mem_bytes: u64,
+    /// Swap free for the loads when the run starts: the system's plus `--swap`.
+    pub swap_bytes: u64,
+}
+
+#[cfg(test)]
+impl WorkParams {
+    /// Small parameters for unit tests; change fields with `..for_tests()`.
+    pub fn for_tests() -> Self {
+        Self {
+            loops_per_ms: 1.0,
+            cpus: 2,
+            burn_processes: 4,
+            custom: None,
+            file_bytes: 1 << 20,
+            mem_bytes: 1 << 20,
+            swap_bytes: 0,
+        }
+    }
 }
 
 /// The measurement window, in absolute `CLOCK_MONOTONIC` nanoseconds.
