@@ -106,6 +106,14 @@ spawn=$(fb spawn rate_per_s)
 row "spawn/fork(1/s)" "$spawn" "$(stress_rate fork)"
 row "spawn/exec(1/s)" "$spawn" "$(stress_rate exec)"
 
+echo "== hack vs hackbench -g $cpus -f 10 -s 100 (about ${secs}s each)" >&2
+hack=$(fb hack rate_per_s)
+# Same geometry as the hack load (a group per CPU, 10 senders x 10 receivers,
+# 100-byte messages); loops chosen so hackbench also runs about $secs s.
+loops=$(python3 -c "print(max(100, int($hack * $secs / ($cpus * 100))))")
+hb_time=$(hackbench -g "$cpus" -f 10 -s 100 -l "$loops" | awk '/^Time:/ {print $2}')
+row "hack(msg/s)" "$hack" "$(python3 -c "print($cpus * 100 * $loops / $hb_time)")"
+
 python3 - "$results" <<'PY'
 import sys
 print(f"{'load':<22}{'feelbench':>12}{'stand-in':>12}{'ratio':>8}  goal >= 0.9")

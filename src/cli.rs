@@ -218,6 +218,9 @@ pub struct RunConfig {
     /// The work parameters; `loops_per_ms`, `file_bytes` and `mem_bytes` are
     /// filled in by the run once it knows them.
     pub params: WorkParams,
+    /// Whether the user named loads (else the default set runs, and may
+    /// leave out what does not fit).
+    pub loads_given: bool,
     pub loops_per_ms: Option<f64>,
     pub workdir: PathBuf,
     pub file_bytes: Option<u64>,
@@ -317,6 +320,7 @@ impl RunArgs {
             duration_ns,
             warmup_ns,
             params,
+            loads_given: self.loads.is_some() || !self.with_loads.is_empty(),
             loops_per_ms: self.loops_per_ms,
             workdir: self.workdir,
             file_bytes: self.file_bytes,

@@ -51,12 +51,13 @@ pub fn run(mut config: RunConfig, system: SystemInfo) -> anyhow::Result<ExitCode
         .mem_limit_bytes
         .map(|bytes| make_load_cgroup(&mut workspace, bytes))
         .transpose()?;
-    size_the_work(&mut config, &workspace)?;
+    let disk_warning = size_the_work(&mut config, &workspace)?;
     let (loops_per_ms, calibration) = obtain_calibration(&config, &system);
     config.params.loops_per_ms = loops_per_ms;
     let started = SystemTime::now();
     let output = output_path(&config.output, &system, started);
     let mut run = new_document(&config, system, calibration, started);
+    run.warnings.extend(disk_warning);
     if let Some(path) = &output {
         // Written before measuring, so a bad path fails in the first second.
         write_run(path, &run)
@@ -178,7 +179,8 @@ const DISK_MARGIN_BYTES: u64 = 512 << 20;
 /// Sizes the disk and memory loads' work, checks the loads again now that
 /// their parameters are complete, and checks that the work directory has
 /// room for the largest scenario's files.
-fn size_the_work(config: &mut RunConfig, workspace: &Workspace) -> anyhow::Result<()> {
+/// Returns a warning when the default loads had to leave the disk loads out.
+fn size_the_work(config: &mut RunConfig, workspace: &Workspace) -> anyhow::Result<Option<Warning>> {
     let stat = nix::sys::statvfs::statvfs(workspace.dir()).with_context(|| {
         format!(
             "cannot read the free space of {}",
@@ -209,6 +211,20 @@ fn size_the_work(config: &mut RunConfig, workspace: &Workspace) -> anyhow::Resul
         .map(|s| s.load.disk_bytes(&config.params))
         .max()
         .unwrap_or(0);
+    if needed > 0 && needed + DISK_MARGIN_BYTES > free && !config.loads_given {
+        config
+            .scenarios
+            .retain(|s| s.load.disk_bytes(&config.params) == 0);
+        return Ok(Some(Warning::new(
+            WarningCode::DiskLoadsSkipped,
+            format!(
+                "the disk loads were left out: they need {} MiB in {} and only {} MiB are free; use --workdir on a larger file system or a smaller --file-size",
+                needed >> 20,
+                workspace.dir().display(),
+                free >> 20
+            ),
+        )));
+    }
     if needed > 0 && needed + DISK_MARGIN_BYTES > free {
         anyhow::bail!(
             "the disk loads need {} MiB in {} but only {} MiB are free (with {} MiB to spare); use --workdir on a larger file system or a smaller --file-size",
@@ -218,7 +234,7 @@ fn size_the_work(config: &mut RunConfig, workspace: &Workspace) -> anyhow::Resul
             DISK_MARGIN_BYTES >> 20
         );
     }
-    Ok(())
+    Ok(None)
 }
 
 /// Refuses at once what every scenario would fail on: a negative nice or

@@ -91,6 +91,8 @@ pub enum WarningCode {
     MemoryNotLocked,
     /// Frames on an idle system used a CPU time far from the calibrated one.
     CalibrationDrift,
+    /// The default run left the disk loads out for lack of free space.
+    DiskLoadsSkipped,
 }
 
 /// A warning that tells the user what to do about it.
