@@ -51,13 +51,13 @@ pub fn run(mut config: RunConfig, system: SystemInfo) -> anyhow::Result<ExitCode
         .mem_limit_bytes
         .map(|bytes| make_load_cgroup(&mut workspace, bytes))
         .transpose()?;
-    let disk_warning = size_the_work(&mut config, &workspace)?;
+    let disk_warnings = size_the_work(&mut config, &workspace)?;
     let (loops_per_ms, calibration) = obtain_calibration(&config, &system);
     config.params.loops_per_ms = loops_per_ms;
     let started = SystemTime::now();
     let output = output_path(&config.output, &system, started);
     let mut run = new_document(&config, system, calibration, started);
-    run.warnings.extend(disk_warning);
+    run.warnings.extend(disk_warnings);
     if let Some(path) = &output {
         // Written before measuring, so a bad path fails in the first second.
         write_run(path, &run)
@@ -178,15 +178,13 @@ const DISK_MARGIN_BYTES: u64 = 512 << 20;
 
 /// Sizes the disk and memory loads' work, checks the loads again now that
 /// their parameters are complete, and checks that the work directory has
-/// room for the largest scenario's files.
-/// Returns a warning when the default loads had to leave the disk loads out.
-fn size_the_work(config: &mut RunConfig, workspace: &Workspace) -> anyhow::Result<Option<Warning>> {
-    let stat = nix::sys::statvfs::statvfs(workspace.dir()).with_context(|| {
-        format!(
-            "cannot read the free space of {}",
-            workspace.dir().display()
-        )
-    })?;
+/// room for the largest scenario's files. Returns the warnings about the
+/// disk loads' files: on tmpfs (which measures memory, not a disk), or left
+/// out of the default run for lack of room.
+fn size_the_work(config: &mut RunConfig, workspace: &Workspace) -> anyhow::Result<Vec<Warning>> {
+    let dir = workspace.dir();
+    let stat = nix::sys::statvfs::statvfs(dir)
+        .with_context(|| format!("cannot read the free space of {}", dir.display()))?;
     let free = stat.blocks_available() as u64 * stat.fragment_size() as u64;
     let meminfo = procfs::read_meminfo(Path::new("/proc")).ok();
     let ram = meminfo
@@ -211,30 +209,39 @@ fn size_the_work(config: &mut RunConfig, workspace: &Workspace) -> anyhow::Resul
         .map(|s| s.load.disk_bytes(&config.params))
         .max()
         .unwrap_or(0);
-    if needed > 0 && needed + DISK_MARGIN_BYTES > free && !config.loads_given {
-        config
-            .scenarios
-            .retain(|s| s.load.disk_bytes(&config.params) == 0);
-        return Ok(Some(Warning::new(
-            WarningCode::DiskLoadsSkipped,
+    let mut warnings = Vec::new();
+    let on_tmpfs = nix::sys::statfs::statfs(dir)
+        .is_ok_and(|fs| fs.filesystem_type() == nix::sys::statfs::TMPFS_MAGIC);
+    if needed > 0 && on_tmpfs {
+        warnings.push(Warning::new(
+            WarningCode::WorkdirOnTmpfs,
             format!(
-                "the disk loads were left out: they need {} MiB in {} and only {} MiB are free; use --workdir on a larger file system or a smaller --file-size",
-                needed >> 20,
-                workspace.dir().display(),
-                free >> 20
+                "{} is on tmpfs: the disk loads measure memory there, not a disk; use --workdir on a disk",
+                dir.display()
             ),
-        )));
+        ));
     }
-    if needed > 0 && needed + DISK_MARGIN_BYTES > free {
-        anyhow::bail!(
-            "the disk loads need {} MiB in {} but only {} MiB are free (with {} MiB to spare); use --workdir on a larger file system or a smaller --file-size",
-            needed >> 20,
-            workspace.dir().display(),
-            free >> 20,
-            DISK_MARGIN_BYTES >> 20
-        );
+    if needed == 0 || needed + DISK_MARGIN_BYTES <= free {
+        return Ok(warnings);
     }
-    Ok(None)
+    let shortage = format!(
+        "the disk loads need {} MiB in {} but only {} MiB are free (with {} MiB to spare); use --workdir on a larger file system or a smaller --file-size",
+        needed >> 20,
+        dir.display(),
+        free >> 20,
+        DISK_MARGIN_BYTES >> 20
+    );
+    if config.loads_given {
+        anyhow::bail!(shortage);
+    }
+    config
+        .scenarios
+        .retain(|s| s.load.disk_bytes(&config.params) == 0);
+    warnings.push(Warning::new(
+        WarningCode::DiskLoadsSkipped,
+        format!("left out of the run: {shortage}"),
+    ));
+    Ok(warnings)
 }
 
 /// Refuses at once what every scenario would fail on: a negative nice or

@@ -93,6 +93,8 @@ pub enum WarningCode {
     CalibrationDrift,
     /// The default run left the disk loads out for lack of free space.
     DiskLoadsSkipped,
+    /// The disk loads' files are on tmpfs, so they measure memory.
+    WorkdirOnTmpfs,
 }
 
 /// A warning that tells the user what to do about it.
