@@ -8,6 +8,7 @@ use anyhow::Context as _;
 use nix::sys::signal::{kill, Signal};
 use nix::unistd::Pid;
 use serde::{Deserialize, Serialize};
+use std::os::unix::fs::{DirBuilderExt as _, PermissionsExt as _};
 use std::path::{Path, PathBuf};
 
 /// The environment variable that marks every process of a run.
@@ -62,6 +63,7 @@ impl Workspace {
             .with_context(|| format!("cannot find the work directory {}", workdir.display()))?;
         let dir = tempfile::Builder::new()
             .prefix("feelbench-")
+            .permissions(std::fs::Permissions::from_mode(0o700))
             .tempdir_in(&workdir)
             .with_context(|| format!("cannot make a private directory in {}", workdir.display()))?;
         let pid = std::process::id();
@@ -110,7 +112,10 @@ impl Workspace {
     /// A fresh, empty directory for scenario number `index`.
     pub fn scenario_dir(&self, index: usize) -> anyhow::Result<PathBuf> {
         let path = self.dir.path().join(format!("scenario-{index}"));
-        std::fs::create_dir(&path).with_context(|| format!("cannot make {}", path.display()))?;
+        std::fs::DirBuilder::new()
+            .mode(0o700)
+            .create(&path)
+            .with_context(|| format!("cannot make {}", path.display()))?;
         Ok(path)
     }
 
@@ -226,6 +231,18 @@ pub fn clean_leftovers(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_private_directory_is_for_its_owner_only() {
+        let parent = tempfile::tempdir().unwrap();
+        let workspace = Workspace::create(parent.path()).unwrap();
+        let scenario = workspace.scenario_dir(0).unwrap();
+        for dir in [workspace.dir(), scenario.as_path()] {
+            let mode = std::fs::metadata(dir).unwrap().permissions().mode() & 0o777;
+            assert_eq!(mode, 0o700, "{}", dir.display());
+        }
+        assert!(workspace.scenario_dir(0).is_err(), "made exclusively");
+    }
 
     #[test]
     fn own_start_time_is_known_and_a_missing_pid_has_none() {
