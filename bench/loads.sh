@@ -14,20 +14,24 @@ set -euo pipefail
 
 usage() {
     cat <<EOF2
-Usage: $(basename "$0") [-t SECS] [-h]
-  -t SECS  seconds per measurement (default 10); needs about 17 GiB free here
+Usage: $(basename "$0") [-t SECS] [-r ROUNDS] [-h]
+  -t SECS    seconds per measurement (default 10); needs about 33 GiB free here
+  -r ROUNDS  rounds, the tools taking turns going first (default 3)
 EOF2
 }
 secs=10
+rounds=3
 size=1G # feelbench's disk-load file size (write overrides it)
-while getopts ":t:h" opt; do
+while getopts ":t:r:h" opt; do
     case $opt in
         t) secs=$OPTARG ;;
+        r) rounds=$OPTARG ;;
         h) usage; exit 0 ;;
         *) usage >&2; exit 2 ;;
     esac
 done
 [[ $secs =~ ^[1-9][0-9]*$ ]] || { echo "loads.sh: -t takes whole seconds >= 1" >&2; exit 2; }
+[[ $rounds =~ ^[1-9][0-9]*$ ]] || { echo "loads.sh: -r takes a whole number >= 1" >&2; exit 2; }
 
 need=()
 command -v stress-ng >/dev/null || need+=(stress-ng)
@@ -102,44 +106,60 @@ print((b - a) / (t1 - t0) / 1e6)
 PY
 }
 
-results=$tmp/results
-row() { echo "$1 $2 $3" >>"$results"; } # name feelbench stand-in
-
-echo "== burn vs stress-ng --cpu $cpus (${secs}s each)" >&2
-row "burn(CPU-s/s)" "$(echo "$(fb burn cpu_pct -L "$cpus") / 100" | bc -l)" "$(cpu_rate stress-ng --cpu "$cpus" -t "${secs}s")"
-
-echo "== write vs dd (${secs}s each, streaming into a fresh 16 GiB file)" >&2
+# One function per tool and load, each printing one number.
+fb_burn() { echo "$(fb burn cpu_pct -L "$cpus") / 100" | bc -l; }
+sn_burn() { cpu_rate stress-ng --cpu "$cpus" -t "${secs}s"; }
 # Both write buffered 1 MiB blocks into a file large enough not to wrap
 # within the measurement.
-row "write(MB/s)" "$(size=16G fb write rate_per_s)" \
-    "$(io_mb_s wchar dd if=/dev/zero of="$tmp/dd" bs=1M count=16384)"
-# Completed to 16 GiB on disk for the read test.
-dd if=/dev/zero of="$tmp/dd" bs=1M count=16384 conv=notrunc,fdatasync status=none
+fb_write() { size=16G fb write rate_per_s; }
+sn_write() { io_mb_s wchar dd if=/dev/zero of="$tmp/ddw" bs=1M count=16384; rm -f "$tmp/ddw"; }
+# dd reads one pass of a 16 GiB file (longer than the measurement);
+# feelbench's read load cycles through its own file.
+fb_read() { fb read device_read_mb_s; }
+sn_read() { io_mb_s rchar dd if="$tmp/dd" of=/dev/null bs=1M iflag=direct; }
+# A spawn makes two processes (the shell and the /bin/true it starts).
+fb_spawn() { echo "2 * $(fb spawn rate_per_s)" | bc -l; }
+sn_spawn() { stress_rate fork; }
+# Same geometry as the hack load (a group per CPU, 10 senders x 10
+# receivers, 100-byte messages), hackbench's loops sized to about $secs s.
+fb_hack() { fb hack rate_per_s | tee "$tmp/hack_rate"; }
+sn_hack() {
+    local rate loops hb_time
+    rate=$(cat "$tmp/hack_rate" 2>/dev/null || echo 500000)
+    loops=$(python3 -c "print(max(100, int($rate * $secs / ($cpus * 100))))")
+    hb_time=$(hackbench -g "$cpus" -f 10 -s 100 -l "$loops" | awk '/^Time:/ {print $2}')
+    python3 -c "print($cpus * 100 * $loops / $hb_time)"
+}
 
-echo "== read vs dd iflag=direct (${secs}s each)" >&2
-# dd reads one pass of the 16 GiB file the write test left (longer than the
-# measurement); feelbench's read load cycles through its own file.
-row "read(MB/s)" "$(fb read device_read_mb_s)" \
-    "$(io_mb_s rchar dd if="$tmp/dd" of=/dev/null bs=1M iflag=direct)"
-rm -f "$tmp/dd"
+echo "== making a 16 GiB file for dd to read" >&2
+dd if=/dev/zero of="$tmp/dd" bs=1M count=16384 conv=fdatasync status=none
 
-echo "== spawn vs stress-ng --fork $cpus (${secs}s each)" >&2
-row "spawn(proc/s)" "$(echo "2 * $(fb spawn rate_per_s)" | bc -l)" "$(stress_rate fork)"
-
-echo "== hack vs hackbench -g $cpus -f 10 -s 100 (about ${secs}s each)" >&2
-hack=$(fb hack rate_per_s)
-# Same geometry as the hack load (a group per CPU, 10 senders x 10 receivers,
-# 100-byte messages); loops chosen so hackbench also runs about $secs s.
-loops=$(python3 -c "print(max(100, int($hack * $secs / ($cpus * 100))))")
-hb_time=$(hackbench -g "$cpus" -f 10 -s 100 -l "$loops" | awk '/^Time:/ {print $2}')
-row "hack(msg/s)" "$hack" "$(python3 -c "print($cpus * 100 * $loops / $hb_time)")"
+results=$tmp/results
+for ((round = 1; round <= rounds; round++)); do
+    for load in burn write read spawn hack; do
+        echo "== round $round/$rounds: $load (${secs}s per tool)" >&2
+        if ((round % 2)); then
+            f=$("fb_$load"); o=$("sn_$load")
+        else
+            o=$("sn_$load"); f=$("fb_$load")
+        fi
+        echo "$load $f $o" >>"$results"
+    done
+done
 
 python3 - "$results" <<'PY'
-import sys
-print(f"{'load':<22}{'feelbench':>12}{'stand-in':>12}{'ratio':>8}  goal >= 0.9")
+import statistics, sys
+runs = {}
 for line in open(sys.argv[1]):
     name, fb, other = line.split()
-    fb, other = float(fb), float(other)
-    r = fb / other if other else float("nan")
-    print(f"{name:<22}{fb:>12.1f}{other:>12.1f}{r:>8.2f}  {'ok' if r >= 0.9 else 'BELOW GOAL'}")
+    runs.setdefault(name, []).append((float(fb), float(other)))
+units = {"burn": "CPU-s/s", "write": "MB/s", "read": "MB/s", "spawn": "proc/s", "hack": "msg/s"}
+print(f"median of {max(len(r) for r in runs.values())} rounds (tools alternate going first); goal >= 0.9")
+print(f"{'load':<8}{'unit':<9}{'feelbench':>12}{'stand-in':>12}{'ratio':>8}  ratios per round")
+for name, pairs in runs.items():
+    fb = statistics.median(p[0] for p in pairs)
+    other = statistics.median(p[1] for p in pairs)
+    ratios = " ".join(f"{a / b:.2f}" for a, b in pairs)
+    r = fb / other
+    print(f"{name:<8}{units[name]:<9}{fb:>12.1f}{other:>12.1f}{r:>8.2f}  {ratios}  {'ok' if r >= 0.9 else 'BELOW GOAL'}")
 PY
