@@ -6,6 +6,7 @@ use crate::load::{self, LoadDef, LoadMix};
 use crate::measure::sched::SchedRequest;
 use crate::probe::{self, ProbeDef, WorkParams};
 use crate::report::schema::CustomShape;
+use crate::system::environment;
 use clap::{Args, Parser, Subcommand, ValueEnum};
 use std::path::PathBuf;
 
@@ -149,6 +150,26 @@ pub struct RunArgs {
     /// No progress bar.
     #[arg(short = 'q', long = "quiet")]
     pub quiet: bool,
+    /// Refuse to run unless the system's KEY is VALUE (repeatable); KEY is
+    /// one of the names `feelbench report FILE --env` prints, e.g.
+    /// governor, sched_ext, preempt, hz, kernel_release, thp, io_scheduler,
+    /// autogroup, cpus.
+    #[arg(long = "expect", value_name = "KEY=VALUE", value_parser = parse_expect)]
+    pub expect: Vec<(String, String)>,
+}
+
+/// A `KEY=VALUE` pair of `--expect`, whose key names an environment field.
+fn parse_expect(text: &str) -> Result<(String, String), String> {
+    let (key, value) = text
+        .split_once('=')
+        .ok_or_else(|| format!("give KEY=VALUE, not {text:?}"))?;
+    match environment::key(key) {
+        Some(_) => Ok((key.to_string(), value.to_string())),
+        None => Err(format!(
+            "unknown key {key:?}; the keys are: {}",
+            environment::key_names()
+        )),
+    }
 }
 
 /// Options of `feelbench calibrate`.
@@ -176,6 +197,9 @@ pub struct ReportArgs {
     /// Output format.
     #[arg(long = "format", value_enum, default_value_t = Format::Table)]
     pub format: Format,
+    /// Print the environment the run was made in instead of its results.
+    #[arg(long = "env", conflicts_with = "format")]
+    pub env: bool,
 }
 
 /// Invalid input from the user (exit code 2).
@@ -232,6 +256,8 @@ pub struct RunConfig {
     pub comment: Option<String>,
     pub output: OutputChoice,
     pub quiet: bool,
+    /// `--expect` pairs, keys already checked against the environment's.
+    pub expect: Vec<(String, String)>,
 }
 
 fn check<T>(ok: bool, value: T, message: impl FnOnce() -> String) -> Result<T, UsageError> {
@@ -340,6 +366,7 @@ impl RunArgs {
                 (false, None) => OutputChoice::Default,
             },
             quiet: self.quiet,
+            expect: self.expect,
         })
     }
 }

@@ -50,6 +50,7 @@ fn dispatch(command: Command) -> anyhow::Result<ExitCode> {
             commands::calibrate::run(&system, args.no_save)?;
             Ok(ExitCode::Success)
         }
+        Command::Report(args) if args.env => print(&commands::report::render_env(&args.file)?),
         Command::Report(args) => print(&commands::report::render(&args.file, args.format)?),
         Command::Worker { .. } => unreachable!("workers are dispatched in main"),
     }

@@ -1,9 +1,16 @@
-//! `feelbench report FILE`: renders a saved run in the chosen format.
+//! `feelbench report FILE`: renders a saved run in the chosen format, or
+//! (`--env`) the environment it was made in.
 
 use crate::cli::Format;
 use crate::report::file::{read_run, RunFileError};
 use crate::report::{csv, markdown, table};
+use crate::system::environment;
 use std::path::Path;
+
+/// The environment recorded in the run at `path`, as `key: value` lines.
+pub fn render_env(path: &Path) -> Result<String, RunFileError> {
+    Ok(environment::render(&read_run(path)?.environment))
+}
 
 /// The text of `path` rendered as `format`.
 pub fn render(path: &Path, format: Format) -> Result<String, RunFileError> {

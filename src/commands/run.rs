@@ -19,6 +19,7 @@ use crate::report::schema::{
 };
 use crate::report::table;
 use crate::system::cgroup::{self, MemoryCgroup, MemoryController};
+use crate::system::environment::{self, Environment};
 use crate::system::procfs;
 use crate::system::swap::{self, SwapFile};
 use crate::system::SystemInfo;
@@ -33,6 +34,12 @@ const CALIBRATION_DRIFT_LIMIT: f64 = 0.05;
 
 /// Runs the scenarios of `config`.
 pub fn run(mut config: RunConfig, system: SystemInfo) -> anyhow::Result<ExitCode> {
+    let environment = environment::capture(
+        &environment::Roots::system(),
+        &config.workdir,
+        environment::STEAL_SAMPLE,
+    );
+    check_expectations(&environment, &config.expect)?;
     check_privileges(&config)?;
     let leftovers = workspace::clean_leftovers(swap::remove, |p| Ok(cgroup::remove(p)?));
     for line in leftovers.into_iter().chain(load::remove_leftovers()) {
@@ -57,6 +64,7 @@ pub fn run(mut config: RunConfig, system: SystemInfo) -> anyhow::Result<ExitCode
     let started = SystemTime::now();
     let output = output_path(&config.output, &system, started);
     let mut run = new_document(&config, system, calibration, started);
+    run.environment = environment;
     run.warnings.extend(disk_warnings);
     if let Some(path) = &output {
         // Written before measuring, so a bad path fails in the first second.
@@ -328,6 +336,18 @@ fn compact_time(time: SystemTime) -> String {
         .collect()
 }
 
+/// Refuses to run when the system differs from what `--expect` asked for.
+fn check_expectations(env: &Environment, expect: &[(String, String)]) -> Result<(), UsageError> {
+    let mismatches = environment::mismatches(env, expect);
+    if mismatches.is_empty() {
+        return Ok(());
+    }
+    Err(UsageError(format!(
+        "this system is not the one expected, so nothing was measured:\n  {}",
+        mismatches.join("\n  ")
+    )))
+}
+
 fn output_path(choice: &OutputChoice, system: &SystemInfo, started: SystemTime) -> Option<PathBuf> {
     match choice {
         OutputChoice::ConsoleOnly => None,
@@ -361,6 +381,7 @@ fn new_document(
             command_line: std::env::args().collect(),
         },
         system,
+        environment: Environment::default(),
         settings: RunSettingsRecord {
             duration_s: config.duration_ns as f64 / 1e9,
             warmup_s: config.warmup_ns as f64 / 1e9,

@@ -4,6 +4,7 @@ use super::schema::*;
 use crate::measure::calibrate::CalibrationSource;
 use crate::measure::latency::{LatencyHistogram, LatencySummary};
 use crate::measure::sched::{SchedApplied, SchedRequest};
+use crate::system::environment::Environment;
 use crate::system::SystemInfo;
 
 fn latency(mean_us: f64) -> LatencySummary {
@@ -113,6 +114,7 @@ pub fn run() -> RunDocument {
             mem_bytes: Some(1 << 34),
             swap_bytes: Some(0),
         },
+        environment: Environment::default(),
         settings: RunSettingsRecord {
             duration_s: 3.0,
             warmup_s: 0.5,

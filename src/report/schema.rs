@@ -4,6 +4,7 @@
 use crate::measure::calibrate::CalibrationSource;
 use crate::measure::latency::LatencySummary;
 use crate::measure::sched::{SchedApplied, SchedRequest};
+use crate::system::environment::Environment;
 use crate::system::SystemInfo;
 use serde::{Deserialize, Serialize};
 
@@ -21,6 +22,9 @@ pub struct RunDocument {
     pub tool: ToolInfo,
     pub run: RunInfo,
     pub system: SystemInfo,
+    /// What the system was when the run started (absent in older files).
+    #[serde(default)]
+    pub environment: Environment,
     pub settings: RunSettingsRecord,
     #[serde(default)]
     pub warnings: Vec<Warning>,

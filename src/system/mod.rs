@@ -1,13 +1,40 @@
 //! What feelbench knows about the machine it runs on. Every reader takes the
-//! root of the /proc tree, so tests can feed it captured files.
+//! root of the /proc (or /sys) tree, so tests can feed it captured files.
 
 pub mod cgroup;
+pub mod cpustat;
+pub mod environment;
+pub mod kconfig;
+pub mod mounts;
 pub mod msgqueue;
 pub mod procfs;
 pub mod swap;
 
 use serde::{Deserialize, Serialize};
 use std::path::Path;
+
+/// The text of the /proc or /sys file `path`; `Ok(None)` when the kernel
+/// does not have it (the file or its directory does not exist).
+pub fn read_optional(path: &Path) -> Result<Option<String>, procfs::ProcError> {
+    match std::fs::read_to_string(path) {
+        Ok(text) => Ok(Some(text)),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
+        Err(source) => Err(procfs::ProcError::Read {
+            path: path.to_path_buf(),
+            source,
+        }),
+    }
+}
+
+/// The chosen word of a sysfs choice list such as `always [madvise] never`
+/// (or `none voluntary (full) lazy`, as debugfs writes it).
+pub fn bracketed(text: &str) -> Option<&str> {
+    text.split_whitespace().find_map(|word| {
+        word.strip_prefix('[')
+            .and_then(|w| w.strip_suffix(']'))
+            .or_else(|| word.strip_prefix('(')?.strip_suffix(')'))
+    })
+}
 
 /// A short description of the system a run was made on.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

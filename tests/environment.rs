@@ -1,0 +1,101 @@
+//! The environment in the run document, `--expect` refusing on a mismatch
+//! or an unknown key (exit code 2, before measuring), and `report --env`.
+
+mod common;
+use common::{feelbench, new_tag, read_json, stderr, stdout, LOOPS_PER_MS};
+
+/// The short run every test here makes, writing `DIR/run.json`.
+fn run_args(dir: &std::path::Path) -> Vec<String> {
+    let file = dir.join("run.json").display().to_string();
+    [
+        "run",
+        "-l",
+        LOOPS_PER_MS,
+        "-q",
+        "-t",
+        "0.5",
+        "--warmup",
+        "0",
+        "--probe",
+        "audio",
+        "--load",
+        "none",
+        "-o",
+        &file,
+    ]
+    .map(String::from)
+    .to_vec()
+}
+
+fn release() -> String {
+    nix::sys::utsname::uname()
+        .unwrap()
+        .release()
+        .to_string_lossy()
+        .into_owned()
+}
+
+#[test]
+fn the_run_records_the_environment_and_report_env_prints_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let output = feelbench(&new_tag(), dir.path())
+        .args(run_args(dir.path()))
+        .args(["--expect", &format!("kernel_release={}", release())])
+        .output()
+        .unwrap();
+    assert!(output.status.success(), "{}", stderr(&output));
+    let run = read_json(&dir.path().join("run.json"));
+    let env = &run["environment"];
+    assert_eq!(env["kernel_release"], release().as_str());
+    assert_eq!(env["feelbench_version"], env!("CARGO_PKG_VERSION"));
+    assert!(env["cpus"].as_u64().unwrap() >= 1, "{env}");
+    assert!(env["workdir_fs"].is_string(), "{env}");
+
+    let report = feelbench(&new_tag(), dir.path())
+        .args(["report", "--env"])
+        .arg(dir.path().join("run.json"))
+        .output()
+        .unwrap();
+    assert!(report.status.success(), "{}", stderr(&report));
+    let text = stdout(&report);
+    let line = text
+        .lines()
+        .find(|l| l.starts_with("kernel_release:"))
+        .unwrap_or_else(|| panic!("{text}"));
+    assert_eq!(line.split_whitespace().nth(1), Some(release().as_str()));
+}
+
+#[test]
+fn a_mismatched_expectation_refuses_with_exit_code_2() {
+    let dir = tempfile::tempdir().unwrap();
+    let output = feelbench(&new_tag(), dir.path())
+        .args(run_args(dir.path()))
+        .args(["--expect", "cpus=9999", "--expect", "sched_ext=enabled"])
+        .output()
+        .unwrap();
+    assert_eq!(output.status.code(), Some(2), "{}", stderr(&output));
+    let err = stderr(&output);
+    assert!(
+        err.contains("--expect cpus=9999: this system has cpus="),
+        "{err}"
+    );
+    assert!(err.contains("--expect sched_ext=enabled"), "{err}");
+    assert!(!dir.path().join("run.json").exists(), "nothing measured");
+}
+
+#[test]
+fn an_unknown_key_exits_2_listing_the_keys() {
+    let dir = tempfile::tempdir().unwrap();
+    let output = feelbench(&new_tag(), dir.path())
+        .args(run_args(dir.path()))
+        .args(["--expect", "nosuchkey=1"])
+        .output()
+        .unwrap();
+    assert_eq!(output.status.code(), Some(2));
+    let err = stderr(&output);
+    assert!(err.contains("nosuchkey"), "{err}");
+    assert!(
+        err.contains("governor") && err.contains("io_scheduler"),
+        "{err}"
+    );
+}
