@@ -156,6 +156,13 @@ pub struct RunArgs {
     /// autogroup, cpus.
     #[arg(long = "expect", value_name = "KEY=VALUE", value_parser = parse_expect)]
     pub expect: Vec<(String, String)>,
+    /// Seconds spent, before the first scenario, checking that other
+    /// processes leave the CPU alone and the hypervisor steals little (0: no check).
+    #[arg(long = "noise-check", value_name = "SECS", default_value_t = 1.0)]
+    pub noise_check_s: f64,
+    /// Refuse to run (exit 2) when the noise check finds the machine busy.
+    #[arg(long = "strict")]
+    pub strict: bool,
 }
 
 /// A `KEY=VALUE` pair of `--expect`, whose key names an environment field.
@@ -258,6 +265,10 @@ pub struct RunConfig {
     pub quiet: bool,
     /// `--expect` pairs, keys already checked against the environment's.
     pub expect: Vec<(String, String)>,
+    /// Length of the preflight noise check; zero skips it.
+    pub noise_check_ns: u64,
+    /// Whether a busy machine refuses the run.
+    pub strict: bool,
 }
 
 fn check<T>(ok: bool, value: T, message: impl FnOnce() -> String) -> Result<T, UsageError> {
@@ -367,6 +378,8 @@ impl RunArgs {
             },
             quiet: self.quiet,
             expect: self.expect,
+            noise_check_ns: seconds_to_ns("--noise-check", self.noise_check_s, 0.0)?,
+            strict: self.strict,
         })
     }
 }

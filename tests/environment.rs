@@ -99,3 +99,25 @@ fn an_unknown_key_exits_2_listing_the_keys() {
         "{err}"
     );
 }
+
+#[test]
+fn a_busy_machine_is_named_and_strict_refuses() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut busy = std::process::Command::new("sh")
+        .args(["-c", "while :; do :; done"])
+        .spawn()
+        .unwrap();
+    std::thread::sleep(std::time::Duration::from_millis(100));
+    let output = feelbench(&new_tag(), dir.path())
+        .args(run_args(dir.path()))
+        .args(["--noise-check", "0.5", "--strict"])
+        .output()
+        .unwrap();
+    busy.kill().unwrap();
+    busy.wait().unwrap();
+    assert_eq!(output.status.code(), Some(2), "{}", stderr(&output));
+    let err = stderr(&output);
+    assert!(err.contains("--strict: the machine was not quiet"), "{err}");
+    assert!(err.contains(&format!("sh ({})", busy.id())), "{err}");
+    assert!(!dir.path().join("run.json").exists(), "nothing measured");
+}

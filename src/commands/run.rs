@@ -20,6 +20,7 @@ use crate::report::schema::{
 use crate::report::table;
 use crate::system::cgroup::{self, MemoryCgroup, MemoryController};
 use crate::system::environment::{self, Environment};
+use crate::system::noise;
 use crate::system::procfs;
 use crate::system::swap::{self, SwapFile};
 use crate::system::SystemInfo;
@@ -61,11 +62,13 @@ pub fn run(mut config: RunConfig, system: SystemInfo) -> anyhow::Result<ExitCode
     let disk_warnings = size_the_work(&mut config, &workspace)?;
     let (loops_per_ms, calibration) = obtain_calibration(&config, &system);
     config.params.loops_per_ms = loops_per_ms;
+    let noise_warning = preflight_noise_check(&config)?;
     let started = SystemTime::now();
     let output = output_path(&config.output, &system, started);
     let mut run = new_document(&config, system, calibration, started);
     run.environment = environment;
     run.warnings.extend(disk_warnings);
+    run.warnings.extend(noise_warning);
     if let Some(path) = &output {
         // Written before measuring, so a bad path fails in the first second.
         write_run(path, &run)
@@ -334,6 +337,30 @@ fn compact_time(time: SystemTime) -> String {
             _ => None,
         })
         .collect()
+}
+
+/// Samples the machine before the first scenario: a warning when other
+/// processes or the hypervisor are busy, or a refusal with `--strict`.
+fn preflight_noise_check(config: &RunConfig) -> anyhow::Result<Option<Warning>> {
+    if config.noise_check_ns == 0 {
+        return Ok(None);
+    }
+    let length = Duration::from_nanos(config.noise_check_ns);
+    let noise = match noise::check(Path::new("/proc"), length) {
+        Ok(noise) => noise,
+        Err(e) => {
+            eprintln!("feelbench: warning: no noise check: {e}");
+            return Ok(None);
+        }
+    };
+    let Some(complaint) = noise.complaint() else {
+        return Ok(None);
+    };
+    if config.strict {
+        return Err(UsageError(format!("--strict: {complaint}")).into());
+    }
+    eprintln!("feelbench: warning: {complaint}");
+    Ok(Some(Warning::new(WarningCode::NoisyMachine, complaint)))
 }
 
 /// Refuses to run when the system differs from what `--expect` asked for.

@@ -99,6 +99,8 @@ pub enum WarningCode {
     DiskLoadsSkipped,
     /// The disk loads' files are on tmpfs, so they measure memory.
     WorkdirOnTmpfs,
+    /// Other processes used CPU, or the hypervisor stole time, just before measuring.
+    NoisyMachine,
 }
 
 /// A warning that tells the user what to do about it.

@@ -7,6 +7,7 @@ pub mod environment;
 pub mod kconfig;
 pub mod mounts;
 pub mod msgqueue;
+pub mod noise;
 pub mod procfs;
 pub mod swap;
 
