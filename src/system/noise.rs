@@ -2,7 +2,8 @@
 //! other processes used and how much time the hypervisor stole, over a
 //! short sample (`--noise-check`, 1 s by default). Two snapshots of
 //! `<proc_root>/stat` and of every `<proc_root>/PID/stat` (user + system
-//! time) are compared by [`assess`], a pure function. Processes that started
+//! time) are compared by [`assess`], a pure function; a process is known by
+//! its pid and start time (kernel workers rename themselves as they work). Processes that started
 //! and ended within the sample are not seen; one that started during it is
 //! counted with all its time.
 
@@ -25,7 +26,10 @@ const TOP: usize = 3;
 pub struct ProcessTicks {
     pub pid: u32,
     pub ppid: u32,
+    /// The name; kernel workers change it as they take up other work.
     pub comm: String,
+    /// Clock ticks after boot when it started: with the pid, its identity.
+    pub start_ticks: u64,
     /// utime + stime.
     pub ticks: u64,
 }
@@ -47,6 +51,7 @@ fn parse_process(pid: u32, text: &str) -> Option<ProcessTicks> {
         pid,
         ppid: number(1)? as u32,
         comm: text.get(open + 1..close)?.to_string(),
+        start_ticks: number(19)?,
         ticks: number(11)? + number(12)?,
     })
 }
@@ -113,10 +118,10 @@ pub fn assess(
         }
         ours.extend(grown);
     }
-    let earlier: HashMap<(u32, &str), u64> = before
+    let earlier: HashMap<(u32, u64), u64> = before
         .processes
         .iter()
-        .map(|p| ((p.pid, p.comm.as_str()), p.ticks))
+        .map(|p| ((p.pid, p.start_ticks), p.ticks))
         .collect();
     let window_ticks = (elapsed.as_secs_f64() * ticks_per_s as f64).max(1.0);
     let mut top: Vec<Consumer> = after
@@ -124,7 +129,7 @@ pub fn assess(
         .iter()
         .filter(|p| !ours.contains(&p.pid))
         .filter_map(|p| {
-            let start = earlier.get(&(p.pid, p.comm.as_str())).copied().unwrap_or(0);
+            let start = earlier.get(&(p.pid, p.start_ticks)).copied().unwrap_or(0);
             let used = p.ticks.checked_sub(start)?;
             (used > 0).then(|| Consumer {
                 pid: p.pid,
@@ -201,6 +206,7 @@ mod tests {
             pid,
             ppid,
             comm: comm.into(),
+            start_ticks: u64::from(pid) * 10,
             ticks,
         }
     }
@@ -221,6 +227,7 @@ mod tests {
         let text = "19680 (cat ) (x) R 19600 19680 19600 34816 19680 4194304 98 0 0 0 7 3 0 0 20 0 1 0 2073520 5459968 240 18446744073709551615";
         let p = parse_process(19680, text).unwrap();
         assert_eq!((p.ppid, p.comm.as_str(), p.ticks), (19600, "cat ) (x", 10));
+        assert_eq!(p.start_ticks, 2073520);
         assert_eq!(parse_process(1, "1 (init) S"), None);
     }
 
@@ -259,6 +266,24 @@ mod tests {
     }
 
     #[test]
+    fn a_renamed_kernel_worker_is_the_same_process() {
+        let before = snap(
+            1000,
+            10,
+            vec![process(32, 2, "kworker/u8:1-events", 90_000)],
+        );
+        let mut renamed = process(32, 2, "kworker/u8:1-flush-254:0", 90_001);
+        let after = snap(1200, 10, vec![renamed.clone()]);
+        let noise = assess(&before, &after, Duration::from_secs(1), 1, 100);
+        assert!((noise.others_cpu_pct - 1.0).abs() < 1e-9, "{noise:?}");
+        // A new process that took the pid counts from zero.
+        renamed.start_ticks += 1;
+        let reused = snap(1200, 10, vec![renamed]);
+        let noise = assess(&before, &reused, Duration::from_secs(1), 1, 100);
+        assert!(noise.others_cpu_pct > 1000.0, "{noise:?}");
+    }
+
+    #[test]
     fn a_quiet_machine_passes_and_steal_alone_complains() {
         let before = snap(1000, 10, vec![process(200, 1, "sshd", 5)]);
         let quiet = snap(1200, 11, vec![process(200, 1, "sshd", 6)]);
@@ -284,7 +309,7 @@ mod tests {
         std::fs::create_dir(dir.path().join("42")).unwrap();
         std::fs::write(
             dir.path().join("42/stat"),
-            "42 (burn) R 1 42 42 0 -1 0 0 0 0 0 30 12 0 0 20 0 1 0 5 0 0",
+            "42 (burn) R 1 42 42 0 -1 0 0 0 0 0 30 12 0 0 20 0 1 0 420 0 0",
         )
         .unwrap();
         std::fs::create_dir(dir.path().join("43")).unwrap(); // ended: no stat
