@@ -75,6 +75,7 @@ fn scenario(probe: &str, load: &str, mean_us: f64) -> ScenarioResult {
                 processes: 4,
             }],
         },
+        telemetry: None,
     }
 }
 
@@ -89,6 +90,7 @@ pub fn run() -> RunDocument {
         ),
         result: None,
         load_work: vec![],
+        telemetry: None,
     };
     RunDocument {
         schema: SCHEMA.into(),

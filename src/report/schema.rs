@@ -4,6 +4,7 @@
 use crate::measure::calibrate::CalibrationSource;
 use crate::measure::latency::LatencySummary;
 use crate::measure::sched::{SchedApplied, SchedRequest};
+use crate::system::telemetry::ScenarioTelemetry;
 use crate::system::SystemInfo;
 use serde::{Deserialize, Serialize};
 
@@ -133,6 +134,9 @@ pub struct ScenarioResult {
     /// What each part of the load got done while the probe measured.
     #[serde(default)]
     pub load_work: Vec<LoadWork>,
+    /// What the machine went through while the probe measured.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub telemetry: Option<ScenarioTelemetry>,
 }
 
 /// Everything a probe measured in one scenario.

@@ -2,9 +2,11 @@
 //! root of the /proc tree, so tests can feed it captured files.
 
 pub mod cgroup;
+pub mod counters;
 pub mod msgqueue;
 pub mod procfs;
 pub mod swap;
+pub mod telemetry;
 
 use serde::{Deserialize, Serialize};
 use std::path::Path;
