@@ -1,5 +1,5 @@
 //! Per-scenario telemetry in a real run: every scenario carries raw samples
-//! and figures, and CPU pressure rises under burn.
+//! and figures, every worker its resource usage, and CPU pressure rises under burn.
 
 mod common;
 use common::{feelbench, new_tag, read_json, stderr, LOOPS_PER_MS};
@@ -41,6 +41,20 @@ fn scenarios_carry_telemetry_and_cpu_pressure_rises_under_burn() {
         assert!(ctxt > 0.0, "{ctxt}");
         assert!(figure(s, "/cpu/idle_pct").is_some());
         assert!(t["figures"]["foreign"]["cpu_pct"].as_f64().is_some());
+    }
+    let probe_usage = &scenarios[1]["result"]["usage"];
+    assert!(
+        probe_usage["user_cpu_ms"].as_f64().unwrap() > 0.0,
+        "{probe_usage}"
+    );
+    assert!(probe_usage["max_rss_bytes"].as_u64().unwrap() > 0);
+    let burn_work = &scenarios[1]["load_work"][0];
+    let usage = burn_work["usage"].as_array().unwrap();
+    assert_eq!(usage.len() as u64, burn_work["processes"].as_u64().unwrap());
+    for u in usage {
+        assert!(u["user_cpu_ms"].as_f64().unwrap() > 0.0, "{u}");
+        assert!(u["voluntary_switches"].as_u64().is_some());
+        assert!(u["involuntary_switches"].as_u64().is_some());
     }
     if !std::path::Path::new("/proc/pressure/cpu").exists() {
         eprintln!("no /proc/pressure/cpu here: PSI not checked");

@@ -303,6 +303,7 @@ fn combine_samples(def: &LoadDef, samples: &[LoadSample]) -> Result<LoadWork, St
             .map(|s| per_s(s.write_bytes as f64, s) / 1e6)
             .sum(),
         processes: samples.len(),
+        usage: samples.iter().filter_map(|s| s.usage).collect(),
     })
 }
 

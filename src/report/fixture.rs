@@ -52,6 +52,7 @@ fn result(mean_us: f64, gaming: bool) -> ProbeResult {
             timer_slack_ns: 1,
             memory_locked: true,
         },
+        usage: None,
     }
 }
 
@@ -73,6 +74,7 @@ fn scenario(probe: &str, load: &str, mean_us: f64) -> ScenarioResult {
                 device_read_mb_s: 0.0,
                 device_write_mb_s: 0.0,
                 processes: 4,
+                usage: vec![],
             }],
         },
         telemetry: None,

@@ -153,6 +153,33 @@ fn keep<T>(errors: &mut Vec<String>, result: Result<Option<T>, ProcError>) -> Op
     })
 }
 
+/// What one worker process used over its life (getrusage of itself, not
+/// of the children it reaped).
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct ProcessUsage {
+    pub user_cpu_ms: f64,
+    pub system_cpu_ms: f64,
+    pub voluntary_switches: u64,
+    pub involuntary_switches: u64,
+    /// Peak resident set size.
+    pub max_rss_bytes: u64,
+}
+
+/// What this process used so far; `None` when getrusage fails.
+pub fn self_usage() -> Option<ProcessUsage> {
+    use nix::sys::resource::{getrusage, UsageWho};
+    let usage = getrusage(UsageWho::RUSAGE_SELF).ok()?;
+    let ms = |t: nix::sys::time::TimeVal| t.tv_sec() as f64 * 1e3 + t.tv_usec() as f64 / 1e3;
+    Some(ProcessUsage {
+        user_cpu_ms: ms(usage.user_time()),
+        system_cpu_ms: ms(usage.system_time()),
+        voluntary_switches: usage.voluntary_context_switches().max(0) as u64,
+        involuntary_switches: usage.involuntary_context_switches().max(0) as u64,
+        // Linux reports kilobytes.
+        max_rss_bytes: usage.max_rss().max(0) as u64 * 1024,
+    })
+}
+
 /// Time stalled on a resource, as % of the scenario's wall time.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
 pub struct PsiShare {
@@ -690,6 +717,12 @@ mod tests {
         assert_eq!(back.figures, telemetry.figures);
         assert_eq!(back.before.psi_io, telemetry.before.psi_io);
         assert_eq!(back.after.foreign, None);
+    }
+
+    #[test]
+    fn own_usage_is_read() {
+        let u = self_usage().unwrap();
+        assert!(u.max_rss_bytes > 0 && u.user_cpu_ms >= 0.0);
     }
 
     #[test]
