@@ -149,6 +149,9 @@ pub struct RunArgs {
     /// No progress bar.
     #[arg(short = 'q', long = "quiet")]
     pub quiet: bool,
+    /// Print a telemetry line (pressure, switches, CPU split, other processes) under each result row.
+    #[arg(short = 'v', long = "verbose")]
+    pub verbose: bool,
 }
 
 /// Options of `feelbench calibrate`.
@@ -232,6 +235,7 @@ pub struct RunConfig {
     pub comment: Option<String>,
     pub output: OutputChoice,
     pub quiet: bool,
+    pub verbose: bool,
 }
 
 fn check<T>(ok: bool, value: T, message: impl FnOnce() -> String) -> Result<T, UsageError> {
@@ -340,6 +344,7 @@ impl RunArgs {
                 (false, None) => OutputChoice::Default,
             },
             quiet: self.quiet,
+            verbose: self.verbose,
         })
     }
 }

@@ -115,6 +115,9 @@ pub fn run(mut config: RunConfig, system: SystemInfo) -> anyhow::Result<ExitCode
             progress.print(&table::render_probe_header(scenario.probe.name));
         }
         progress.print(&table::render_row(&result));
+        if config.verbose {
+            progress.print(&table::render_telemetry(&result));
+        }
         run.scenarios.push(result);
         if let Some(path) = &output {
             write_run(path, &run)
