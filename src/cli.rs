@@ -163,6 +163,9 @@ pub struct RunArgs {
     /// Refuse to run (exit 2) when the noise check finds the machine busy.
     #[arg(long = "strict")]
     pub strict: bool,
+    /// Print a telemetry line (pressure, switches, CPU split, other processes) under each result row.
+    #[arg(short = 'v', long = "verbose")]
+    pub verbose: bool,
 }
 
 /// A `KEY=VALUE` pair of `--expect`, whose key names an environment field.
@@ -269,6 +272,7 @@ pub struct RunConfig {
     pub noise_check_ns: u64,
     /// Whether a busy machine refuses the run.
     pub strict: bool,
+    pub verbose: bool,
 }
 
 fn check<T>(ok: bool, value: T, message: impl FnOnce() -> String) -> Result<T, UsageError> {
@@ -380,6 +384,7 @@ impl RunArgs {
             expect: self.expect,
             noise_check_ns: seconds_to_ns("--noise-check", self.noise_check_s, 0.0)?,
             strict: self.strict,
+            verbose: self.verbose,
         })
     }
 }

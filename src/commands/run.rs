@@ -112,10 +112,23 @@ pub fn run(mut config: RunConfig, system: SystemInfo) -> anyhow::Result<ExitCode
                 result.error.as_deref().unwrap_or("unknown reason")
             ));
         }
+        if let Some(disturbed) = result
+            .telemetry
+            .as_ref()
+            .and_then(|t| t.figures.disturbed.as_deref())
+        {
+            progress.warn(&format!(
+                "warning: {} under {}: {disturbed}",
+                result.probe, result.load
+            ));
+        }
         if index == 0 || config.scenarios[index - 1].probe.name != scenario.probe.name {
             progress.print(&table::render_probe_header(scenario.probe.name));
         }
         progress.print(&table::render_row(&result));
+        if config.verbose {
+            progress.print(&table::render_telemetry(&result));
+        }
         run.scenarios.push(result);
         if let Some(path) = &output {
             write_run(path, &run)

@@ -6,6 +6,7 @@
 use crate::measure::sched::SchedRequest;
 use crate::probe::{Window, WorkParams};
 use crate::report::schema::ProbeResult;
+use crate::system::telemetry::ProcessUsage;
 use serde::{Deserialize, Serialize};
 use std::path::PathBuf;
 
@@ -68,6 +69,9 @@ pub struct LoadSample {
     pub read_bytes: u64,
     /// Bytes the process caused to be written to storage, between the two.
     pub write_bytes: u64,
+    /// What the process used over its life, taken as it stops.
+    #[serde(default)]
+    pub usage: Option<ProcessUsage>,
 }
 
 /// The command that gives load workers the measurement window.

@@ -6,10 +6,13 @@
 use super::interrupt::{Interrupt, Interrupted};
 use super::protocol::{window_command, LoadSample, WorkerMessage, WorkerSpec};
 use super::supervise::{EventKind, WorkerGroup};
+use super::workspace::RUN_MARKER_VAR;
 use crate::load::{LoadDef, LoadMix, LoadPart};
+use crate::measure::clock::now_ns;
 use crate::measure::sched::SchedRequest;
 use crate::probe::{ProbeDef, Window, WorkParams};
 use crate::report::schema::{LoadWork, ProbeResult, ScenarioResult, ScenarioStatus};
+use crate::system::telemetry::{Sampler, ScenarioTelemetry};
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
@@ -79,9 +82,15 @@ pub fn run_scenario(
     group.stop_all();
     // What the loads' processes, killed with the group, could not remove.
     crate::load::remove_leftovers();
-    let (status, error, result, load_work) = match outcome {
-        Ok((result, load_work)) => (ScenarioStatus::Ok, None, Some(result), load_work),
-        Err(Stop::Failed(reason)) => (ScenarioStatus::Failed, Some(reason), None, Vec::new()),
+    let (status, error, result, load_work, telemetry) = match outcome {
+        Ok(measured) => (
+            ScenarioStatus::Ok,
+            None,
+            Some(measured.result),
+            measured.load_work,
+            Some(measured.telemetry),
+        ),
+        Err(Stop::Failed(reason)) => (ScenarioStatus::Failed, Some(reason), None, Vec::new(), None),
         Err(Stop::Interrupted) => return Err(Interrupted),
     };
     Ok(ScenarioResult {
@@ -91,7 +100,15 @@ pub fn run_scenario(
         error,
         result,
         load_work,
+        telemetry,
     })
+}
+
+/// What a scenario that ran to the end yields.
+struct Measured {
+    result: ProbeResult,
+    load_work: Vec<LoadWork>,
+    telemetry: ScenarioTelemetry,
 }
 
 /// The worker indices of one part of the load mix.
@@ -106,7 +123,8 @@ fn measure(
     dir: &Path,
     group: &mut WorkerGroup,
     waiter: &mut Waiter,
-) -> Result<(ProbeResult, Vec<LoadWork>), Stop> {
+) -> Result<Measured, Stop> {
+    let mut sampler = Sampler::new(Path::new("/proc"), RUN_MARKER_VAR, &settings.marker);
     let parts = start_loads(&scenario.load, settings, dir, group, waiter)?;
     let loads: Vec<usize> = parts
         .iter()
@@ -122,7 +140,12 @@ fn measure(
             .send(load, &window_command(window))
             .map_err(|e| Stop::Failed(format!("{} stopped listening: {e}", group.label(load))))?;
     }
+    // Counters around the measurement, read here rather than in the probe:
+    // this one in the probe's lead time before its window opens (≈ 2 ms),
+    // the other once its figures arrived.
+    let before = sampler.sample(now_ns());
     let result = await_probe(probe, window, group, waiter)?;
+    let after = sampler.sample(now_ns());
     let mut samples = stop_loads(&loads, group, waiter)?;
     let load_work = parts
         .iter()
@@ -136,7 +159,11 @@ fn measure(
             combine_samples(running.part.def, &part_samples)
         })
         .collect::<Result<_, _>>()?;
-    Ok((result, load_work))
+    Ok(Measured {
+        result,
+        load_work,
+        telemetry: ScenarioTelemetry::new(before, after),
+    })
 }
 
 fn start_loads<'a>(
@@ -212,11 +239,7 @@ fn await_probe(
     group: &mut WorkerGroup,
     waiter: &mut Waiter,
 ) -> Result<ProbeResult, Stop> {
-    let remaining = Duration::from_nanos(
-        window
-            .end_ns
-            .saturating_sub(crate::measure::clock::now_ns()),
-    );
+    let remaining = Duration::from_nanos(window.end_ns.saturating_sub(now_ns()));
     let deadline = Instant::now() + remaining + PROBE_GRACE;
     match waiter.expect_message(group, deadline, "the probe's figures")? {
         (worker, WorkerMessage::ProbeDone { result }) if worker == probe => Ok(*result),
@@ -280,6 +303,7 @@ fn combine_samples(def: &LoadDef, samples: &[LoadSample]) -> Result<LoadWork, St
             .map(|s| per_s(s.write_bytes as f64, s) / 1e6)
             .sum(),
         processes: samples.len(),
+        usage: samples.iter().filter_map(|s| s.usage).collect(),
     })
 }
 

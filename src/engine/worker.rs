@@ -8,7 +8,7 @@ use crate::measure::clock::{now_ns, process_and_children_cpu_ns};
 use crate::measure::sched::{self, SchedRequest};
 use crate::measure::window::{Counters, WindowMeter};
 use crate::probe::{self, Window, WorkParams};
-use crate::system::{cgroup, procfs};
+use crate::system::{cgroup, procfs, telemetry};
 use std::io::{BufRead as _, Write as _};
 use std::path::Path;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
@@ -78,7 +78,8 @@ fn run_probe(
     send(&WorkerMessage::Ready {
         window: Some(window),
     });
-    let result = probe.measure(window, applied);
+    let mut result = probe.measure(window, applied);
+    result.usage = telemetry::self_usage();
     send(&WorkerMessage::ProbeDone {
         result: Box::new(result),
     });
@@ -171,6 +172,7 @@ fn work_until_stopped(load: &mut dyn Load, commands: &Commands) -> Result<LoadSa
         cpu_ns: counters.cpu_ns,
         read_bytes: counters.read_bytes,
         write_bytes: counters.write_bytes,
+        usage: telemetry::self_usage(),
     })
 }
 

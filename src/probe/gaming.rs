@@ -89,5 +89,6 @@ fn gaming_result(frames: &GameFrames, measured_ns: u64, sched: SchedApplied) -> 
             low_1pct_fps: 1e9 / p99_frame_ns as f64,
         }),
         sched,
+        usage: None,
     }
 }

@@ -168,5 +168,6 @@ pub fn periodic_result(
         },
         gaming: None,
         sched,
+        usage: None,
     }
 }

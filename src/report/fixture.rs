@@ -53,6 +53,7 @@ fn result(mean_us: f64, gaming: bool) -> ProbeResult {
             timer_slack_ns: 1,
             memory_locked: true,
         },
+        usage: None,
     }
 }
 
@@ -74,8 +75,10 @@ fn scenario(probe: &str, load: &str, mean_us: f64) -> ScenarioResult {
                 device_read_mb_s: 0.0,
                 device_write_mb_s: 0.0,
                 processes: 4,
+                usage: vec![],
             }],
         },
+        telemetry: None,
     }
 }
 
@@ -90,6 +93,7 @@ pub fn run() -> RunDocument {
         ),
         result: None,
         load_work: vec![],
+        telemetry: None,
     };
     RunDocument {
         schema: SCHEMA.into(),

@@ -5,6 +5,7 @@ use crate::measure::calibrate::CalibrationSource;
 use crate::measure::latency::LatencySummary;
 use crate::measure::sched::{SchedApplied, SchedRequest};
 use crate::system::environment::Environment;
+use crate::system::telemetry::{ProcessUsage, ScenarioTelemetry};
 use crate::system::SystemInfo;
 use serde::{Deserialize, Serialize};
 
@@ -139,6 +140,9 @@ pub struct ScenarioResult {
     /// What each part of the load got done while the probe measured.
     #[serde(default)]
     pub load_work: Vec<LoadWork>,
+    /// What the machine went through while the probe measured.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub telemetry: Option<ScenarioTelemetry>,
 }
 
 /// Everything a probe measured in one scenario.
@@ -161,6 +165,9 @@ pub struct ProbeResult {
     pub gaming: Option<GamingFigures>,
     /// Scheduling settings in force in the probe.
     pub sched: SchedApplied,
+    /// What the probe's process used over its life.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub usage: Option<ProcessUsage>,
 }
 
 /// Frames that ran and frames dropped.
@@ -225,6 +232,9 @@ pub struct LoadWork {
     pub device_write_mb_s: f64,
     /// Processes that ran this part of the load.
     pub processes: usize,
+    /// What each of those processes used over its life, in process order.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub usage: Vec<ProcessUsage>,
 }
 
 impl RunDocument {

@@ -166,6 +166,39 @@ pub fn render_row(scenario: &ScenarioResult) -> String {
     format!("{name}\n{}", line(&cells))
 }
 
+/// The compact telemetry line printed under a row with `--verbose` (empty
+/// when the scenario has no telemetry); `-` marks a figure the kernel lacks.
+pub fn render_telemetry(scenario: &ScenarioResult) -> String {
+    let Some(t) = &scenario.telemetry else {
+        return String::new();
+    };
+    let f = &t.figures;
+    let pct = |v: Option<f64>| v.map_or("-".to_string(), |v| format!("{v:.1}"));
+    let count = |v: Option<u64>| v.map_or("-".to_string(), |v| v.to_string());
+    let rate = |v: Option<f64>| v.map_or("-".to_string(), |v| format!("{v:.0}"));
+    let mut text = format!(
+        "  psi some cpu {} mem {} io {} % | cs {}/s irq {}/s | cpu usr {} sys {} iowait {} steal {} % | swap in {} out {} majflt {} | others {} % cpu",
+        pct(f.psi.cpu.some_pct),
+        pct(f.psi.memory.some_pct),
+        pct(f.psi.io.some_pct),
+        rate(f.context_switches_per_s),
+        rate(f.interrupts_per_s),
+        pct(f.cpu.user_pct),
+        pct(f.cpu.system_pct),
+        pct(f.cpu.iowait_pct),
+        pct(f.cpu.steal_pct),
+        count(f.vmstat.swap_in_pages),
+        count(f.vmstat.swap_out_pages),
+        count(f.vmstat.major_faults),
+        pct(f.foreign.as_ref().map(|o| o.cpu_pct)),
+    );
+    if f.disturbed.is_some() {
+        text.push_str(" | DISTURBED");
+    }
+    text.push('\n');
+    text
+}
+
 /// The whole console output of a run.
 pub fn render(run: &RunDocument) -> String {
     let mut out = render_preamble(run);
@@ -176,4 +209,48 @@ pub fn render(run: &RunDocument) -> String {
         }
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::system::counters::{CpuTicks, StatCounters};
+    use crate::system::telemetry::{ScenarioTelemetry, TelemetrySample};
+
+    #[test]
+    fn telemetry_line_shows_figures_and_marks_absent_ones() {
+        let mut scenario = crate::report::fixture::run().scenarios.remove(0);
+        assert_eq!(render_telemetry(&scenario), "");
+        let stat = |user, idle, steal, ctxt| {
+            Some(StatCounters {
+                cpu: CpuTicks {
+                    user,
+                    nice: 0,
+                    system: 0,
+                    idle,
+                    iowait: None,
+                    irq: None,
+                    softirq: None,
+                    steal: Some(steal),
+                },
+                ctxt: Some(ctxt),
+                intr: None,
+            })
+        };
+        let before = TelemetrySample {
+            taken_ns: 0,
+            stat: stat(0, 0, 0, 0),
+            ..TelemetrySample::default()
+        };
+        let after = TelemetrySample {
+            taken_ns: 2_000_000_000,
+            stat: stat(90, 0, 10, 3000),
+            ..TelemetrySample::default()
+        };
+        scenario.telemetry = Some(ScenarioTelemetry::new(before, after));
+        assert_eq!(
+            render_telemetry(&scenario),
+            "  psi some cpu - mem - io - % | cs 1500/s irq -/s | cpu usr 90.0 sys 0.0 iowait - steal 10.0 % | swap in - out - majflt - | others - % cpu | DISTURBED\n"
+        );
+    }
 }

@@ -2,6 +2,7 @@
 //! root of the /proc (or /sys) tree, so tests can feed it captured files.
 
 pub mod cgroup;
+pub mod counters;
 pub mod cpustat;
 pub mod environment;
 pub mod kconfig;
@@ -10,6 +11,7 @@ pub mod msgqueue;
 pub mod noise;
 pub mod procfs;
 pub mod swap;
+pub mod telemetry;
 
 use serde::{Deserialize, Serialize};
 use std::path::Path;

@@ -18,7 +18,7 @@ pub enum ProcError {
     Parse { path: PathBuf, line: String },
 }
 
-fn read(path: PathBuf) -> Result<(PathBuf, String), ProcError> {
+pub(crate) fn read(path: PathBuf) -> Result<(PathBuf, String), ProcError> {
     match std::fs::read_to_string(&path) {
         Ok(text) => Ok((path, text)),
         Err(source) => Err(ProcError::Read { path, source }),

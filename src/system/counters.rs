@@ -1,0 +1,341 @@
+//! Readers of the system-wide counters sampled around each measurement:
+//! pressure stall information (/proc/pressure/*), /proc/vmstat, /proc/stat,
+//! and the CPU time of every process (/proc/PID/stat). Each takes the /proc
+//! root; what a kernel does not have is `None`, a line of the wrong shape is
+//! an error naming the file and the line.
+
+use super::procfs::{read, ProcError};
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+/// One line ("some" or "full") of a pressure file.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct PressureLine {
+    pub avg10_pct: f64,
+    pub avg60_pct: f64,
+    pub avg300_pct: f64,
+    /// Time, since boot, that tasks stalled on the resource.
+    pub total_us: u64,
+}
+
+/// A pressure file: either line may be missing (older kernels lack cpu "full").
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
+pub struct Pressure {
+    pub some: Option<PressureLine>,
+    pub full: Option<PressureLine>,
+}
+
+/// Reads `<proc_root>/pressure/<resource>` (`cpu`, `memory` or `io`);
+/// `Ok(None)` when the kernel has no PSI (no file, or PSI turned off).
+pub fn read_pressure(proc_root: &Path, resource: &str) -> Result<Option<Pressure>, ProcError> {
+    let (path, text) = match read(proc_root.join("pressure").join(resource)) {
+        Ok(read) => read,
+        Err(ProcError::Read { source, .. })
+            if source.kind() == std::io::ErrorKind::NotFound
+                || source.raw_os_error() == Some(libc::EOPNOTSUPP) =>
+        {
+            return Ok(None)
+        }
+        Err(e) => return Err(e),
+    };
+    let mut pressure = Pressure::default();
+    for line in text.lines().filter(|l| !l.trim().is_empty()) {
+        let (kind, parsed) = parse_pressure_line(line).ok_or_else(|| parse_error(&path, line))?;
+        match kind {
+            "some" => pressure.some = Some(parsed),
+            _ => pressure.full = Some(parsed),
+        }
+    }
+    Ok(Some(pressure))
+}
+
+fn parse_pressure_line(line: &str) -> Option<(&str, PressureLine)> {
+    let mut words = line.split_whitespace();
+    let kind = words.next().filter(|k| *k == "some" || *k == "full")?;
+    let mut fields = BTreeMap::new();
+    for word in words {
+        let (key, value) = word.split_once('=')?;
+        fields.insert(key, value);
+    }
+    let pct = |key: &str| fields.get(key)?.parse::<f64>().ok();
+    Some((
+        kind,
+        PressureLine {
+            avg10_pct: pct("avg10")?,
+            avg60_pct: pct("avg60")?,
+            avg300_pct: pct("avg300")?,
+            total_us: fields.get("total")?.parse().ok()?,
+        },
+    ))
+}
+
+fn parse_error(path: &Path, line: &str) -> ProcError {
+    ProcError::Parse {
+        path: path.to_path_buf(),
+        line: line.to_string(),
+    }
+}
+
+/// Reads every counter of `<proc_root>/vmstat`.
+pub fn read_vmstat(proc_root: &Path) -> Result<BTreeMap<String, u64>, ProcError> {
+    let (path, text) = read(proc_root.join("vmstat"))?;
+    let mut counters = BTreeMap::new();
+    for line in text.lines().filter(|l| !l.trim().is_empty()) {
+        let mut words = line.split_whitespace();
+        let parsed = (|| {
+            let key = words.next()?;
+            let value: u64 = words.next()?.parse().ok()?;
+            words.next().is_none().then_some((key.to_string(), value))
+        })();
+        let (key, value) = parsed.ok_or_else(|| parse_error(&path, line))?;
+        counters.insert(key, value);
+    }
+    Ok(counters)
+}
+
+/// The system-wide CPU time split of /proc/stat's `cpu` line, in clock ticks.
+/// The fields after `idle` came with later kernels.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct CpuTicks {
+    pub user: u64,
+    pub nice: u64,
+    pub system: u64,
+    pub idle: u64,
+    pub iowait: Option<u64>,
+    pub irq: Option<u64>,
+    pub softirq: Option<u64>,
+    pub steal: Option<u64>,
+}
+
+/// The counters of /proc/stat that telemetry uses.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct StatCounters {
+    pub cpu: CpuTicks,
+    /// Context switches since boot.
+    pub ctxt: Option<u64>,
+    /// Interrupts serviced since boot (the first number of the `intr` line).
+    pub intr: Option<u64>,
+}
+
+/// Reads `<proc_root>/stat`.
+pub fn read_stat(proc_root: &Path) -> Result<StatCounters, ProcError> {
+    let (path, text) = read(proc_root.join("stat"))?;
+    let mut cpu = None;
+    let (mut ctxt, mut intr) = (None, None);
+    for line in text.lines() {
+        let mut words = line.split_whitespace();
+        let single = |words: &mut std::str::SplitWhitespace| -> Result<u64, ProcError> {
+            words
+                .next()
+                .and_then(|w| w.parse().ok())
+                .ok_or_else(|| parse_error(&path, line))
+        };
+        match words.next() {
+            Some("cpu") => {
+                let numbers: Vec<u64> = words
+                    .map(|w| w.parse::<u64>().map_err(|_| parse_error(&path, line)))
+                    .collect::<Result<_, _>>()?;
+                if numbers.len() < 4 {
+                    return Err(parse_error(&path, line));
+                }
+                let at = |i: usize| numbers.get(i).copied();
+                cpu = Some(CpuTicks {
+                    user: numbers[0],
+                    nice: numbers[1],
+                    system: numbers[2],
+                    idle: numbers[3],
+                    iowait: at(4),
+                    irq: at(5),
+                    softirq: at(6),
+                    steal: at(7),
+                });
+            }
+            Some("ctxt") => ctxt = Some(single(&mut words)?),
+            Some("intr") => intr = Some(single(&mut words)?),
+            _ => {}
+        }
+    }
+    let cpu = cpu.ok_or_else(|| parse_error(&path, "(no cpu line)"))?;
+    Ok(StatCounters { cpu, ctxt, intr })
+}
+
+/// The kernel's flag for kernel threads in /proc/PID/stat.
+const PF_KTHREAD: u64 = 0x0020_0000;
+
+/// The CPU time of one process.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ProcessTicks {
+    pub pid: u32,
+    /// Start time since boot, in clock ticks: with `pid`, names the process
+    /// across pid reuse.
+    pub start_ticks: u64,
+    pub comm: String,
+    /// Its own user + system time (not its reaped children's), in clock ticks.
+    pub cpu_ticks: u64,
+    pub kernel_thread: bool,
+}
+
+/// Parses the text of /proc/PID/stat.
+pub fn parse_process_stat(pid: u32, text: &str) -> Option<ProcessTicks> {
+    // The command name may hold spaces and parentheses; fields resume after the last ')'.
+    let open = text.find('(')?;
+    let close = text.rfind(')')?;
+    let comm = text.get(open + 1..close)?.to_string();
+    let fields: Vec<&str> = text[close + 1..].split_whitespace().collect();
+    let number = |i: usize| fields.get(i)?.parse::<u64>().ok();
+    Some(ProcessTicks {
+        pid,
+        start_ticks: number(19)?,
+        comm,
+        cpu_ticks: number(11)? + number(12)?,
+        kernel_thread: number(6)? & PF_KTHREAD != 0,
+    })
+}
+
+/// The CPU time of every process below `proc_root` for which `keep` is true
+/// (processes that end while being read are left out).
+pub fn read_processes(proc_root: &Path, mut keep: impl FnMut(u32) -> bool) -> Vec<ProcessTicks> {
+    let Ok(entries) = std::fs::read_dir(proc_root) else {
+        return Vec::new();
+    };
+    entries
+        .filter_map(|e| e.ok()?.file_name().to_str()?.parse::<u32>().ok())
+        .filter(|&pid| keep(pid))
+        .filter_map(|pid| {
+            let path: PathBuf = proc_root.join(pid.to_string()).join("stat");
+            parse_process_stat(pid, &std::fs::read_to_string(path).ok()?)
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const PRESSURE_CPU: &str = include_str!("testdata/pressure_cpu");
+    const PRESSURE_IO: &str = include_str!("testdata/pressure_io");
+    const VMSTAT: &str = include_str!("testdata/vmstat");
+    const VMSTAT_OLD: &str = include_str!("testdata/vmstat_old");
+    const STAT: &str = include_str!("testdata/stat");
+
+    fn proc_with(files: &[(&str, &str)]) -> tempfile::TempDir {
+        let dir = tempfile::tempdir().unwrap();
+        for (name, text) in files {
+            let path = dir.path().join(name);
+            std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+            std::fs::write(path, text).unwrap();
+        }
+        dir
+    }
+
+    #[test]
+    fn pressure_of_this_machine_is_read() {
+        let dir = proc_with(&[("pressure/cpu", PRESSURE_CPU), ("pressure/io", PRESSURE_IO)]);
+        let cpu = read_pressure(dir.path(), "cpu").unwrap().unwrap();
+        let some = cpu.some.unwrap();
+        assert_eq!(some.total_us, 989_275_295);
+        assert_eq!(some.avg10_pct, 0.13);
+        assert_eq!(cpu.full.unwrap().total_us, 0);
+        let io = read_pressure(dir.path(), "io").unwrap().unwrap();
+        assert_eq!(io.full.unwrap().total_us, 344_930_381);
+    }
+
+    #[test]
+    fn pressure_absent_or_without_full_is_none() {
+        let dir = proc_with(&[(
+            "pressure/cpu",
+            "some avg10=0.00 avg60=0.00 avg300=0.00 total=12\n",
+        )]);
+        let cpu = read_pressure(dir.path(), "cpu").unwrap().unwrap();
+        assert_eq!(cpu.some.unwrap().total_us, 12);
+        assert_eq!(cpu.full, None);
+        assert_eq!(read_pressure(dir.path(), "memory").unwrap(), None);
+        let none = proc_with(&[]);
+        assert_eq!(read_pressure(none.path(), "cpu").unwrap(), None);
+    }
+
+    #[test]
+    fn malformed_pressure_names_file_and_line() {
+        let dir = proc_with(&[("pressure/io", "some avg10=0.00 avg60=0.00 total=x\n")]);
+        let err = read_pressure(dir.path(), "io").unwrap_err().to_string();
+        assert!(
+            err.contains("pressure/io") && err.contains("total=x"),
+            "{err}"
+        );
+        let dir = proc_with(&[("pressure/io", "half avg10=0 avg60=0 avg300=0 total=1\n")]);
+        assert!(read_pressure(dir.path(), "io").is_err());
+    }
+
+    #[test]
+    fn vmstat_of_this_machine_and_of_an_older_kernel() {
+        let dir = proc_with(&[("vmstat", VMSTAT)]);
+        let v = read_vmstat(dir.path()).unwrap();
+        assert_eq!(v.get("pswpin"), Some(&3_808_781));
+        assert_eq!(v.get("allocstall_movable"), Some(&2));
+        let dir = proc_with(&[("vmstat", VMSTAT_OLD)]);
+        let v = read_vmstat(dir.path()).unwrap();
+        assert!(v.contains_key("pgfault"));
+        assert!(!v.keys().any(|k| k.starts_with("allocstall")));
+    }
+
+    #[test]
+    fn malformed_or_missing_vmstat_is_an_error_with_path() {
+        let dir = proc_with(&[("vmstat", "pgfault 12\npswpin lots\n")]);
+        let err = read_vmstat(dir.path()).unwrap_err().to_string();
+        assert!(
+            err.contains("vmstat") && err.contains("pswpin lots"),
+            "{err}"
+        );
+        let dir = proc_with(&[]);
+        assert!(read_vmstat(dir.path())
+            .unwrap_err()
+            .to_string()
+            .contains("vmstat"));
+    }
+
+    #[test]
+    fn stat_of_this_machine_is_read() {
+        let dir = proc_with(&[("stat", STAT)]);
+        let s = read_stat(dir.path()).unwrap();
+        assert_eq!(s.cpu.user, 351_990);
+        assert_eq!(s.cpu.steal, Some(8224));
+        assert!(s.ctxt.unwrap() > 0 && s.intr.unwrap() > 0);
+    }
+
+    #[test]
+    fn stat_of_an_old_kernel_lacks_the_later_fields() {
+        let dir = proc_with(&[("stat", "cpu  10 0 5 100\ncpu0 10 0 5 100\n")]);
+        let s = read_stat(dir.path()).unwrap();
+        assert_eq!((s.cpu.idle, s.cpu.iowait, s.cpu.steal), (100, None, None));
+        assert_eq!((s.ctxt, s.intr), (None, None));
+    }
+
+    #[test]
+    fn malformed_stat_names_the_line() {
+        let dir = proc_with(&[("stat", "cpu  10 0 five 100\n")]);
+        let err = read_stat(dir.path()).unwrap_err().to_string();
+        assert!(err.contains("cpu  10 0 five 100"), "{err}");
+        let dir = proc_with(&[("stat", "cpu  1 2 3 4\nctxt\n")]);
+        assert!(read_stat(dir.path())
+            .unwrap_err()
+            .to_string()
+            .contains("ctxt"));
+        let dir = proc_with(&[("stat", "ctxt 5\n")]);
+        assert!(read_stat(dir.path()).is_err());
+    }
+
+    #[test]
+    fn process_stat_is_parsed() {
+        let text = "19750 (a (b) c) R 19744 19744 18475 0 -1 4194304 99 0 0 0 7 3 5 5 20 0 1 0 664750 3133440";
+        let p = parse_process_stat(19750, text).unwrap();
+        assert_eq!(
+            (p.comm.as_str(), p.cpu_ticks, p.start_ticks),
+            ("a (b) c", 10, 664_750)
+        );
+        assert!(!p.kernel_thread);
+        let kthread = "2 (kthreadd) S 0 0 0 0 -1 2129984 0 0 0 0 0 1 0 0 20 0 1 0 2 0";
+        assert!(parse_process_stat(2, kthread).unwrap().kernel_thread);
+        assert_eq!(parse_process_stat(1, "1 (init) S 0"), None);
+    }
+}
