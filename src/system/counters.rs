@@ -96,7 +96,7 @@ pub fn read_vmstat(proc_root: &Path) -> Result<BTreeMap<String, u64>, ProcError>
 
 /// The system-wide CPU time split of /proc/stat's `cpu` line, in clock ticks.
 /// The fields after `idle` came with later kernels.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct CpuTicks {
     pub user: u64,
     pub nice: u64,
@@ -106,6 +106,23 @@ pub struct CpuTicks {
     pub irq: Option<u64>,
     pub softirq: Option<u64>,
     pub steal: Option<u64>,
+}
+
+impl CpuTicks {
+    /// Every field added up (guest time is already counted in user).
+    pub fn total(&self) -> u64 {
+        let optional = [self.iowait, self.irq, self.softirq, self.steal];
+        self.user + self.nice + self.system + self.idle + optional.iter().flatten().sum::<u64>()
+    }
+}
+
+/// Percentage of all CPU time stolen by the hypervisor between two samples;
+/// `None` when the kernel has no steal column, no time passed, or a counter
+/// went backwards.
+pub fn steal_pct(before: &CpuTicks, after: &CpuTicks) -> Option<f64> {
+    let total = after.total().checked_sub(before.total())?;
+    let steal = after.steal?.checked_sub(before.steal?)?;
+    (total > 0).then(|| steal as f64 * 100.0 / total as f64)
 }
 
 /// The counters of /proc/stat that telemetry uses.
@@ -167,6 +184,8 @@ const PF_KTHREAD: u64 = 0x0020_0000;
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ProcessTicks {
     pub pid: u32,
+    /// The parent's pid.
+    pub ppid: u32,
     /// Start time since boot, in clock ticks: with `pid`, names the process
     /// across pid reuse.
     pub start_ticks: u64,
@@ -186,6 +205,7 @@ pub fn parse_process_stat(pid: u32, text: &str) -> Option<ProcessTicks> {
     let number = |i: usize| fields.get(i)?.parse::<u64>().ok();
     Some(ProcessTicks {
         pid,
+        ppid: number(1)? as u32,
         start_ticks: number(19)?,
         comm,
         cpu_ticks: number(11)? + number(12)?,
@@ -227,6 +247,29 @@ mod tests {
             std::fs::write(path, text).unwrap();
         }
         dir
+    }
+
+    #[test]
+    fn steal_is_a_share_of_all_cpu_time_and_absent_on_old_kernels() {
+        let ticks = |idle, steal| CpuTicks {
+            user: 100,
+            nice: 0,
+            system: 50,
+            idle,
+            iowait: Some(0),
+            irq: Some(0),
+            softirq: Some(0),
+            steal,
+        };
+        let before = ticks(1000, Some(10));
+        assert_eq!(steal_pct(&before, &ticks(1196, Some(14))), Some(2.0));
+        assert_eq!(
+            steal_pct(&ticks(1196, Some(14)), &before),
+            None,
+            "backwards"
+        );
+        assert_eq!(steal_pct(&before, &before), None, "no time passed");
+        assert_eq!(steal_pct(&ticks(1000, None), &ticks(1100, None)), None);
     }
 
     #[test]

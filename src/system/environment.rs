@@ -9,7 +9,7 @@
 //! `report --env`: each key renders one field as text.
 
 use super::procfs::{self, ProcError};
-use super::{bracketed, cpustat, kconfig, mounts, read_optional};
+use super::{bracketed, counters, kconfig, mounts, read_optional};
 use serde::{Deserialize, Serialize};
 use std::path::{Path, PathBuf};
 use std::time::Duration;
@@ -156,7 +156,7 @@ impl Reader<'_> {
 /// Reads the environment below `roots`, with `workdir` as the run's work
 /// directory, sampling steal over `steal_sample` (zero skips it).
 pub fn capture(roots: &Roots, workdir: &Path, steal_sample: Duration) -> Environment {
-    let steal_before = cpustat::read_cpu_times(&roots.proc_root);
+    let steal_before = counters::read_stat(&roots.proc_root);
     let mut r = Reader {
         roots,
         unreadable: Vec::new(),
@@ -175,9 +175,9 @@ pub fn capture(roots: &Roots, workdir: &Path, steal_sample: Duration) -> Environ
     read_load(&mut r, &mut env);
     if !steal_sample.is_zero() {
         std::thread::sleep(steal_sample);
-        let after = cpustat::read_cpu_times(&roots.proc_root);
+        let after = counters::read_stat(&roots.proc_root);
         match (steal_before, after) {
-            (Ok(before), Ok(after)) => env.steal_pct = cpustat::steal_pct(&before, &after),
+            (Ok(before), Ok(after)) => env.steal_pct = counters::steal_pct(&before.cpu, &after.cpu),
             (Err(e), _) | (_, Err(e)) => r.unreadable.push(e.to_string()),
         }
     }

@@ -3,7 +3,6 @@
 
 pub mod cgroup;
 pub mod counters;
-pub mod cpustat;
 pub mod environment;
 pub mod kconfig;
 pub mod mounts;

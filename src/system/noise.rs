@@ -7,7 +7,7 @@
 //! and ended within the sample are not seen; one that started during it is
 //! counted with all its time.
 
-use super::cpustat::{self, CpuTimes};
+use super::counters::{self, CpuTicks, ProcessTicks};
 use super::procfs::ProcError;
 use std::collections::{HashMap, HashSet};
 use std::path::Path;
@@ -21,58 +21,21 @@ pub const STEAL_LIMIT_PCT: f64 = 2.0;
 /// How many of the busiest other processes a warning names.
 const TOP: usize = 3;
 
-/// One process's CPU time so far.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct ProcessTicks {
-    pub pid: u32,
-    pub ppid: u32,
-    /// The name; kernel workers change it as they take up other work.
-    pub comm: String,
-    /// Clock ticks after boot when it started: with the pid, its identity.
-    pub start_ticks: u64,
-    /// utime + stime.
-    pub ticks: u64,
-}
-
 /// A moment's CPU counters of the whole system and of every process.
 #[derive(Debug, Clone, Default)]
 pub struct Snapshot {
-    pub cpu: CpuTimes,
+    pub cpu: CpuTicks,
     pub processes: Vec<ProcessTicks>,
-}
-
-/// Parses the text of /proc/PID/stat.
-fn parse_process(pid: u32, text: &str) -> Option<ProcessTicks> {
-    let open = text.find('(')?;
-    let close = text.rfind(')')?;
-    let fields: Vec<&str> = text.get(close + 1..)?.split_whitespace().collect();
-    let number = |i: usize| fields.get(i)?.parse::<u64>().ok();
-    Some(ProcessTicks {
-        pid,
-        ppid: number(1)? as u32,
-        comm: text.get(open + 1..close)?.to_string(),
-        start_ticks: number(19)?,
-        ticks: number(11)? + number(12)?,
-    })
 }
 
 /// Reads `<proc_root>/stat` and every `<proc_root>/PID/stat` (a process
 /// that ends while being read is left out).
 pub fn snapshot(proc_root: &Path) -> Result<Snapshot, ProcError> {
-    let cpu = cpustat::read_cpu_times(proc_root)?;
-    let entries = std::fs::read_dir(proc_root).map_err(|source| ProcError::Read {
-        path: proc_root.to_path_buf(),
-        source,
-    })?;
-    let processes = entries
-        .filter_map(|e| {
-            let pid: u32 = e.ok()?.file_name().to_str()?.parse().ok()?;
-            let text =
-                std::fs::read_to_string(proc_root.join(pid.to_string()).join("stat")).ok()?;
-            parse_process(pid, &text)
-        })
-        .collect();
-    Ok(Snapshot { cpu, processes })
+    let cpu = counters::read_stat(proc_root)?.cpu;
+    Ok(Snapshot {
+        cpu,
+        processes: counters::read_processes(proc_root, |_| true),
+    })
 }
 
 /// A process that used CPU during the sample.
@@ -121,7 +84,7 @@ pub fn assess(
     let earlier: HashMap<(u32, u64), u64> = before
         .processes
         .iter()
-        .map(|p| ((p.pid, p.start_ticks), p.ticks))
+        .map(|p| ((p.pid, p.start_ticks), p.cpu_ticks))
         .collect();
     let window_ticks = (elapsed.as_secs_f64() * ticks_per_s as f64).max(1.0);
     let mut top: Vec<Consumer> = after
@@ -130,7 +93,7 @@ pub fn assess(
         .filter(|p| !ours.contains(&p.pid))
         .filter_map(|p| {
             let start = earlier.get(&(p.pid, p.start_ticks)).copied().unwrap_or(0);
-            let used = p.ticks.checked_sub(start)?;
+            let used = p.cpu_ticks.checked_sub(start)?;
             (used > 0).then(|| Consumer {
                 pid: p.pid,
                 comm: p.comm.clone(),
@@ -143,7 +106,7 @@ pub fn assess(
     top.truncate(TOP);
     Noise {
         others_cpu_pct,
-        steal_pct: cpustat::steal_pct(&before.cpu, &after.cpu),
+        steal_pct: counters::steal_pct(&before.cpu, &after.cpu),
         top,
     }
 }
@@ -207,28 +170,25 @@ mod tests {
             ppid,
             comm: comm.into(),
             start_ticks: u64::from(pid) * 10,
-            ticks,
+            cpu_ticks: ticks,
+            kernel_thread: false,
         }
     }
 
     fn snap(total: u64, steal: u64, processes: Vec<ProcessTicks>) -> Snapshot {
         Snapshot {
-            cpu: CpuTimes {
-                total_ticks: total,
-                steal_ticks: Some(steal),
+            cpu: CpuTicks {
+                user: 0,
+                nice: 0,
+                system: 0,
+                idle: total - steal,
+                iowait: None,
+                irq: None,
+                softirq: None,
+                steal: Some(steal),
             },
             processes,
         }
-    }
-
-    #[test]
-    fn parses_a_stat_line_with_a_strange_name() {
-        // This machine's /proc/self/stat, with a name holding ") (".
-        let text = "19680 (cat ) (x) R 19600 19680 19600 34816 19680 4194304 98 0 0 0 7 3 0 0 20 0 1 0 2073520 5459968 240 18446744073709551615";
-        let p = parse_process(19680, text).unwrap();
-        assert_eq!((p.ppid, p.comm.as_str(), p.ticks), (19600, "cat ) (x", 10));
-        assert_eq!(p.start_ticks, 2073520);
-        assert_eq!(parse_process(1, "1 (init) S"), None);
     }
 
     #[test]
@@ -315,7 +275,7 @@ mod tests {
         std::fs::create_dir(dir.path().join("43")).unwrap(); // ended: no stat
         let s = snapshot(dir.path()).unwrap();
         assert_eq!(s.processes, vec![process(42, 1, "burn", 42)]);
-        assert_eq!(s.cpu.steal_ticks, Some(2));
+        assert_eq!(s.cpu.steal, Some(2));
         assert!(snapshot(&dir.path().join("none")).is_err());
     }
 }

@@ -548,6 +548,7 @@ mod tests {
     fn process(pid: u32, comm: &str, cpu_ticks: u64, kernel_thread: bool) -> ProcessTicks {
         ProcessTicks {
             pid,
+            ppid: 1,
             start_ticks: 1000 + pid as u64,
             comm: comm.into(),
             cpu_ticks,
