@@ -210,6 +210,9 @@ pub struct ReportArgs {
     /// Print the environment the run was made in instead of its results.
     #[arg(long = "env", conflicts_with = "format")]
     pub env: bool,
+    /// Add each scenario's telemetry line under its row (table format).
+    #[arg(short = 'v', long = "verbose")]
+    pub verbose: bool,
 }
 
 /// Invalid input from the user (exit code 2).

@@ -51,7 +51,11 @@ fn dispatch(command: Command) -> anyhow::Result<ExitCode> {
             Ok(ExitCode::Success)
         }
         Command::Report(args) if args.env => print(&commands::report::render_env(&args.file)?),
-        Command::Report(args) => print(&commands::report::render(&args.file, args.format)?),
+        Command::Report(args) => print(&commands::report::render(
+            &args.file,
+            args.format,
+            args.verbose,
+        )?),
         Command::Worker { .. } => unreachable!("workers are dispatched in main"),
     }
 }

@@ -23,11 +23,22 @@ fn scenarios_carry_telemetry_and_cpu_pressure_rises_under_burn() {
             "-t",
             "1.5",
         ])
-        .args(["-l", LOOPS_PER_MS, "-q", "--warmup", "0.2", "-o"])
+        .args(["-l", LOOPS_PER_MS, "-q", "-v", "--warmup", "0.2", "-o"])
         .arg(&file)
         .output()
         .unwrap();
     assert!(output.status.success(), "{}", stderr(&output));
+    let report = feelbench(&new_tag(), dir.path())
+        .args(["report", "-v"])
+        .arg(&file)
+        .output()
+        .unwrap();
+    assert_eq!(
+        String::from_utf8_lossy(&report.stdout),
+        String::from_utf8_lossy(&output.stdout),
+        "report -v reproduces run -v, telemetry lines included"
+    );
+    assert!(String::from_utf8_lossy(&report.stdout).contains("psi some cpu"));
     let run = read_json(&file);
     let scenarios = run["scenarios"].as_array().unwrap();
     assert_eq!(scenarios.len(), 2);

@@ -12,11 +12,12 @@ pub fn render_env(path: &Path) -> Result<String, RunFileError> {
     Ok(environment::render(&read_run(path)?.environment))
 }
 
-/// The text of `path` rendered as `format`.
-pub fn render(path: &Path, format: Format) -> Result<String, RunFileError> {
+/// The text of `path` rendered as `format` (`verbose`: the table with each
+/// scenario's telemetry line).
+pub fn render(path: &Path, format: Format, verbose: bool) -> Result<String, RunFileError> {
     let run = read_run(path)?;
     Ok(match format {
-        Format::Table => table::render(&run),
+        Format::Table => table::render(&run, verbose),
         Format::Json => serde_json::to_string_pretty(&run).expect("a run always serialises") + "\n",
         Format::Csv => csv::render(&run),
         Format::Md => markdown::render(&run),

@@ -16,7 +16,7 @@ mod tests {
 
     #[test]
     fn table_snapshot() {
-        insta::assert_snapshot!(super::table::render(&fixture::run()));
+        insta::assert_snapshot!(super::table::render(&fixture::run(), false));
     }
 
     #[test]

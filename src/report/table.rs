@@ -199,13 +199,17 @@ pub fn render_telemetry(scenario: &ScenarioResult) -> String {
     text
 }
 
-/// The whole console output of a run.
-pub fn render(run: &RunDocument) -> String {
+/// The whole console output of a run (`verbose`: with the telemetry line
+/// under each row, as `run --verbose` prints it).
+pub fn render(run: &RunDocument, verbose: bool) -> String {
     let mut out = render_preamble(run);
     for probe_name in run.probes() {
         out.push_str(&render_probe_header(probe_name));
         for scenario in run.scenarios_of(probe_name) {
             out.push_str(&render_row(scenario));
+            if verbose {
+                out.push_str(&render_telemetry(scenario));
+            }
         }
     }
     out
