@@ -183,24 +183,16 @@ mod tests {
 
     const PAGE: usize = 4096;
 
-    fn params(cpus: usize, mem_bytes: u64) -> WorkParams {
-        WorkParams {
-            cpus,
-            mem_bytes,
-            ..WorkParams::for_tests()
-        }
-    }
-
     #[test]
     fn the_ring_shares_out_120_percent_of_the_budget() {
-        let ring = Ring::new(&params(2, 256 << 20), PAGE);
+        let ring = Ring::new(&WorkParams::for_tests_sized(2, 256 << 20), PAGE);
         assert_eq!((ring.members, ring.tokens), (4, 2));
         assert_eq!(ring.member_bytes % PAGE, 0);
         let total = (ring.member_bytes * ring.members) as f64;
         let wanted = 1.2 * (256 << 20) as f64;
         assert!(total <= wanted && total > wanted - (ring.members * PAGE) as f64);
         assert_eq!(
-            Ring::new(&params(2, 1), PAGE).member_bytes,
+            Ring::new(&WorkParams::for_tests_sized(2, 1), PAGE).member_bytes,
             PAGE,
             "at least a page"
         );
@@ -208,7 +200,7 @@ mod tests {
 
     #[test]
     fn tokens_start_spread_and_go_round() {
-        let ring = Ring::new(&params(2, 1 << 30), PAGE);
+        let ring = Ring::new(&WorkParams::for_tests_sized(2, 1 << 30), PAGE);
         assert_eq!(ring.starts().collect::<Vec<_>>(), [0, 2]);
         let types: Vec<_> = (0..=4).map(|i| ring.token_type(i)).collect();
         assert_eq!(
@@ -216,7 +208,7 @@ mod tests {
             [1, 2, 3, 4, 1],
             "the last member passes to the first"
         );
-        let wide = Ring::new(&params(8, 1 << 30), PAGE);
+        let wide = Ring::new(&WorkParams::for_tests_sized(8, 1 << 30), PAGE);
         assert_eq!(wide.starts().collect::<Vec<_>>(), [0, 1, 2, 3, 5, 6, 7, 8]);
     }
 

@@ -108,20 +108,16 @@ fn receive(mut input: &UnixStream) -> String {
 mod tests {
     use super::*;
 
-    fn params(cpus: usize, mem_bytes: u64) -> WorkParams {
-        WorkParams {
-            cpus,
-            mem_bytes,
-            ..WorkParams::for_tests()
-        }
-    }
-
     #[test]
     fn one_group_per_cpu_within_a_tenth_of_the_memory() {
-        assert_eq!(groups(&params(2, 24 << 30)), 2);
-        assert_eq!(groups(&params(64, 24 << 30)), 64);
+        assert_eq!(groups(&WorkParams::for_tests_sized(2, 24 << 30)), 2);
+        assert_eq!(groups(&WorkParams::for_tests_sized(64, 24 << 30)), 64);
         // 1 GiB: a tenth is 102 MiB, room for 5 groups of 20 MiB.
-        assert_eq!(groups(&params(64, 1 << 30)), 5);
-        assert_eq!(groups(&params(8, 64 << 20)), 1, "always at least one");
+        assert_eq!(groups(&WorkParams::for_tests_sized(64, 1 << 30)), 5);
+        assert_eq!(
+            groups(&WorkParams::for_tests_sized(8, 64 << 20)),
+            1,
+            "always at least one"
+        );
     }
 }

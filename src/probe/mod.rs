@@ -45,6 +45,15 @@ impl WorkParams {
             swap_bytes: 0,
         }
     }
+
+    /// Test parameters for a machine of `cpus` CPUs and `mem_bytes` of memory.
+    pub fn for_tests_sized(cpus: usize, mem_bytes: u64) -> Self {
+        Self {
+            cpus,
+            mem_bytes,
+            ..Self::for_tests()
+        }
+    }
 }
 
 /// The measurement window, in absolute `CLOCK_MONOTONIC` nanoseconds.
