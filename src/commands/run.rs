@@ -69,6 +69,11 @@ pub fn run(mut config: RunConfig, system: SystemInfo) -> anyhow::Result<ExitCode
     run.environment = environment;
     run.warnings.extend(disk_warnings);
     run.warnings.extend(noise_warning);
+    // Warnings known before measuring are said now; the rest at the end.
+    let said_before = run.warnings.len();
+    for warning in &run.warnings {
+        eprintln!("feelbench: warning: {}", warning.message);
+    }
     if let Some(path) = &output {
         // Written before measuring, so a bad path fails in the first second.
         write_run(path, &run)
@@ -137,7 +142,7 @@ pub fn run(mut config: RunConfig, system: SystemInfo) -> anyhow::Result<ExitCode
     }
     drop(progress);
     finish_document(&mut run);
-    for warning in &run.warnings {
+    for warning in &run.warnings[said_before..] {
         eprintln!("feelbench: warning: {}", warning.message);
     }
     if let Some(path) = &output {
@@ -372,7 +377,6 @@ fn preflight_noise_check(config: &RunConfig) -> anyhow::Result<Option<Warning>> 
     if config.strict {
         return Err(UsageError(format!("--strict: {complaint}")).into());
     }
-    eprintln!("feelbench: warning: {complaint}");
     Ok(Some(Warning::new(WarningCode::NoisyMachine, complaint)))
 }
 
