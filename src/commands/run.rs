@@ -109,15 +109,16 @@ pub fn run(mut config: RunConfig, system: SystemInfo) -> anyhow::Result<ExitCode
             run.run.interrupted = true;
             break;
         };
-        if result.status == ScenarioStatus::Failed {
+        if result.outcome.status == ScenarioStatus::Failed {
             progress.warn(&format!(
                 "{} under {} failed: {}",
                 result.probe,
                 result.load,
-                result.error.as_deref().unwrap_or("unknown reason")
+                result.outcome.error.as_deref().unwrap_or("unknown reason")
             ));
         }
         if let Some(disturbed) = result
+            .outcome
             .telemetry
             .as_ref()
             .and_then(|t| t.figures.disturbed.as_deref())
@@ -161,7 +162,7 @@ pub fn run(mut config: RunConfig, system: SystemInfo) -> anyhow::Result<ExitCode
     } else if run
         .scenarios
         .iter()
-        .any(|s| s.status == ScenarioStatus::Failed)
+        .any(|s| s.outcome.status == ScenarioStatus::Failed)
     {
         ExitCode::Failure
     } else {
@@ -450,7 +451,7 @@ fn finish_document(run: &mut RunDocument) {
     let results: Vec<_> = run
         .scenarios
         .iter()
-        .filter_map(|s| s.result.as_ref())
+        .filter_map(|s| s.outcome.result.as_ref())
         .collect();
     if results.iter().any(|r| !r.sched.memory_locked) {
         run.warnings.push(Warning::new(
@@ -462,7 +463,7 @@ fn finish_document(run: &mut RunDocument) {
         .scenarios
         .iter()
         .filter(|s| s.load == "none")
-        .filter_map(|s| s.result.as_ref()?.cpu.work_ratio);
+        .filter_map(|s| s.outcome.result.as_ref()?.cpu.work_ratio);
     if let Some(worst) = idle_ratios.max_by(|a, b| (a - 1.0).abs().total_cmp(&(b - 1.0).abs())) {
         if (worst - 1.0).abs() > CALIBRATION_DRIFT_LIMIT {
             run.warnings.push(Warning::new(

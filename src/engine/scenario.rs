@@ -11,7 +11,7 @@ use crate::load::{LoadDef, LoadMix, LoadPart};
 use crate::measure::clock::now_ns;
 use crate::measure::sched::SchedRequest;
 use crate::probe::{ProbeDef, Window, WorkParams};
-use crate::report::schema::{LoadWork, ProbeResult, ScenarioResult, ScenarioStatus};
+use crate::report::schema::{LoadWork, Measurement, ProbeResult, ScenarioResult, ScenarioStatus};
 use crate::system::telemetry::{Sampler, ScenarioTelemetry};
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
@@ -96,11 +96,15 @@ pub fn run_scenario(
     Ok(ScenarioResult {
         probe: scenario.probe.name.to_string(),
         load: scenario.load.name.clone(),
-        status,
-        error,
-        result,
-        load_work,
-        telemetry,
+        outcome: Measurement {
+            status,
+            error,
+            result,
+            load_work,
+            telemetry,
+        },
+        repeats: Vec::new(),
+        intervals: None,
     })
 }
 

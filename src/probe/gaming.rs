@@ -88,7 +88,9 @@ fn gaming_result(frames: &GameFrames, measured_ns: u64, sched: SchedApplied) -> 
             fps: count as f64 / measured_s,
             low_1pct_fps: 1e9 / p99_frame_ns as f64,
         }),
+        frame_histogram: Some(frames.frame_time.to_base64()),
         sched,
         usage: None,
+        batches: Vec::new(),
     }
 }

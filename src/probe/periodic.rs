@@ -167,7 +167,9 @@ pub fn periodic_result(
             work_ratio: account.work_ratio(),
         },
         gaming: None,
+        frame_histogram: None,
         sched,
         usage: None,
+        batches: Vec::new(),
     }
 }

@@ -38,6 +38,7 @@ fn opt(value: Option<impl ToString>) -> String {
 
 fn joined(scenario: &ScenarioResult, field: impl Fn(&super::schema::LoadWork) -> String) -> String {
     scenario
+        .outcome
         .load_work
         .iter()
         .map(field)
@@ -46,14 +47,14 @@ fn joined(scenario: &ScenarioResult, field: impl Fn(&super::schema::LoadWork) ->
 }
 
 fn record(s: &ScenarioResult) -> Vec<String> {
-    let r = s.result.as_ref();
+    let r = s.outcome.result.as_ref();
     let latency = r.and_then(|r| r.latency_us);
     let deadlines = r.and_then(|r| r.deadlines);
     let gaming = r.and_then(|r| r.gaming);
     vec![
         s.probe.clone(),
         s.load.clone(),
-        format!("{:?}", s.status).to_lowercase(),
+        format!("{:?}", s.outcome.status).to_lowercase(),
         opt(latency.map(|l| l.samples)),
         opt(latency.map(|l| l.mean_us)),
         opt(latency.map(|l| l.sd_us)),
@@ -76,7 +77,7 @@ fn record(s: &ScenarioResult) -> Vec<String> {
         joined(s, |w| w.amount.to_string()),
         joined(s, |w| w.rate_per_s.to_string()),
         joined(s, |w| w.cpu_pct.to_string()),
-        s.error.clone().unwrap_or_default(),
+        s.outcome.error.clone().unwrap_or_default(),
     ]
 }
 

@@ -46,6 +46,7 @@ fn result(mean_us: f64, gaming: bool) -> ProbeResult {
             fps: 58.25,
             low_1pct_fps: 41.5,
         }),
+        frame_histogram: None,
         sched: SchedApplied {
             policy: "SCHED_OTHER".into(),
             fifo_priority: None,
@@ -54,6 +55,7 @@ fn result(mean_us: f64, gaming: bool) -> ProbeResult {
             memory_locked: true,
         },
         usage: None,
+        batches: vec![],
     }
 }
 
@@ -61,24 +63,28 @@ fn scenario(probe: &str, load: &str, mean_us: f64) -> ScenarioResult {
     ScenarioResult {
         probe: probe.into(),
         load: load.into(),
-        status: ScenarioStatus::Ok,
-        error: None,
-        result: Some(result(mean_us, probe == "gaming")),
-        load_work: match load {
-            "none" => vec![],
-            _ => vec![LoadWork {
-                load: load.into(),
-                unit: "Mloop".into(),
-                amount: 2700.0,
-                rate_per_s: 900.0,
-                cpu_pct: 165.4,
-                device_read_mb_s: 0.0,
-                device_write_mb_s: 0.0,
-                processes: 4,
-                usage: vec![],
-            }],
+        outcome: Measurement {
+            status: ScenarioStatus::Ok,
+            error: None,
+            result: Some(result(mean_us, probe == "gaming")),
+            load_work: match load {
+                "none" => vec![],
+                _ => vec![LoadWork {
+                    load: load.into(),
+                    unit: "Mloop".into(),
+                    amount: 2700.0,
+                    rate_per_s: 900.0,
+                    cpu_pct: 165.4,
+                    device_read_mb_s: 0.0,
+                    device_write_mb_s: 0.0,
+                    processes: 4,
+                    usage: vec![],
+                }],
+            },
+            telemetry: None,
         },
-        telemetry: None,
+        repeats: vec![],
+        intervals: None,
     }
 }
 
@@ -87,13 +93,17 @@ pub fn run() -> RunDocument {
     let failed = ScenarioResult {
         probe: "audio".into(),
         load: "video".into(),
-        status: ScenarioStatus::Failed,
-        error: Some(
-            "load video (process 1 of 1) ended before its work was done (exit code 1)".into(),
-        ),
-        result: None,
-        load_work: vec![],
-        telemetry: None,
+        outcome: Measurement {
+            status: ScenarioStatus::Failed,
+            error: Some(
+                "load video (process 1 of 1) ended before its work was done (exit code 1)".into(),
+            ),
+            result: None,
+            load_work: vec![],
+            telemetry: None,
+        },
+        repeats: vec![],
+        intervals: None,
     };
     RunDocument {
         schema: SCHEMA.into(),

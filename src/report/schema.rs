@@ -131,11 +131,27 @@ pub enum ScenarioStatus {
 pub struct ScenarioResult {
     pub probe: String,
     pub load: String,
+    /// The scenario's figures: its only measurement, or the merge of its
+    /// repeats (histograms and counts added up, percentiles of the merge).
+    #[serde(flatten)]
+    pub outcome: Measurement,
+    /// Each repeat's own figures, in the order they ran, when the scenario
+    /// was measured more than once (`--repeat`, `feelbench merge`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub repeats: Vec<Measurement>,
+    /// Confidence intervals of the headline figures, with their method.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub intervals: Option<Intervals>,
+}
+
+/// What one measurement of a scenario produced.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Measurement {
     pub status: ScenarioStatus,
-    /// Why the scenario failed.
+    /// Why the measurement failed.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub error: Option<String>,
-    /// The probe's figures; `None` when the scenario failed.
+    /// The probe's figures; `None` when the measurement failed.
     pub result: Option<ProbeResult>,
     /// What each part of the load got done while the probe measured.
     #[serde(default)]
@@ -143,6 +159,44 @@ pub struct ScenarioResult {
     /// What the machine went through while the probe measured.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub telemetry: Option<ScenarioTelemetry>,
+}
+
+/// How the confidence intervals of a scenario were obtained.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum IntervalMethod {
+    /// Student t over the figures of sub-windows of the measurement
+    /// (neighbours merged until they are not correlated): the spread
+    /// within a run, not between runs.
+    BatchMeans,
+    /// Student t over the figures of the scenario's repeats: includes the
+    /// drift between repeats.
+    Repeats,
+}
+
+/// Confidence intervals of a scenario's headline figures.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Intervals {
+    pub method: IntervalMethod,
+    /// Two-sided confidence level of every `low`–`high`, e.g. 0.95.
+    pub level: f64,
+    pub figures: Vec<FigureInterval>,
+}
+
+/// A figure with its confidence interval.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct FigureInterval {
+    /// The figure's key (`mean`, `p99`, `deadlines`, ...).
+    pub figure: String,
+    pub value: f64,
+    pub low: f64,
+    pub high: f64,
+    /// Standard error of `value`.
+    pub se: f64,
+    /// Degrees of freedom of the Student t behind the interval.
+    pub df: f64,
+    /// Independent samples (sub-windows or repeats) the spread came from.
+    pub samples: usize,
 }
 
 /// Everything a probe measured in one scenario.
@@ -163,11 +217,43 @@ pub struct ProbeResult {
     pub cpu: CpuFigures,
     /// Frames per second figures (gaming only).
     pub gaming: Option<GamingFigures>,
+    /// Frame time histogram (gaming only), base64 HdrHistogram V2, so a
+    /// merge of repeats can take the 1 % low of the merged frame times.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub frame_histogram: Option<String>,
     /// Scheduling settings in force in the probe.
     pub sched: SchedApplied,
     /// What the probe's process used over its life.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub usage: Option<ProcessUsage>,
+    /// The same figures for each of a few equal sub-windows of the
+    /// measurement, in time order: the raw material of batch-means intervals.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub batches: Vec<Batch>,
+}
+
+/// Figures of one sub-window of a measurement. Periodic probes assign each
+/// period to the sub-window its intended start falls in; gaming each frame to
+/// the one it started in.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct Batch {
+    /// Length of the sub-window.
+    pub seconds: f64,
+    /// Frames that ran (latency samples).
+    pub frames: u64,
+    /// Mean latency of those frames; `None` when none ran.
+    pub mean_us: Option<f64>,
+    /// 99th percentile latency of those frames.
+    pub p99_us: Option<f64>,
+    /// 99th percentile frame time (gaming only).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub frame_p99_us: Option<f64>,
+    /// Periods that began in the sub-window (periodic probes; 0 for gaming).
+    pub periods: u64,
+    /// Of those, frames that ran and met their deadline.
+    pub met: u64,
+    pub cpu_wanted_ms: f64,
+    pub cpu_received_ms: f64,
 }
 
 /// Frames that ran and frames dropped.

@@ -78,10 +78,10 @@ pub fn load_work_cell(work: &[LoadWork]) -> String {
 /// The cells of one scenario's row; a failed scenario has its reason in the
 /// second cell and no others.
 pub fn row_cells(scenario: &ScenarioResult) -> Vec<String> {
-    let result = match (&scenario.status, &scenario.result) {
+    let result = match (&scenario.outcome.status, &scenario.outcome.result) {
         (ScenarioStatus::Ok, Some(result)) => result,
         _ => {
-            let reason = scenario.error.as_deref().unwrap_or("no result");
+            let reason = scenario.outcome.error.as_deref().unwrap_or("no result");
             return vec![scenario.load.clone(), format!("FAILED: {reason}")];
         }
     };
@@ -101,7 +101,7 @@ pub fn row_cells(scenario: &ScenarioResult) -> Vec<String> {
     } else {
         cells.push(one_decimal(result.deadlines.map(|d| d.met_pct)));
     }
-    cells.push(load_work_cell(&scenario.load_work));
+    cells.push(load_work_cell(&scenario.outcome.load_work));
     cells
 }
 
@@ -169,7 +169,7 @@ pub fn render_row(scenario: &ScenarioResult) -> String {
 /// The compact telemetry line printed under a row with `--verbose` (empty
 /// when the scenario has no telemetry); `-` marks a figure the kernel lacks.
 pub fn render_telemetry(scenario: &ScenarioResult) -> String {
-    let Some(t) = &scenario.telemetry else {
+    let Some(t) = &scenario.outcome.telemetry else {
         return String::new();
     };
     let f = &t.figures;
@@ -251,7 +251,7 @@ mod tests {
             stat: stat(90, 0, 10, 3000),
             ..TelemetrySample::default()
         };
-        scenario.telemetry = Some(ScenarioTelemetry::new(before, after));
+        scenario.outcome.telemetry = Some(ScenarioTelemetry::new(before, after));
         assert_eq!(
             render_telemetry(&scenario),
             "  psi some cpu - mem - io - % | cs 1500/s irq -/s | cpu usr 90.0 sys 0.0 iowait - steal 10.0 % | swap in - out - majflt - | others - % cpu | DISTURBED\n"
