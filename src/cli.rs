@@ -1,7 +1,9 @@
 //! The command line: clap definitions, and the one function that turns parsed
 //! arguments into validated settings. Nothing outside this file sees clap.
 
+use crate::compare::CompareOptions;
 use crate::engine::scenario::Scenario;
+use crate::figures;
 use crate::load::{self, LoadDef, LoadMix};
 use crate::measure::sched::SchedRequest;
 use crate::probe::{self, ProbeDef, WorkParams};
@@ -30,6 +32,9 @@ pub enum Command {
     Calibrate(CalibrateArgs),
     /// Render a saved run.
     Report(ReportArgs),
+    /// Show runs side by side: each figure's change against the first run,
+    /// marked where it is statistically significant.
+    Compare(CompareArgs),
     /// Internal: a worker process started by feelbench itself.
     #[command(hide = true)]
     Worker {
@@ -199,6 +204,15 @@ pub enum Format {
     Md,
 }
 
+/// How `feelbench compare` lays out its rows.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum Layout {
+    /// One row per probe × load × figure, one column per run.
+    Columns,
+    /// resp1's layout: under each scenario one row per run, one column per figure.
+    Rows,
+}
+
 /// Options of `feelbench report`.
 #[derive(Debug, Args)]
 pub struct ReportArgs {
@@ -213,6 +227,69 @@ pub struct ReportArgs {
     /// Add each scenario's telemetry line under its row (table format).
     #[arg(short = 'v', long = "verbose")]
     pub verbose: bool,
+}
+
+/// Options of `feelbench compare`.
+#[derive(Debug, Args)]
+pub struct CompareArgs {
+    /// Run files written by `feelbench run`; the first is the baseline.
+    #[arg(required = true, num_args = 2.., value_name = "RUN.json")]
+    pub files: Vec<PathBuf>,
+    /// Column names, comma-separated, one per run [default: each run's comment, else its kernel release].
+    #[arg(long = "name", value_name = "LIST", value_delimiter = ',')]
+    pub names: Vec<String>,
+    /// Significance level of the tests (two-sided).
+    #[arg(long = "alpha", default_value_t = 0.01)]
+    pub alpha: f64,
+    /// Figures to compare, comma-separated, from: mean, sd, p50, p99, max, desired, deadlines, fps, low1, work
+    /// [default: mean,p99,max,desired,deadlines,fps,low1,work].
+    #[arg(long = "figure", value_name = "LIST", value_delimiter = ',')]
+    pub figures: Option<Vec<String>>,
+    /// Output format.
+    #[arg(long = "format", value_enum, default_value_t = Format::Table)]
+    pub format: Format,
+    /// `columns`: one column per run; `rows`: under each scenario one row per run (resp1's layout).
+    #[arg(long = "layout", value_enum, default_value_t = Layout::Columns)]
+    pub layout: Layout,
+}
+
+impl CompareArgs {
+    /// The options, once they are checked.
+    pub fn options(&self) -> Result<CompareOptions, UsageError> {
+        if !(self.alpha > 0.0 && self.alpha < 0.5) {
+            return Err(UsageError(format!(
+                "--alpha {} is not a significance level: give one between 0 and 0.5, such as 0.01",
+                self.alpha
+            )));
+        }
+        if !self.names.is_empty() && self.names.len() != self.files.len() {
+            return Err(UsageError(format!(
+                "--name gives {} name(s) for {} runs: give one per run, comma-separated",
+                self.names.len(),
+                self.files.len()
+            )));
+        }
+        let figures: Vec<String> = match &self.figures {
+            Some(keys) => keys.clone(),
+            None => figures::DEFAULT_KEYS
+                .iter()
+                .map(|k| k.to_string())
+                .collect(),
+        };
+        if let Some(unknown) = figures
+            .iter()
+            .find(|k| !figures::KEYS.contains(&k.as_str()))
+        {
+            return Err(UsageError(format!(
+                "unknown figure {unknown:?}; figures: {}",
+                figures::KEYS.join(", ")
+            )));
+        }
+        Ok(CompareOptions {
+            alpha: self.alpha,
+            figures,
+        })
+    }
 }
 
 /// Invalid input from the user (exit code 2).

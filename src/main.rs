@@ -5,12 +5,15 @@
 
 mod cli;
 mod commands;
+mod compare;
 mod engine;
+mod figures;
 mod load;
 mod measure;
 mod probe;
 mod progress;
 mod report;
+mod stats;
 mod system;
 
 use clap::Parser as _;
@@ -56,6 +59,7 @@ fn dispatch(command: Command) -> anyhow::Result<ExitCode> {
             args.format,
             args.verbose,
         )?),
+        Command::Compare(args) => print(&commands::compare::render(&args)?),
         Command::Worker { .. } => unreachable!("workers are dispatched in main"),
     }
 }

@@ -7,6 +7,7 @@ use super::interrupt::{Interrupt, Interrupted};
 use super::protocol::{window_command, LoadSample, WorkerMessage, WorkerSpec};
 use super::supervise::{EventKind, WorkerGroup};
 use super::workspace::RUN_MARKER_VAR;
+use crate::figures::estimate::intervals;
 use crate::load::{LoadDef, LoadMix, LoadPart};
 use crate::measure::clock::now_ns;
 use crate::measure::sched::SchedRequest;
@@ -93,7 +94,7 @@ pub fn run_scenario(
         Err(Stop::Failed(reason)) => (ScenarioStatus::Failed, Some(reason), None, Vec::new(), None),
         Err(Stop::Interrupted) => return Err(Interrupted),
     };
-    Ok(ScenarioResult {
+    let mut scenario_result = ScenarioResult {
         probe: scenario.probe.name.to_string(),
         load: scenario.load.name.clone(),
         outcome: Measurement {
@@ -105,7 +106,9 @@ pub fn run_scenario(
         },
         repeats: Vec::new(),
         intervals: None,
-    })
+    };
+    scenario_result.intervals = intervals(&scenario_result);
+    Ok(scenario_result)
 }
 
 /// What a scenario that ran to the end yields.

@@ -4,7 +4,8 @@
 use super::schema::RunDocument;
 use super::table::{header_cells, row_cells};
 
-fn pipe_row(cells: &[impl AsRef<str>]) -> String {
+/// One Markdown table row, with pipes inside cells escaped.
+pub(crate) fn pipe_row(cells: &[impl AsRef<str>]) -> String {
     let inner: Vec<String> = cells
         .iter()
         .map(|c| c.as_ref().replace('|', "\\|"))

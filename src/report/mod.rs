@@ -8,7 +8,7 @@ pub mod schema;
 pub mod table;
 
 #[cfg(test)]
-mod fixture;
+pub(crate) mod fixture;
 
 #[cfg(test)]
 mod tests {

@@ -1,0 +1,59 @@
+//! The comparison as CSV in long form: one record per row × run, with the
+//! stored value (µs for latencies), its standard error, the change, the
+//! p-value and the verdict, for spreadsheets and scripts.
+
+use super::Comparison;
+
+const HEADER: &[&str] = &[
+    "probe",
+    "load",
+    "figure",
+    "run",
+    "value",
+    "se",
+    "method",
+    "change",
+    "change_unit",
+    "p",
+    "verdict",
+    "untested",
+];
+
+fn opt(value: Option<impl ToString>) -> String {
+    value.map(|v| v.to_string()).unwrap_or_default()
+}
+
+/// A serde name (`batch_means`, `no_difference`) without the quotes.
+fn name(value: impl serde::Serialize) -> String {
+    serde_json::to_value(value)
+        .ok()
+        .and_then(|v| v.as_str().map(str::to_string))
+        .unwrap_or_default()
+}
+
+/// The comparison as CSV with a header row; runs lacking a scenario have no record.
+pub fn render(c: &Comparison) -> String {
+    let mut writer = csv::Writer::from_writer(Vec::new());
+    writer.write_record(HEADER).expect("writing to memory");
+    for row in &c.rows {
+        for (run, cell) in c.runs.iter().zip(&row.cells) {
+            let Some(cell) = cell else { continue };
+            let record = [
+                row.probe.clone(),
+                row.load.clone(),
+                row.figure.clone(),
+                run.name.clone(),
+                cell.value.to_string(),
+                opt(cell.se),
+                cell.method.map(name).unwrap_or_default(),
+                opt(cell.change),
+                name(row.change_unit),
+                opt(cell.p),
+                name(cell.verdict),
+                cell.untested.map(name).unwrap_or_default(),
+            ];
+            writer.write_record(&record).expect("writing to memory");
+        }
+    }
+    String::from_utf8(writer.into_inner().expect("flushing to memory")).expect("CSV of UTF-8 text")
+}

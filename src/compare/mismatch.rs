@@ -1,0 +1,153 @@
+//! What differs between compared runs: the machine and calibration (a
+//! warning, since figures from different machines are not comparable) and
+//! the settings and kernel (shown, since they are usually the point).
+
+use crate::report::schema::RunDocument;
+use serde::Serialize;
+
+/// How far calibrations may differ (as a fraction) before the comparison warns.
+const CALIBRATION_TOLERANCE: f64 = 0.05;
+
+/// A fact or setting with a different value in some run.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Difference {
+    pub what: String,
+    /// Every run's value, in run order.
+    pub values: Vec<String>,
+}
+
+/// Named facts of a run, as text, for spotting differences.
+type Fact = (&'static str, fn(&RunDocument) -> String);
+
+/// Facts that make runs from different machines: a difference is a warning.
+const MACHINE: &[Fact] = &[
+    ("hostname", |r| r.system.hostname.clone()),
+    ("CPU model", |r| {
+        r.system
+            .cpu_model
+            .clone()
+            .unwrap_or_else(|| "unknown".into())
+    }),
+    ("CPUs", |r| r.system.cpus.to_string()),
+    ("memory (MiB)", |r| {
+        r.system
+            .mem_bytes
+            .map_or("unknown".into(), |b| (b >> 20).to_string())
+    }),
+];
+
+/// Settings and the kernel: what a comparison usually varies on purpose.
+const SETTINGS: &[Fact] = &[
+    ("kernel", |r| r.system.kernel_release.clone()),
+    ("seconds per scenario", |r| {
+        r.settings.duration_s.to_string()
+    }),
+    ("probe policy", |r| {
+        match r.settings.probe_sched.fifo_priority {
+            Some(p) => format!("SCHED_FIFO {p}"),
+            None => "SCHED_OTHER".into(),
+        }
+    }),
+    ("probe nice", |r| r.settings.probe_sched.nice.to_string()),
+    ("load nice", |r| r.settings.load_nice.to_string()),
+    ("burn processes", |r| r.settings.burn_processes.to_string()),
+    ("file size (MiB)", |r| {
+        (r.settings.file_bytes >> 20).to_string()
+    }),
+    ("memory load (MiB)", |r| {
+        (r.settings.mem_bytes >> 20).to_string()
+    }),
+    ("memory limit (MiB)", |r| {
+        r.settings
+            .mem_limit_bytes
+            .map_or("none".into(), |b| (b >> 20).to_string())
+    }),
+    ("added swap (MiB)", |r| {
+        r.settings
+            .swap_bytes
+            .map_or("none".into(), |b| (b >> 20).to_string())
+    }),
+];
+
+fn differing(runs: &[RunDocument], facts: &[Fact]) -> Vec<Difference> {
+    facts
+        .iter()
+        .filter_map(|(what, get)| {
+            let values: Vec<String> = runs.iter().map(get).collect();
+            values.iter().any(|v| v != &values[0]).then(|| Difference {
+                what: what.to_string(),
+                values,
+            })
+        })
+        .collect()
+}
+
+/// Settings and kernel releases that differ between the runs.
+pub fn differences(runs: &[RunDocument]) -> Vec<Difference> {
+    differing(runs, SETTINGS)
+}
+
+/// Warnings about runs that come from different machines or calibrations.
+pub fn warnings(runs: &[RunDocument]) -> Vec<String> {
+    let mut warnings: Vec<String> = differing(runs, MACHINE)
+        .into_iter()
+        .map(|d| {
+            format!(
+                "the runs come from different machines: {} {}",
+                d.what,
+                d.values.join(" | ")
+            )
+        })
+        .collect();
+    let base = runs[0].settings.loops_per_ms;
+    if runs
+        .iter()
+        .any(|r| (r.settings.loops_per_ms / base - 1.0).abs() > CALIBRATION_TOLERANCE)
+    {
+        let values: Vec<String> = runs
+            .iter()
+            .map(|r| format!("{:.0}", r.settings.loops_per_ms))
+            .collect();
+        warnings.push(format!(
+            "the calibrations differ by more than {:.0} % (loops_per_ms {}): the probes' CPU work per frame is not the same",
+            CALIBRATION_TOLERANCE * 100.0,
+            values.join(" | ")
+        ));
+    }
+    warnings
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::report::fixture;
+
+    #[test]
+    fn identical_runs_differ_in_nothing() {
+        let runs = [fixture::run(), fixture::run()];
+        assert!(differences(&runs).is_empty());
+        assert!(warnings(&runs).is_empty());
+    }
+
+    #[test]
+    fn settings_differences_are_listed_with_every_value() {
+        let mut other = fixture::run();
+        other.settings.load_nice = 19;
+        other.system.kernel_release = "6.19.0".into();
+        let d = differences(&[fixture::run(), other]);
+        let what: Vec<&str> = d.iter().map(|d| d.what.as_str()).collect();
+        assert_eq!(what, ["kernel", "load nice"]);
+        assert_eq!(d[1].values, ["0", "19"]);
+    }
+
+    #[test]
+    fn other_machines_and_calibrations_are_warned_about() {
+        let mut other = fixture::run();
+        other.system.hostname = "elsewhere".into();
+        other.settings.loops_per_ms *= 1.2;
+        let w = warnings(&[fixture::run(), other]);
+        assert_eq!(w.len(), 2, "{w:?}");
+        assert!(w[0].contains("hostname testhost | elsewhere"), "{}", w[0]);
+        assert!(w[1].contains("calibrations differ"), "{}", w[1]);
+    }
+}

@@ -1,0 +1,317 @@
+//! `feelbench compare`: runs side by side. One row per probe × load ×
+//! figure, one cell per run with its change against the first run (the
+//! baseline) and a verdict from Welch's t-test on the figures' standard
+//! errors — or no verdict, and the reason, where the data cannot support one.
+
+pub mod csv;
+pub mod markdown;
+pub mod mismatch;
+pub mod summary;
+pub mod text;
+
+use crate::figures::estimate::{estimate, FigureEstimate};
+use crate::figures::{Better, ChangeUnit, Figure};
+use crate::report::schema::{IntervalMethod, RunDocument, ScenarioResult};
+use crate::stats::welch;
+use serde::Serialize;
+use summary::RunSummary;
+
+/// What the user chose to compare and how.
+#[derive(Debug, Clone)]
+pub struct CompareOptions {
+    /// Significance level of the tests.
+    pub alpha: f64,
+    /// Figure keys to show (see [`crate::figures::KEYS`]), in order.
+    pub figures: Vec<String>,
+}
+
+/// One compared run: its column name and where it came from.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct RunColumn {
+    pub name: String,
+    pub file: String,
+    pub kernel_release: String,
+    pub started: String,
+    /// Most measurements any of its scenarios has.
+    pub repeats: usize,
+}
+
+/// Whether a cell differs from the baseline, and which way.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Verdict {
+    /// The cell is the baseline itself.
+    Baseline,
+    /// Significantly better than the baseline.
+    Better,
+    /// Significantly worse than the baseline.
+    Worse,
+    /// Tested, and the difference is within what chance gives.
+    NoDifference,
+    /// Not tested: see the cell's `untested` reason.
+    Untested,
+}
+
+/// Why a cell was not tested.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Untested {
+    /// The baseline lacks the scenario or the figure.
+    MissingBaseline,
+    /// A single measurement whose figure is not kept per sub-window: its
+    /// spread is unknown without `--repeat 3` or more.
+    WithoutInterval,
+    /// Neither run's figure varied at all, so chance cannot be sized.
+    WithoutSpread,
+}
+
+impl Untested {
+    /// The reason in words, for legends.
+    pub fn explain(self) -> &'static str {
+        match self {
+            Untested::MissingBaseline => "the baseline run lacks this scenario or figure",
+            Untested::WithoutInterval => {
+                "no interval: a single measurement of a figure not kept per sub-window (sd, p50, max, load work) or without sub-windows; run with --repeat 3 or more"
+            }
+            Untested::WithoutSpread => "the figure did not vary at all in either run",
+        }
+    }
+}
+
+/// One run's value of a row's figure.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Cell {
+    /// The figure, in its stored unit (µs for latencies).
+    pub value: f64,
+    /// Standard error, when the data gives one.
+    pub se: Option<f64>,
+    /// How the standard error was obtained.
+    pub method: Option<IntervalMethod>,
+    /// Change against the baseline: % or percentage points (see the row's
+    /// `change_unit`); `None` in the baseline column or when the baseline
+    /// is 0 or missing.
+    pub change: Option<f64>,
+    /// The test's two-sided p-value.
+    pub p: Option<f64>,
+    pub verdict: Verdict,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub untested: Option<Untested>,
+}
+
+/// One probe × load × figure.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Row {
+    pub probe: String,
+    pub load: String,
+    /// The figure's key (`mean`, `p99`, `work:burn`, ...).
+    pub figure: String,
+    pub label: String,
+    pub better: Better,
+    pub change_unit: ChangeUnit,
+    /// Multiply stored values by this to show them (µs → ms).
+    #[serde(skip)]
+    pub display_scale: f64,
+    /// One per run; `None` where the run lacks the scenario or figure.
+    pub cells: Vec<Option<Cell>>,
+}
+
+/// Runs side by side.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Comparison {
+    /// Significance level of every test.
+    pub alpha: f64,
+    /// The runs, baseline first.
+    pub runs: Vec<RunColumn>,
+    /// Things that make the comparison less fair (different machines or
+    /// calibrations).
+    pub warnings: Vec<String>,
+    /// Settings and system facts that differ between the runs, each with
+    /// every run's value.
+    pub differences: Vec<mismatch::Difference>,
+    pub rows: Vec<Row>,
+    /// One per run after the baseline.
+    pub summaries: Vec<RunSummary>,
+}
+
+impl Comparison {
+    /// Compares `runs` (named `names`, from `files`), the first being the baseline.
+    pub fn build(
+        runs: &[RunDocument],
+        names: Vec<String>,
+        files: Vec<String>,
+        options: &CompareOptions,
+    ) -> Self {
+        let columns = runs
+            .iter()
+            .zip(names)
+            .zip(files)
+            .map(|((run, name), file)| RunColumn {
+                name,
+                file,
+                kernel_release: run.system.kernel_release.clone(),
+                started: run.run.started.clone(),
+                repeats: run
+                    .scenarios
+                    .iter()
+                    .map(|s| s.repeats.len().max(1))
+                    .max()
+                    .unwrap_or(0),
+            })
+            .collect();
+        let rows = scenario_keys(runs)
+            .into_iter()
+            .flat_map(|(probe, load)| {
+                let found: Vec<Option<&ScenarioResult>> = runs
+                    .iter()
+                    .map(|run| {
+                        run.scenarios
+                            .iter()
+                            .find(|s| s.probe == probe && s.load == load)
+                    })
+                    .collect();
+                figures_of(&found, &options.figures)
+                    .into_iter()
+                    .map(|figure| row(&probe, &load, &figure, &found, options.alpha))
+                    .collect::<Vec<_>>()
+            })
+            .collect::<Vec<_>>();
+        let summaries = summary::summarise(&rows, runs.len());
+        Self {
+            alpha: options.alpha,
+            runs: columns,
+            warnings: mismatch::warnings(runs),
+            differences: mismatch::differences(runs),
+            rows,
+            summaries,
+        }
+    }
+}
+
+/// Every probe × load of the runs, in the order they first appear.
+fn scenario_keys(runs: &[RunDocument]) -> Vec<(String, String)> {
+    let mut keys: Vec<(String, String)> = Vec::new();
+    for s in runs.iter().flat_map(|r| &r.scenarios) {
+        let key = (s.probe.clone(), s.load.clone());
+        if !keys.contains(&key) {
+            keys.push(key);
+        }
+    }
+    keys
+}
+
+/// The chosen figures any of the runs has for one scenario, in key order.
+fn figures_of(found: &[Option<&ScenarioResult>], keys: &[String]) -> Vec<Figure> {
+    let mut figures: Vec<Figure> = Vec::new();
+    for key in keys {
+        for scenario in found.iter().flatten() {
+            for figure in Figure::of_key(key, &scenario.outcome) {
+                if !figures.contains(&figure) {
+                    figures.push(figure);
+                }
+            }
+        }
+    }
+    figures
+}
+
+fn row(
+    probe: &str,
+    load: &str,
+    figure: &Figure,
+    found: &[Option<&ScenarioResult>],
+    alpha: f64,
+) -> Row {
+    let estimates: Vec<Option<FigureEstimate>> = found
+        .iter()
+        .map(|s| s.and_then(|s| estimate(s, figure)))
+        .collect();
+    let base = estimates[0];
+    let cells = estimates
+        .iter()
+        .enumerate()
+        .map(|(i, e)| e.map(|e| cell(figure, base.filter(|_| i > 0), e, i == 0, alpha)))
+        .collect();
+    Row {
+        probe: probe.to_string(),
+        load: load.to_string(),
+        figure: figure.key(),
+        label: figure.label(),
+        better: figure.better(),
+        change_unit: figure.change_unit(),
+        display_scale: figure.display_scale(),
+        cells,
+    }
+}
+
+fn cell(
+    figure: &Figure,
+    base: Option<FigureEstimate>,
+    this: FigureEstimate,
+    is_baseline: bool,
+    alpha: f64,
+) -> Cell {
+    let mut cell = Cell {
+        value: this.value,
+        se: this.uncertainty.map(|(e, _)| e.se),
+        method: this.uncertainty.map(|(_, m)| m),
+        change: None,
+        p: None,
+        verdict: Verdict::Baseline,
+        untested: None,
+    };
+    if is_baseline {
+        return cell;
+    }
+    let Some(base) = base else {
+        cell.verdict = Verdict::Untested;
+        cell.untested = Some(Untested::MissingBaseline);
+        return cell;
+    };
+    cell.change = match figure.change_unit() {
+        ChangeUnit::Points => Some(this.value - base.value),
+        ChangeUnit::Percent => (base.value != 0.0).then(|| 100.0 * (this.value / base.value - 1.0)),
+    };
+    let (Some((base_e, _)), Some((this_e, _))) = (base.uncertainty, this.uncertainty) else {
+        cell.verdict = Verdict::Untested;
+        cell.untested = Some(Untested::WithoutInterval);
+        return cell;
+    };
+    let Some(outcome) = welch::test(&base_e, &this_e) else {
+        cell.verdict = Verdict::Untested;
+        cell.untested = Some(Untested::WithoutSpread);
+        return cell;
+    };
+    cell.p = Some(outcome.p);
+    cell.verdict = if outcome.p >= alpha {
+        Verdict::NoDifference
+    } else if (outcome.t < 0.0) == (figure.better() == Better::Lower) {
+        Verdict::Better
+    } else {
+        Verdict::Worse
+    };
+    cell
+}
+
+/// Column names: `--name` values, else each run's comment, else its kernel
+/// release; repeated names get ` (2)`, ` (3)`, ... so columns stay apart.
+pub fn column_names(runs: &[RunDocument], given: &[String]) -> Vec<String> {
+    let mut names: Vec<String> = Vec::new();
+    for (i, run) in runs.iter().enumerate() {
+        let base = given
+            .get(i)
+            .cloned()
+            .or_else(|| run.run.comment.clone())
+            .unwrap_or_else(|| run.system.kernel_release.clone());
+        let mut name = base.clone();
+        let mut n = 2;
+        while names.contains(&name) {
+            name = format!("{base} ({n})");
+            n += 1;
+        }
+        names.push(name);
+    }
+    names
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,255 @@
+//! Comparisons of synthetic runs whose truth is known: latencies of
+//! successive periods follow an AR(1) process (strongly autocorrelated, as
+//! real ones are), optionally shifted.
+
+use super::*;
+use crate::cli::Layout;
+use crate::measure::latency::LatencyHistogram;
+use crate::report::fixture;
+use crate::report::schema::Batch;
+use rand::{rngs::StdRng, SeedableRng as _};
+use rand_distr::{Distribution as _, Normal};
+
+const BATCHES: usize = 20;
+const PER_BATCH: usize = 50;
+/// Correlation of successive periods' latencies.
+const PHI: f64 = 0.8;
+
+/// Latencies (µs) of `n` periods around 1000 µs times `scale`.
+fn latencies(n: usize, scale: f64, rng: &mut StdRng) -> Vec<f64> {
+    let noise = Normal::new(0.0, 100.0).unwrap();
+    let mut x = 0.0;
+    (0..n)
+        .map(|_| {
+            x = PHI * x + noise.sample(rng);
+            (1000.0 + x).max(1.0) * scale
+        })
+        .collect()
+}
+
+fn p99(values: &[f64]) -> f64 {
+    let mut sorted = values.to_vec();
+    sorted.sort_by(f64::total_cmp);
+    sorted[((0.99 * sorted.len() as f64).ceil() as usize).max(1) - 1]
+}
+
+/// `scenario` with its latency figures and batches replaced by ones drawn
+/// from the process, scaled by `scale`.
+fn synthetic(mut scenario: ScenarioResult, scale: f64, rng: &mut StdRng) -> ScenarioResult {
+    let values = latencies(BATCHES * PER_BATCH, scale, rng);
+    let mut histogram = LatencyHistogram::new();
+    for v in &values {
+        histogram.record_ns((v * 1000.0) as u64);
+    }
+    let result = scenario.outcome.result.as_mut().unwrap();
+    result.latency_us = histogram.summary();
+    result.batches = values
+        .chunks(PER_BATCH)
+        .map(|chunk| Batch {
+            seconds: 0.5,
+            frames: chunk.len() as u64,
+            mean_us: Some(chunk.iter().sum::<f64>() / chunk.len() as f64),
+            p99_us: Some(p99(chunk)),
+            frame_p99_us: None,
+            periods: chunk.len() as u64,
+            met: chunk.len() as u64,
+            cpu_wanted_ms: 2.5,
+            cpu_received_ms: 2.5,
+        })
+        .collect();
+    scenario
+}
+
+/// The fixture run with every successful scenario made synthetic.
+fn synthetic_run(scale: f64, seed: u64) -> RunDocument {
+    let mut rng = StdRng::seed_from_u64(seed);
+    let mut run = fixture::run();
+    run.scenarios = run
+        .scenarios
+        .into_iter()
+        .map(|s| match s.outcome.result {
+            Some(_) => synthetic(s, scale, &mut rng),
+            None => s,
+        })
+        .collect();
+    run
+}
+
+fn options(figures: &[&str]) -> CompareOptions {
+    CompareOptions {
+        alpha: 0.01,
+        figures: figures.iter().map(|f| f.to_string()).collect(),
+    }
+}
+
+fn compare(runs: &[RunDocument], figures: &[&str]) -> Comparison {
+    let names = column_names(runs, &[]);
+    let files = (0..runs.len()).map(|i| format!("run{i}.json")).collect();
+    Comparison::build(runs, names, files, &options(figures))
+}
+
+fn verdicts(c: &Comparison, figure: &str) -> Vec<Verdict> {
+    c.rows
+        .iter()
+        .filter(|r| r.figure == figure)
+        .filter_map(|r| r.cells[1].as_ref().map(|c| c.verdict))
+        .collect()
+}
+
+#[test]
+fn a_known_shift_is_marked_in_its_direction() {
+    let base = synthetic_run(1.0, 1);
+    let slower = synthetic_run(1.3, 2);
+    let faster = synthetic_run(0.7, 3);
+    let c = compare(&[base, slower, faster], &["mean", "p99"]);
+    for row in &c.rows {
+        let (slow, fast) = (row.cells[1].as_ref().unwrap(), row.cells[2].as_ref().unwrap());
+        assert_eq!(slow.verdict, Verdict::Worse, "{} {}", row.probe, row.figure);
+        assert_eq!(fast.verdict, Verdict::Better, "{} {}", row.probe, row.figure);
+        assert!(slow.change.unwrap() > 15.0 && fast.change.unwrap() < -15.0);
+    }
+    let counts = |s: &RunSummary| (s.better, s.worse, s.mixed, s.same);
+    assert_eq!(counts(&c.summaries[0]), (0, 5, 0, 0));
+    assert_eq!(counts(&c.summaries[1]), (5, 0, 0, 0));
+    assert!(c.summaries[0].figures[0].geomean_ratio > 1.15);
+    assert!(c.summaries[1].figures[0].geomean_ratio < 0.85);
+}
+
+/// Two-sided p-value of a t-test that takes every period's latency as an
+/// independent sample: what a naive comparison would do.
+fn naive_p(a: &[f64], b: &[f64]) -> f64 {
+    let stats = |v: &[f64]| crate::stats::Estimate::of_samples(v).unwrap();
+    crate::stats::welch::test(&stats(a), &stats(b)).unwrap().p
+}
+
+#[test]
+fn samples_of_one_process_are_rarely_marked() {
+    const TRIALS: u64 = 300;
+    let mut marked = 0;
+    let mut naive_marked = 0;
+    for trial in 0..TRIALS {
+        let mut rng = StdRng::seed_from_u64(1000 + trial);
+        let one = fixture::run().scenarios[1].clone();
+        let (a, b) = (
+            synthetic(one.clone(), 1.0, &mut rng),
+            synthetic(one, 1.0, &mut rng),
+        );
+        let mut runs = [fixture::run(), fixture::run()];
+        runs[0].scenarios = vec![a];
+        runs[1].scenarios = vec![b];
+        let c = compare(&runs, &["mean"]);
+        if matches!(verdicts(&c, "mean")[0], Verdict::Better | Verdict::Worse) {
+            marked += 1;
+        }
+        let mut rng = StdRng::seed_from_u64(1000 + trial);
+        let (a, b) = (
+            latencies(BATCHES * PER_BATCH, 1.0, &mut rng),
+            latencies(BATCHES * PER_BATCH, 1.0, &mut rng),
+        );
+        if naive_p(&a, &b) < 0.01 {
+            naive_marked += 1;
+        }
+    }
+    let rate = marked as f64 / TRIALS as f64;
+    let naive_rate = naive_marked as f64 / TRIALS as f64;
+    // At alpha 0.01 about 3 of 300 are expected; 12 or more would happen by
+    // chance with probability below 1e-4 if the test held its level.
+    assert!(rate < 0.04, "false positives {rate}");
+    // The same data tested period by period calls far more differences real.
+    assert!(naive_rate > 0.2, "naive false positives {naive_rate}");
+}
+
+#[test]
+fn identical_runs_change_nothing() {
+    let run = synthetic_run(1.0, 5);
+    let c = compare(&[run.clone(), run], crate::figures::KEYS);
+    assert!(!c.rows.is_empty());
+    for row in &c.rows {
+        let Some(cell) = &row.cells[1] else { continue };
+        assert_eq!(cell.change.unwrap_or(0.0), 0.0, "{} {}", row.probe, row.figure);
+        assert!(
+            !matches!(cell.verdict, Verdict::Better | Verdict::Worse),
+            "{} {}",
+            row.probe,
+            row.figure
+        );
+    }
+    let s = &c.summaries[0];
+    assert_eq!((s.better, s.worse, s.mixed), (0, 0, 0));
+    assert!(s.figures.iter().all(|f| (f.geomean_ratio - 1.0).abs() < 1e-12));
+}
+
+#[test]
+fn figures_without_an_interval_are_not_marked() {
+    let c = compare(&[fixture::run(), fixture::run()], &["mean", "max", "work"]);
+    for row in &c.rows {
+        if let Some(cell) = &row.cells[1] {
+            assert_eq!(cell.verdict, Verdict::Untested);
+            assert_eq!(cell.untested, Some(Untested::WithoutInterval));
+        }
+    }
+    let text = text::render(&c, Layout::Columns);
+    assert!(text.contains("no mark on"), "{text}");
+}
+
+#[test]
+fn missing_scenarios_show_a_dash() {
+    let base = synthetic_run(1.0, 1);
+    let mut other = synthetic_run(1.0, 2);
+    other.scenarios.retain(|s| s.probe != "gaming");
+    let c = compare(&[base, other], &["mean"]);
+    let gaming = c.rows.iter().find(|r| r.probe == "gaming").unwrap();
+    assert!(gaming.cells[1].is_none());
+    let text = text::render(&c, Layout::Columns);
+    assert!(text.contains(text::MISSING));
+}
+
+#[test]
+fn column_names_come_from_options_comments_or_kernels() {
+    let mut runs = [fixture::run(), fixture::run(), fixture::run()];
+    runs[1].run.comment = None;
+    runs[2].run.comment = None;
+    assert_eq!(
+        column_names(&runs, &[]),
+        ["fixture, with a | pipe", "6.18.0-test", "6.18.0-test (2)"]
+    );
+    assert_eq!(column_names(&runs[..1], &["base".into()]), ["base"]);
+}
+
+fn snapshot_comparison() -> Comparison {
+    let mut base = synthetic_run(1.0, 11);
+    base.run.comment = Some("base".into());
+    let mut other = synthetic_run(1.25, 12);
+    other.run.comment = Some("slower".into());
+    other.settings.load_nice = 19;
+    compare(&[base, other], &["mean", "p99", "max", "deadlines", "fps", "work"])
+}
+
+#[test]
+fn table_snapshot() {
+    insta::assert_snapshot!(text::render(&snapshot_comparison(), Layout::Columns));
+}
+
+#[test]
+fn rows_layout_snapshot() {
+    insta::assert_snapshot!(text::render(&snapshot_comparison(), Layout::Rows));
+}
+
+#[test]
+fn markdown_snapshot() {
+    insta::assert_snapshot!(markdown::render(&snapshot_comparison(), Layout::Columns));
+}
+
+#[test]
+fn csv_snapshot() {
+    insta::assert_snapshot!(csv::render(&snapshot_comparison()));
+}
+
+#[test]
+fn json_names_the_method_and_verdicts() {
+    let json = serde_json::to_value(snapshot_comparison()).unwrap();
+    let cell = &json["rows"][0]["cells"][1];
+    assert_eq!(cell["method"], "batch_means");
+    assert_eq!(cell["verdict"], "worse");
+    assert_eq!(json["differences"][0]["what"], "load nice");
+}

@@ -1,0 +1,246 @@
+//! The console rendering of a comparison, and the cell texts and legend
+//! the Markdown rendering shares.
+
+use super::summary::RunSummary;
+use super::{Cell, Comparison, Row, Untested, Verdict};
+use crate::cli::Layout;
+use crate::figures::ChangeUnit;
+use crate::report::schema::IntervalMethod;
+use crate::report::table::rate;
+
+/// Shown where a run lacks the scenario or the figure.
+pub const MISSING: &str = "—";
+
+/// A value in the unit the row shows it in.
+pub fn value_text(row: &Row, value: f64) -> String {
+    let shown = value * row.display_scale;
+    if row.figure.starts_with("work") {
+        rate(shown)
+    } else if row.display_scale < 1.0 {
+        format!("{shown:.3}")
+    } else {
+        format!("{shown:.1}")
+    }
+}
+
+/// The change against the baseline: `+12.0%` or `-3.5pt`.
+pub fn change_text(row: &Row, change: f64) -> String {
+    match row.change_unit {
+        ChangeUnit::Percent => format!("{change:+.1}%"),
+        ChangeUnit::Points => format!("{change:+.1}pt"),
+    }
+}
+
+/// The verdict's word in a cell.
+pub fn verdict_text(verdict: Verdict) -> &'static str {
+    match verdict {
+        Verdict::Better => "better",
+        Verdict::Worse => "worse",
+        Verdict::NoDifference => "n.s.",
+        Verdict::Baseline | Verdict::Untested => "",
+    }
+}
+
+/// A whole cell: value, change and verdict.
+pub fn cell_text(row: &Row, cell: Option<&Cell>) -> String {
+    let Some(cell) = cell else {
+        return MISSING.to_string();
+    };
+    let mut parts = vec![value_text(row, cell.value)];
+    parts.extend(cell.change.map(|c| change_text(row, c)));
+    parts.push(verdict_text(cell.verdict).to_string());
+    parts.retain(|p| !p.is_empty());
+    parts.join(" ")
+}
+
+/// The lines describing the runs, the differences between them and the warnings.
+pub fn heading(c: &Comparison) -> Vec<String> {
+    let mut lines = vec![format!(
+        "feelbench compare: {} runs, baseline {}",
+        c.runs.len(),
+        c.runs[0].name
+    )];
+    lines.extend(c.runs.iter().map(|r| {
+        format!(
+            "{}: {} (kernel {}, started {}, {} measurement(s) per scenario)",
+            r.name, r.file, r.kernel_release, r.started, r.repeats
+        )
+    }));
+    lines.extend(
+        c.differences
+            .iter()
+            .map(|d| format!("differs: {} {}", d.what, d.values.join(" | "))),
+    );
+    lines.extend(c.warnings.iter().map(|w| format!("warning: {w}")));
+    lines
+}
+
+/// One summary line per run after the baseline.
+pub fn summary_lines(c: &Comparison) -> Vec<String> {
+    c.summaries.iter().map(|s| summary_line(c, s)).collect()
+}
+
+fn summary_line(c: &Comparison, s: &RunSummary) -> String {
+    let ratios: Vec<String> = s
+        .figures
+        .iter()
+        .map(|f| format!("{} {:.3}", f.figure, f.geomean_ratio))
+        .collect();
+    format!(
+        "{} against {}: scenarios {} better, {} worse, {} mixed, {} without a significant change; geometric mean of ratios: {}",
+        c.runs[s.run].name,
+        c.runs[0].name,
+        s.better,
+        s.worse,
+        s.mixed,
+        s.same,
+        if ratios.is_empty() { "-".to_string() } else { ratios.join(", ") }
+    )
+}
+
+/// The legend: units, the test, the methods behind the standard errors,
+/// and why cells went untested.
+pub fn legend(c: &Comparison) -> Vec<String> {
+    let cells: Vec<&Cell> = c
+        .rows
+        .iter()
+        .flat_map(|r| r.cells.iter().flatten())
+        .collect();
+    let mut lines = vec![
+        format!(
+            "change: % against {} for latencies, FPS and load work; pt = percentage points for desired CPU and deadlines met",
+            c.runs[0].name
+        ),
+        format!(
+            "better / worse: significant at alpha {} (Welch's t-test, two-sided, on the standard errors below); n.s.: no significant difference",
+            c.alpha
+        ),
+    ];
+    let used = |m: IntervalMethod| cells.iter().any(|cell| cell.method == Some(m));
+    if used(IntervalMethod::Repeats) {
+        lines.push("standard errors from repeats: the spread of a scenario's figure across its 3 or more repeats (drift between repeats included)".into());
+    }
+    if used(IntervalMethod::BatchMeans) {
+        lines.push("standard errors from batch means: the spread over sub-windows of each measurement, neighbours merged while correlated; within-run spread only, not run-to-run drift (use --repeat 3 or more for that)".into());
+    }
+    let mut reasons: Vec<Untested> = cells.iter().filter_map(|cell| cell.untested).collect();
+    reasons.sort();
+    reasons.dedup();
+    for reason in reasons {
+        let count = cells
+            .iter()
+            .filter(|cell| cell.untested == Some(reason))
+            .count();
+        lines.push(format!("no mark on {count} cell(s): {}", reason.explain()));
+    }
+    let tests = cells.iter().filter(|cell| cell.p.is_some()).count();
+    if tests > 0 {
+        lines.push(format!(
+            "{tests} tests at alpha {}: about {:.1} marks are expected by chance alone",
+            c.alpha,
+            tests as f64 * c.alpha
+        ));
+    }
+    if c.rows.iter().any(|r| r.cells.iter().any(Option::is_none)) {
+        lines.push(format!(
+            "{MISSING}: the run lacks the scenario or the figure"
+        ));
+    }
+    lines
+}
+
+/// Left-aligned columns two spaces apart.
+fn aligned(rows: &[Vec<String>]) -> String {
+    let columns = rows.iter().map(Vec::len).max().unwrap_or(0);
+    let widths: Vec<usize> = (0..columns)
+        .map(|i| {
+            rows.iter()
+                .filter_map(|r| r.get(i))
+                .map(|c| c.chars().count())
+                .max()
+                .unwrap_or(0)
+        })
+        .collect();
+    let mut out = String::new();
+    for row in rows {
+        let line: Vec<String> = row
+            .iter()
+            .zip(&widths)
+            .map(|(cell, &w)| format!("{cell:<w$}"))
+            .collect();
+        out.push_str(line.join("  ").trim_end());
+        out.push('\n');
+    }
+    out
+}
+
+/// The comparison as console text.
+pub fn render(c: &Comparison, layout: Layout) -> String {
+    let mut out = heading(c).join("\n") + "\n\n";
+    match layout {
+        Layout::Columns => {
+            out.push_str(&aligned(&columns_table(c)));
+        }
+        Layout::Rows => {
+            for (probe, load, rows) in by_scenario(c) {
+                out.push_str(&format!("--- {probe} under {load} ---\n"));
+                out.push_str(&aligned(&scenario_block(c, &rows)));
+                out.push('\n');
+            }
+        }
+    }
+    if !out.ends_with("\n\n") {
+        out.push('\n');
+    }
+    let summaries = summary_lines(c);
+    if !summaries.is_empty() {
+        out.push_str(&summaries.join("\n"));
+        out.push_str("\n\n");
+    }
+    out.push_str(&legend(c).join("\n"));
+    out.push('\n');
+    out
+}
+
+/// The rows of each scenario, in order.
+pub fn by_scenario(c: &Comparison) -> Vec<(&str, &str, Vec<&Row>)> {
+    let mut groups: Vec<(&str, &str, Vec<&Row>)> = Vec::new();
+    for row in &c.rows {
+        match groups.last_mut() {
+            Some((p, l, rows)) if *p == row.probe && *l == row.load => rows.push(row),
+            _ => groups.push((&row.probe, &row.load, vec![row])),
+        }
+    }
+    groups
+}
+
+/// One scenario in the rows layout: a header of figures, one line per run.
+pub fn scenario_block(c: &Comparison, rows: &[&Row]) -> Vec<Vec<String>> {
+    let mut block = vec![std::iter::once("run".to_string())
+        .chain(rows.iter().map(|r| r.label.clone()))
+        .collect::<Vec<_>>()];
+    for (i, run) in c.runs.iter().enumerate() {
+        block.push(
+            std::iter::once(run.name.clone())
+                .chain(rows.iter().map(|r| cell_text(r, r.cells[i].as_ref())))
+                .collect(),
+        );
+    }
+    block
+}
+
+/// The columns layout: a header of runs, one line per probe × load × figure.
+pub fn columns_table(c: &Comparison) -> Vec<Vec<String>> {
+    let mut rows = vec![["probe", "load", "figure"]
+        .iter()
+        .map(|s| s.to_string())
+        .chain(c.runs.iter().map(|r| r.name.clone()))
+        .collect::<Vec<_>>()];
+    rows.extend(c.rows.iter().map(|row| {
+        [row.probe.clone(), row.load.clone(), row.label.clone()]
+            .into_iter()
+            .chain(row.cells.iter().map(|cell| cell_text(row, cell.as_ref())))
+            .collect()
+    }));
+    rows
+}

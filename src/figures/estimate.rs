@@ -1,0 +1,190 @@
+//! The uncertainty of a scenario's figure, from the best source its data
+//! offers: the spread across repeats when there are enough of them, else
+//! batch means over the sub-windows of its measurement(s).
+
+use super::{Figure, HEADLINE};
+use crate::report::schema::{
+    FigureInterval, IntervalMethod, Intervals, Measurement, ScenarioResult, ScenarioStatus,
+};
+use crate::stats::{batch_means, Estimate};
+
+/// Repeats needed before their spread is used: with two, the t interval
+/// has one degree of freedom and is uselessly wide.
+pub const MIN_REPEATS: usize = 3;
+
+/// Confidence level of the intervals written into runs.
+pub const RUN_LEVEL: f64 = 0.95;
+
+/// A scenario's figure with its uncertainty, when the data has one.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct FigureEstimate {
+    /// The figure of the scenario's outcome (the merge of its repeats).
+    pub value: f64,
+    /// Its uncertainty and how it was obtained; `None` when the data cannot
+    /// say (one measurement without sub-windows, a figure not kept per
+    /// sub-window).
+    pub uncertainty: Option<(Estimate, IntervalMethod)>,
+}
+
+/// The measurements a scenario consists of: its repeats, or its only one.
+pub fn measurements(scenario: &ScenarioResult) -> Vec<&Measurement> {
+    if scenario.repeats.is_empty() {
+        vec![&scenario.outcome]
+    } else {
+        scenario.repeats.iter().collect()
+    }
+}
+
+/// The estimate of `figure` in `scenario`; `None` when the scenario does
+/// not have the figure.
+pub fn estimate(scenario: &ScenarioResult, figure: &Figure) -> Option<FigureEstimate> {
+    let value = figure.of(&scenario.outcome)?;
+    let ok: Vec<&Measurement> = measurements(scenario)
+        .into_iter()
+        .filter(|m| m.status == ScenarioStatus::Ok)
+        .collect();
+    let from_repeats = || {
+        let values: Vec<f64> = ok.iter().filter_map(|m| figure.of(m)).collect();
+        (values.len() >= MIN_REPEATS && values.len() == ok.len())
+            .then(|| Estimate::of_samples(&values))
+            .flatten()
+            .map(|e| (e.centred_on(value), IntervalMethod::Repeats))
+    };
+    let from_batches = || {
+        let batches: Vec<Vec<f64>> = ok
+            .iter()
+            .filter_map(|m| m.result.as_ref())
+            .map(|r| figure.batch_values(r))
+            .collect();
+        batch_means::estimate(&batches).map(|e| (e.centred_on(value), IntervalMethod::BatchMeans))
+    };
+    Some(FigureEstimate {
+        value,
+        uncertainty: from_repeats().or_else(from_batches),
+    })
+}
+
+/// The intervals of a scenario's headline figures at [`RUN_LEVEL`]; `None`
+/// when none of them has an uncertainty. Figures whose uncertainty came
+/// from another method than the first one's are left out, so one method
+/// describes the whole record.
+pub fn intervals(scenario: &ScenarioResult) -> Option<Intervals> {
+    let estimates: Vec<(Figure, Estimate, IntervalMethod)> = HEADLINE
+        .iter()
+        .filter_map(|f| {
+            let (e, method) = estimate(scenario, f)?.uncertainty?;
+            Some((f.clone(), e, method))
+        })
+        .collect();
+    let method = estimates.first()?.2;
+    let figures = estimates
+        .into_iter()
+        .filter(|(_, _, m)| *m == method)
+        .map(|(figure, e, _)| {
+            let (low, high) = e.interval(RUN_LEVEL);
+            FigureInterval {
+                figure: figure.key(),
+                value: e.value,
+                low,
+                high,
+                se: e.se,
+                df: e.df,
+                samples: e.samples,
+            }
+        })
+        .collect();
+    Some(Intervals {
+        method,
+        level: RUN_LEVEL,
+        figures,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::report::fixture;
+    use crate::report::schema::Batch;
+
+    fn batch(mean_us: f64) -> Batch {
+        Batch {
+            seconds: 0.1,
+            frames: 10,
+            mean_us: Some(mean_us),
+            p99_us: Some(mean_us * 3.0),
+            frame_p99_us: None,
+            periods: 10,
+            met: 9,
+            cpu_wanted_ms: 5.0,
+            cpu_received_ms: 5.0,
+        }
+    }
+
+    fn with_batches(means: &[f64]) -> ScenarioResult {
+        let mut scenario = fixture::run().scenarios[1].clone();
+        let result = scenario.outcome.result.as_mut().unwrap();
+        result.batches = means.iter().map(|&m| batch(m)).collect();
+        scenario
+    }
+
+    #[test]
+    fn one_measurement_without_batches_has_no_uncertainty() {
+        let scenario = with_batches(&[]);
+        let e = estimate(&scenario, &Figure::Mean).unwrap();
+        assert!(e.uncertainty.is_none());
+        assert!(intervals(&scenario).is_none());
+    }
+
+    #[test]
+    fn batches_give_batch_means_centred_on_the_whole_figure() {
+        let means: Vec<f64> = (0..20)
+            .map(|i| 1000.0 + if i % 2 == 0 { 50.0 } else { -50.0 })
+            .collect();
+        let scenario = with_batches(&means);
+        let whole = scenario
+            .outcome
+            .result
+            .as_ref()
+            .unwrap()
+            .latency_us
+            .unwrap()
+            .mean_us;
+        let e = estimate(&scenario, &Figure::Mean).unwrap();
+        let (uncertainty, method) = e.uncertainty.unwrap();
+        assert_eq!(method, IntervalMethod::BatchMeans);
+        assert_eq!(uncertainty.value, whole);
+        assert_eq!(uncertainty.samples, 20);
+        let intervals = intervals(&scenario).unwrap();
+        assert_eq!(intervals.method, IntervalMethod::BatchMeans);
+        let keys: Vec<&str> = intervals
+            .figures
+            .iter()
+            .map(|f| f.figure.as_str())
+            .collect();
+        assert_eq!(keys, ["mean", "p99", "deadlines"]);
+        for f in &intervals.figures {
+            assert!(f.low <= f.value && f.value <= f.high, "{f:?}");
+        }
+    }
+
+    #[test]
+    fn three_repeats_give_the_spread_across_repeats() {
+        let one = fixture::run().scenarios[1].clone();
+        let mut scenario = one.clone();
+        scenario.repeats = (0..3)
+            .map(|i| {
+                let mut m = one.outcome.clone();
+                let latency = m.result.as_mut().unwrap().latency_us.as_mut().unwrap();
+                latency.mean_us += f64::from(i) * 10.0;
+                m
+            })
+            .collect();
+        let (e, method) = estimate(&scenario, &Figure::Mean)
+            .unwrap()
+            .uncertainty
+            .unwrap();
+        assert_eq!(method, IntervalMethod::Repeats);
+        assert_eq!(e.df, 2.0);
+        assert!((e.se - 10.0 / 3f64.sqrt()).abs() < 1e-9);
+    }
+}
