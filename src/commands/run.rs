@@ -141,6 +141,7 @@ pub fn run(mut config: RunConfig, system: SystemInfo) -> anyhow::Result<ExitCode
                 .with_context(|| format!("cannot write the run to {}", path.display()))?;
         }
     }
+    progress.print(&table::render_legend(&run));
     drop(progress);
     finish_document(&mut run);
     for warning in &run.warnings[said_before..] {

@@ -108,9 +108,6 @@ pub struct Row {
     pub label: String,
     pub better: Better,
     pub change_unit: ChangeUnit,
-    /// Multiply stored values by this to show them (µs → ms).
-    #[serde(skip)]
-    pub display_scale: f64,
     /// One per run; `None` where the run lacks the scenario or figure.
     pub cells: Vec<Option<Cell>>,
 }
@@ -238,7 +235,6 @@ fn row(
         label: figure.label(),
         better: figure.better(),
         change_unit: figure.change_unit(),
-        display_scale: figure.display_scale(),
         cells,
     }
 }

@@ -103,9 +103,18 @@ fn a_known_shift_is_marked_in_its_direction() {
     let faster = synthetic_run(0.7, 3);
     let c = compare(&[base, slower, faster], &["mean", "p99"]);
     for row in &c.rows {
-        let (slow, fast) = (row.cells[1].as_ref().unwrap(), row.cells[2].as_ref().unwrap());
+        let (slow, fast) = (
+            row.cells[1].as_ref().unwrap(),
+            row.cells[2].as_ref().unwrap(),
+        );
         assert_eq!(slow.verdict, Verdict::Worse, "{} {}", row.probe, row.figure);
-        assert_eq!(fast.verdict, Verdict::Better, "{} {}", row.probe, row.figure);
+        assert_eq!(
+            fast.verdict,
+            Verdict::Better,
+            "{} {}",
+            row.probe,
+            row.figure
+        );
         assert!(slow.change.unwrap() > 15.0 && fast.change.unwrap() < -15.0);
     }
     let counts = |s: &RunSummary| (s.better, s.worse, s.mixed, s.same);
@@ -166,7 +175,13 @@ fn identical_runs_change_nothing() {
     assert!(!c.rows.is_empty());
     for row in &c.rows {
         let Some(cell) = &row.cells[1] else { continue };
-        assert_eq!(cell.change.unwrap_or(0.0), 0.0, "{} {}", row.probe, row.figure);
+        assert_eq!(
+            cell.change.unwrap_or(0.0),
+            0.0,
+            "{} {}",
+            row.probe,
+            row.figure
+        );
         assert!(
             !matches!(cell.verdict, Verdict::Better | Verdict::Worse),
             "{} {}",
@@ -176,7 +191,10 @@ fn identical_runs_change_nothing() {
     }
     let s = &c.summaries[0];
     assert_eq!((s.better, s.worse, s.mixed), (0, 0, 0));
-    assert!(s.figures.iter().all(|f| (f.geomean_ratio - 1.0).abs() < 1e-12));
+    assert!(s
+        .figures
+        .iter()
+        .all(|f| (f.geomean_ratio - 1.0).abs() < 1e-12));
 }
 
 #[test]
@@ -222,7 +240,10 @@ fn snapshot_comparison() -> Comparison {
     let mut other = synthetic_run(1.25, 12);
     other.run.comment = Some("slower".into());
     other.settings.load_nice = 19;
-    compare(&[base, other], &["mean", "p99", "max", "deadlines", "fps", "work"])
+    compare(
+        &[base, other],
+        &["mean", "p99", "max", "deadlines", "fps", "work"],
+    )
 }
 
 #[test]

@@ -4,23 +4,15 @@
 use super::summary::RunSummary;
 use super::{Cell, Comparison, Row, Untested, Verdict};
 use crate::cli::Layout;
-use crate::figures::ChangeUnit;
+use crate::figures::{ChangeUnit, Figure};
 use crate::report::schema::IntervalMethod;
-use crate::report::table::rate;
 
 /// Shown where a run lacks the scenario or the figure.
 pub const MISSING: &str = "—";
 
 /// A value in the unit the row shows it in.
 pub fn value_text(row: &Row, value: f64) -> String {
-    let shown = value * row.display_scale;
-    if row.figure.starts_with("work") {
-        rate(shown)
-    } else if row.display_scale < 1.0 {
-        format!("{shown:.3}")
-    } else {
-        format!("{shown:.1}")
-    }
+    Figure::from_key(&row.figure).map_or_else(|| value.to_string(), |f| f.show(value))
 }
 
 /// The change against the baseline: `+12.0%` or `-3.5pt`.

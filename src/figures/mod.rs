@@ -75,7 +75,27 @@ pub const HEADLINE: &[Figure] = &[Figure::Mean, Figure::P99, Figure::Deadlines, 
 impl Figure {
     /// The figures of `key` present in `measurement` (`work`: one per load part).
     pub fn of_key(key: &str, measurement: &Measurement) -> Vec<Figure> {
-        let simple = match key {
+        if key == "work" {
+            return measurement
+                .load_work
+                .iter()
+                .map(|w| Figure::Work(w.load.clone()))
+                .collect();
+        }
+        let Some(figure) = Figure::from_key(key) else {
+            return Vec::new();
+        };
+        measurement
+            .result
+            .as_ref()
+            .and_then(|r| figure.of_result(r))
+            .map(|_| vec![figure.clone()])
+            .unwrap_or_default()
+    }
+
+    /// The figure stored under `key` (`work:PART` for a load part).
+    pub fn from_key(key: &str) -> Option<Figure> {
+        Some(match key {
             "mean" => Figure::Mean,
             "sd" => Figure::Sd,
             "p50" => Figure::P50,
@@ -85,21 +105,18 @@ impl Figure {
             "deadlines" => Figure::Deadlines,
             "fps" => Figure::Fps,
             "low1" => Figure::Low1,
-            "work" => {
-                return measurement
-                    .load_work
-                    .iter()
-                    .map(|w| Figure::Work(w.load.clone()))
-                    .collect()
-            }
-            _ => return Vec::new(),
-        };
-        measurement
-            .result
-            .as_ref()
-            .and_then(|r| simple.of_result(r))
-            .map(|_| vec![simple.clone()])
-            .unwrap_or_default()
+            other => Figure::Work(other.strip_prefix("work:")?.to_string()),
+        })
+    }
+
+    /// A value of the figure in the unit it is shown in, without the unit.
+    pub fn show(&self, value: f64) -> String {
+        let shown = value * self.display_scale();
+        match self {
+            Figure::Work(_) => crate::report::table::rate(shown),
+            _ if self.display_scale() < 1.0 => format!("{shown:.3}"),
+            _ => format!("{shown:.1}"),
+        }
     }
 
     /// The key the figure is chosen and stored by (`work:PART` for a load part).
@@ -158,7 +175,7 @@ impl Figure {
     }
 
     /// Latency figures are stored in µs and shown in ms.
-    pub fn display_scale(&self) -> f64 {
+    fn display_scale(&self) -> f64 {
         match self.better() {
             Better::Lower => 1e-3,
             Better::Higher => 1.0,
@@ -237,6 +254,7 @@ mod tests {
             for figure in Figure::of_key(key, measurement) {
                 assert!(figure.key().starts_with(key), "{key} → {}", figure.key());
                 assert!(figure.of(measurement).is_some(), "{key}");
+                assert_eq!(Figure::from_key(&figure.key()), Some(figure));
             }
         }
         assert_eq!(

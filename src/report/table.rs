@@ -2,7 +2,8 @@
 //! table per probe, one row per load. `run` prints it piece by piece as
 //! scenarios finish; `report` prints the same pieces from the saved run.
 
-use super::schema::{LoadWork, RunDocument, ScenarioResult, ScenarioStatus};
+use super::schema::{IntervalMethod, LoadWork, RunDocument, ScenarioResult, ScenarioStatus};
+use crate::figures::Figure;
 use crate::probe;
 
 /// Whether a probe is shown with deadline columns or frame-rate columns.
@@ -155,15 +156,81 @@ pub fn render_probe_header(probe_name: &str) -> String {
     )
 }
 
-/// One scenario's row; a load name too long for its column gets a line of
-/// its own above the figures.
+/// One scenario's row, and its confidence intervals on a line below when
+/// it has them; a load name too long for its column gets a line of its own
+/// above the figures.
 pub fn render_row(scenario: &ScenarioResult) -> String {
     let mut cells = row_cells(scenario);
-    if cells[0].chars().count() < WIDTHS[0] {
-        return line(&cells);
+    let figures = if cells[0].chars().count() < WIDTHS[0] {
+        line(&cells)
+    } else {
+        let name = std::mem::take(&mut cells[0]);
+        format!("{name}\n{}", line(&cells))
+    };
+    figures + &render_intervals(scenario)
+}
+
+/// `  95% CI mean 0.980–1.050 ms, p99 ...` for a scenario with intervals.
+fn render_intervals(scenario: &ScenarioResult) -> String {
+    let Some(intervals) = &scenario.intervals else {
+        return String::new();
+    };
+    let ranges: Vec<String> = intervals
+        .figures
+        .iter()
+        .filter_map(|f| {
+            let figure = Figure::from_key(&f.figure)?;
+            let unit = match figure {
+                Figure::Deadlines => " %",
+                Figure::Fps => " FPS",
+                _ => " ms",
+            };
+            Some(format!(
+                "{} {}–{}{unit}",
+                f.figure,
+                figure.show(f.low),
+                figure.show(f.high)
+            ))
+        })
+        .collect();
+    format!(
+        "{:w$}{:.0}% CI {} ({})\n",
+        "",
+        intervals.level * 100.0,
+        ranges.join(", "),
+        method_name(intervals.method),
+        w = WIDTHS[0]
+    )
+}
+
+fn method_name(method: IntervalMethod) -> &'static str {
+    match method {
+        IntervalMethod::BatchMeans => "batch means",
+        IntervalMethod::Repeats => "repeats",
     }
-    let name = std::mem::take(&mut cells[0]);
-    format!("{name}\n{}", line(&cells))
+}
+
+/// What the CI lines mean, for the end of a run's tables; empty when no
+/// scenario has intervals.
+pub fn render_legend(run: &RunDocument) -> String {
+    let mut methods: Vec<IntervalMethod> = run
+        .scenarios
+        .iter()
+        .filter_map(|s| s.intervals.as_ref().map(|i| i.method))
+        .collect();
+    methods.dedup();
+    if methods.is_empty() {
+        return String::new();
+    }
+    let mut out =
+        String::from("\nCI: two-sided confidence intervals (Student t) of the headline figures;\n");
+    if methods.contains(&IntervalMethod::BatchMeans) {
+        out.push_str("  batch means: from the figures of 20 sub-windows of each measurement, neighbours merged while\n  correlated; they hold the spread within the run, not the drift between runs (use --repeat 3+)\n");
+    }
+    if methods.contains(&IntervalMethod::Repeats) {
+        out.push_str("  repeats: from the spread of the figure across the scenario's repeats\n");
+    }
+    out
 }
 
 /// The compact telemetry line printed under a row with `--verbose` (empty
@@ -212,7 +279,7 @@ pub fn render(run: &RunDocument, verbose: bool) -> String {
             }
         }
     }
-    out
+    out + &render_legend(run)
 }
 
 #[cfg(test)]
@@ -220,6 +287,44 @@ mod tests {
     use super::*;
     use crate::system::counters::{CpuTicks, StatCounters};
     use crate::system::telemetry::{ScenarioTelemetry, TelemetrySample};
+
+    #[test]
+    fn intervals_are_shown_under_the_row_and_explained_once() {
+        use crate::report::schema::{FigureInterval, Intervals};
+        let mut run = crate::report::fixture::run();
+        run.scenarios[0].intervals = Some(Intervals {
+            method: IntervalMethod::BatchMeans,
+            level: 0.95,
+            figures: vec![
+                FigureInterval {
+                    figure: "mean".into(),
+                    value: 52.0,
+                    low: 50.0,
+                    high: 54.6,
+                    se: 1.0,
+                    df: 19.0,
+                    samples: 20,
+                },
+                FigureInterval {
+                    figure: "deadlines".into(),
+                    value: 90.0,
+                    low: 88.25,
+                    high: 91.75,
+                    se: 0.8,
+                    df: 19.0,
+                    samples: 20,
+                },
+            ],
+        });
+        let row = render_row(&run.scenarios[0]);
+        assert!(
+            row.ends_with("\n          95% CI mean 0.050–0.055 ms, deadlines 88.2–91.8 % (batch means)\n"),
+            "{row}"
+        );
+        let text = render(&run, false);
+        assert_eq!(text.matches("batch means:").count(), 1, "{text}");
+        assert!(!render(&crate::report::fixture::run(), false).contains("CI"));
+    }
 
     #[test]
     fn telemetry_line_shows_figures_and_marks_absent_ones() {
