@@ -1,0 +1,123 @@
+//! `feelbench compare` on real runs and on files that are not runs. The
+//! end-to-end test asserts only the direction of a large, well-known effect
+//! (loads at nice 19 leave the probe far more of the CPU than at nice 0),
+//! never a size or a timing.
+
+mod common;
+use common::{feelbench, new_tag, read_json, stderr, stdout, LOOPS_PER_MS};
+use serde_json::Value;
+use std::path::{Path, PathBuf};
+
+/// A short run of the x probe under burn with the loads at `nice`.
+fn run_x_under_burn(dir: &Path, nice: &str) -> PathBuf {
+    let file = dir.join(format!("nice{nice}.json"));
+    let output = feelbench(&new_tag(), dir)
+        .args(["run", "--probe", "x", "--load", "burn", "-t", "2", "--noise-check", "0"])
+        .args(["--load-nice", nice, "-m", &format!("nice {nice}")])
+        .args(["-l", LOOPS_PER_MS, "-q", "-o"])
+        .arg(&file)
+        .output()
+        .unwrap();
+    assert!(output.status.success(), "{}", stderr(&output));
+    file
+}
+
+fn compare(dir: &Path, args: &[&str]) -> std::process::Output {
+    feelbench(&new_tag(), dir)
+        .arg("compare")
+        .args(args)
+        .output()
+        .unwrap()
+}
+
+#[test]
+fn load_nice_19_lowers_the_probes_latency_against_nice_0() {
+    let dir = tempfile::tempdir().unwrap();
+    let nice0 = run_x_under_burn(dir.path(), "0");
+    let nice19 = run_x_under_burn(dir.path(), "19");
+    let run = read_json(&nice0);
+    assert!(
+        run.pointer("/scenarios/0/intervals/method").is_some(),
+        "a single run has batch-means intervals: {run}"
+    );
+    let files = [nice0.to_str().unwrap(), nice19.to_str().unwrap()];
+    let output = compare(dir.path(), &[files[0], files[1], "--format", "json"]);
+    assert!(output.status.success(), "{}", stderr(&output));
+    let comparison: Value = serde_json::from_str(&stdout(&output)).unwrap();
+    let mean = comparison["rows"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|r| r["figure"] == "mean")
+        .expect("a mean latency row");
+    let change = mean["cells"][1]["change"].as_f64().unwrap();
+    assert!(change < 0.0, "nice 19 loads should lower the latency: {mean}");
+    assert_ne!(mean["cells"][1]["verdict"], "worse", "{mean}");
+    assert_eq!(comparison["differences"][0]["what"], "load nice");
+
+    let table = compare(dir.path(), &[files[0], files[1]]);
+    assert!(table.status.success());
+    let text = stdout(&table);
+    assert!(text.contains("baseline nice 0"), "{text}");
+    assert!(text.contains("differs: load nice 0 | 19"), "{text}");
+    for format in ["md", "csv"] {
+        let out = compare(dir.path(), &[files[0], files[1], "--format", format]);
+        assert!(out.status.success() && !out.stdout.is_empty(), "{format}");
+    }
+    let rows = compare(dir.path(), &[files[0], files[1], "--layout", "rows", "--name", "a,b"]);
+    assert!(stdout(&rows).contains("--- x under burn ---"));
+
+    let same = compare(dir.path(), &[files[0], files[0], "--format", "json"]);
+    let same: Value = serde_json::from_str(&stdout(&same)).unwrap();
+    for row in same["rows"].as_array().unwrap() {
+        assert_eq!(row["cells"][1]["change"].as_f64().unwrap_or(0.0), 0.0, "{row}");
+    }
+}
+
+/// Writes `text` to `DIR/name` and returns its path as text.
+fn file_with(dir: &Path, name: &str, text: &str) -> String {
+    let path = dir.join(name);
+    std::fs::write(&path, text).unwrap();
+    path.to_str().unwrap().to_string()
+}
+
+#[test]
+fn files_that_are_not_runs_are_refused_with_exit_2() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let cases = [
+        (file_with(d, "garbage.json", "{ not json"), "is not JSON"),
+        (file_with(d, "foreign.json", r#"{"hello": 1}"#), "is not a feelbench run"),
+        (
+            file_with(d, "new.json", r#"{"schema": "feelbench.run/9"}"#),
+            "newer than this feelbench reads",
+        ),
+        (
+            file_with(d, "damaged.json", r#"{"schema": "feelbench.run/1", "scenarios": 3}"#),
+            "damaged feelbench run",
+        ),
+    ];
+    for (file, message) in &cases {
+        let output = compare(d, &[file, file]);
+        assert_eq!(output.status.code(), Some(2), "{file}: {}", stderr(&output));
+        assert!(stderr(&output).contains(message), "{file}: {}", stderr(&output));
+        assert!(!stderr(&output).contains("panicked"));
+    }
+}
+
+#[test]
+fn bad_options_are_refused_with_exit_2() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let a = file_with(d, "a.json", "{}");
+    for (args, message) in [
+        (vec![a.as_str(), a.as_str(), "--alpha", "2"], "--alpha"),
+        (vec![a.as_str(), a.as_str(), "--figure", "p42"], "unknown figure"),
+        (vec![a.as_str(), a.as_str(), "--name", "one"], "--name gives 1"),
+        (vec![a.as_str()], "required"),
+    ] {
+        let output = compare(d, &args);
+        assert_eq!(output.status.code(), Some(2), "{args:?}: {}", stderr(&output));
+        assert!(stderr(&output).contains(message), "{args:?}: {}", stderr(&output));
+    }
+}
