@@ -52,6 +52,25 @@ fn assert_latency_ordered(scenario: &Value) {
     );
 }
 
+/// The scenario's sub-windows: 20 equal slices of `duration_s` whose counts
+/// add up to the scenario's; returns them.
+fn assert_batches_add_up(scenario: &Value, duration_s: f64) -> &Vec<Value> {
+    let batches = scenario["result"]["batches"].as_array().unwrap();
+    assert_eq!(batches.len(), 20);
+    let sum = |key: &str| batches.iter().map(|b| f(b, key)).sum::<f64>();
+    assert!(batches
+        .iter()
+        .all(|b| f(b, "/seconds") == duration_s / 20.0));
+    assert_eq!(sum("/frames"), f(scenario, "/result/frames/executed"));
+    if scenario["probe"] == "gaming" {
+        assert_eq!((sum("/periods"), sum("/met")), (0.0, 0.0));
+    } else {
+        assert_eq!(sum("/periods"), f(scenario, "/result/deadlines/total"));
+        assert_eq!(sum("/met"), f(scenario, "/result/deadlines/met"));
+    }
+    batches
+}
+
 #[test]
 fn run_document_holds_consistent_figures_and_report_reproduces_the_table() {
     let dir = tempfile::tempdir().unwrap();
@@ -103,6 +122,7 @@ fn run_document_holds_consistent_figures_and_report_reproduces_the_table() {
     for s in scenarios {
         assert_eq!(s["status"], "ok", "{s}");
         assert_latency_ordered(s);
+        assert_batches_add_up(s, 1.0);
         assert!(s["result"]["histogram"].as_str().unwrap().len() > 10);
         assert!(f(s, "/result/measured_s") >= 1.0, "{s}");
         let work = s["load_work"].as_array().unwrap();
@@ -165,6 +185,11 @@ fn custom_probe_accounts_every_period_of_its_window() {
     );
     let s = &run["scenarios"][0];
     assert_eq!(f(s, "/result/deadlines/total"), 1500.0);
+    let batches = assert_batches_add_up(s, 1.5);
+    assert!(
+        batches.iter().all(|b| f(b, "/periods") == 75.0),
+        "1 ms periods in 75 ms sub-windows"
+    );
     assert!(
         s["result"]["cpu"]["desired_pct"].is_null(),
         "0 % CPU wanted: no percentage"

@@ -1,9 +1,11 @@
 //! Pure accounting of periodic frames: the timetable, frame dropping, deadlines,
-//! lateness and % desired CPU. Everything here is a function of timestamps
-//! passed in, so it is tested with scripted times; the real clock is plugged in
-//! by the probes.
+//! lateness and % desired CPU, in total and per sub-window of the
+//! measurement. Everything here is a function of timestamps passed in, so it
+//! is tested with scripted times; the real clock is plugged in by the probes.
 
+use super::batches::{self, BatchLatency, BATCHES};
 use super::latency::LatencyHistogram;
+use crate::probe::Window;
 
 /// The fixed timetable of a periodic task: period `i` is intended to start at
 /// `start_ns + i * period_ns`; periods that start at or after `end_ns` are not
@@ -45,6 +47,16 @@ impl Timetable {
     pub fn dropped_between(&self, index: u64, next: u64) -> u64 {
         next.min(self.periods()).saturating_sub(index + 1)
     }
+
+    /// The sub-window of the measurement that period `index` belongs to: the
+    /// one its intended start falls in.
+    pub fn batch_of(&self, index: u64) -> usize {
+        let window = Window {
+            start_ns: self.start_ns,
+            end_ns: self.end_ns,
+        };
+        batches::batch_of(window, self.start_of(index))
+    }
 }
 
 /// Timestamps and CPU figures of one frame that ran.
@@ -64,7 +76,24 @@ pub struct FrameTimes {
     pub cpu_used_ns: u64,
 }
 
-/// Running totals over the frames of one measurement.
+/// Running figures of the periods that began in one sub-window.
+#[derive(Debug, Clone, Default)]
+pub struct PeriodBatch {
+    /// Latency of the frames that ran.
+    pub latency: BatchLatency,
+    /// Periods, frames run plus frames dropped.
+    pub periods: u64,
+    /// Frames that ran and finished by their deadline.
+    pub met: u64,
+    /// CPU time wanted by the periods, run or dropped.
+    pub cpu_wanted_ns: u64,
+    /// CPU time received by the frames that ran.
+    pub cpu_used_ns: u64,
+}
+
+/// Running totals over the frames of one measurement, and the same per
+/// sub-window. All storage is allocated on creation, so accounting never
+/// allocates.
 #[derive(Debug, Clone, Default)]
 pub struct FrameAccount {
     /// Latency of every frame that ran: started minus intended start.
@@ -85,15 +114,38 @@ pub struct FrameAccount {
     pub cpu_wanted_run_ns: u64,
     /// CPU time received by the frames that ran.
     pub cpu_used_ns: u64,
+    /// The periods of each sub-window, in time order.
+    pub batches: [PeriodBatch; BATCHES],
 }
 
 impl FrameAccount {
-    /// Accounts one frame that ran.
-    pub fn record(&mut self, frame: &FrameTimes) {
-        self.latency
-            .record_ns(frame.started_ns.saturating_sub(frame.intended_ns));
+    /// Accounts frame `index` of `timetable`, which ran as `frame`, and the
+    /// frames dropped after it; returns the frame to run next (see
+    /// [`Timetable::next_frame`]). `cpu_wanted_ns(i)` is the CPU time frame
+    /// `i` wants.
+    pub fn record_frame(
+        &mut self,
+        timetable: &Timetable,
+        index: u64,
+        frame: &FrameTimes,
+        cpu_wanted_ns: impl Fn(u64) -> u64,
+    ) -> u64 {
+        self.record(timetable.batch_of(index), frame);
+        let next = timetable.next_frame(index, frame.finished_ns);
+        let dropped = index + 1..index + 1 + timetable.dropped_between(index, next);
+        for period in dropped {
+            self.record_dropped(timetable.batch_of(period), cpu_wanted_ns(period));
+        }
+        next
+    }
+
+    /// Accounts one frame that ran, in sub-window `batch`.
+    fn record(&mut self, batch: usize, frame: &FrameTimes) {
+        let latency_ns = frame.started_ns.saturating_sub(frame.intended_ns);
+        let met = frame.finished_ns <= frame.deadline_ns;
+        self.latency.record_ns(latency_ns);
         self.executed += 1;
-        if frame.finished_ns <= frame.deadline_ns {
+        if met {
             self.met += 1;
         } else {
             let late = frame.finished_ns - frame.deadline_ns;
@@ -103,12 +155,22 @@ impl FrameAccount {
         self.cpu_wanted_ns += frame.cpu_wanted_ns;
         self.cpu_wanted_run_ns += frame.cpu_wanted_ns;
         self.cpu_used_ns += frame.cpu_used_ns;
+        let batch = &mut self.batches[batch];
+        batch.latency.record_ns(latency_ns);
+        batch.periods += 1;
+        batch.met += u64::from(met);
+        batch.cpu_wanted_ns += frame.cpu_wanted_ns;
+        batch.cpu_used_ns += frame.cpu_used_ns;
     }
 
-    /// Accounts `count` dropped frames that together wanted `cpu_wanted_ns`.
-    pub fn record_dropped(&mut self, count: u64, cpu_wanted_ns: u64) {
-        self.dropped += count;
+    /// Accounts one dropped frame that wanted `cpu_wanted_ns`, in sub-window
+    /// `batch`.
+    fn record_dropped(&mut self, batch: usize, cpu_wanted_ns: u64) {
+        self.dropped += 1;
         self.cpu_wanted_ns += cpu_wanted_ns;
+        let batch = &mut self.batches[batch];
+        batch.periods += 1;
+        batch.cpu_wanted_ns += cpu_wanted_ns;
     }
 
     /// Every period of the measurement: frames that ran plus frames dropped.
@@ -145,16 +207,21 @@ mod tests {
         }
     }
 
-    fn frame(index: u64, start_delay_ms: u64, finish_ms: u64) -> FrameTimes {
-        let t = table();
+    /// Frame `index` of `t`, started `delay_ms` late, done `finish_ms` after
+    /// its intended start, wanting and using 2 ms.
+    fn frame_of(t: &Timetable, index: u64, delay_ms: u64, finish_ms: u64) -> FrameTimes {
         FrameTimes {
             intended_ns: t.start_of(index),
-            started_ns: t.start_of(index) + start_delay_ms * MS,
+            started_ns: t.start_of(index) + delay_ms * MS,
             finished_ns: t.start_of(index) + finish_ms * MS,
             deadline_ns: t.deadline_of(index),
             cpu_wanted_ns: 2 * MS,
             cpu_used_ns: 2 * MS,
         }
+    }
+
+    fn frame(index: u64, delay_ms: u64, finish_ms: u64) -> FrameTimes {
+        frame_of(&table(), index, delay_ms, finish_ms)
     }
 
     #[test]
@@ -201,10 +268,11 @@ mod tests {
     #[test]
     fn deadlines_latency_and_lateness_are_accounted() {
         let mut account = FrameAccount::default();
-        account.record(&frame(0, 1, 3)); // met, latency 1 ms
-        account.record(&frame(1, 9, 12)); // missed by 2 ms
-        account.record(&frame(2, 0, 15)); // missed by 5 ms
-        account.record_dropped(2, 4 * MS);
+        account.record(0, &frame(0, 1, 3)); // met, latency 1 ms
+        account.record(0, &frame(1, 9, 12)); // missed by 2 ms
+        account.record(1, &frame(2, 0, 15)); // missed by 5 ms
+        account.record_dropped(1, 2 * MS);
+        account.record_dropped(1, 2 * MS);
         assert_eq!(account.executed, 3);
         assert_eq!(account.deadlines_total(), 5);
         assert_eq!(account.met, 1);
@@ -219,9 +287,10 @@ mod tests {
     #[test]
     fn desired_cpu_counts_dropped_frames_as_wanted() {
         let mut account = FrameAccount::default();
-        account.record(&frame(0, 0, 2));
-        account.record(&frame(1, 0, 2));
-        account.record_dropped(2, 4 * MS);
+        account.record(0, &frame(0, 0, 2));
+        account.record(0, &frame(1, 0, 2));
+        account.record_dropped(0, 2 * MS);
+        account.record_dropped(0, 2 * MS);
         assert_eq!(account.desired_cpu_pct(), Some(50.0));
         assert_eq!(account.work_ratio(), Some(1.0));
     }
@@ -229,5 +298,126 @@ mod tests {
     #[test]
     fn no_wanted_cpu_means_no_percentage() {
         assert_eq!(FrameAccount::default().desired_cpu_pct(), None);
+    }
+
+    /// 40 periods of 10 ms: sub-windows of 20 ms, two periods each.
+    fn long_table() -> Timetable {
+        Timetable {
+            end_ns: 1_400 * MS,
+            ..table()
+        }
+    }
+
+    fn two_ms(_: u64) -> u64 {
+        2 * MS
+    }
+
+    #[test]
+    fn periods_belong_to_the_sub_window_of_their_intended_start() {
+        let t = long_table();
+        let batches: Vec<usize> = (0..t.periods()).map(|i| t.batch_of(i)).collect();
+        let expected: Vec<usize> = (0..BATCHES).flat_map(|k| [k, k]).collect();
+        assert_eq!(batches, expected);
+    }
+
+    #[test]
+    fn a_last_partial_period_falls_in_the_last_sub_window() {
+        // 395 ms: sub-windows of 19.75 ms; period 39 starts at 390 ms, in
+        // the last one, and ends past the window.
+        let t = Timetable {
+            end_ns: 1_395 * MS,
+            ..table()
+        };
+        assert_eq!(t.periods(), 40);
+        assert_eq!(t.batch_of(0), 0);
+        assert_eq!(t.batch_of(1), 0); // 10 ms < 19.75 ms
+        assert_eq!(t.batch_of(2), 1); // 20 ms ≥ 19.75 ms
+        assert_eq!(t.batch_of(38), 19); // 380 ms ≥ 19 × 19.75 = 375.25 ms
+        assert_eq!(t.batch_of(39), BATCHES - 1);
+    }
+
+    #[test]
+    fn a_frame_counts_in_the_sub_window_of_its_period() {
+        let t = long_table();
+        let mut account = FrameAccount::default();
+        // Period 3 (sub-window 1) starts 4 ms late and misses its deadline.
+        let next = account.record_frame(&t, 3, &frame_of(&t, 3, 4, 12), two_ms);
+        assert_eq!(next, 4);
+        let batch = &account.batches[1];
+        assert_eq!(batch.latency.count(), 1);
+        assert_eq!(batch.latency.mean_us(), Some(4_000.0));
+        assert_eq!((batch.periods, batch.met), (1, 0));
+        assert_eq!((batch.cpu_wanted_ns, batch.cpu_used_ns), (2 * MS, 2 * MS));
+        let mut others = account.batches.iter().enumerate().filter(|(k, _)| *k != 1);
+        assert!(others.all(|(_, b)| b.periods == 0));
+    }
+
+    #[test]
+    fn dropped_frames_count_in_their_own_periods_sub_windows() {
+        let t = long_table();
+        let mut account = FrameAccount::default();
+        // Frame 3 (sub-window 1) ends 45 ms after its start, in period 7:
+        // periods 4 and 5 (sub-window 2) and 6 (sub-window 3) are dropped.
+        let next = account.record_frame(&t, 3, &frame_of(&t, 3, 0, 45), two_ms);
+        assert_eq!(next, 7);
+        assert_eq!(account.dropped, 3);
+        let b = &account.batches;
+        assert_eq!((b[1].periods, b[1].latency.count()), (1, 1));
+        assert_eq!((b[2].periods, b[2].latency.count()), (2, 0));
+        assert_eq!((b[3].periods, b[3].latency.count()), (1, 0));
+        assert_eq!(b[2].cpu_wanted_ns, 4 * MS);
+        assert_eq!((b[2].cpu_used_ns, b[2].met), (0, 0));
+    }
+
+    #[test]
+    fn sub_windows_without_frames_have_no_latency() {
+        let t = long_table();
+        let mut account = FrameAccount::default();
+        // Frame 0 runs 105 ms: periods 1 to 9 are dropped, so sub-windows
+        // 1 to 4 have periods but no frame, and the rest nothing at all.
+        account.record_frame(&t, 0, &frame_of(&t, 0, 0, 105), two_ms);
+        for batch in &account.batches[1..5] {
+            assert_eq!(batch.periods, 2);
+            assert_eq!(batch.latency.count(), 0);
+            assert_eq!(batch.latency.mean_us(), None);
+            assert_eq!(batch.latency.p99_us(), None);
+        }
+        assert!(account.batches[5..].iter().all(|b| b.periods == 0));
+    }
+
+    #[test]
+    fn sub_windows_add_up_to_the_totals() {
+        let t = Timetable {
+            end_ns: 1_395 * MS,
+            ..table()
+        };
+        let mut account = FrameAccount::default();
+        let mut index = 0;
+        while index < t.periods() {
+            // A mix of on-time, late, missed and long frames (which drop
+            // periods, including past the end).
+            let (delay_ms, finish_ms) = match index % 7 {
+                0 => (0, 2),
+                1 => (3, 9),
+                2 => (6, 14),
+                3 => (1, 33),
+                _ => (index % 3, 5),
+            };
+            let cpu = |i: u64| (i % 4 + 1) * MS;
+            let frame = FrameTimes {
+                cpu_wanted_ns: cpu(index),
+                cpu_used_ns: cpu(index) / 2,
+                ..frame_of(&t, index, delay_ms, finish_ms)
+            };
+            index = account.record_frame(&t, index, &frame, cpu);
+        }
+        assert!(account.dropped > 0 && account.met < account.executed);
+        let sum = |field: fn(&PeriodBatch) -> u64| account.batches.iter().map(field).sum::<u64>();
+        assert_eq!(sum(|b| b.periods), account.deadlines_total());
+        assert_eq!(account.deadlines_total(), t.periods());
+        assert_eq!(sum(|b| b.met), account.met);
+        assert_eq!(sum(|b| b.latency.count()), account.executed);
+        assert_eq!(sum(|b| b.cpu_wanted_ns), account.cpu_wanted_ns);
+        assert_eq!(sum(|b| b.cpu_used_ns), account.cpu_used_ns);
     }
 }

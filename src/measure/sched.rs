@@ -45,6 +45,20 @@ pub struct SchedApplied {
     pub memory_locked: bool,
 }
 
+#[cfg(test)]
+impl SchedApplied {
+    /// Plain SCHED_OTHER settings with locked memory, for unit tests.
+    pub fn for_tests() -> Self {
+        Self {
+            policy: "SCHED_OTHER".into(),
+            fifo_priority: None,
+            nice: 0,
+            timer_slack_ns: 1,
+            memory_locked: true,
+        }
+    }
+}
+
 fn check(ret: libc::c_int) -> io::Result<()> {
     if ret == -1 {
         Err(io::Error::last_os_error())

@@ -3,11 +3,12 @@
 //! calibrated CPU work, drop frames whose deadline has passed.
 
 use super::{Probe, Window, WorkParams};
+use crate::measure::batches::batch_seconds;
 use crate::measure::clock::{now_ns, sleep_until_ns, thread_cpu_ns};
-use crate::measure::frames::{FrameAccount, FrameTimes, Timetable};
+use crate::measure::frames::{FrameAccount, FrameTimes, PeriodBatch, Timetable};
 use crate::measure::sched::SchedApplied;
 use crate::measure::work::{burn_loops, loops_for_ns};
-use crate::report::schema::{CpuFigures, Deadlines, FrameCounts, ProbeResult};
+use crate::report::schema::{Batch, CpuFigures, Deadlines, FrameCounts, ProbeResult};
 
 /// How much CPU each frame wants.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -85,20 +86,18 @@ impl FrameRunner {
         burn_loops(loops_for_ns(self.loops_per_ms, cpu_wanted_ns));
         let cpu_used_ns = thread_cpu_ns() - cpu_before;
         let finished_ns = now_ns();
-        self.account.record(&FrameTimes {
+        let frame = FrameTimes {
             intended_ns,
             started_ns,
             finished_ns,
             deadline_ns: self.timetable.deadline_of(index),
             cpu_wanted_ns,
             cpu_used_ns,
-        });
-        self.next = self.timetable.next_frame(index, finished_ns);
-        let dropped = self.timetable.dropped_between(index, self.next);
-        let dropped_cpu: u64 = (index + 1..index + 1 + dropped)
-            .map(|i| self.shape.cpu_wanted_ns(i))
-            .sum();
-        self.account.record_dropped(dropped, dropped_cpu);
+        };
+        let shape = self.shape;
+        self.next = self
+            .account
+            .record_frame(&self.timetable, index, &frame, |i| shape.cpu_wanted_ns(i));
         Some(finished_ns)
     }
 }
@@ -128,16 +127,24 @@ impl Probe for PeriodicProbe {
         while let Some(finished) = runner.run_next_frame() {
             last_finished_ns = last_finished_ns.max(finished);
         }
-        periodic_result(&runner.account, last_finished_ns - window.start_ns, sched)
+        periodic_result(
+            &runner.account,
+            window,
+            last_finished_ns - window.start_ns,
+            sched,
+        )
     }
 }
 
-/// Turns a frame account into the figures of a run document.
+/// Turns the frame account of a measurement of `window` into the figures of
+/// a run document.
 pub fn periodic_result(
     account: &FrameAccount,
+    window: Window,
     measured_ns: u64,
     sched: SchedApplied,
 ) -> ProbeResult {
+    let seconds = batch_seconds(window);
     let total = account.deadlines_total();
     let late_frames = account.executed - account.met;
     ProbeResult {
@@ -170,6 +177,104 @@ pub fn periodic_result(
         frame_histogram: None,
         sched,
         usage: None,
-        batches: Vec::new(),
+        batches: account
+            .batches
+            .iter()
+            .map(|batch| batch_figures(batch, seconds))
+            .collect(),
+    }
+}
+
+/// The run document's figures of one sub-window of `seconds`.
+fn batch_figures(batch: &PeriodBatch, seconds: f64) -> Batch {
+    Batch {
+        seconds,
+        frames: batch.latency.count(),
+        mean_us: batch.latency.mean_us(),
+        p99_us: batch.latency.p99_us(),
+        frame_p99_us: None,
+        periods: batch.periods,
+        met: batch.met,
+        cpu_wanted_ms: batch.cpu_wanted_ns as f64 / 1e6,
+        cpu_received_ms: batch.cpu_used_ns as f64 / 1e6,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::measure::batches::BATCHES;
+
+    const MS: u64 = 1_000_000;
+
+    /// The figures of a scripted 1 s measurement of 10 ms periods wanting
+    /// 3 ms: every fifth frame runs 25 ms (missing its deadline and dropping
+    /// the next period), the others start `index % 4` ms late; nothing runs
+    /// after 900 ms.
+    fn scripted_result() -> ProbeResult {
+        let window = Window {
+            start_ns: 5_000 * MS,
+            end_ns: 6_000 * MS,
+        };
+        let timetable = Timetable {
+            start_ns: window.start_ns,
+            period_ns: 10 * MS,
+            end_ns: window.end_ns,
+        };
+        let mut account = FrameAccount::default();
+        let mut index = 0;
+        while index < 90 {
+            let intended_ns = timetable.start_of(index);
+            let (delay_ms, finish_ms) = if index % 5 == 0 {
+                (0, 25)
+            } else {
+                (index % 4, index % 4 + 3)
+            };
+            let frame = FrameTimes {
+                intended_ns,
+                started_ns: intended_ns + delay_ms * MS,
+                finished_ns: intended_ns + finish_ms * MS,
+                deadline_ns: timetable.deadline_of(index),
+                cpu_wanted_ns: 3 * MS,
+                cpu_used_ns: 3 * MS,
+            };
+            index = account.record_frame(&timetable, index, &frame, |_| 3 * MS);
+        }
+        periodic_result(
+            &account,
+            window,
+            window.end_ns - window.start_ns,
+            SchedApplied::for_tests(),
+        )
+    }
+
+    #[test]
+    fn batches_add_up_to_the_scenario_totals() {
+        let result = scripted_result();
+        let deadlines = result.deadlines.unwrap();
+        let sum = |field: fn(&Batch) -> u64| result.batches.iter().map(field).sum::<u64>();
+        assert_eq!(result.batches.len(), BATCHES);
+        assert_eq!(sum(|b| b.periods), deadlines.total);
+        assert_eq!(sum(|b| b.met), deadlines.met);
+        assert_eq!(sum(|b| b.frames), result.frames.executed);
+        assert!(result.frames.dropped > 0 && deadlines.met < result.frames.executed);
+        let wanted_ms: f64 = result.batches.iter().map(|b| b.cpu_wanted_ms).sum();
+        assert!((wanted_ms - result.cpu.wanted_ms).abs() < 1e-6);
+    }
+
+    #[test]
+    fn batches_are_equal_slices_and_empty_ones_have_no_latency() {
+        let result = scripted_result();
+        assert!(result.batches.iter().all(|b| b.seconds == 0.05));
+        // 50 ms sub-windows; the frames stop at 900 ms.
+        let (ran, idle) = result.batches.split_at(18);
+        assert!(ran.iter().all(|b| b.frames > 0 && b.mean_us.is_some()));
+        assert!(ran
+            .iter()
+            .all(|b| b.p99_us.is_some() && b.frame_p99_us.is_none()));
+        for batch in idle {
+            assert_eq!((batch.frames, batch.periods, batch.met), (0, 0, 0));
+            assert_eq!((batch.mean_us, batch.p99_us), (None, None));
+        }
     }
 }
