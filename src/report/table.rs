@@ -4,6 +4,7 @@
 
 use super::schema::{IntervalMethod, LoadWork, RunDocument, ScenarioResult, ScenarioStatus};
 use crate::figures::Figure;
+use crate::measure::batches::BATCHES;
 use crate::probe;
 
 /// Whether a probe is shown with deadline columns or frame-rate columns.
@@ -225,7 +226,7 @@ pub fn render_legend(run: &RunDocument) -> String {
     let mut out =
         String::from("\nCI: two-sided confidence intervals (Student t) of the headline figures;\n");
     if methods.contains(&IntervalMethod::BatchMeans) {
-        out.push_str("  batch means: from the figures of 20 sub-windows of each measurement, neighbours merged while\n  correlated; they hold the spread within the run, not the drift between runs (use --repeat 3+)\n");
+        out.push_str(&format!("  batch means: from the figures of {BATCHES} sub-windows of each measurement, neighbours merged while\n  correlated; they hold the spread within the run, not the drift between runs (use --repeat 3+)\n"));
     }
     if methods.contains(&IntervalMethod::Repeats) {
         out.push_str("  repeats: from the spread of the figure across the scenario's repeats\n");
