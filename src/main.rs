@@ -56,6 +56,7 @@ fn dispatch(command: Command) -> anyhow::Result<ExitCode> {
             args.format,
             args.verbose,
         )?),
+        Command::Merge(args) => commands::merge::run(&args.files, &args.output),
         Command::Worker { .. } => unreachable!("workers are dispatched in main"),
     }
 }

@@ -2,7 +2,9 @@
 
 pub mod calibrate;
 pub mod list;
+pub mod merge;
 pub mod report;
+mod rounds;
 pub mod run;
 
 /// What a command asks the process to exit with.

@@ -79,6 +79,15 @@ pub struct RunSettingsRecord {
     /// Size of the temporary swap file (`--swap`).
     #[serde(default)]
     pub swap_bytes: Option<u64>,
+    /// Times each scenario was to be measured (`--repeat`; for a merge of
+    /// runs, the sum of theirs). 1 in files older than the option.
+    #[serde(default = "one")]
+    pub repeats: u32,
+}
+
+/// The repeat count of runs that do not record one.
+fn one() -> u32 {
+    1
 }
 
 /// The period and CPU share of the `custom` simulation (`-C`/`-I`).
