@@ -35,6 +35,9 @@ pub enum Command {
     /// Show runs side by side: each figure's change against the first run,
     /// marked where it is statistically significant.
     Compare(CompareArgs),
+    /// Merge runs made separately on one machine with the same settings into
+    /// one run whose scenarios hold every run's measurements as repeats.
+    Merge(MergeArgs),
     /// Internal: a worker process started by feelbench itself.
     #[command(hide = true)]
     Worker {
@@ -49,6 +52,11 @@ pub struct RunArgs {
     /// Seconds measured per scenario [default: 6, or 30 with --full].
     #[arg(short = 't', long = "duration", value_name = "SECS")]
     pub duration_s: Option<f64>,
+    /// Measure every scenario N times, in N rounds of all scenarios (so slow
+    /// drift spreads over them); each scenario's row shows the merge of its
+    /// repeats, and the file keeps each repeat.
+    #[arg(long = "repeat", value_name = "N", default_value_t = 1)]
+    pub repeat: u32,
     /// Every probe under every load that can run here, 30 s each (interbench's default).
     #[arg(long = "full")]
     pub full: bool,
@@ -292,6 +300,21 @@ impl CompareArgs {
     }
 }
 
+/// Options of `feelbench merge`.
+#[derive(Debug, Args)]
+pub struct MergeArgs {
+    /// The run files to merge, in order: each scenario's repeats are theirs
+    /// in this order. They must come from the same machine (hostname, CPU,
+    /// kernel release) and settings (duration, warm-up, probe scheduling,
+    /// load nice, burn processes, custom shape, memory limit, swap file;
+    /// loops_per_ms and the loads' file and memory sizes within 5 %).
+    #[arg(value_name = "RUN", required = true, num_args = 2..)]
+    pub files: Vec<PathBuf>,
+    /// Where to write the merged run (not one of the inputs).
+    #[arg(short = 'o', long = "output", value_name = "FILE", required = true)]
+    pub output: PathBuf,
+}
+
 /// Invalid input from the user (exit code 2).
 #[derive(Debug, thiserror::Error)]
 #[error("{0}")]
@@ -310,6 +333,8 @@ pub enum OutputChoice {
 const DEFAULT_DURATION_S: f64 = 6.0;
 /// Seconds per scenario with `--full`, as interbench.
 const FULL_DURATION_S: f64 = 30.0;
+/// Most times a scenario can be measured in one run.
+const MAX_REPEATS: u32 = 1000;
 
 /// A size such as `512M`, `4G` or `1048576` (K, M, G and T are powers of 1024).
 fn parse_bytes(text: &str) -> Result<u64, String> {
@@ -327,6 +352,8 @@ fn parse_bytes(text: &str) -> Result<u64, String> {
 #[derive(Debug, Clone)]
 pub struct RunConfig {
     pub scenarios: Vec<Scenario>,
+    /// Times each scenario is measured (`--repeat`).
+    pub repeats: u32,
     pub duration_ns: u64,
     pub warmup_ns: u64,
     /// The work parameters; `loops_per_ms`, `file_bytes` and `mem_bytes` are
@@ -438,6 +465,11 @@ impl RunArgs {
             .collect();
         Ok(RunConfig {
             scenarios,
+            repeats: check(
+                (1..=MAX_REPEATS).contains(&self.repeat),
+                self.repeat,
+                || format!("--repeat takes 1 to {MAX_REPEATS}, not {}", self.repeat),
+            )?,
             duration_ns,
             warmup_ns,
             params,
@@ -744,6 +776,14 @@ mod tests {
         assert!(!names(&config_with_swap(&[], 1 << 30).unwrap())
             .iter()
             .any(|n| n.contains("memload")));
+    }
+
+    #[test]
+    fn repeat_is_one_by_default_and_refused_below_one() {
+        assert_eq!(config(&[]).unwrap().repeats, 1);
+        assert_eq!(config(&["--repeat", "3"]).unwrap().repeats, 3);
+        let err = config(&["--repeat", "0"]).unwrap_err().to_string();
+        assert_eq!(err, "--repeat takes 1 to 1000, not 0");
     }
 
     #[test]

@@ -60,6 +60,7 @@ fn dispatch(command: Command) -> anyhow::Result<ExitCode> {
             args.verbose,
         )?),
         Command::Compare(args) => print(&commands::compare::render(&args)?),
+        Command::Merge(args) => commands::merge::run(&args.files, &args.output),
         Command::Worker { .. } => unreachable!("workers are dispatched in main"),
     }
 }

@@ -12,7 +12,17 @@ use std::path::{Path, PathBuf};
 fn run_x_under_burn(dir: &Path, nice: &str) -> PathBuf {
     let file = dir.join(format!("nice{nice}.json"));
     let output = feelbench(&new_tag(), dir)
-        .args(["run", "--probe", "x", "--load", "burn", "-t", "2", "--noise-check", "0"])
+        .args([
+            "run",
+            "--probe",
+            "x",
+            "--load",
+            "burn",
+            "-t",
+            "2",
+            "--noise-check",
+            "0",
+        ])
         .args(["--load-nice", nice, "-m", &format!("nice {nice}")])
         .args(["-l", LOOPS_PER_MS, "-q", "-o"])
         .arg(&file)
@@ -51,7 +61,10 @@ fn load_nice_19_lowers_the_probes_latency_against_nice_0() {
         .find(|r| r["figure"] == "mean")
         .expect("a mean latency row");
     let change = mean["cells"][1]["change"].as_f64().unwrap();
-    assert!(change < 0.0, "nice 19 loads should lower the latency: {mean}");
+    assert!(
+        change < 0.0,
+        "nice 19 loads should lower the latency: {mean}"
+    );
     assert_ne!(mean["cells"][1]["verdict"], "worse", "{mean}");
     assert_eq!(comparison["differences"][0]["what"], "load nice");
 
@@ -64,13 +77,20 @@ fn load_nice_19_lowers_the_probes_latency_against_nice_0() {
         let out = compare(dir.path(), &[files[0], files[1], "--format", format]);
         assert!(out.status.success() && !out.stdout.is_empty(), "{format}");
     }
-    let rows = compare(dir.path(), &[files[0], files[1], "--layout", "rows", "--name", "a,b"]);
+    let rows = compare(
+        dir.path(),
+        &[files[0], files[1], "--layout", "rows", "--name", "a,b"],
+    );
     assert!(stdout(&rows).contains("--- x under burn ---"));
 
     let same = compare(dir.path(), &[files[0], files[0], "--format", "json"]);
     let same: Value = serde_json::from_str(&stdout(&same)).unwrap();
     for row in same["rows"].as_array().unwrap() {
-        assert_eq!(row["cells"][1]["change"].as_f64().unwrap_or(0.0), 0.0, "{row}");
+        assert_eq!(
+            row["cells"][1]["change"].as_f64().unwrap_or(0.0),
+            0.0,
+            "{row}"
+        );
     }
 }
 
@@ -87,20 +107,31 @@ fn files_that_are_not_runs_are_refused_with_exit_2() {
     let d = dir.path();
     let cases = [
         (file_with(d, "garbage.json", "{ not json"), "is not JSON"),
-        (file_with(d, "foreign.json", r#"{"hello": 1}"#), "is not a feelbench run"),
+        (
+            file_with(d, "foreign.json", r#"{"hello": 1}"#),
+            "is not a feelbench run",
+        ),
         (
             file_with(d, "new.json", r#"{"schema": "feelbench.run/9"}"#),
             "newer than this feelbench reads",
         ),
         (
-            file_with(d, "damaged.json", r#"{"schema": "feelbench.run/1", "scenarios": 3}"#),
+            file_with(
+                d,
+                "damaged.json",
+                r#"{"schema": "feelbench.run/1", "scenarios": 3}"#,
+            ),
             "damaged feelbench run",
         ),
     ];
     for (file, message) in &cases {
         let output = compare(d, &[file, file]);
         assert_eq!(output.status.code(), Some(2), "{file}: {}", stderr(&output));
-        assert!(stderr(&output).contains(message), "{file}: {}", stderr(&output));
+        assert!(
+            stderr(&output).contains(message),
+            "{file}: {}",
+            stderr(&output)
+        );
         assert!(!stderr(&output).contains("panicked"));
     }
 }
@@ -112,12 +143,27 @@ fn bad_options_are_refused_with_exit_2() {
     let a = file_with(d, "a.json", "{}");
     for (args, message) in [
         (vec![a.as_str(), a.as_str(), "--alpha", "2"], "--alpha"),
-        (vec![a.as_str(), a.as_str(), "--figure", "p42"], "unknown figure"),
-        (vec![a.as_str(), a.as_str(), "--name", "one"], "--name gives 1"),
+        (
+            vec![a.as_str(), a.as_str(), "--figure", "p42"],
+            "unknown figure",
+        ),
+        (
+            vec![a.as_str(), a.as_str(), "--name", "one"],
+            "--name gives 1",
+        ),
         (vec![a.as_str()], "required"),
     ] {
         let output = compare(d, &args);
-        assert_eq!(output.status.code(), Some(2), "{args:?}: {}", stderr(&output));
-        assert!(stderr(&output).contains(message), "{args:?}: {}", stderr(&output));
+        assert_eq!(
+            output.status.code(),
+            Some(2),
+            "{args:?}: {}",
+            stderr(&output)
+        );
+        assert!(
+            stderr(&output).contains(message),
+            "{args:?}: {}",
+            stderr(&output)
+        );
     }
 }

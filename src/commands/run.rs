@@ -1,12 +1,14 @@
 //! `feelbench run`: calibrate (or reuse the calibration), then run every
-//! scenario in order, printing each row as it finishes and rewriting the run
-//! file after each one, so an interrupted run keeps what finished.
+//! scenario in order (`--repeat` times, in rounds: see [`super::rounds`]),
+//! printing each row as it finishes and rewriting the run file after each
+//! measurement, so an interrupted run keeps what finished.
 
+use super::rounds::Rounds;
 use super::ExitCode;
 use crate::cli::UsageError;
 use crate::cli::{OutputChoice, RunConfig};
 use crate::engine::interrupt::Interrupt;
-use crate::engine::scenario::{run_scenario, ScenarioSettings};
+use crate::engine::scenario::ScenarioSettings;
 use crate::engine::supervise;
 use crate::engine::workspace::{self, Workspace};
 use crate::load;
@@ -15,7 +17,8 @@ use crate::measure::sched::{self, SchedRequest};
 use crate::progress::Progress;
 use crate::report::file::write_run;
 use crate::report::schema::{
-    RunDocument, RunInfo, RunSettingsRecord, ScenarioStatus, ToolInfo, Warning, WarningCode, SCHEMA,
+    RunDocument, RunInfo, RunSettingsRecord, ScenarioResult, ScenarioStatus, ToolInfo, Warning,
+    WarningCode, SCHEMA,
 };
 use crate::report::table;
 use crate::system::cgroup::{self, MemoryCgroup, MemoryController};
@@ -89,58 +92,19 @@ pub fn run(mut config: RunConfig, system: SystemInfo) -> anyhow::Result<ExitCode
         load_cgroup_procs: load_cgroup.as_ref().map(MemoryCgroup::procs_file),
     };
     let scenario_time = Duration::from_nanos(config.duration_ns + config.warmup_ns);
-    let mut progress = Progress::new(config.scenarios.len(), scenario_time, config.quiet);
+    let measurements = config.scenarios.len() * config.repeats as usize;
+    let mut progress = Progress::new(measurements, scenario_time, config.quiet);
     progress.print(&table::render_preamble(&run));
-    for (index, scenario) in config.scenarios.iter().enumerate() {
-        progress.start_scenario(&format!(
-            "{} under {} ({}/{})",
-            scenario.probe.name,
-            scenario.load.name,
-            index + 1,
-            config.scenarios.len()
-        ));
-        let dir = workspace.scenario_dir(index)?;
-        let outcome = run_scenario(scenario, &settings, &dir, &interrupt, &mut || {
-            progress.tick()
-        });
-        let _ = std::fs::remove_dir_all(&dir);
-        progress.finish_scenario();
-        let Ok(result) = outcome else {
-            run.run.interrupted = true;
-            break;
-        };
-        if result.outcome.status == ScenarioStatus::Failed {
-            progress.warn(&format!(
-                "{} under {} failed: {}",
-                result.probe,
-                result.load,
-                result.outcome.error.as_deref().unwrap_or("unknown reason")
-            ));
-        }
-        if let Some(disturbed) = result
-            .outcome
-            .telemetry
-            .as_ref()
-            .and_then(|t| t.figures.disturbed.as_deref())
-        {
-            progress.warn(&format!(
-                "warning: {} under {}: {disturbed}",
-                result.probe, result.load
-            ));
-        }
-        if index == 0 || config.scenarios[index - 1].probe.name != scenario.probe.name {
-            progress.print(&table::render_probe_header(scenario.probe.name));
-        }
-        progress.print(&table::render_row(&result));
-        if config.verbose {
-            progress.print(&table::render_telemetry(&result));
-        }
-        run.scenarios.push(result);
-        if let Some(path) = &output {
-            write_run(path, &run)
-                .with_context(|| format!("cannot write the run to {}", path.display()))?;
-        }
-    }
+    let rounds = Rounds {
+        scenarios: &config.scenarios,
+        repeats: config.repeats,
+        settings: &settings,
+        workspace: &workspace,
+        interrupt: &interrupt,
+        output: output.as_deref(),
+        verbose: config.verbose,
+    };
+    rounds.measure(&mut run, &mut progress)?;
     progress.print(&table::render_legend(&run));
     drop(progress);
     finish_document(&mut run);
@@ -153,22 +117,35 @@ pub fn run(mut config: RunConfig, system: SystemInfo) -> anyhow::Result<ExitCode
         eprintln!("feelbench: run written to {}", path.display());
     }
     if run.run.interrupted {
-        eprintln!(
-            "feelbench: interrupted; {} finished scenario(s) kept, the running one dropped",
-            run.scenarios.len()
-        );
+        report_interruption(&run, config.repeats);
     }
     Ok(if run.run.interrupted {
         ExitCode::Interrupted
     } else if run
         .scenarios
         .iter()
-        .any(|s| s.outcome.status == ScenarioStatus::Failed)
+        .flat_map(ScenarioResult::measurements)
+        .any(|m| m.status == ScenarioStatus::Failed)
     {
         ExitCode::Failure
     } else {
         ExitCode::Success
     })
+}
+
+/// Says what an interrupted run kept.
+fn report_interruption(run: &RunDocument, repeats: u32) {
+    let scenarios = run.scenarios.len();
+    if repeats == 1 {
+        eprintln!(
+            "feelbench: interrupted; {scenarios} finished scenario(s) kept, the running one dropped"
+        );
+    } else {
+        let measurements: usize = run.scenarios.iter().map(|s| s.measurements().len()).sum();
+        eprintln!(
+            "feelbench: interrupted; {measurements} finished measurement(s) of {scenarios} scenario(s) kept, the running one dropped"
+        );
+    }
 }
 
 /// Turns on a swap file of `bytes` in the workspace for the run (`--swap`).
@@ -441,6 +418,7 @@ fn new_document(
             mem_bytes: config.params.mem_bytes,
             mem_limit_bytes: config.mem_limit_bytes,
             swap_bytes: config.swap_bytes,
+            repeats: config.repeats,
         },
         warnings: Vec::new(),
         scenarios: Vec::new(),

@@ -11,7 +11,7 @@ use rand::{rngs::StdRng, SeedableRng as _};
 use rand_distr::{Distribution as _, Normal};
 
 const BATCHES: usize = 20;
-const PER_BATCH: usize = 50;
+const PER_BATCH: usize = 100;
 /// Correlation of successive periods' latencies.
 const PHI: f64 = 0.8;
 
@@ -27,6 +27,14 @@ fn latencies(n: usize, scale: f64, rng: &mut StdRng) -> Vec<f64> {
         .collect()
 }
 
+fn histogram_of(values_us: &[f64], digits: u8) -> LatencyHistogram {
+    let mut histogram = LatencyHistogram::with_precision(digits);
+    for v in values_us {
+        histogram.record_ns((v * 1000.0) as u64);
+    }
+    histogram
+}
+
 fn p99(values: &[f64]) -> f64 {
     let mut sorted = values.to_vec();
     sorted.sort_by(f64::total_cmp);
@@ -37,12 +45,8 @@ fn p99(values: &[f64]) -> f64 {
 /// from the process, scaled by `scale`.
 fn synthetic(mut scenario: ScenarioResult, scale: f64, rng: &mut StdRng) -> ScenarioResult {
     let values = latencies(BATCHES * PER_BATCH, scale, rng);
-    let mut histogram = LatencyHistogram::new();
-    for v in &values {
-        histogram.record_ns((v * 1000.0) as u64);
-    }
     let result = scenario.outcome.result.as_mut().unwrap();
-    result.latency_us = histogram.summary();
+    result.latency_us = histogram_of(&values, 3).summary();
     result.batches = values
         .chunks(PER_BATCH)
         .map(|chunk| Batch {
@@ -50,6 +54,7 @@ fn synthetic(mut scenario: ScenarioResult, scale: f64, rng: &mut StdRng) -> Scen
             frames: chunk.len() as u64,
             mean_us: Some(chunk.iter().sum::<f64>() / chunk.len() as f64),
             p99_us: Some(p99(chunk)),
+            histogram: Some(histogram_of(chunk, 2).to_base64()),
             frame_p99_us: None,
             periods: chunk.len() as u64,
             met: chunk.len() as u64,

@@ -7,7 +7,6 @@ use super::interrupt::{Interrupt, Interrupted};
 use super::protocol::{window_command, LoadSample, WorkerMessage, WorkerSpec};
 use super::supervise::{EventKind, WorkerGroup};
 use super::workspace::RUN_MARKER_VAR;
-use crate::figures::estimate::intervals;
 use crate::load::{LoadDef, LoadMix, LoadPart};
 use crate::measure::clock::now_ns;
 use crate::measure::sched::SchedRequest;
@@ -94,21 +93,18 @@ pub fn run_scenario(
         Err(Stop::Failed(reason)) => (ScenarioStatus::Failed, Some(reason), None, Vec::new(), None),
         Err(Stop::Interrupted) => return Err(Interrupted),
     };
-    let mut scenario_result = ScenarioResult {
-        probe: scenario.probe.name.to_string(),
-        load: scenario.load.name.clone(),
-        outcome: Measurement {
-            status,
-            error,
-            result,
-            load_work,
-            telemetry,
-        },
-        repeats: Vec::new(),
-        intervals: None,
+    let measurement = Measurement {
+        status,
+        error,
+        result,
+        load_work,
+        telemetry,
     };
-    scenario_result.intervals = intervals(&scenario_result);
-    Ok(scenario_result)
+    Ok(ScenarioResult::single(
+        scenario.probe.name.to_string(),
+        scenario.load.name.clone(),
+        measurement,
+    ))
 }
 
 /// What a scenario that ran to the end yields.

@@ -5,7 +5,9 @@
 
 pub mod estimate;
 
+use crate::measure::latency::LatencyHistogram;
 use crate::report::schema::{Batch, Measurement, ProbeResult, ScenarioStatus};
+use crate::stats::batch_means;
 use serde::Serialize;
 
 /// One figure of a scenario. `Work` is the rate of one part of the load.
@@ -215,17 +217,21 @@ impl Figure {
     }
 
     /// The figure's value in each sub-window of `result`, in time order;
-    /// empty when the figure is not kept per sub-window (SD, p50, max, load
-    /// work) or the probe does not have it. Sub-windows without a value
-    /// (no frame ran) are left out.
+    /// empty when the figure is not kept per sub-window (SD, p50, max, 1 %
+    /// low, load work) or the probe does not have it. Sub-windows without a
+    /// value (no frame ran) are left out. The p99 is taken over groups of
+    /// neighbouring sub-windows large enough to have one (see
+    /// [`P99_MIN_FRAMES`]).
     pub fn batch_values(&self, result: &ProbeResult) -> Vec<f64> {
         if self.of_result(result).is_none() {
             return Vec::new();
         }
+        if *self == Figure::P99 {
+            return grouped_p99(&result.batches);
+        }
         let value = |b: &Batch| -> Option<f64> {
             match self {
                 Figure::Mean => b.mean_us,
-                Figure::P99 => b.p99_us,
                 Figure::Desired => {
                     (b.cpu_wanted_ms > 0.0).then(|| 100.0 * b.cpu_received_ms / b.cpu_wanted_ms)
                 }
@@ -233,7 +239,6 @@ impl Figure {
                     (b.periods > 0).then(|| 100.0 * b.met as f64 / b.periods as f64)
                 }
                 Figure::Fps => (b.seconds > 0.0).then(|| b.frames as f64 / b.seconds),
-                Figure::Low1 => b.frame_p99_us.filter(|&us| us > 0.0).map(|us| 1e6 / us),
                 _ => None,
             }
         };
@@ -241,10 +246,90 @@ impl Figure {
     }
 }
 
+/// Frames a group of sub-windows needs before its 99th percentile is more
+/// than its largest value: below 100 the p99 of a group is its maximum, and
+/// maxima of small groups say little about the p99 of the whole.
+pub const P99_MIN_FRAMES: u64 = 100;
+
+/// The p99 latency of consecutive groups of sub-windows holding at least
+/// [`P99_MIN_FRAMES`] frames each (a short last group joins the one before);
+/// empty when any sub-window lacks its histogram or there are fewer groups
+/// than batch means need.
+fn grouped_p99(batches: &[Batch]) -> Vec<f64> {
+    let mut groups: Vec<(LatencyHistogram, u64)> = Vec::new();
+    let mut current = (LatencyHistogram::new(), 0);
+    for batch in batches.iter().filter(|b| b.frames > 0) {
+        let Some(histogram) = batch
+            .histogram
+            .as_deref()
+            .and_then(|h| LatencyHistogram::from_base64(h).ok())
+        else {
+            return Vec::new();
+        };
+        current.0.add(&histogram);
+        current.1 += batch.frames;
+        if current.1 >= P99_MIN_FRAMES {
+            groups.push(std::mem::take(&mut current));
+        }
+    }
+    if current.1 > 0 {
+        match groups.last_mut() {
+            Some(last) => last.0.add(&current.0),
+            None => return Vec::new(),
+        }
+    }
+    if groups.len() < batch_means::MIN_BATCHES {
+        return Vec::new();
+    }
+    groups
+        .iter()
+        .map(|(h, _)| h.quantile_ns(0.99) as f64 / 1e3)
+        .collect()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::report::fixture;
+
+    fn batch_of(values_us: &[u64]) -> Batch {
+        let mut h = LatencyHistogram::with_precision(2);
+        for v in values_us {
+            h.record_ns(v * 1000);
+        }
+        Batch {
+            seconds: 1.0,
+            frames: values_us.len() as u64,
+            mean_us: None,
+            p99_us: None,
+            histogram: Some(h.to_base64()),
+            frame_p99_us: None,
+            periods: 0,
+            met: 0,
+            cpu_wanted_ms: 0.0,
+            cpu_received_ms: 0.0,
+        }
+    }
+
+    #[test]
+    fn p99_is_taken_over_groups_of_at_least_100_frames() {
+        // 20 sub-windows of 30 frames: groups of 4 (120 frames), 5 groups.
+        let batches: Vec<Batch> = (0..20)
+            .map(|i| batch_of(&(1..=30).map(|v| v * 10 + i).collect::<Vec<_>>()))
+            .collect();
+        let p99s = grouped_p99(&batches);
+        assert_eq!(p99s.len(), 5);
+        for p in &p99s {
+            assert!(*p > 290.0 && *p < 325.0, "{p}");
+        }
+        // 12 frames per sub-window: 240 frames, two groups, too few.
+        let small: Vec<Batch> = (0..20).map(|_| batch_of(&[1; 12])).collect();
+        assert!(grouped_p99(&small).is_empty());
+        // A sub-window without its histogram: no p99 values at all.
+        let mut missing = batches.clone();
+        missing[3].histogram = None;
+        assert!(grouped_p99(&missing).is_empty());
+    }
 
     #[test]
     fn every_key_names_figures_and_back() {

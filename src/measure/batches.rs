@@ -70,6 +70,12 @@ impl BatchLatency {
     pub fn p99_us(&self) -> Option<f64> {
         (self.count() > 0).then(|| self.histogram.quantile_ns(0.99) as f64 / 1e3)
     }
+
+    /// The sub-window's histogram as base64 HdrHistogram V2; `None` when
+    /// it is empty.
+    pub fn to_base64(&self) -> Option<String> {
+        (self.count() > 0).then(|| self.histogram.to_base64())
+    }
 }
 
 #[cfg(test)]

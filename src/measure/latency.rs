@@ -3,7 +3,7 @@
 //! merged histograms are computed the same way as single ones.
 
 use base64::Engine as _;
-use hdrhistogram::serialization::{Serializer, V2Serializer};
+use hdrhistogram::serialization::{Deserializer, Serializer, V2Serializer};
 use hdrhistogram::Histogram;
 use serde::{Deserialize, Serialize};
 
@@ -17,6 +17,17 @@ const SIGNIFICANT_DIGITS: u8 = 3;
 #[derive(Debug, Clone)]
 pub struct LatencyHistogram {
     histogram: Histogram<u64>,
+}
+
+/// A stored histogram that cannot be read back.
+#[derive(Debug, thiserror::Error)]
+pub enum HistogramDecodeError {
+    #[error("not base64: {0}")]
+    Base64(#[from] base64::DecodeError),
+    #[error("not an HdrHistogram V2 serialisation: {0}")]
+    Format(#[from] hdrhistogram::serialization::DeserializeError),
+    #[error("values beyond the range feelbench records: {0}")]
+    Range(#[from] hdrhistogram::AdditionError),
 }
 
 /// Summary figures of a latency distribution, in microseconds.
@@ -105,6 +116,23 @@ impl LatencyHistogram {
             .expect("serialising into memory cannot fail");
         base64::engine::general_purpose::STANDARD.encode(bytes)
     }
+
+    /// Reads back a histogram written by [`Self::to_base64`], into the
+    /// usual bounds (so any two decoded histograms can be added).
+    pub fn from_base64(text: &str) -> Result<Self, HistogramDecodeError> {
+        let bytes = base64::engine::general_purpose::STANDARD.decode(text)?;
+        let stored: Histogram<u64> = Deserializer::new().deserialize(&mut bytes.as_slice())?;
+        let mut histogram = Self::new();
+        histogram.histogram.add(&stored)?;
+        Ok(histogram)
+    }
+
+    /// Adds every value recorded in `other`.
+    pub fn add(&mut self, other: &Self) {
+        self.histogram
+            .add(&other.histogram)
+            .expect("histograms of the same bounds always add");
+    }
 }
 
 #[cfg(test)]
@@ -159,12 +187,37 @@ mod tests {
         let bytes = base64::engine::general_purpose::STANDARD
             .decode(h.to_base64())
             .unwrap();
-        let back: Histogram<u64> = hdrhistogram::serialization::Deserializer::new()
+        let back: Histogram<u64> = Deserializer::new()
             .deserialize(&mut bytes.as_slice())
             .unwrap();
         assert_eq!(back.len(), 4);
         for v in values {
             assert_eq!(back.count_at(v), 1, "value {v}");
+        }
+    }
+
+    #[test]
+    fn base64_reads_back_and_histograms_add() {
+        let mut a = histogram_of(&[1_000, 2_000, 3_000]);
+        let b = LatencyHistogram::from_base64(&histogram_of(&[4_000, 9_000]).to_base64()).unwrap();
+        a.add(&b);
+        let s = a.summary().unwrap();
+        assert_eq!(s.samples, 5);
+        assert!((s.max_us - 9.0).abs() < 0.01);
+        assert!((s.mean_us - 3.8).abs() < 0.01);
+        let empty = LatencyHistogram::from_base64(&LatencyHistogram::new().to_base64()).unwrap();
+        assert!(empty.is_empty());
+    }
+
+    #[test]
+    fn damaged_base64_is_an_error_not_a_panic() {
+        for text in [
+            "%%%",
+            "",
+            "AAAA",
+            &base64::engine::general_purpose::STANDARD.encode([0x1c, 0x84, 0x93, 0x13, 0, 0]),
+        ] {
+            assert!(LatencyHistogram::from_base64(text).is_err(), "{text:?}");
         }
     }
 }

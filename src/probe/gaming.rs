@@ -139,6 +139,7 @@ fn batch_figures(batch: &GameBatch, seconds: f64) -> Batch {
         frames: batch.stolen.count(),
         mean_us: batch.stolen.mean_us(),
         p99_us: batch.stolen.p99_us(),
+        histogram: batch.stolen.to_base64(),
         frame_p99_us: batch.frame_time.p99_us(),
         periods: 0,
         met: 0,

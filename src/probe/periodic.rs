@@ -192,6 +192,7 @@ fn batch_figures(batch: &PeriodBatch, seconds: f64) -> Batch {
         frames: batch.latency.count(),
         mean_us: batch.latency.mean_us(),
         p99_us: batch.latency.p99_us(),
+        histogram: batch.latency.to_base64(),
         frame_p99_us: None,
         periods: batch.periods,
         met: batch.met,

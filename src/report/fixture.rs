@@ -146,6 +146,7 @@ pub fn run() -> RunDocument {
             mem_bytes: 1 << 33,
             mem_limit_bytes: None,
             swap_bytes: None,
+            repeats: 1,
         },
         warnings: vec![],
         scenarios: vec![

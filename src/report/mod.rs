@@ -4,6 +4,7 @@
 pub mod csv;
 pub mod file;
 pub mod markdown;
+pub mod merge;
 pub mod schema;
 pub mod table;
 
@@ -38,5 +39,17 @@ mod tests {
             run
         );
         assert!(text.starts_with(r#"{"schema":"feelbench.run/1""#));
+    }
+
+    #[test]
+    fn runs_without_a_repeat_count_were_measured_once() {
+        let mut value = serde_json::to_value(fixture::run()).unwrap();
+        value["settings"]
+            .as_object_mut()
+            .unwrap()
+            .remove("repeats")
+            .unwrap();
+        let run: super::schema::RunDocument = serde_json::from_value(value).unwrap();
+        assert_eq!(run.settings.repeats, 1);
     }
 }

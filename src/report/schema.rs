@@ -79,6 +79,15 @@ pub struct RunSettingsRecord {
     /// Size of the temporary swap file (`--swap`).
     #[serde(default)]
     pub swap_bytes: Option<u64>,
+    /// Times each scenario was to be measured (`--repeat`; for a merge of
+    /// runs, the sum of theirs). 1 in files older than the option.
+    #[serde(default = "one")]
+    pub repeats: u32,
+}
+
+/// The repeat count of runs that do not record one.
+fn one() -> u32 {
+    1
 }
 
 /// The period and CPU share of the `custom` simulation (`-C`/`-I`).
@@ -235,7 +244,7 @@ pub struct ProbeResult {
 /// Figures of one sub-window of a measurement. Periodic probes assign each
 /// period to the sub-window its intended start falls in; gaming each frame to
 /// the one it started in.
-#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Batch {
     /// Length of the sub-window.
     pub seconds: f64,
@@ -245,6 +254,11 @@ pub struct Batch {
     pub mean_us: Option<f64>,
     /// 99th percentile latency of those frames.
     pub p99_us: Option<f64>,
+    /// The sub-window's latencies, base64 of an HdrHistogram V2 with 2
+    /// significant digits, so neighbouring sub-windows too small for a p99
+    /// of their own can be taken together.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub histogram: Option<String>,
     /// 99th percentile frame time (gaming only).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub frame_p99_us: Option<f64>,

@@ -2,7 +2,9 @@
 //! table per probe, one row per load. `run` prints it piece by piece as
 //! scenarios finish; `report` prints the same pieces from the saved run.
 
-use super::schema::{IntervalMethod, LoadWork, RunDocument, ScenarioResult, ScenarioStatus};
+use super::schema::{
+    IntervalMethod, LoadWork, Measurement, RunDocument, ScenarioResult, ScenarioStatus,
+};
 use crate::figures::Figure;
 use crate::measure::batches::BATCHES;
 use crate::probe;
@@ -130,8 +132,13 @@ pub fn render_preamble(run: &RunDocument) -> String {
         Some(p) => format!("SCHED_FIFO {p}"),
         None => "SCHED_OTHER".to_string(),
     };
+    let repeats = if s.repeats > 1 {
+        format!(" × {} repeats", s.repeats)
+    } else {
+        String::new()
+    };
     let mut out = format!(
-        "feelbench {} on {} ({} CPUs), kernel {}\n{} s per scenario, loops_per_ms {:.0}, probe {} nice {}, loads nice {}\n",
+        "feelbench {} on {} ({} CPUs), kernel {}\n{} s per scenario{repeats}, loops_per_ms {:.0}, probe {} nice {}, loads nice {}\n",
         run.tool.version,
         run.system.hostname,
         run.system.cpus,
@@ -234,10 +241,23 @@ pub fn render_legend(run: &RunDocument) -> String {
     out
 }
 
-/// The compact telemetry line printed under a row with `--verbose` (empty
-/// when the scenario has no telemetry); `-` marks a figure the kernel lacks.
+/// The compact telemetry line printed under a row with `--verbose`, one per
+/// repeat when the scenario was repeated (the merge has none); empty when
+/// the scenario has no telemetry. `-` marks a figure the kernel lacks.
 pub fn render_telemetry(scenario: &ScenarioResult) -> String {
-    let Some(t) = &scenario.outcome.telemetry else {
+    match scenario.repeats.as_slice() {
+        [] => telemetry_line(&scenario.outcome, ""),
+        repeats => repeats
+            .iter()
+            .enumerate()
+            .map(|(i, m)| telemetry_line(m, &format!("repeat {}: ", i + 1)))
+            .collect(),
+    }
+}
+
+/// The telemetry line of one measurement, its figures after `label`.
+fn telemetry_line(measurement: &Measurement, label: &str) -> String {
+    let Some(t) = &measurement.telemetry else {
         return String::new();
     };
     let f = &t.figures;
@@ -245,7 +265,7 @@ pub fn render_telemetry(scenario: &ScenarioResult) -> String {
     let count = |v: Option<u64>| v.map_or("-".to_string(), |v| v.to_string());
     let rate = |v: Option<f64>| v.map_or("-".to_string(), |v| format!("{v:.0}"));
     let mut text = format!(
-        "  psi some cpu {} mem {} io {} % | cs {}/s irq {}/s | cpu usr {} sys {} iowait {} steal {} % | swap in {} out {} majflt {} | others {} % cpu",
+        "  {label}psi some cpu {} mem {} io {} % | cs {}/s irq {}/s | cpu usr {} sys {} iowait {} steal {} % | swap in {} out {} majflt {} | others {} % cpu",
         pct(f.psi.cpu.some_pct),
         pct(f.psi.memory.some_pct),
         pct(f.psi.io.some_pct),
@@ -319,7 +339,9 @@ mod tests {
         });
         let row = render_row(&run.scenarios[0]);
         assert!(
-            row.ends_with("\n          95% CI mean 0.050–0.055 ms, deadlines 88.2–91.8 % (batch means)\n"),
+            row.ends_with(
+                "\n          95% CI mean 0.050–0.055 ms, deadlines 88.2–91.8 % (batch means)\n"
+            ),
             "{row}"
         );
         let text = render(&run, false);
@@ -362,5 +384,18 @@ mod tests {
             render_telemetry(&scenario),
             "  psi some cpu - mem - io - % | cs 1500/s irq -/s | cpu usr 90.0 sys 0.0 iowait - steal 10.0 % | swap in - out - majflt - | others - % cpu | DISTURBED\n"
         );
+        scenario.repeats = vec![scenario.outcome.clone(), scenario.outcome.clone()];
+        scenario.outcome.telemetry = None;
+        let lines = render_telemetry(&scenario);
+        let starts: Vec<_> = lines.lines().map(|l| &l[..20]).collect();
+        assert_eq!(starts, ["  repeat 1: psi some", "  repeat 2: psi some"]);
+    }
+
+    #[test]
+    fn preamble_names_the_repeats_only_when_there_are_several() {
+        let mut run = crate::report::fixture::run();
+        assert!(render_preamble(&run).contains("\n3 s per scenario, loops_per_ms"));
+        run.settings.repeats = 3;
+        assert!(render_preamble(&run).contains("\n3 s per scenario × 3 repeats, loops_per_ms"));
     }
 }

@@ -1,0 +1,137 @@
+//! The scenario loop of `feelbench run`: with `--repeat N`, N rounds that
+//! each measure every scenario once, so slow drift of the machine spreads
+//! over all scenarios instead of landing on one. After every measurement the
+//! scenario holds its repeats and their merge, and the run file is written
+//! again, so an interrupted run keeps every finished measurement. A
+//! scenario's row is printed once its last repeat is done.
+
+use crate::engine::interrupt::Interrupt;
+use crate::engine::scenario::{run_scenario, Scenario, ScenarioSettings};
+use crate::engine::workspace::Workspace;
+use crate::progress::Progress;
+use crate::report::file::write_run;
+use crate::report::schema::{RunDocument, ScenarioResult, ScenarioStatus};
+use crate::report::table;
+use anyhow::Context as _;
+use std::path::Path;
+
+/// What the scenario loop works with.
+pub struct Rounds<'a> {
+    pub scenarios: &'a [Scenario],
+    /// Times each scenario is measured.
+    pub repeats: u32,
+    pub settings: &'a ScenarioSettings,
+    pub workspace: &'a Workspace,
+    pub interrupt: &'a Interrupt,
+    /// Where the run is written after every measurement.
+    pub output: Option<&'a Path>,
+    /// Whether each row is followed by its telemetry.
+    pub verbose: bool,
+}
+
+impl Rounds<'_> {
+    /// Measures every scenario `repeats` times, round by round, into
+    /// `run.scenarios` (in scenario order), printing each row after the
+    /// scenario's last repeat. A signal drops the running measurement, marks
+    /// the run interrupted and ends the loop; the rows of the scenarios kept
+    /// but not yet printed are printed then.
+    pub fn measure(&self, run: &mut RunDocument, progress: &mut Progress) -> anyhow::Result<()> {
+        let mut printed = 0;
+        'rounds: for round in 1..=self.repeats {
+            for index in 0..self.scenarios.len() {
+                let Some(result) = self.measure_once(index, round, progress)? else {
+                    run.run.interrupted = true;
+                    break 'rounds;
+                };
+                self.warn_about(&result, round, progress);
+                match run.scenarios.get_mut(index) {
+                    Some(scenario) => scenario.add_repeat(result.outcome).with_context(|| {
+                        format!(
+                            "merging the repeats of {} under {}",
+                            result.probe, result.load
+                        )
+                    })?,
+                    None => run.scenarios.push(result),
+                }
+                if round == self.repeats {
+                    self.print_row(run, index, progress);
+                    printed += 1;
+                }
+                if let Some(path) = self.output {
+                    write_run(path, run)
+                        .with_context(|| format!("cannot write the run to {}", path.display()))?;
+                }
+            }
+        }
+        for index in printed..run.scenarios.len() {
+            self.print_row(run, index, progress);
+        }
+        Ok(())
+    }
+
+    /// Measures scenario `index` once; `None` when a signal interrupted it.
+    fn measure_once(
+        &self,
+        index: usize,
+        round: u32,
+        progress: &mut Progress,
+    ) -> anyhow::Result<Option<ScenarioResult>> {
+        let scenario = &self.scenarios[index];
+        let rounds = if self.repeats > 1 {
+            format!(", round {round}/{}", self.repeats)
+        } else {
+            String::new()
+        };
+        progress.start_scenario(&format!(
+            "{} under {} ({}/{}{rounds})",
+            scenario.probe.name,
+            scenario.load.name,
+            index + 1,
+            self.scenarios.len()
+        ));
+        let dir = self.workspace.scenario_dir(index)?;
+        let outcome = run_scenario(scenario, self.settings, &dir, self.interrupt, &mut || {
+            progress.tick()
+        });
+        let _ = std::fs::remove_dir_all(&dir);
+        progress.finish_scenario();
+        Ok(outcome.ok())
+    }
+
+    /// Says that a measurement failed or was disturbed.
+    fn warn_about(&self, result: &ScenarioResult, round: u32, progress: &Progress) {
+        let repeat = if self.repeats > 1 {
+            format!(" (repeat {round} of {})", self.repeats)
+        } else {
+            String::new()
+        };
+        let what = format!("{} under {}{repeat}", result.probe, result.load);
+        let outcome = &result.outcome;
+        if outcome.status == ScenarioStatus::Failed {
+            progress.warn(&format!(
+                "{what} failed: {}",
+                outcome.error.as_deref().unwrap_or("unknown reason")
+            ));
+        }
+        if let Some(disturbed) = outcome
+            .telemetry
+            .as_ref()
+            .and_then(|t| t.figures.disturbed.as_deref())
+        {
+            progress.warn(&format!("warning: {what}: {disturbed}"));
+        }
+    }
+
+    /// Prints scenario `index`'s row, after its probe's header when it is
+    /// the probe's first.
+    fn print_row(&self, run: &RunDocument, index: usize, progress: &Progress) {
+        let scenario = &run.scenarios[index];
+        if index == 0 || run.scenarios[index - 1].probe != scenario.probe {
+            progress.print(&table::render_probe_header(&scenario.probe));
+        }
+        progress.print(&table::render_row(scenario));
+        if self.verbose {
+            progress.print(&table::render_telemetry(scenario));
+        }
+    }
+}

@@ -1,0 +1,236 @@
+//! What runs must share to be merged: the machine, and every setting that
+//! changes what is measured. Sizes that the run derives from the machine's
+//! state at its start (the calibration, the disk and memory loads' sizes)
+//! may differ a little.
+
+use crate::measure::sched::SchedRequest;
+use crate::report::schema::RunDocument;
+
+/// How far apart, as a fraction of the larger, two runs' loops_per_ms and
+/// load sizes may be: the calibration of one machine varies by a few %
+/// between runs, and the default sizes follow the free memory and disk.
+pub const TOLERANCE: f64 = 0.05;
+
+/// Something the two runs do not share, with each run's value.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Difference {
+    pub what: &'static str,
+    pub first: String,
+    pub other: String,
+    /// Whether the values only differ by more than [`TOLERANCE`].
+    pub beyond_tolerance: bool,
+}
+
+impl std::fmt::Display for Difference {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "{} differs ({} in the first, {} in the second",
+            self.what, self.first, self.other
+        )?;
+        if self.beyond_tolerance {
+            write!(f, ", more than {:.0} % apart", TOLERANCE * 100.0)?;
+        }
+        write!(f, ")")
+    }
+}
+
+/// One property runs must share.
+enum Rule {
+    /// Shown the same.
+    Exact(&'static str, fn(&RunDocument) -> String),
+    /// Within [`TOLERANCE`] of each other, shown with the formatter.
+    Near(&'static str, fn(&RunDocument) -> f64, fn(f64) -> String),
+}
+
+/// Every property merged runs must share, machine first.
+const RULES: &[Rule] = &[
+    Rule::Exact("hostname", |r| r.system.hostname.clone()),
+    Rule::Exact("CPU model", |r| {
+        r.system.cpu_model.clone().unwrap_or("unknown".into())
+    }),
+    Rule::Exact("CPU count", |r| r.system.cpus.to_string()),
+    Rule::Exact("kernel release", |r| r.system.kernel_release.clone()),
+    Rule::Exact("duration per scenario", |r| {
+        format!("{} s", r.settings.duration_s)
+    }),
+    Rule::Exact("warm-up", |r| format!("{} s", r.settings.warmup_s)),
+    Rule::Exact("probe scheduling", |r| sched(&r.settings.probe_sched)),
+    Rule::Exact("load nice", |r| r.settings.load_nice.to_string()),
+    Rule::Exact("burn processes", |r| r.settings.burn_processes.to_string()),
+    Rule::Exact("custom shape", |r| match r.settings.custom {
+        Some(c) => format!("-C {} -I {}", c.cpu_pct, c.interval_us),
+        None => "none".into(),
+    }),
+    Rule::Exact("memory limit", |r| {
+        optional_size(r.settings.mem_limit_bytes)
+    }),
+    Rule::Exact("swap file", |r| optional_size(r.settings.swap_bytes)),
+    Rule::Near(
+        "loops_per_ms",
+        |r| r.settings.loops_per_ms,
+        |v| format!("{v:.0}"),
+    ),
+    Rule::Near(
+        "disk loads' file size",
+        |r| r.settings.file_bytes as f64,
+        size,
+    ),
+    Rule::Near("memory loads' size", |r| r.settings.mem_bytes as f64, size),
+];
+
+fn sched(request: &SchedRequest) -> String {
+    let policy = match request.fifo_priority {
+        Some(p) => format!("SCHED_FIFO {p}"),
+        None => "SCHED_OTHER".into(),
+    };
+    format!(
+        "{policy}, nice {}, timer slack {} ns",
+        request.nice, request.timer_slack_ns
+    )
+}
+
+fn size(bytes: f64) -> String {
+    format!("{:.0} MiB", bytes / f64::from(1 << 20))
+}
+
+fn optional_size(bytes: Option<u64>) -> String {
+    bytes.map_or_else(|| "none".into(), |b| size(b as f64))
+}
+
+/// The first property in which `other` was not made like `first`.
+pub fn first_difference(first: &RunDocument, other: &RunDocument) -> Option<Difference> {
+    RULES.iter().find_map(|rule| match rule {
+        Rule::Exact(what, show) => {
+            let (a, b) = (show(first), show(other));
+            (a != b).then_some(Difference {
+                what,
+                first: a,
+                other: b,
+                beyond_tolerance: false,
+            })
+        }
+        Rule::Near(what, value, show) => {
+            let (a, b) = (value(first), value(other));
+            ((a - b).abs() > TOLERANCE * a.abs().max(b.abs())).then(|| Difference {
+                what,
+                first: show(a),
+                other: show(b),
+                beyond_tolerance: true,
+            })
+        }
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::report::fixture;
+    use crate::report::schema::CustomShape;
+
+    fn differs(change: impl FnOnce(&mut RunDocument)) -> Option<Difference> {
+        let mut other = fixture::run();
+        change(&mut other);
+        first_difference(&fixture::run(), &other)
+    }
+
+    #[test]
+    fn the_same_run_matches_and_unrelated_fields_may_differ() {
+        assert_eq!(differs(|_| {}), None);
+        assert_eq!(
+            differs(|r| {
+                r.run.comment = None;
+                r.scenarios.clear();
+                r.system.mem_bytes = Some(1);
+                r.settings.repeats = 3;
+            }),
+            None
+        );
+    }
+
+    #[test]
+    fn machine_differences_name_both_values() {
+        let d = differs(|r| r.system.hostname = "other".into()).unwrap();
+        assert_eq!(
+            (d.what, d.first.as_str(), d.other.as_str()),
+            ("hostname", "testhost", "other")
+        );
+        assert_eq!(differs(|r| r.system.cpus = 4).unwrap().what, "CPU count");
+        assert_eq!(
+            differs(|r| r.system.cpu_model = None).unwrap().other,
+            "unknown"
+        );
+        assert_eq!(
+            differs(|r| r.system.kernel_release = "6.1".into())
+                .unwrap()
+                .what,
+            "kernel release"
+        );
+    }
+
+    #[test]
+    fn settings_that_change_the_measurement_must_match() {
+        let d = differs(|r| r.settings.duration_s = 1.0).unwrap();
+        assert_eq!(
+            (d.what, d.first.as_str(), d.other.as_str()),
+            ("duration per scenario", "3 s", "1 s")
+        );
+        let d = differs(|r| r.settings.probe_sched.fifo_priority = Some(80)).unwrap();
+        assert_eq!(d.other, "SCHED_FIFO 80, nice 0, timer slack 1 ns");
+        assert_eq!(
+            differs(|r| r.settings.load_nice = 19).unwrap().what,
+            "load nice"
+        );
+        assert_eq!(
+            differs(|r| r.settings.burn_processes = 8).unwrap().what,
+            "burn processes"
+        );
+        let shape = Some(CustomShape {
+            cpu_pct: 10.0,
+            interval_us: 2000,
+        });
+        assert_eq!(
+            differs(|r| r.settings.custom = shape).unwrap().other,
+            "-C 10 -I 2000"
+        );
+        assert_eq!(
+            differs(|r| r.settings.mem_limit_bytes = Some(256 << 20))
+                .unwrap()
+                .other,
+            "256 MiB"
+        );
+        assert_eq!(
+            differs(|r| r.settings.swap_bytes = Some(1 << 30))
+                .unwrap()
+                .what,
+            "swap file"
+        );
+        assert_eq!(
+            differs(|r| r.settings.warmup_s = 0.0).unwrap().what,
+            "warm-up"
+        );
+    }
+
+    #[test]
+    fn calibration_and_sizes_may_differ_within_the_tolerance() {
+        assert_eq!(differs(|r| r.settings.loops_per_ms *= 1.04), None);
+        let d = differs(|r| r.settings.loops_per_ms *= 1.06).unwrap();
+        assert_eq!(
+            (d.what, d.first.as_str(), d.other.as_str()),
+            ("loops_per_ms", "500000", "530000")
+        );
+        assert!(d.beyond_tolerance);
+        assert_eq!(
+            differs(|r| r.settings.mem_bytes -= r.settings.mem_bytes / 50),
+            None
+        );
+        assert_eq!(
+            differs(|r| r.settings.file_bytes *= 2).unwrap().what,
+            "disk loads' file size"
+        );
+        assert_eq!(
+            differs(|r| r.settings.mem_bytes /= 2).unwrap().other,
+            "4096 MiB"
+        );
+    }
+}
