@@ -49,8 +49,11 @@ trap 'rm -rf "$work"' EXIT
 printf '%-6s %-9s %-28s %-28s %-28s\n' secs measured "mean (change verdict p)" "p99" "deadlines"
 for secs in $durations; do
     common=(run --probe x --load burn -t "$secs" --repeat "$repeats" -q)
-    "$feelbench" "${common[@]}" "${base[@]}" -o "$work/base.json" >/dev/null
-    "$feelbench" "${common[@]}" "${other[@]}" -o "$work/other.json" >/dev/null
+    for side in base other; do
+        if [[ $side == base ]]; then settings=("${base[@]}"); else settings=("${other[@]}"); fi
+        "$feelbench" "${common[@]}" "${settings[@]}" -o "$work/$side.json" >/dev/null 2>"$work/log" ||
+            { cat "$work/log" >&2; exit 1; }
+    done
     "$feelbench" compare "$work/base.json" "$work/other.json" --alpha "$alpha" --format json >"$work/cmp.json"
     python3 - "$work/cmp.json" "$secs" "$repeats" <<'PY'
 import json, sys

@@ -51,12 +51,10 @@ const SETTINGS: &[Fact] = &[
     ("probe nice", |r| r.settings.probe_sched.nice.to_string()),
     ("load nice", |r| r.settings.load_nice.to_string()),
     ("burn processes", |r| r.settings.burn_processes.to_string()),
-    ("file size (MiB)", |r| {
-        (r.settings.file_bytes >> 20).to_string()
-    }),
-    ("memory load (MiB)", |r| {
-        (r.settings.mem_bytes >> 20).to_string()
-    }),
+    // Default sizes follow free disk and available memory at the start of
+    // a run, so they are compared to a tenth of a GiB.
+    ("file size (GiB)", |r| gib(r.settings.file_bytes)),
+    ("memory load (GiB)", |r| gib(r.settings.mem_bytes)),
     ("memory limit (MiB)", |r| {
         r.settings
             .mem_limit_bytes
@@ -68,6 +66,10 @@ const SETTINGS: &[Fact] = &[
             .map_or("none".into(), |b| (b >> 20).to_string())
     }),
 ];
+
+fn gib(bytes: u64) -> String {
+    format!("{:.1}", bytes as f64 / f64::from(1u32 << 30))
+}
 
 fn differing(runs: &[RunDocument], facts: &[Fact]) -> Vec<Difference> {
     facts

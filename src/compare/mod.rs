@@ -58,8 +58,8 @@ pub enum Verdict {
 pub enum Untested {
     /// The baseline lacks the scenario or the figure.
     MissingBaseline,
-    /// A single measurement whose figure is not kept per sub-window: its
-    /// spread is unknown without `--repeat 3` or more.
+    /// Fewer than three measurements, and the figure has no batch-means
+    /// interval either: its spread is unknown.
     WithoutInterval,
     /// Neither run's figure varied at all, so chance cannot be sized.
     WithoutSpread,
@@ -71,7 +71,7 @@ impl Untested {
         match self {
             Untested::MissingBaseline => "the baseline run lacks this scenario or figure",
             Untested::WithoutInterval => {
-                "no interval: a single measurement of a figure not kept per sub-window (sd, p50, max, load work) or without sub-windows; run with --repeat 3 or more"
+                "no interval: one or two measurements, and the figure is not kept per sub-window (sd, p50, max, 1% low, load work) or has too few frames (a p99 needs 5 groups of 100); measure longer or use --repeat 3 or more"
             }
             Untested::WithoutSpread => "the figure did not vary at all in either run",
         }
