@@ -279,10 +279,7 @@ impl CompareArgs {
         }
         let figures: Vec<String> = match &self.figures {
             Some(keys) => keys.clone(),
-            None => figures::DEFAULT_KEYS
-                .iter()
-                .map(|k| k.to_string())
-                .collect(),
+            None => figures::default_keys(),
         };
         if let Some(unknown) = figures
             .iter()

@@ -3,6 +3,7 @@
 //! p-value and the verdict, for spreadsheets and scripts.
 
 use super::Comparison;
+use crate::report::csv::opt;
 
 const HEADER: &[&str] = &[
     "probe",
@@ -18,10 +19,6 @@ const HEADER: &[&str] = &[
     "verdict",
     "untested",
 ];
-
-fn opt(value: Option<impl ToString>) -> String {
-    value.map(|v| v.to_string()).unwrap_or_default()
-}
 
 /// A serde name (`batch_means`, `no_difference`) without the quotes.
 fn name(value: impl serde::Serialize) -> String {

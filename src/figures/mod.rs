@@ -59,17 +59,14 @@ pub const KEYS: &[&str] = &[
     "work",
 ];
 
-/// The figures compared when none are chosen.
-pub const DEFAULT_KEYS: &[&str] = &[
-    "mean",
-    "p99",
-    "max",
-    "desired",
-    "deadlines",
-    "fps",
-    "low1",
-    "work",
-];
+/// The figures compared when none are chosen: all but SD and p50, which
+/// mean and p99 already tell.
+pub fn default_keys() -> Vec<String> {
+    KEYS.iter()
+        .filter(|k| !matches!(**k, "sd" | "p50"))
+        .map(|k| k.to_string())
+        .collect()
+}
 
 /// The headline figures that get confidence intervals in a run.
 pub const HEADLINE: &[Figure] = &[Figure::Mean, Figure::P99, Figure::Deadlines, Figure::Fps];

@@ -32,7 +32,8 @@ const COLUMNS: &[&str] = &[
     "error",
 ];
 
-fn opt(value: Option<impl ToString>) -> String {
+/// The value as text, or an empty field when there is none.
+pub(crate) fn opt(value: Option<impl ToString>) -> String {
     value.map(|v| v.to_string()).unwrap_or_default()
 }
 

@@ -47,13 +47,7 @@ fn result(mean_us: f64, gaming: bool) -> ProbeResult {
             low_1pct_fps: 41.5,
         }),
         frame_histogram: None,
-        sched: SchedApplied {
-            policy: "SCHED_OTHER".into(),
-            fifo_priority: None,
-            nice: 0,
-            timer_slack_ns: 1,
-            memory_locked: true,
-        },
+        sched: SchedApplied::for_tests(),
         usage: None,
         batches: vec![],
     }

@@ -243,13 +243,7 @@ pub(crate) mod tests {
             },
             gaming: None,
             frame_histogram: None,
-            sched: SchedApplied {
-                policy: "SCHED_OTHER".into(),
-                fifo_priority: None,
-                nice: 0,
-                timer_slack_ns: 1,
-                memory_locked: true,
-            },
+            sched: SchedApplied::for_tests(),
             usage: None,
             batches: Vec::new(),
         }
