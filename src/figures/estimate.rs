@@ -56,7 +56,8 @@ pub fn estimate(scenario: &ScenarioResult, figure: &Figure) -> Option<FigureEsti
     })
 }
 
-/// The intervals of a scenario's headline figures at [`RUN_LEVEL`]; `None`
+/// The intervals of a scenario's headline figures at [`RUN_LEVEL`], cut to
+/// the values the figure can take; `None`
 /// when none of them has an uncertainty. Figures whose uncertainty came
 /// from another method than the first one's are left out, so one method
 /// describes the whole record.
@@ -73,7 +74,7 @@ pub fn intervals(scenario: &ScenarioResult) -> Option<Intervals> {
         .into_iter()
         .filter(|(_, _, m)| *m == method)
         .map(|(figure, e, _)| {
-            let (low, high) = e.interval(RUN_LEVEL);
+            let (low, high) = figure.clamp(e.interval(RUN_LEVEL));
             FigureInterval {
                 figure: figure.key(),
                 value: e.value,

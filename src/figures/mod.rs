@@ -181,6 +181,17 @@ impl Figure {
         }
     }
 
+    /// `(low, high)` cut to the values the figure can take: none is
+    /// negative, and shares in % do not exceed 100 (desired CPU can, a
+    /// little, when a frame ran longer than wanted).
+    pub fn clamp(&self, (low, high): (f64, f64)) -> (f64, f64) {
+        let high = match self {
+            Figure::Deadlines => high.min(100.0),
+            _ => high,
+        };
+        (low.max(0.0), high)
+    }
+
     /// The figure's value in a measurement, `None` when it has none (a
     /// failed measurement, a figure its probe does not have).
     pub fn of(&self, measurement: &Measurement) -> Option<f64> {
@@ -348,6 +359,12 @@ mod tests {
             "audio has no FPS"
         );
         assert!(Figure::of_key("nonsense", measurement).is_empty());
+    }
+
+    #[test]
+    fn intervals_stay_within_what_a_figure_can_be() {
+        assert_eq!(Figure::Mean.clamp((-0.5, 2.0)), (0.0, 2.0));
+        assert_eq!(Figure::Deadlines.clamp((97.0, 101.5)), (97.0, 100.0));
     }
 
     #[test]
