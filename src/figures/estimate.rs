@@ -74,7 +74,7 @@ pub fn intervals(scenario: &ScenarioResult) -> Option<Intervals> {
         .into_iter()
         .filter(|(_, _, m)| *m == method)
         .map(|(figure, e, _)| {
-            let (low, high) = figure.clamp(e.interval(RUN_LEVEL));
+            let (low, high) = figure.within_range(e.interval(RUN_LEVEL));
             FigureInterval {
                 figure: figure.key(),
                 value: e.value,

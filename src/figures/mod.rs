@@ -184,7 +184,7 @@ impl Figure {
     /// `(low, high)` cut to the values the figure can take: none is
     /// negative, and shares in % do not exceed 100 (desired CPU can, a
     /// little, when a frame ran longer than wanted).
-    pub fn clamp(&self, (low, high): (f64, f64)) -> (f64, f64) {
+    pub fn within_range(&self, (low, high): (f64, f64)) -> (f64, f64) {
         let high = match self {
             Figure::Deadlines => high.min(100.0),
             _ => high,
@@ -363,8 +363,8 @@ mod tests {
 
     #[test]
     fn intervals_stay_within_what_a_figure_can_be() {
-        assert_eq!(Figure::Mean.clamp((-0.5, 2.0)), (0.0, 2.0));
-        assert_eq!(Figure::Deadlines.clamp((97.0, 101.5)), (97.0, 100.0));
+        assert_eq!(Figure::Mean.within_range((-0.5, 2.0)), (0.0, 2.0));
+        assert_eq!(Figure::Deadlines.within_range((97.0, 101.5)), (97.0, 100.0));
     }
 
     #[test]
