@@ -5,7 +5,6 @@ pub mod compare;
 pub mod list;
 pub mod merge;
 pub mod report;
-mod rounds;
 pub mod run;
 
 /// What a command asks the process to exit with.

@@ -1,9 +1,11 @@
 //! `feelbench run`: calibrate (or reuse the calibration), then run every
-//! scenario in order (`--repeat` times, in rounds: see [`super::rounds`]),
+//! scenario in order (`--repeat` times, in rounds: see [`rounds`]),
 //! printing each row as it finishes and rewriting the run file after each
 //! measurement, so an interrupted run keeps what finished.
 
-use super::rounds::Rounds;
+mod rounds;
+
+use rounds::Rounds;
 use super::ExitCode;
 use crate::cli::UsageError;
 use crate::cli::{OutputChoice, RunConfig};
