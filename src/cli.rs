@@ -3,6 +3,7 @@
 
 use crate::compare::CompareOptions;
 use crate::engine::scenario::Scenario;
+use crate::exit::UsageError;
 use crate::figures;
 use crate::load::{self, LoadDef, LoadMix};
 use crate::measure::sched::SchedRequest;
@@ -265,13 +266,13 @@ impl CompareArgs {
     /// The options, once they are checked.
     pub fn options(&self) -> Result<CompareOptions, UsageError> {
         if !(self.alpha > 0.0 && self.alpha < 0.5) {
-            return Err(UsageError(format!(
+            return Err(UsageError::new(format!(
                 "--alpha {} is not a significance level: give one between 0 and 0.5, such as 0.01",
                 self.alpha
             )));
         }
         if !self.names.is_empty() && self.names.len() != self.files.len() {
-            return Err(UsageError(format!(
+            return Err(UsageError::new(format!(
                 "--name gives {} name(s) for {} runs: give one per run, comma-separated",
                 self.names.len(),
                 self.files.len()
@@ -285,7 +286,7 @@ impl CompareArgs {
             .iter()
             .find(|k| !figures::KEYS.contains(&k.as_str()))
         {
-            return Err(UsageError(format!(
+            return Err(UsageError::new(format!(
                 "unknown figure {unknown:?}; figures: {}",
                 figures::KEYS.join(", ")
             )));
@@ -311,11 +312,6 @@ pub struct MergeArgs {
     #[arg(short = 'o', long = "output", value_name = "FILE", required = true)]
     pub output: PathBuf,
 }
-
-/// Invalid input from the user (exit code 2).
-#[derive(Debug, thiserror::Error)]
-#[error("{0}")]
-pub struct UsageError(pub String);
 
 /// Where the run document goes.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -383,7 +379,7 @@ fn check<T>(ok: bool, value: T, message: impl FnOnce() -> String) -> Result<T, U
     if ok {
         Ok(value)
     } else {
-        Err(UsageError(message()))
+        Err(UsageError::new(message()))
     }
 }
 
@@ -552,7 +548,7 @@ impl Selection<'_> {
         let find = |name: &String| {
             registry.iter().find(|d| d.name() == name).ok_or_else(|| {
                 let valid: Vec<_> = registry.iter().map(|d| d.name()).collect();
-                UsageError(format!(
+                UsageError::new(format!(
                     "unknown {kind} '{name}'; valid {kind}s: {}",
                     valid.join(", ")
                 ))
@@ -581,12 +577,12 @@ impl Selection<'_> {
             .filter(|d| chosen.contains(&d.name()))
             .collect();
         if entries.is_empty() {
-            return Err(UsageError(format!("no {kind} left to run")));
+            return Err(UsageError::new(format!("no {kind} left to run")));
         }
         for entry in &entries {
             entry
                 .check(params)
-                .map_err(|e| UsageError(format!("{kind} {}: {e}", entry.name())))?;
+                .map_err(|e| UsageError::new(format!("{kind} {}: {e}", entry.name())))?;
         }
         Ok(entries)
     }
@@ -601,7 +597,7 @@ fn choose_loads(
     without: &[String],
     params: &WorkParams,
 ) -> Result<Vec<LoadMix>, UsageError> {
-    let parse = |spec: &String| LoadMix::parse(spec).map_err(UsageError);
+    let parse = |spec: &String| LoadMix::parse(spec).map_err(UsageError::new);
     let runnable = |l: &&LoadDef| !l.takes_arg && (l.check)(params, None).is_ok();
     let mut chosen: Vec<LoadMix> = match list {
         Some(specs) => specs.iter().map(parse).collect::<Result<_, _>>()?,
@@ -626,10 +622,10 @@ fn choose_loads(
     let mut seen = std::collections::HashSet::new();
     chosen.retain(|mix| seen.insert(mix.name.clone()));
     if chosen.is_empty() {
-        return Err(UsageError("no load left to run".to_string()));
+        return Err(UsageError::new("no load left to run".to_string()));
     }
     for mix in &chosen {
-        mix.check(params).map_err(UsageError)?;
+        mix.check(params).map_err(UsageError::new)?;
     }
     Ok(chosen)
 }

@@ -7,6 +7,7 @@ mod cli;
 mod commands;
 mod compare;
 mod engine;
+mod exit;
 mod figures;
 mod load;
 mod measure;
@@ -17,8 +18,8 @@ mod stats;
 mod system;
 
 use clap::Parser as _;
-use cli::{Cli, Command, UsageError};
-use commands::ExitCode;
+use cli::{Cli, Command};
+use exit::ExitCode;
 use std::io::Write as _;
 use std::path::Path;
 
@@ -26,13 +27,7 @@ fn main() {
     let cli = Cli::parse();
     let code = match cli.command {
         Command::Worker { spec } => engine::worker::run(&spec),
-        command => match dispatch(command) {
-            Ok(status) => status as i32,
-            Err(error) => {
-                eprintln!("feelbench: {error:#}");
-                exit_status_of(&error) as i32
-            }
-        },
+        command => exit::finish(dispatch(command)) as i32,
     };
     std::process::exit(code);
 }
@@ -71,18 +66,5 @@ fn print(text: &str) -> anyhow::Result<ExitCode> {
     match out.write_all(text.as_bytes()).and_then(|()| out.flush()) {
         Err(e) if e.kind() != std::io::ErrorKind::BrokenPipe => Err(e.into()),
         _ => Ok(ExitCode::Success),
-    }
-}
-
-/// Bad input (options, names, files that are not runs) exits 2, anything else 1.
-fn exit_status_of(error: &anyhow::Error) -> ExitCode {
-    let bad_input = error.downcast_ref::<UsageError>().is_some()
-        || error
-            .downcast_ref::<report::file::RunFileError>()
-            .is_some_and(|e| !matches!(e, report::file::RunFileError::Read { .. }));
-    if bad_input {
-        ExitCode::Usage
-    } else {
-        ExitCode::Failure
     }
 }

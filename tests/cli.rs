@@ -68,13 +68,23 @@ fn report_refuses_files_that_are_not_runs() {
         "newer than this feelbench reads",
     );
     let missing = dir.path().join("missing.json");
-    let output = run(&["report", missing.to_str().unwrap()]);
-    assert_eq!(output.status.code(), Some(1));
-    assert!(
-        stderr(&output).contains("cannot read"),
-        "{}",
-        stderr(&output)
+    let missing = missing.to_str().unwrap();
+    assert_usage_error(&["report", missing], "cannot read");
+    let message = stderr(&run(&["report", missing]));
+    assert_eq!(
+        message.trim_end(),
+        format!("feelbench: cannot read {missing}: there is no such file")
     );
+}
+
+#[test]
+fn each_cause_is_said_once() {
+    let dir = tempfile::tempdir().unwrap();
+    let corrupt = dir.path().join("corrupt.json");
+    std::fs::write(&corrupt, "{ \"schema\": ").unwrap();
+    let message = stderr(&run(&["report", corrupt.to_str().unwrap()]));
+    assert_eq!(message.lines().count(), 1, "{message}");
+    assert_eq!(message.matches("EOF while parsing").count(), 1, "{message}");
 }
 
 #[test]

@@ -1,8 +1,7 @@
 //! `feelbench merge RUN RUN... -o FILE`: merges runs made separately on one
 //! machine with the same settings into one run document.
 
-use super::ExitCode;
-use crate::cli::UsageError;
+use crate::exit::{ExitCode, UsageError};
 use crate::report::file::{read_run, write_run};
 use crate::report::merge::runs::merge_runs;
 use anyhow::Context as _;
@@ -18,8 +17,7 @@ pub fn run(files: &[PathBuf], output: &Path) -> anyhow::Result<ExitCode> {
         .iter()
         .map(|path| Ok((path.clone(), read_run(path)?)))
         .collect::<anyhow::Result<Vec<_>>>()?;
-    let merged =
-        merge_runs(&runs, std::env::args().collect()).map_err(|e| UsageError(e.to_string()))?;
+    let merged = merge_runs(&runs, std::env::args().collect()).map_err(UsageError::input)?;
     write_run(output, &merged)
         .with_context(|| format!("cannot write the merged run to {}", output.display()))?;
     eprintln!(
@@ -41,7 +39,7 @@ fn refuse_overwriting_an_input(files: &[PathBuf], output: &Path) -> Result<(), U
         std::fs::metadata(path).is_ok_and(|m| m.dev() == target.dev() && m.ino() == target.ino())
     };
     match files.iter().find(same) {
-        Some(input) => Err(UsageError(format!(
+        Some(input) => Err(UsageError::new(format!(
             "-o {} is the input {}; write the merge to a new file",
             output.display(),
             input.display()

@@ -6,16 +6,3 @@ pub mod list;
 pub mod merge;
 pub mod report;
 pub mod run;
-
-/// What a command asks the process to exit with.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum ExitCode {
-    /// Everything worked.
-    Success = 0,
-    /// Something failed (a scenario, a file).
-    Failure = 1,
-    /// The user's input was wrong.
-    Usage = 2,
-    /// Stopped by SIGINT or SIGTERM.
-    Interrupted = 130,
-}

@@ -6,24 +6,34 @@ use anyhow::Context as _;
 use std::io::Write as _;
 use std::path::{Path, PathBuf};
 
-/// A file that could not be used as a run document.
+/// A file that could not be used as a run document. The messages name the
+/// file; the cause, where there is one, is the error's source (so a chain
+/// printed with `{:#}` says it once).
 #[derive(Debug, thiserror::Error)]
 pub enum RunFileError {
-    #[error("cannot read {path}: {source}")]
+    /// There is no file at `path`.
+    #[error("cannot read {path}: there is no such file")]
+    Missing { path: PathBuf },
+    /// The file is there but could not be read.
+    #[error("cannot read {path}")]
     Read {
         path: PathBuf,
         source: std::io::Error,
     },
-    #[error("{path} is not JSON: {source}")]
+    /// The file is not JSON.
+    #[error("{path} is not JSON")]
     NotJson {
         path: PathBuf,
         source: serde_json::Error,
     },
+    /// The file is JSON of something else.
     #[error("{path} is not a feelbench run (no \"schema\": \"{SCHEMA_FAMILY}/N\" field)")]
     Foreign { path: PathBuf },
+    /// The file is a run of a schema newer than this feelbench reads.
     #[error("{path} has schema {found}, newer than this feelbench reads ({SCHEMA_FAMILY}/{SCHEMA_MAJOR}); use a newer feelbench")]
     TooNew { path: PathBuf, found: String },
-    #[error("{path} is a damaged feelbench run: {source}")]
+    /// The file says it is a run but does not hold one.
+    #[error("{path} is a damaged feelbench run")]
     Damaged {
         path: PathBuf,
         source: serde_json::Error,
@@ -69,9 +79,14 @@ pub fn write_run(path: &Path, run: &RunDocument) -> anyhow::Result<()> {
 
 /// Reads a run document, checking its schema family and major version first.
 pub fn read_run(path: &Path) -> Result<RunDocument, RunFileError> {
-    let text = std::fs::read_to_string(path).map_err(|source| RunFileError::Read {
-        path: path.to_path_buf(),
-        source,
+    let text = std::fs::read_to_string(path).map_err(|source| match source.kind() {
+        std::io::ErrorKind::NotFound => RunFileError::Missing {
+            path: path.to_path_buf(),
+        },
+        _ => RunFileError::Read {
+            path: path.to_path_buf(),
+            source,
+        },
     })?;
     parse_run(path, &text)
 }

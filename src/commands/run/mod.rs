@@ -5,14 +5,12 @@
 
 mod rounds;
 
-use rounds::Rounds;
-use super::ExitCode;
-use crate::cli::UsageError;
 use crate::cli::{OutputChoice, RunConfig};
 use crate::engine::interrupt::Interrupt;
 use crate::engine::scenario::ScenarioSettings;
 use crate::engine::supervise;
 use crate::engine::workspace::{self, Workspace};
+use crate::exit::{ExitCode, UsageError};
 use crate::load;
 use crate::measure::calibrate::{self, CalibrationSource, MachineIdentity};
 use crate::measure::sched::{self, SchedRequest};
@@ -30,6 +28,7 @@ use crate::system::procfs;
 use crate::system::swap::{self, SwapFile};
 use crate::system::SystemInfo;
 use anyhow::Context as _;
+use rounds::Rounds;
 use std::path::Path;
 use std::path::PathBuf;
 use std::time::{Duration, SystemTime};
@@ -167,8 +166,7 @@ fn add_swap(workspace: &mut Workspace, bytes: u64) -> anyhow::Result<SwapFile> {
 
 /// Makes the memory cgroup the loads run in (`--mem-limit`).
 fn make_load_cgroup(workspace: &mut Workspace, limit_bytes: u64) -> anyhow::Result<MemoryCgroup> {
-    let controller =
-        MemoryController::find(Path::new("/proc")).map_err(|e| UsageError(e.to_string()))?;
+    let controller = MemoryController::find(Path::new("/proc")).map_err(UsageError::input)?;
     let name = format!("feelbench-{}", std::process::id());
     let path = controller.path_of(&name);
     // Recorded first, like the swap file.
@@ -211,7 +209,10 @@ fn size_the_work(config: &mut RunConfig, workspace: &Workspace) -> anyhow::Resul
             .unwrap_or(ram)
     });
     for scenario in &config.scenarios {
-        scenario.load.check(&config.params).map_err(UsageError)?;
+        scenario
+            .load
+            .check(&config.params)
+            .map_err(UsageError::new)?;
     }
     let needed = config
         .scenarios
@@ -272,7 +273,7 @@ fn check_privileges(config: &RunConfig) -> Result<(), UsageError> {
     ];
     if let Some((option, what, _)) = changes.iter().find(|(_, _, given)| *given) {
         if !nix::unistd::geteuid().is_root() {
-            return Err(UsageError(format!(
+            return Err(UsageError::new(format!(
                 "{option} needs root: it {what}; run as root or leave it out"
             )));
         }
@@ -283,7 +284,7 @@ fn check_privileges(config: &RunConfig) -> Result<(), UsageError> {
         timer_slack_ns: 1,
     };
     for request in [&config.probe_sched, &loads] {
-        sched::check_allowed(request).map_err(|e| UsageError(e.to_string()))?;
+        sched::check_allowed(request).map_err(UsageError::input)?;
     }
     Ok(())
 }
@@ -356,7 +357,7 @@ fn preflight_noise_check(config: &RunConfig) -> anyhow::Result<Option<Warning>> 
         return Ok(None);
     };
     if config.strict {
-        return Err(UsageError(format!("--strict: {complaint}")).into());
+        return Err(UsageError::new(format!("--strict: {complaint}")).into());
     }
     Ok(Some(Warning::new(WarningCode::NoisyMachine, complaint)))
 }
@@ -367,7 +368,7 @@ fn check_expectations(env: &Environment, expect: &[(String, String)]) -> Result<
     if mismatches.is_empty() {
         return Ok(());
     }
-    Err(UsageError(format!(
+    Err(UsageError::new(format!(
         "this system is not the one expected, so nothing was measured:\n  {}",
         mismatches.join("\n  ")
     )))
