@@ -1,7 +1,9 @@
 //! feelbench: measures how a Linux system feels under load.
 //!
-//! The orchestrator parses the command line and dispatches; measuring happens
-//! in worker processes (`feelbench worker SPEC`) started by the engine.
+//! The orchestrator parses the command line, turns it into a task with
+//! validated settings (`cli`), carries it out (`commands`) and maps the
+//! outcome to an exit code (`exit`); measuring happens in worker processes
+//! (`feelbench worker SPEC`) started by the engine.
 
 mod cli;
 mod commands;
@@ -18,53 +20,30 @@ mod stats;
 mod system;
 
 use clap::Parser as _;
-use cli::{Cli, Command};
+use cli::{Cli, Command, Machine, UserCommand};
 use exit::ExitCode;
-use std::io::Write as _;
 use std::path::Path;
 
 fn main() {
-    let cli = Cli::parse();
-    let code = match cli.command {
+    let code = match Cli::parse().command {
         Command::Worker { spec } => engine::worker::run(&spec),
-        command => exit::finish(dispatch(command)) as i32,
+        Command::User(command) => exit::finish(dispatch(command)) as i32,
     };
     std::process::exit(code);
 }
 
-fn dispatch(command: Command) -> anyhow::Result<ExitCode> {
-    let system = system::describe(Path::new("/proc"));
-    match command {
-        Command::Run(args) => {
-            let free_swap_bytes = system::procfs::read_meminfo(Path::new("/proc"))
-                .ok()
-                .and_then(|m| m.get("SwapFree"))
-                .unwrap_or(0);
-            let config = (*args).into_config(system.cpus, free_swap_bytes)?;
-            commands::run::run(config, system)
-        }
-        Command::List => print(&commands::list::render()),
-        Command::Calibrate(args) => {
-            commands::calibrate::run(&system, args.no_save)?;
-            Ok(ExitCode::Success)
-        }
-        Command::Report(args) if args.env => print(&commands::report::render_env(&args.file)?),
-        Command::Report(args) => print(&commands::report::render(
-            &args.file,
-            args.format,
-            args.verbose,
-        )?),
-        Command::Compare(args) => print(&commands::compare::render(&args)?),
-        Command::Merge(args) => commands::merge::run(&args.files, &args.output),
-        Command::Worker { .. } => unreachable!("workers are dispatched in main"),
-    }
-}
-
-/// Prints to stdout; a closed stdout (`| head`) is not an error.
-fn print(text: &str) -> anyhow::Result<ExitCode> {
-    let mut out = std::io::stdout().lock();
-    match out.write_all(text.as_bytes()).and_then(|()| out.flush()) {
-        Err(e) if e.kind() != std::io::ErrorKind::BrokenPipe => Err(e.into()),
-        _ => Ok(ExitCode::Success),
-    }
+/// Describes the machine, settles `command` into a task for it, and
+/// carries the task out.
+fn dispatch(command: UserCommand) -> anyhow::Result<ExitCode> {
+    let proc_root = Path::new("/proc");
+    let system = system::describe(proc_root);
+    let machine = Machine {
+        cpus: system.cpus,
+        free_swap_bytes: system::procfs::read_meminfo(proc_root)
+            .ok()
+            .and_then(|m| m.get("SwapFree"))
+            .unwrap_or(0),
+    };
+    let task = command.into_task(&machine)?;
+    commands::execute(task, system)
 }

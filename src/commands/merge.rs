@@ -8,10 +8,20 @@ use anyhow::Context as _;
 use std::os::unix::fs::MetadataExt as _;
 use std::path::{Path, PathBuf};
 
-/// Reads the runs at `files`, merges them and writes the merge to `output`
-/// atomically. Files that are not runs, runs that do not match and an
-/// output that is one of the inputs are bad input.
-pub fn run(files: &[PathBuf], output: &Path) -> anyhow::Result<ExitCode> {
+/// Settings of `feelbench merge`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct MergeSettings {
+    /// The run files, in the order their repeats are kept.
+    pub files: Vec<PathBuf>,
+    /// Where the merged run is written.
+    pub output: PathBuf,
+}
+
+/// Reads the runs, merges them and writes the merge atomically. Files that
+/// are not runs, runs that do not match and an output that is one of the
+/// inputs are bad input.
+pub fn run(settings: &MergeSettings) -> anyhow::Result<ExitCode> {
+    let MergeSettings { files, output } = settings;
     refuse_overwriting_an_input(files, output)?;
     let runs = files
         .iter()

@@ -17,11 +17,15 @@ use std::path::Path;
 
 /// What the scenario loop works with.
 pub struct Rounds<'a> {
+    /// The scenarios, in run order.
     pub scenarios: &'a [Scenario],
     /// Times each scenario is measured.
     pub repeats: u32,
+    /// What every scenario shares.
     pub settings: &'a ScenarioSettings,
+    /// Where each scenario gets its directory.
     pub workspace: &'a Workspace,
+    /// Set by SIGINT, SIGTERM or SIGHUP.
     pub interrupt: &'a Interrupt,
     /// Where the run is written after every measurement.
     pub output: Option<&'a Path>,

@@ -1,0 +1,290 @@
+//! The command line: clap definitions, and [`UserCommand::into_task`], which
+//! turns parsed arguments into a [`Task`] of plain, validated settings
+//! (types of `commands`). Nothing outside this module sees clap; `main`
+//! only parses, hands the worker its spec, and asks for the task.
+
+mod docs;
+mod run;
+mod select;
+mod values;
+
+use crate::commands::calibrate::CalibrateSettings;
+use crate::commands::compare::CompareSettings;
+use crate::commands::list::ListFormat;
+use crate::commands::merge::MergeSettings;
+use crate::commands::report::{ReportSettings, ReportView};
+use crate::commands::{self, Task};
+use crate::compare::CompareOptions;
+use crate::exit::UsageError;
+use crate::figures;
+use clap::{Args, Parser, Subcommand, ValueEnum};
+use run::RunArgs;
+use std::path::PathBuf;
+
+/// The layout type the compare renderers still import from here; it is the
+/// plain `commands::compare::Layout`, which clap's [`LayoutChoice`] maps to.
+pub use crate::commands::compare::Layout;
+
+/// How a Linux system feels under load: latency of simulated interactive tasks
+/// (desktop, audio, video, game) while background loads run.
+#[derive(Debug, Parser)]
+#[command(name = "feelbench", version, about, propagate_version = true)]
+pub struct Cli {
+    /// What to do.
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+/// What the process was started to do.
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// The commands a user types.
+    #[command(flatten)]
+    User(UserCommand),
+    /// Internal: a worker process started by feelbench itself.
+    #[command(hide = true)]
+    Worker {
+        /// The worker's job, as JSON.
+        spec: String,
+    },
+}
+
+/// The commands a user types.
+#[derive(Debug, Subcommand)]
+pub enum UserCommand {
+    /// Measure every chosen probe under every chosen load.
+    Run(Box<RunArgs>),
+    /// Show every probe and load with one line each.
+    List(ListArgs),
+    /// Measure (again) how much calibrated work fits in a millisecond.
+    Calibrate(CalibrateArgs),
+    /// Render a saved run.
+    Report(ReportArgs),
+    /// Show runs side by side: each figure's change against the first run,
+    /// marked where it is statistically significant.
+    Compare(CompareArgs),
+    /// Merge runs made separately on one machine with the same settings into
+    /// one run whose scenarios hold every run's measurements as repeats.
+    Merge(MergeArgs),
+}
+
+/// What the settings of a command depend on about the machine.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Machine {
+    /// CPUs the run may use.
+    pub cpus: usize,
+    /// Swap free on the system now.
+    pub free_swap_bytes: u64,
+}
+
+impl UserCommand {
+    /// The task these arguments ask for on `machine`, every option and name
+    /// checked.
+    pub fn into_task(self, machine: &Machine) -> Result<Task, UsageError> {
+        Ok(match self {
+            UserCommand::Run(args) => Task::Run(Box::new(args.into_config(machine)?)),
+            UserCommand::List(args) => Task::List(args.format.into()),
+            UserCommand::Calibrate(args) => Task::Calibrate(CalibrateSettings {
+                save: !args.no_save,
+            }),
+            UserCommand::Report(args) => Task::Report(args.settings()),
+            UserCommand::Compare(args) => Task::Compare(args.settings()?),
+            UserCommand::Merge(args) => Task::Merge(MergeSettings {
+                files: args.files,
+                output: args.output,
+            }),
+        })
+    }
+}
+
+/// Options of `feelbench list`.
+#[derive(Debug, Args)]
+pub struct ListArgs {
+    /// Output format (`md`: the tables of the README).
+    #[arg(long = "format", value_enum, default_value_t = ListFormatChoice::Table)]
+    format: ListFormatChoice,
+}
+
+/// Output formats of `feelbench list`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+enum ListFormatChoice {
+    Table,
+    Md,
+}
+
+impl From<ListFormatChoice> for ListFormat {
+    fn from(choice: ListFormatChoice) -> Self {
+        match choice {
+            ListFormatChoice::Table => ListFormat::Table,
+            ListFormatChoice::Md => ListFormat::Md,
+        }
+    }
+}
+
+/// Options of `feelbench calibrate`.
+#[derive(Debug, Args)]
+pub struct CalibrateArgs {
+    /// Print the figures only; do not store them in the cache.
+    #[arg(long = "no-save")]
+    no_save: bool,
+}
+
+/// Output formats of `feelbench report` and `feelbench compare`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+enum FormatChoice {
+    Table,
+    Json,
+    Csv,
+    Md,
+}
+
+impl From<FormatChoice> for commands::Format {
+    fn from(choice: FormatChoice) -> Self {
+        match choice {
+            FormatChoice::Table => commands::Format::Table,
+            FormatChoice::Json => commands::Format::Json,
+            FormatChoice::Csv => commands::Format::Csv,
+            FormatChoice::Md => commands::Format::Md,
+        }
+    }
+}
+
+/// How `feelbench compare` lays out its rows.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+enum LayoutChoice {
+    /// One row per probe × load × figure, one column per run.
+    Columns,
+    /// resp1's layout: under each scenario one row per run, one column per figure.
+    Rows,
+}
+
+impl From<LayoutChoice> for Layout {
+    fn from(choice: LayoutChoice) -> Self {
+        match choice {
+            LayoutChoice::Columns => Layout::Columns,
+            LayoutChoice::Rows => Layout::Rows,
+        }
+    }
+}
+
+/// Options of `feelbench report`.
+#[derive(Debug, Args)]
+pub struct ReportArgs {
+    /// The run file written by `feelbench run`.
+    file: PathBuf,
+    /// Output format.
+    #[arg(long = "format", value_enum, default_value_t = FormatChoice::Table)]
+    format: FormatChoice,
+    /// Print the environment the run was made in instead of its results.
+    #[arg(long = "env", conflicts_with = "format")]
+    env: bool,
+    /// Add each scenario's telemetry line under its row (table format).
+    #[arg(short = 'v', long = "verbose")]
+    verbose: bool,
+}
+
+impl ReportArgs {
+    fn settings(self) -> ReportSettings {
+        let view = match self.env {
+            true => ReportView::Environment,
+            false => ReportView::Results {
+                format: self.format.into(),
+                verbose: self.verbose,
+            },
+        };
+        ReportSettings {
+            file: self.file,
+            view,
+        }
+    }
+}
+
+/// Options of `feelbench compare`.
+#[derive(Debug, Args)]
+pub struct CompareArgs {
+    /// Run files written by `feelbench run`; the first is the baseline.
+    #[arg(required = true, num_args = 2.., value_name = "RUN.json")]
+    files: Vec<PathBuf>,
+    /// Column names, comma-separated, one per run [default: each run's comment, else its kernel release].
+    #[arg(long = "name", value_name = "LIST", value_delimiter = ',')]
+    names: Vec<String>,
+    /// Significance level of the tests (two-sided).
+    #[arg(long = "alpha", default_value_t = 0.01)]
+    alpha: f64,
+    /// Figures to compare, comma-separated, from: mean, sd, p50, p99, max, desired, deadlines, fps, low1, work
+    /// [default: mean,p99,max,desired,deadlines,fps,low1,work].
+    #[arg(long = "figure", value_name = "LIST", value_delimiter = ',')]
+    figures: Option<Vec<String>>,
+    /// Output format.
+    #[arg(long = "format", value_enum, default_value_t = FormatChoice::Table)]
+    format: FormatChoice,
+    /// `columns`: one column per run; `rows`: under each scenario one row per run (resp1's layout).
+    #[arg(long = "layout", value_enum, default_value_t = LayoutChoice::Columns)]
+    layout: LayoutChoice,
+}
+
+impl CompareArgs {
+    /// The settings, once the options are checked.
+    fn settings(self) -> Result<CompareSettings, UsageError> {
+        let options = self.options()?;
+        Ok(CompareSettings {
+            files: self.files,
+            names: self.names,
+            options,
+            format: self.format.into(),
+            layout: self.layout.into(),
+        })
+    }
+
+    /// The significance level and the figures, checked.
+    fn options(&self) -> Result<CompareOptions, UsageError> {
+        if !(self.alpha > 0.0 && self.alpha < 0.5) {
+            return Err(UsageError::new(format!(
+                "--alpha {} is not a significance level: give one between 0 and 0.5, such as 0.01",
+                self.alpha
+            )));
+        }
+        if !self.names.is_empty() && self.names.len() != self.files.len() {
+            return Err(UsageError::new(format!(
+                "--name gives {} name(s) for {} runs: give one per run, comma-separated",
+                self.names.len(),
+                self.files.len()
+            )));
+        }
+        let figures: Vec<String> = match &self.figures {
+            Some(keys) => keys.clone(),
+            None => figures::default_keys(),
+        };
+        if let Some(unknown) = figures
+            .iter()
+            .find(|k| !figures::KEYS.contains(&k.as_str()))
+        {
+            return Err(UsageError::new(format!(
+                "unknown figure {unknown:?}; figures: {}",
+                figures::KEYS.join(", ")
+            )));
+        }
+        Ok(CompareOptions {
+            alpha: self.alpha,
+            figures,
+        })
+    }
+}
+
+/// Options of `feelbench merge`.
+#[derive(Debug, Args)]
+pub struct MergeArgs {
+    /// The run files to merge, in order: each scenario's repeats are theirs
+    /// in this order. They must come from the same machine (hostname, CPU,
+    /// kernel release) and settings (duration, warm-up, probe scheduling,
+    /// load nice, burn processes, custom shape, memory limit, swap file;
+    /// loops_per_ms and the loads' file and memory sizes within 5 %).
+    #[arg(value_name = "RUN", required = true, num_args = 2..)]
+    files: Vec<PathBuf>,
+    /// Where to write the merged run (not one of the inputs).
+    #[arg(short = 'o', long = "output", value_name = "FILE", required = true)]
+    output: PathBuf,
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,386 @@
+//! The options of `feelbench run`, in groups (each with its heading in
+//! `--help`), and [`RunArgs::into_config`], which checks every option and
+//! name and builds the run's settings once, complete.
+
+use super::docs;
+use super::select::{Loads, Probes, Selection};
+use super::values::{check, check_nice, parse_bytes, parse_expect, seconds_to_ns};
+use super::Machine;
+use crate::commands::run::{
+    OutputChoice, OutputSettings, Preflight, RunConfig, Timing, WorkSettings,
+};
+use crate::engine::scenario::Scenario;
+use crate::exit::UsageError;
+use crate::measure::sched::SchedRequest;
+use crate::report::schema::CustomShape;
+use clap::Args;
+use std::path::PathBuf;
+
+/// Seconds per scenario of the default run (sized so it ends within 5 minutes).
+const DEFAULT_DURATION_S: f64 = 6.0;
+/// Seconds per scenario with `--full`, as interbench.
+const FULL_DURATION_S: f64 = 30.0;
+/// Most times a scenario can be measured in one run.
+const MAX_REPEATS: u32 = 1000;
+
+/// Options of `feelbench run` (interbench's letters where they do not clash).
+#[derive(Debug, Args)]
+pub struct RunArgs {
+    #[command(flatten)]
+    timing: TimingArgs,
+    #[command(flatten)]
+    selection: SelectionArgs,
+    #[command(flatten)]
+    probe: ProbeSchedArgs,
+    #[command(flatten)]
+    work: WorkArgs,
+    #[command(flatten)]
+    loads: LoadArgs,
+    #[command(flatten)]
+    output: OutputArgs,
+    #[command(flatten)]
+    safety: SafetyArgs,
+}
+
+/// How long and how often each scenario is measured.
+#[derive(Debug, Args)]
+#[command(next_help_heading = "Timing")]
+struct TimingArgs {
+    /// Seconds measured per scenario [default: 6, or 30 with --full].
+    #[arg(short = 't', long = "duration", value_name = "SECS")]
+    duration_s: Option<f64>,
+    /// Measure every scenario N times, in N rounds of all scenarios (so slow
+    /// drift spreads over them); each scenario's row shows the merge of its
+    /// repeats, and the file keeps each repeat.
+    #[arg(long = "repeat", value_name = "N", default_value_t = 1)]
+    repeat: u32,
+    /// Every probe under every load that can run here, 30 s each (interbench's default).
+    #[arg(long = "full")]
+    full: bool,
+    /// Seconds the loads run before the probe starts.
+    #[arg(long = "warmup", value_name = "SECS", default_value_t = 0.5)]
+    warmup_s: f64,
+}
+
+/// Which probes run under which loads.
+#[derive(Debug, Args)]
+#[command(next_help_heading = "Probes and loads")]
+struct SelectionArgs {
+    // Help: docs::PROBE_HELP, then (with --help) every probe.
+    #[arg(
+        long = "probe",
+        value_name = "LIST",
+        value_delimiter = ',',
+        help = docs::PROBE_HELP,
+        long_help = docs::probe_option_help()
+    )]
+    probes: Option<Vec<String>>,
+    // Help: docs::LOAD_HELP, then (with --help) every load.
+    #[arg(
+        long = "load",
+        value_name = "LIST",
+        value_delimiter = ',',
+        help = docs::LOAD_HELP,
+        long_help = docs::load_option_help()
+    )]
+    loads: Option<Vec<String>>,
+    /// Add a probe to the list (interbench -W).
+    #[arg(short = 'W', long = "with-probe", value_name = "PROBE")]
+    with_probes: Vec<String>,
+    /// Remove a probe from the list (interbench -X).
+    #[arg(short = 'X', long = "without-probe", value_name = "PROBE")]
+    without_probes: Vec<String>,
+    /// Add a load to the list (interbench -w).
+    #[arg(short = 'w', long = "with-load", value_name = "LOAD")]
+    with_loads: Vec<String>,
+    /// Remove a load from the list (interbench -x).
+    #[arg(short = 'x', long = "without-load", value_name = "LOAD")]
+    without_loads: Vec<String>,
+}
+
+/// How the probe is scheduled.
+#[derive(Debug, Args)]
+#[command(next_help_heading = "Probe scheduling")]
+struct ProbeSchedArgs {
+    /// Nice value of the probe.
+    #[arg(
+        short = 'B',
+        long = "nice",
+        value_name = "N",
+        default_value_t = 0,
+        allow_hyphen_values = true
+    )]
+    nice: i32,
+    /// Run the probe SCHED_FIFO (real time).
+    #[arg(short = 'r', long = "rt")]
+    rt: bool,
+    /// SCHED_FIFO priority used with --rt.
+    #[arg(long = "rt-priority", value_name = "N", default_value_t = 80)]
+    rt_priority: i32,
+    /// Timer slack of the probe in ns (set after the last policy change).
+    #[arg(long = "timer-slack", value_name = "NS", default_value_t = 1)]
+    timer_slack_ns: u64,
+}
+
+/// What the probes' and loads' work is made of.
+#[derive(Debug, Args)]
+#[command(next_help_heading = "Work")]
+struct WorkArgs {
+    /// Processes of the burn load [default: twice the number of CPUs].
+    #[arg(short = 'L', long = "burn-processes", value_name = "N")]
+    burn_processes: Option<usize>,
+    /// Use this many work loops per ms instead of the calibration.
+    #[arg(short = 'l', long = "loops-per-ms", value_name = "N")]
+    loops_per_ms: Option<f64>,
+    /// Calibrate again even if a calibration is cached.
+    #[arg(short = 'b', long = "recalibrate")]
+    recalibrate: bool,
+    /// CPU share of the custom simulation, in % (interbench -C).
+    #[arg(
+        short = 'C',
+        long = "custom-cpu",
+        value_name = "PCT",
+        requires = "custom_interval_us"
+    )]
+    custom_cpu_pct: Option<f64>,
+    /// Period of the custom simulation, in µs (interbench -I).
+    #[arg(
+        short = 'I',
+        long = "custom-interval",
+        value_name = "US",
+        requires = "custom_cpu_pct"
+    )]
+    custom_interval_us: Option<u64>,
+}
+
+/// Where and how the loads run.
+#[derive(Debug, Args)]
+#[command(next_help_heading = "Loads")]
+struct LoadArgs {
+    /// Nice value of the loads.
+    #[arg(
+        short = 'N',
+        long = "load-nice",
+        value_name = "N",
+        default_value_t = 0,
+        allow_hyphen_values = true
+    )]
+    load_nice: i32,
+    /// Directory for the disk loads' files (a private directory is made in it).
+    #[arg(long = "workdir", value_name = "DIR", default_value = ".")]
+    workdir: PathBuf,
+    /// Size of the disk loads' files, e.g. 512M or 4G [default: the RAM size,
+    /// at most half the free space of the work directory].
+    #[arg(long = "file-size", value_name = "SIZE", value_parser = parse_bytes)]
+    file_bytes: Option<u64>,
+    /// Run the loads in a memory cgroup of this size, e.g. 512M.
+    #[arg(long = "mem-limit", value_name = "SIZE", value_parser = parse_bytes)]
+    mem_limit_bytes: Option<u64>,
+    /// Add a temporary swap file of this size for the run, e.g. 2G.
+    #[arg(long = "swap", value_name = "SIZE", value_parser = parse_bytes)]
+    swap_bytes: Option<u64>,
+}
+
+/// What the run writes and prints.
+#[derive(Debug, Args)]
+#[command(next_help_heading = "Output")]
+struct OutputArgs {
+    /// A comment stored with the run.
+    #[arg(short = 'm', long = "comment", value_name = "TEXT")]
+    comment: Option<String>,
+    /// Where to write the run [default: feelbench-KERNEL-DATE.json].
+    #[arg(
+        short = 'o',
+        long = "output",
+        value_name = "FILE",
+        conflicts_with = "console_only"
+    )]
+    output: Option<PathBuf>,
+    /// Print the tables only; write no file.
+    #[arg(short = 'c', long = "console-only")]
+    console_only: bool,
+    /// No progress bar.
+    #[arg(short = 'q', long = "quiet")]
+    quiet: bool,
+    /// Print a telemetry line (pressure, switches, CPU split, other processes) under each result row.
+    #[arg(short = 'v', long = "verbose")]
+    verbose: bool,
+}
+
+/// What is checked before measuring.
+#[derive(Debug, Args)]
+#[command(next_help_heading = "Safety")]
+struct SafetyArgs {
+    /// Refuse to run unless the system's KEY is VALUE (repeatable); KEY is
+    /// one of the names `feelbench report FILE --env` prints, e.g.
+    /// governor, sched_ext, preempt, hz, kernel_release, thp, io_scheduler,
+    /// autogroup, cpus.
+    #[arg(long = "expect", value_name = "KEY=VALUE", value_parser = parse_expect)]
+    expect: Vec<(String, String)>,
+    /// Seconds spent, before the first scenario, checking that other
+    /// processes leave the CPU alone and the hypervisor steals little (0: no check).
+    #[arg(long = "noise-check", value_name = "SECS", default_value_t = 1.0)]
+    noise_check_s: f64,
+    /// Refuse to run (exit 2) when the noise check finds the machine busy.
+    #[arg(long = "strict")]
+    strict: bool,
+}
+
+impl RunArgs {
+    /// Checks every option and name and builds the run's settings for
+    /// `machine`.
+    pub fn into_config(self, machine: &Machine) -> Result<RunConfig, UsageError> {
+        let timing = self.timing.timing()?;
+        let work = self.work.settings(machine, &self.loads)?;
+        let probe_sched = self.probe.request()?;
+        let load_nice = check_nice("-N/--load-nice", self.loads.load_nice)?;
+        let preflight = self.safety.preflight()?;
+        let scenarios = self.selection.scenarios(self.timing.full, &work)?;
+        Ok(RunConfig {
+            scenarios,
+            loads_given: self.selection.loads_given(),
+            timing,
+            work,
+            probe_sched,
+            load_nice,
+            workdir: self.loads.workdir,
+            mem_limit_bytes: self.loads.mem_limit_bytes,
+            swap_file_bytes: self.loads.swap_bytes,
+            preflight,
+            output: self.output.settings(),
+        })
+    }
+}
+
+impl TimingArgs {
+    fn timing(&self) -> Result<Timing, UsageError> {
+        let default_s = match self.full {
+            true => FULL_DURATION_S,
+            false => DEFAULT_DURATION_S,
+        };
+        let duration_s = self.duration_s.unwrap_or(default_s);
+        let repeat = self.repeat;
+        Ok(Timing {
+            duration_ns: seconds_to_ns("-t/--duration", duration_s, 0.1)?,
+            warmup_ns: seconds_to_ns("--warmup", self.warmup_s, 0.0)?,
+            repeats: check((1..=MAX_REPEATS).contains(&repeat), repeat, || {
+                format!("--repeat takes 1 to {MAX_REPEATS}, not {repeat}")
+            })?,
+        })
+    }
+}
+
+impl SelectionArgs {
+    /// Every chosen probe under every chosen load, probe by probe.
+    fn scenarios(&self, full: bool, work: &WorkSettings) -> Result<Vec<Scenario>, UsageError> {
+        let params = work.params_before_the_run();
+        let probes = Selection {
+            list: self.probes.as_deref(),
+            with: &self.with_probes,
+            without: &self.without_probes,
+        }
+        .choose::<Probes>(&params, full)?;
+        let loads = Selection {
+            list: self.loads.as_deref(),
+            with: &self.with_loads,
+            without: &self.without_loads,
+        }
+        .choose::<Loads>(&params, full)?;
+        Ok(probes
+            .iter()
+            .flat_map(|&probe| {
+                loads.iter().map(move |load| Scenario {
+                    probe,
+                    load: load.clone(),
+                })
+            })
+            .collect())
+    }
+
+    /// Whether the user named loads (not only removed some).
+    fn loads_given(&self) -> bool {
+        self.loads.is_some() || !self.with_loads.is_empty()
+    }
+}
+
+impl ProbeSchedArgs {
+    fn request(&self) -> Result<SchedRequest, UsageError> {
+        let priority = self.rt_priority;
+        check((1..=99).contains(&priority), (), || {
+            format!("--rt-priority takes 1 to 99, not {priority}")
+        })?;
+        Ok(SchedRequest {
+            nice: check_nice("-B/--nice", self.nice)?,
+            fifo_priority: self.rt.then_some(priority),
+            timer_slack_ns: self.timer_slack_ns.max(1),
+        })
+    }
+}
+
+impl WorkArgs {
+    /// The work settings on `machine`, with the file size and the swap
+    /// added for the run that `loads` give.
+    fn settings(&self, machine: &Machine, loads: &LoadArgs) -> Result<WorkSettings, UsageError> {
+        let burn_processes = self.burn_processes.unwrap_or(2 * machine.cpus);
+        check((1..=1024).contains(&burn_processes), (), || {
+            format!("-L/--burn-processes takes 1 to 1024, not {burn_processes}")
+        })?;
+        if let Some(lpm) = self.loops_per_ms {
+            check(lpm.is_finite() && lpm >= 1.0, (), || {
+                format!("-l/--loops-per-ms takes a positive number, not {lpm}")
+            })?;
+        }
+        Ok(WorkSettings {
+            cpus: machine.cpus,
+            burn_processes,
+            custom: self.custom_shape()?,
+            loops_per_ms: self.loops_per_ms,
+            recalibrate: self.recalibrate,
+            file_bytes: loads.file_bytes,
+            swap_bytes: machine.free_swap_bytes + loads.swap_bytes.unwrap_or(0),
+        })
+    }
+
+    /// The custom simulation's shape, when `-C` and `-I` give one.
+    fn custom_shape(&self) -> Result<Option<CustomShape>, UsageError> {
+        let (Some(cpu_pct), Some(interval_us)) = (self.custom_cpu_pct, self.custom_interval_us)
+        else {
+            return Ok(None);
+        };
+        check((0.0..=100.0).contains(&cpu_pct), (), || {
+            format!("-C/--custom-cpu takes a percentage from 0 to 100, not {cpu_pct}")
+        })?;
+        check((100..=1_000_000).contains(&interval_us), (), || {
+            format!("-I/--custom-interval takes 100 to 1000000 µs, not {interval_us}")
+        })?;
+        Ok(Some(CustomShape {
+            cpu_pct,
+            interval_us,
+        }))
+    }
+}
+
+impl OutputArgs {
+    fn settings(self) -> OutputSettings {
+        OutputSettings {
+            file: match (self.console_only, self.output) {
+                (true, _) => OutputChoice::ConsoleOnly,
+                (false, Some(path)) => OutputChoice::File(path),
+                (false, None) => OutputChoice::Default,
+            },
+            comment: self.comment,
+            quiet: self.quiet,
+            verbose: self.verbose,
+        }
+    }
+}
+
+impl SafetyArgs {
+    fn preflight(&self) -> Result<Preflight, UsageError> {
+        Ok(Preflight {
+            expect: self.expect.clone(),
+            noise_check_ns: seconds_to_ns("--noise-check", self.noise_check_s, 0.0)?,
+            strict: self.strict,
+        })
+    }
+}

@@ -1,0 +1,251 @@
+//! Tests of the command line: clap's definition, and the settings that
+//! arguments become.
+
+use super::*;
+use crate::commands::run::{OutputChoice, RunConfig};
+use clap::CommandFactory;
+
+#[test]
+fn clap_definition_is_consistent() {
+    Cli::command().debug_assert();
+}
+
+/// A 2-CPU machine with `free_swap_bytes` of swap.
+fn machine(free_swap_bytes: u64) -> Machine {
+    Machine {
+        cpus: 2,
+        free_swap_bytes,
+    }
+}
+
+/// The task `feelbench ARGS...` asks for on a 2-CPU machine without swap.
+fn task(args: &[&str]) -> Result<Task, UsageError> {
+    let mut full = vec!["feelbench"];
+    full.extend_from_slice(args);
+    match Cli::try_parse_from(full).expect("parses").command {
+        Command::User(command) => command.into_task(&machine(0)),
+        Command::Worker { .. } => unreachable!("no test starts a worker"),
+    }
+}
+
+/// The settings of `feelbench run ARGS...` with `free_swap_bytes`.
+fn config_with_swap(args: &[&str], free_swap_bytes: u64) -> Result<RunConfig, UsageError> {
+    let mut full = vec!["feelbench", "run"];
+    full.extend_from_slice(args);
+    match Cli::try_parse_from(full).expect("parses").command {
+        Command::User(UserCommand::Run(run)) => run.into_config(&machine(free_swap_bytes)),
+        _ => unreachable!("the arguments are a run's"),
+    }
+}
+
+fn config(args: &[&str]) -> Result<RunConfig, UsageError> {
+    config_with_swap(args, 0)
+}
+
+fn names(config: &RunConfig) -> Vec<String> {
+    config.scenarios.iter().map(|s| format!("{s:?}")).collect()
+}
+
+#[test]
+fn default_run_is_every_periodic_probe_under_every_default_load() {
+    let c = config(&[]).unwrap();
+    // x, audio, video, gaming under none, burn, video, x, write, read, hack, spawn.
+    assert_eq!(c.scenarios.len(), 32);
+    assert!(names(&c).contains(&"audio under read".to_string()));
+    assert!(names(&c).contains(&"audio under hack".to_string()));
+    assert!(!names(&c).iter().any(|n| n.contains("smallwrite")));
+    assert_eq!(c.work.burn_processes, 4);
+    assert_eq!(c.timing.duration_ns, 6_000_000_000);
+    assert!(!names(&c).iter().any(|n| n.contains("custom")));
+    assert!(!c.loads_given);
+}
+
+#[test]
+fn full_runs_every_runnable_load_for_30_s() {
+    let c = config(&["--full"]).unwrap();
+    assert_eq!(c.timing.duration_ns, 30_000_000_000);
+    let names = names(&c);
+    assert!(
+        names.contains(&"gaming under burn".to_string()),
+        "{names:?}"
+    );
+    assert!(
+        !names
+            .iter()
+            .any(|n| n.contains("cmd") || n.contains("custom")),
+        "{names:?}"
+    );
+    assert_eq!(
+        config(&["--full", "-t", "2"]).unwrap().timing.duration_ns,
+        2_000_000_000
+    );
+}
+
+#[test]
+fn custom_joins_the_defaults_when_shaped() {
+    let c = config(&["-C", "10", "-I", "2000"]).unwrap();
+    assert_eq!(c.scenarios.len(), 45);
+}
+
+#[test]
+fn include_and_exclude_work_like_interbench() {
+    let c = config(&[
+        "--probe", "audio", "-W", "video", "-x", "burn", "-x", "x", "-x", "write", "-x", "read",
+    ])
+    .unwrap();
+    assert_eq!(
+        names(&c),
+        [
+            "audio under none",
+            "audio under video",
+            "audio under hack",
+            "audio under spawn",
+            "video under none",
+            "video under video",
+            "video under hack",
+            "video under spawn"
+        ]
+    );
+    assert!(config(&["-w", "burn"]).unwrap().loads_given);
+}
+
+#[test]
+fn unknown_names_list_the_valid_ones() {
+    let err = config(&["--probe", "audoi"]).unwrap_err().to_string();
+    assert!(err.contains("unknown probe 'audoi'"), "{err}");
+    assert!(err.contains("x, audio, video, gaming, custom"), "{err}");
+    let err = config(&["-x", "brun"]).unwrap_err().to_string();
+    assert!(err.contains("unknown load 'brun'"), "{err}");
+}
+
+#[test]
+fn custom_without_its_shape_is_refused_as_probe_and_as_load() {
+    let err = config(&["--probe", "custom"]).unwrap_err().to_string();
+    assert!(err.contains("--custom-cpu"), "{err}");
+    let err = config(&["--load", "custom"]).unwrap_err().to_string();
+    assert!(
+        err.starts_with("load custom:") && err.contains("--custom-cpu"),
+        "{err}"
+    );
+    let err = config(&["-w", "custom"]).unwrap_err().to_string();
+    assert!(err.contains("--custom-cpu"), "{err}");
+}
+
+#[test]
+fn out_of_range_values_are_refused() {
+    for args in [
+        &["-t", "0"][..],
+        &["-t", "nan"],
+        &["-B", "-21"],
+        &["-N", "20"],
+        &["-L", "0"],
+        &["-l", "0.5"],
+        &["-C", "101", "-I", "1000"],
+        &["-C", "10", "-I", "99"],
+        &["--rt-priority", "100"],
+        &["--noise-check", "100000"],
+        &["--warmup", "inf"],
+    ] {
+        assert!(config(args).is_err(), "{args:?}");
+    }
+}
+
+#[test]
+fn memload_needs_swap_from_the_system_or_from_swap_option() {
+    let err = config(&["--load", "memload"]).unwrap_err().to_string();
+    assert!(
+        err.starts_with("load memload: needs swap") && err.contains("--swap SIZE"),
+        "{err}"
+    );
+    let c = config(&["--load", "memload", "--swap", "1G"]).unwrap();
+    assert_eq!(c.work.swap_bytes, 1 << 30);
+    assert_eq!(c.swap_file_bytes, Some(1 << 30));
+    assert!(config_with_swap(&["--load", "memload"], 1 << 30).is_ok());
+    assert!(!names(&config_with_swap(&[], 1 << 30).unwrap())
+        .iter()
+        .any(|n| n.contains("memload")));
+}
+
+#[test]
+fn the_work_is_complete_once_the_run_knows_rate_and_sizes() {
+    let c = config(&["-C", "10", "-I", "2000", "--file-size", "1G", "-L", "3"]).unwrap();
+    let params = c.work.params(5000.0, 1 << 30, 1 << 29);
+    assert_eq!(params.loops_per_ms, 5000.0);
+    assert_eq!((params.file_bytes, params.mem_bytes), (1 << 30, 1 << 29));
+    assert_eq!((params.cpus, params.burn_processes), (2, 3));
+    assert_eq!(params.custom.map(|s| s.interval_us), Some(2000));
+    assert_eq!(c.work.file_bytes, Some(1 << 30));
+}
+
+#[test]
+fn repeat_is_one_by_default_and_refused_below_one() {
+    assert_eq!(config(&[]).unwrap().timing.repeats, 1);
+    assert_eq!(config(&["--repeat", "3"]).unwrap().timing.repeats, 3);
+    let err = config(&["--repeat", "0"]).unwrap_err().to_string();
+    assert_eq!(err, "--repeat takes 1 to 1000, not 0");
+}
+
+#[test]
+fn duration_is_kept_exactly() {
+    assert_eq!(
+        config(&["-t", "2.5"]).unwrap().timing.duration_ns,
+        2_500_000_000
+    );
+}
+
+#[test]
+fn negative_nice_is_accepted_as_a_value() {
+    assert_eq!(config(&["-B", "-5"]).unwrap().probe_sched.nice, -5);
+    let c = config(&["-r", "--rt-priority", "50", "--timer-slack", "0"]).unwrap();
+    assert_eq!(c.probe_sched.fifo_priority, Some(50));
+    assert_eq!(c.probe_sched.timer_slack_ns, 1);
+}
+
+#[test]
+fn output_choices_become_one_setting() {
+    let file = |args: &[&str]| config(args).unwrap().output.file;
+    assert_eq!(file(&[]), OutputChoice::Default);
+    assert_eq!(file(&["-c"]), OutputChoice::ConsoleOnly);
+    assert_eq!(
+        file(&["-o", "r.json"]),
+        OutputChoice::File(PathBuf::from("r.json"))
+    );
+}
+
+#[test]
+fn report_and_compare_map_their_choices_to_settings() {
+    let Ok(Task::Report(report)) = task(&["report", "r.json", "--format", "md", "-v"]) else {
+        panic!("a report task");
+    };
+    let results = ReportView::Results {
+        format: commands::Format::Md,
+        verbose: true,
+    };
+    assert_eq!(report.view, results);
+    let Ok(Task::Report(report)) = task(&["report", "r.json", "--env"]) else {
+        panic!("a report task");
+    };
+    assert_eq!(report.view, ReportView::Environment);
+    let Ok(Task::Compare(compare)) = task(&["compare", "a", "b", "--layout", "rows"]) else {
+        panic!("a compare task");
+    };
+    assert_eq!(compare.layout, Layout::Rows);
+    assert_eq!(compare.options.figures, figures::default_keys());
+}
+
+#[test]
+fn compare_options_are_checked() {
+    for (args, message) in [
+        (
+            &["--alpha", "0.5"][..],
+            "--alpha 0.5 is not a significance level",
+        ),
+        (&["--name", "one"], "--name gives 1 name(s) for 2 runs"),
+        (&["--figure", "p42"], "unknown figure \"p42\""),
+    ] {
+        let mut full = vec!["compare", "a", "b"];
+        full.extend_from_slice(args);
+        let err = task(&full).unwrap_err().to_string();
+        assert!(err.starts_with(message), "{args:?}: {err}");
+    }
+}

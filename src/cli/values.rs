@@ -1,0 +1,90 @@
+//! Values of options: parsers for clap (sizes, `KEY=VALUE` pairs) and the
+//! range checks that turn a number the user gave into a setting or a
+//! [`UsageError`] naming the option and its range.
+
+use crate::exit::UsageError;
+use crate::system::environment;
+
+/// A size such as `512M`, `4G` or `1048576` (K, M, G and T are powers of 1024).
+pub fn parse_bytes(text: &str) -> Result<u64, String> {
+    parse_size::Config::new()
+        .with_binary()
+        .parse_size(text)
+        .map_err(|e| format!("{e} (give a size such as 512M or 4G)"))
+        .and_then(|bytes| match bytes {
+            0 => Err("a size must be more than 0".to_string()),
+            b => Ok(b),
+        })
+}
+
+/// A `KEY=VALUE` pair of `--expect`, whose key names an environment field.
+pub fn parse_expect(text: &str) -> Result<(String, String), String> {
+    let (key, value) = text
+        .split_once('=')
+        .ok_or_else(|| format!("give KEY=VALUE, not {text:?}"))?;
+    match environment::key(key) {
+        Some(_) => Ok((key.to_string(), value.to_string())),
+        None => Err(format!(
+            "unknown key {key:?}; the keys are: {}",
+            environment::key_names()
+        )),
+    }
+}
+
+/// `value` when `ok`, else the usage error `message` says.
+pub fn check<T>(ok: bool, value: T, message: impl FnOnce() -> String) -> Result<T, UsageError> {
+    if ok {
+        Ok(value)
+    } else {
+        Err(UsageError::new(message()))
+    }
+}
+
+/// `seconds` of `option` in ns, when from `min` to a day.
+pub fn seconds_to_ns(option: &str, seconds: f64, min: f64) -> Result<u64, UsageError> {
+    let ok = seconds.is_finite() && seconds >= min && seconds <= 86_400.0;
+    check(ok, (seconds * 1e9).round() as u64, || {
+        format!("{option} takes seconds from {min} to 86400, not {seconds}")
+    })
+}
+
+/// `nice` of `option`, when a nice value.
+pub fn check_nice(option: &str, nice: i32) -> Result<i32, UsageError> {
+    check((-20..=19).contains(&nice), nice, || {
+        format!("{option} takes a nice value from -20 to 19, not {nice}")
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sizes_are_binary_and_more_than_zero() {
+        assert_eq!(parse_bytes("4G"), Ok(4 << 30));
+        assert_eq!(parse_bytes("512M"), Ok(512 << 20));
+        assert!(parse_bytes("0").unwrap_err().contains("more than 0"));
+        assert!(parse_bytes("lots").unwrap_err().contains("512M or 4G"));
+    }
+
+    #[test]
+    fn expect_takes_known_keys_only() {
+        assert_eq!(
+            parse_expect("governor=performance"),
+            Ok(("governor".to_string(), "performance".to_string()))
+        );
+        assert!(parse_expect("governor").unwrap_err().contains("KEY=VALUE"));
+        assert!(parse_expect("colour=blue")
+            .unwrap_err()
+            .contains("unknown key"));
+    }
+
+    #[test]
+    fn ranges_name_the_option() {
+        assert_eq!(seconds_to_ns("-t", 1.5, 0.1).unwrap(), 1_500_000_000);
+        let err = seconds_to_ns("-t", 0.0, 0.1).unwrap_err().to_string();
+        assert_eq!(err, "-t takes seconds from 0.1 to 86400, not 0");
+        assert!(check_nice("-B", 20).is_err());
+        assert_eq!(check_nice("-B", -20).unwrap(), -20);
+    }
+}

@@ -1,0 +1,129 @@
+//! The settings of `feelbench run`, validated by the command line and
+//! complete when built. What only the run can learn (the calibration, the
+//! sizes of the disk and memory loads' work) is not a field to fill in
+//! later: the run computes [`WorkParams`] from [`WorkSettings`] once it
+//! knows them.
+
+use crate::engine::scenario::Scenario;
+use crate::measure::sched::SchedRequest;
+use crate::probe::WorkParams;
+use crate::report::schema::CustomShape;
+use std::path::PathBuf;
+
+/// Validated settings of a run.
+#[derive(Debug, Clone)]
+pub struct RunConfig {
+    /// Every chosen probe under every chosen load, in run order.
+    pub scenarios: Vec<Scenario>,
+    /// Whether the user named loads (else the default set runs, and may
+    /// leave out what does not fit).
+    pub loads_given: bool,
+    /// How long and how often each scenario is measured.
+    pub timing: Timing,
+    /// What the work is made of, before the run completes it.
+    pub work: WorkSettings,
+    /// The probe's nice, policy and timer slack.
+    pub probe_sched: SchedRequest,
+    /// Nice value of the loads.
+    pub load_nice: i32,
+    /// Directory the private work directory is made in.
+    pub workdir: PathBuf,
+    /// Memory cgroup the loads run in (`--mem-limit`), in bytes.
+    pub mem_limit_bytes: Option<u64>,
+    /// Temporary swap file added for the run (`--swap`), in bytes.
+    pub swap_file_bytes: Option<u64>,
+    /// What is checked before the first scenario.
+    pub preflight: Preflight,
+    /// What the run writes and prints.
+    pub output: OutputSettings,
+}
+
+/// How long and how often each scenario is measured.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Timing {
+    /// Time measured per scenario.
+    pub duration_ns: u64,
+    /// Time the loads run before the probe starts.
+    pub warmup_ns: u64,
+    /// Times each scenario is measured (`--repeat`).
+    pub repeats: u32,
+}
+
+/// What the probes' and loads' work is made of, as far as the machine and
+/// the user decide it before the run starts.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct WorkSettings {
+    /// CPUs the run may use.
+    pub cpus: usize,
+    /// Processes of the burn load.
+    pub burn_processes: usize,
+    /// Shape of the custom simulation (`-C`/`-I`).
+    pub custom: Option<CustomShape>,
+    /// Work loops per ms forced with `-l` (else calibrated).
+    pub loops_per_ms: Option<f64>,
+    /// Whether to calibrate even with a cached calibration.
+    pub recalibrate: bool,
+    /// Size of the disk loads' files chosen with `--file-size`.
+    pub file_bytes: Option<u64>,
+    /// Swap free for the loads: the system's plus `--swap`.
+    pub swap_bytes: u64,
+}
+
+impl WorkSettings {
+    /// The parameters of the run's work, once the run knows the work rate
+    /// and the sizes of the disk and memory loads' work.
+    pub fn params(&self, loops_per_ms: f64, file_bytes: u64, mem_bytes: u64) -> WorkParams {
+        WorkParams {
+            loops_per_ms,
+            cpus: self.cpus,
+            burn_processes: self.burn_processes,
+            custom: self.custom,
+            file_bytes,
+            mem_bytes,
+            swap_bytes: self.swap_bytes,
+        }
+    }
+
+    /// The parameters known before the run, against which the command line
+    /// checks the probes and loads it is asked for: sizes the run has not
+    /// measured yet are 0, which the registries read as "not known yet"
+    /// (see `load::check_swap_for`), and no check depends on the work rate.
+    pub fn params_before_the_run(&self) -> WorkParams {
+        self.params(self.loops_per_ms.unwrap_or(1.0), 0, 0)
+    }
+}
+
+/// What is checked before the first scenario.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Preflight {
+    /// `--expect` pairs, keys already checked against the environment's.
+    pub expect: Vec<(String, String)>,
+    /// Length of the noise check; zero skips it.
+    pub noise_check_ns: u64,
+    /// Whether a busy machine refuses the run.
+    pub strict: bool,
+}
+
+/// What the run writes and prints.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct OutputSettings {
+    /// Where the run document goes.
+    pub file: OutputChoice,
+    /// A comment stored with the run.
+    pub comment: Option<String>,
+    /// No progress bar.
+    pub quiet: bool,
+    /// A telemetry line under each row.
+    pub verbose: bool,
+}
+
+/// Where the run document goes.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum OutputChoice {
+    /// A file named after the kernel and the date, in the current directory.
+    Default,
+    /// The file `-o` names.
+    File(PathBuf),
+    /// No file (`-c`): the tables only.
+    ConsoleOnly,
+}

@@ -1,0 +1,136 @@
+//! The run document of `feelbench run`: where it goes, how it starts (the
+//! system, the environment and the settings, before anything is measured)
+//! and how it ends (the finish time and the warnings only the results tell).
+
+use super::config::{OutputChoice, RunConfig};
+use super::work::PreparedWork;
+use crate::report::schema::{
+    RunDocument, RunInfo, RunSettingsRecord, ToolInfo, Warning, WarningCode, SCHEMA,
+};
+use crate::system::environment::Environment;
+use crate::system::SystemInfo;
+use std::path::PathBuf;
+use std::time::SystemTime;
+
+/// How far the CPU used per frame may stray from the calibration (as a
+/// fraction) on an idle system before the run warns.
+const CALIBRATION_DRIFT_LIMIT: f64 = 0.05;
+
+/// The file the run is written to, if any: the default is named after the
+/// kernel and the start time.
+pub fn output_path(
+    choice: &OutputChoice,
+    system: &SystemInfo,
+    started: SystemTime,
+) -> Option<PathBuf> {
+    match choice {
+        OutputChoice::ConsoleOnly => None,
+        OutputChoice::File(path) => Some(path.clone()),
+        OutputChoice::Default => Some(PathBuf::from(format!(
+            "feelbench-{}-{}.json",
+            system.kernel_release,
+            compact_time(started)
+        ))),
+    }
+}
+
+/// `2026-11-23T03:26:00Z` → `20261123-032600`.
+fn compact_time(time: SystemTime) -> String {
+    humantime::format_rfc3339_seconds(time)
+        .to_string()
+        .chars()
+        .filter_map(|c| match c {
+            'T' => Some('-'),
+            c if c.is_ascii_digit() => Some(c),
+            _ => None,
+        })
+        .collect()
+}
+
+/// The document of a run started at `started`, with no scenario yet.
+pub fn start(
+    config: &RunConfig,
+    work: &PreparedWork,
+    system: SystemInfo,
+    environment: Environment,
+    started: SystemTime,
+) -> RunDocument {
+    RunDocument {
+        schema: SCHEMA.to_string(),
+        tool: ToolInfo {
+            name: "feelbench".to_string(),
+            version: env!("CARGO_PKG_VERSION").to_string(),
+        },
+        run: RunInfo {
+            id: format!("{}-{}", compact_time(started), std::process::id()),
+            started: humantime::format_rfc3339_seconds(started).to_string(),
+            finished: None,
+            interrupted: false,
+            comment: config.output.comment.clone(),
+            command_line: std::env::args().collect(),
+        },
+        system,
+        environment,
+        settings: settings_record(config, work),
+        warnings: Vec::new(),
+        scenarios: Vec::new(),
+    }
+}
+
+/// The settings as the document records them.
+fn settings_record(config: &RunConfig, work: &PreparedWork) -> RunSettingsRecord {
+    let params = &work.params;
+    RunSettingsRecord {
+        duration_s: config.timing.duration_ns as f64 / 1e9,
+        warmup_s: config.timing.warmup_ns as f64 / 1e9,
+        loops_per_ms: params.loops_per_ms,
+        calibration: work.calibration.clone(),
+        probe_sched: config.probe_sched,
+        load_nice: config.load_nice,
+        burn_processes: params.burn_processes,
+        custom: params.custom,
+        file_bytes: params.file_bytes,
+        mem_bytes: params.mem_bytes,
+        mem_limit_bytes: config.mem_limit_bytes,
+        swap_bytes: config.swap_file_bytes,
+        repeats: config.timing.repeats,
+    }
+}
+
+/// Marks the run finished and adds the warnings its results call for.
+pub fn finish(run: &mut RunDocument) {
+    run.run.finished = Some(humantime::format_rfc3339_seconds(SystemTime::now()).to_string());
+    run.warnings.extend(memory_not_locked(run));
+    run.warnings.extend(calibration_drift(run));
+}
+
+/// A warning when a probe could not lock its memory.
+fn memory_not_locked(run: &RunDocument) -> Option<Warning> {
+    let unlocked = run
+        .scenarios
+        .iter()
+        .filter_map(|s| s.outcome.result.as_ref())
+        .any(|r| !r.sched.memory_locked);
+    unlocked.then(|| Warning::new(
+        WarningCode::MemoryNotLocked,
+        "the probe could not lock its memory (mlockall): page faults may show as latency; raise RLIMIT_MEMLOCK (ulimit -l) or run as root".to_string(),
+    ))
+}
+
+/// A warning when, with no load, a frame's CPU time strayed from the
+/// calibration: the CPU's speed changed since calibrating.
+fn calibration_drift(run: &RunDocument) -> Option<Warning> {
+    let worst = run
+        .scenarios
+        .iter()
+        .filter(|s| s.load == "none")
+        .filter_map(|s| s.outcome.result.as_ref()?.cpu.work_ratio)
+        .max_by(|a, b| (a - 1.0).abs().total_cmp(&(b - 1.0).abs()))?;
+    ((worst - 1.0).abs() > CALIBRATION_DRIFT_LIMIT).then(|| Warning::new(
+        WarningCode::CalibrationDrift,
+        format!(
+            "on an idle system a frame used {:.0} % of its calibrated CPU time: the CPU's speed changed since calibrating; run feelbench calibrate (or -b)",
+            worst * 100.0
+        ),
+    ))
+}
