@@ -20,6 +20,9 @@ pub enum ExitCode {
     Interrupted = INTERRUPTED_EXIT_CODE,
 }
 
+/// The exit codes in words, for `feelbench --help` and the manual page.
+pub const EXIT_STATUS_HELP: &str = "Exit status: 0 when everything worked; 1 when a scenario failed or a file could not be written; 2 for bad input (an option or a name that cannot be used, a file that is not there or not a run, runs that do not merge, a system other than --expect asks for, a busy machine with --strict); 130 when interrupted by SIGINT, SIGTERM or SIGHUP (the finished scenarios are still written).";
+
 /// Input from the user that cannot be used (exit code 2).
 #[derive(Debug, thiserror::Error)]
 pub enum UsageError {

@@ -28,7 +28,13 @@ pub use crate::commands::compare::Layout;
 /// How a Linux system feels under load: latency of simulated interactive tasks
 /// (desktop, audio, video, game) while background loads run.
 #[derive(Debug, Parser)]
-#[command(name = "feelbench", version, about, propagate_version = true)]
+#[command(
+    name = "feelbench",
+    version,
+    about,
+    propagate_version = true,
+    after_long_help = docs::after_long_help()
+)]
 pub struct Cli {
     /// What to do.
     #[command(subcommand)]
@@ -66,6 +72,15 @@ pub enum UserCommand {
     /// Merge runs made separately on one machine with the same settings into
     /// one run whose scenarios hold every run's measurements as repeats.
     Merge(MergeArgs),
+    /// Print the manual page (roff) on stdout.
+    #[command(hide = true)]
+    Man,
+    /// Print the completion script for SHELL on stdout.
+    #[command(hide = true)]
+    Completions {
+        /// The shell the script is for.
+        shell: clap_complete::Shell,
+    },
 }
 
 /// What the settings of a command depend on about the machine.
@@ -93,6 +108,8 @@ impl UserCommand {
                 files: args.files,
                 output: args.output,
             }),
+            UserCommand::Man => Task::Print(docs::man_page()),
+            UserCommand::Completions { shell } => Task::Print(docs::completions(shell)),
         })
     }
 }

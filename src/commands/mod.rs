@@ -28,6 +28,8 @@ pub enum Task {
     Compare(compare::CompareSettings),
     /// `feelbench merge`.
     Merge(merge::MergeSettings),
+    /// Text that is ready to print (the manual page, shell completions).
+    Print(String),
 }
 
 /// The formats `report` and `compare` render in.
@@ -55,6 +57,7 @@ pub fn execute(task: Task, system: SystemInfo) -> anyhow::Result<ExitCode> {
         Task::Report(settings) => print(&report::render(&settings)?),
         Task::Compare(settings) => print(&compare::render(&settings)?),
         Task::Merge(settings) => merge::run(&settings),
+        Task::Print(text) => print(&text),
     }
 }
 

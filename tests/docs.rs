@@ -1,0 +1,81 @@
+//! Generated documentation: the manual page renders and has a section for
+//! every command, and the shells' completion scripts are produced.
+
+mod common;
+use common::{run, stderr, stdout};
+use std::process::{Command, Stdio};
+
+/// `args`' standard output, after checking that it succeeded.
+fn output_of(args: &[&str]) -> String {
+    let output = run(args);
+    assert!(output.status.success(), "{args:?}: {}", stderr(&output));
+    stdout(&output)
+}
+
+/// The commands `feelbench --help` lists, but `help`.
+fn commands() -> Vec<String> {
+    let help = output_of(&["--help"]);
+    let listed = help
+        .split("Commands:\n")
+        .nth(1)
+        .expect("--help lists the commands");
+    listed
+        .lines()
+        .take_while(|line| line.starts_with("  "))
+        .filter_map(|line| line.split_whitespace().next())
+        .filter(|name| *name != "help")
+        .map(str::to_string)
+        .collect()
+}
+
+#[test]
+fn the_manual_page_renders_with_a_section_per_command() {
+    let page = output_of(&["man"]);
+    let commands = commands();
+    assert!(commands.len() >= 6, "{commands:?}");
+    for name in &commands {
+        let heading = format!(".SH \"FEELBENCH {}\"", name.to_uppercase());
+        assert!(page.contains(&heading), "no {heading} in the page");
+    }
+    let Ok(mut groff) = Command::new("groff")
+        .args(["-k", "-man", "-Tutf8", "-ww", "-z"])
+        .stdin(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+    else {
+        eprintln!("skipped rendering the manual page: groff is not installed");
+        return;
+    };
+    use std::io::Write as _;
+    groff
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(page.as_bytes())
+        .unwrap();
+    let rendered = groff.wait_with_output().unwrap();
+    assert!(rendered.status.success());
+    let warnings = String::from_utf8_lossy(&rendered.stderr);
+    assert!(warnings.is_empty(), "groff warns: {warnings}");
+}
+
+#[test]
+fn completions_are_produced_for_bash_zsh_and_fish() {
+    let commands = commands();
+    for (shell, marker) in [
+        ("bash", "complete -F"),
+        ("zsh", "#compdef feelbench"),
+        ("fish", "complete -c feelbench"),
+    ] {
+        let script = output_of(&["completions", shell]);
+        assert!(script.contains(marker), "{shell}: no {marker}");
+        for name in &commands {
+            assert!(script.contains(name.as_str()), "{shell}: no {name}");
+        }
+    }
+    let script = output_of(&["completions", "bash"]);
+    match Command::new("bash").args(["-n", "-c", &script]).output() {
+        Ok(checked) => assert!(checked.status.success(), "{}", stderr(&checked)),
+        Err(_) => eprintln!("skipped checking the bash script's syntax: no bash"),
+    }
+}
