@@ -1,15 +1,35 @@
-//! Generated documentation: the manual page renders and has a section for
-//! every command, and the shells' completion scripts are produced.
+//! Generated documentation: the README's probe and load tables are what
+//! `feelbench list --format md` writes from the registries, the manual page
+//! renders and has a section for every command, and the shells' completion
+//! scripts are produced.
 
 mod common;
 use common::{run, stderr, stdout};
+use std::path::Path;
 use std::process::{Command, Stdio};
+
+const BEGIN: &str = "<!-- begin: feelbench list --format md -->\n";
+const END: &str = "<!-- end: feelbench list --format md -->";
 
 /// `args`' standard output, after checking that it succeeded.
 fn output_of(args: &[&str]) -> String {
     let output = run(args);
     assert!(output.status.success(), "{args:?}: {}", stderr(&output));
     stdout(&output)
+}
+
+#[test]
+fn readme_tables_are_what_the_registries_generate() {
+    let readme = std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("README.md"))
+        .expect("README.md is readable");
+    let start = readme.find(BEGIN).expect("README marks the tables' start") + BEGIN.len();
+    let end = readme.find(END).expect("README marks the tables' end");
+    let generated = output_of(&["list", "--format", "md"]);
+    assert_eq!(
+        readme[start..end],
+        generated,
+        "README's tables differ from the registries: replace them with `feelbench list --format md`"
+    );
 }
 
 /// The commands `feelbench --help` lists, but `help`.
