@@ -1,12 +1,12 @@
 //! The command line: clap definitions, and the one function that turns parsed
 //! arguments into validated settings. Nothing outside this file sees clap.
 
-use crate::compare::CompareOptions;
+use crate::compare::{self, CompareOptions};
 use crate::engine::scenario::Scenario;
-use crate::figures;
 use crate::load::{self, LoadDef, LoadMix};
 use crate::measure::sched::SchedRequest;
 use crate::probe::{self, ProbeDef, WorkParams};
+use crate::report;
 use crate::report::schema::CustomShape;
 use crate::system::environment;
 use clap::{Args, Parser, Subcommand, ValueEnum};
@@ -277,23 +277,38 @@ impl CompareArgs {
                 self.files.len()
             )));
         }
+        let known = figure_keys(false);
         let figures: Vec<String> = match &self.figures {
             Some(keys) => keys.clone(),
-            None => figures::default_keys(),
+            None => figure_keys(true),
         };
-        if let Some(unknown) = figures
-            .iter()
-            .find(|k| !figures::KEYS.contains(&k.as_str()))
-        {
+        if let Some(unknown) = figures.iter().find(|k| !known.contains(k)) {
             return Err(UsageError(format!(
                 "unknown figure {unknown:?}; figures: {}",
-                figures::KEYS.join(", ")
+                known.join(", ")
             )));
         }
         Ok(CompareOptions {
             alpha: self.alpha,
             figures,
         })
+    }
+}
+
+/// The figure keys the probes declare (`compared_only`: those compared by
+/// default), then `work`, the load's rate.
+fn figure_keys(compared_only: bool) -> Vec<String> {
+    let mut keys = probe::figure_keys(compared_only);
+    keys.push(report::figure::WORK.to_string());
+    keys
+}
+
+impl From<Layout> for compare::Layout {
+    fn from(layout: Layout) -> Self {
+        match layout {
+            Layout::Columns => compare::Layout::Columns,
+            Layout::Rows => compare::Layout::Rows,
+        }
     }
 }
 

@@ -3,6 +3,7 @@
 
 use crate::cli::{CompareArgs, Format};
 use crate::compare::{column_names, csv, markdown, text, Comparison};
+use crate::probe;
 use crate::report::file::read_run;
 
 /// The comparison of the runs named in `args`, rendered.
@@ -11,14 +12,14 @@ pub fn render(args: &CompareArgs) -> anyhow::Result<String> {
     let runs = args
         .files
         .iter()
-        .map(|path| read_run(path))
+        .map(|path| read_run(path, &probe::sheet_of))
         .collect::<Result<Vec<_>, _>>()?;
     let names = column_names(&runs, &args.names);
     let files = args.files.iter().map(|p| p.display().to_string()).collect();
     let comparison = Comparison::build(&runs, names, files, &options);
     Ok(match args.format {
-        Format::Table => text::render(&comparison, args.layout),
-        Format::Md => markdown::render(&comparison, args.layout),
+        Format::Table => text::render(&comparison, args.layout.into()),
+        Format::Md => markdown::render(&comparison, args.layout.into()),
         Format::Csv => csv::render(&comparison),
         Format::Json => {
             serde_json::to_string_pretty(&comparison).expect("a comparison always serialises")

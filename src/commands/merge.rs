@@ -3,6 +3,7 @@
 
 use super::ExitCode;
 use crate::cli::UsageError;
+use crate::probe;
 use crate::report::file::{read_run, write_run};
 use crate::report::merge::runs::merge_runs;
 use anyhow::Context as _;
@@ -16,7 +17,7 @@ pub fn run(files: &[PathBuf], output: &Path) -> anyhow::Result<ExitCode> {
     refuse_overwriting_an_input(files, output)?;
     let runs = files
         .iter()
-        .map(|path| Ok((path.clone(), read_run(path)?)))
+        .map(|path| Ok((path.clone(), read_run(path, &probe::sheet_of)?)))
         .collect::<anyhow::Result<Vec<_>>>()?;
     let merged =
         merge_runs(&runs, std::env::args().collect()).map_err(|e| UsageError(e.to_string()))?;

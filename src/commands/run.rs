@@ -420,6 +420,11 @@ fn new_document(
             swap_bytes: config.swap_bytes,
             repeats: config.repeats,
         },
+        probes: config
+            .scenarios
+            .iter()
+            .map(|s| (s.probe.name.to_string(), s.probe.sheet()))
+            .collect(),
         warnings: Vec::new(),
         scenarios: Vec::new(),
     }
@@ -442,7 +447,14 @@ fn finish_document(run: &mut RunDocument) {
         .scenarios
         .iter()
         .filter(|s| s.load == "none")
-        .filter_map(|s| s.outcome.result.as_ref()?.cpu.work_ratio);
+        .filter_map(|s| {
+            s.outcome
+                .result
+                .as_ref()?
+                .figures
+                .get("work_ratio")
+                .copied()
+        });
     if let Some(worst) = idle_ratios.max_by(|a, b| (a - 1.0).abs().total_cmp(&(b - 1.0).abs())) {
         if (worst - 1.0).abs() > CALIBRATION_DRIFT_LIMIT {
             run.warnings.push(Warning::new(

@@ -7,11 +7,12 @@ use super::interrupt::{Interrupt, Interrupted};
 use super::protocol::{window_command, LoadSample, WorkerMessage, WorkerSpec};
 use super::supervise::{EventKind, WorkerGroup};
 use super::workspace::RUN_MARKER_VAR;
+use crate::figures::ProbeResult;
 use crate::load::{LoadDef, LoadMix, LoadPart};
 use crate::measure::clock::now_ns;
 use crate::measure::sched::SchedRequest;
 use crate::probe::{ProbeDef, Window, WorkParams};
-use crate::report::schema::{LoadWork, Measurement, ProbeResult, ScenarioResult, ScenarioStatus};
+use crate::report::schema::{LoadWork, Measurement, ScenarioResult, ScenarioStatus};
 use crate::system::telemetry::{Sampler, ScenarioTelemetry};
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
@@ -104,6 +105,7 @@ pub fn run_scenario(
         scenario.probe.name.to_string(),
         scenario.load.name.clone(),
         measurement,
+        &scenario.probe.sheet(),
     ))
 }
 

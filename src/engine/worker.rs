@@ -3,6 +3,7 @@
 //! worker works until its stdin closes, counting work inside the window.
 
 use super::protocol::{parse_window_command, LoadSample, WorkerMessage, WorkerSpec};
+use crate::figures::ProbeResult;
 use crate::load::{self, Load, LoadContext};
 use crate::measure::clock::{now_ns, process_and_children_cpu_ns};
 use crate::measure::sched::{self, SchedRequest};
@@ -78,7 +79,8 @@ fn run_probe(
     send(&WorkerMessage::Ready {
         window: Some(window),
     });
-    let mut result = probe.measure(window, applied);
+    let measured = probe.measure(window);
+    let mut result = ProbeResult::new(&def.sheet(), measured.tally, measured.batches, applied);
     result.usage = telemetry::self_usage();
     send(&WorkerMessage::ProbeDone {
         result: Box::new(result),

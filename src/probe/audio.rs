@@ -14,7 +14,7 @@ pub const SHAPE: PeriodicShape = PeriodicShape {
 pub const DEF: ProbeDef = ProbeDef {
     name: "audio",
     summary: "audio player: 50 ms period, 5 % CPU per period",
-    frame_rate: false,
+    sheet: super::periodic::sheet,
     build: |params| Ok(PeriodicProbe::boxed(SHAPE, params)),
     default: super::always,
 };

@@ -20,7 +20,7 @@ pub fn shape(params: &WorkParams) -> Result<PeriodicShape, String> {
 pub const DEF: ProbeDef = ProbeDef {
     name: "custom",
     summary: "your own periodic task: --custom-cpu PCT every --custom-interval US",
-    frame_rate: false,
+    sheet: super::periodic::sheet,
     build: |params| Ok(PeriodicProbe::boxed(shape(params)?, params)),
     default: |params| params.custom.is_some(),
 };

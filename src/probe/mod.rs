@@ -3,13 +3,14 @@
 
 pub mod audio;
 pub mod custom;
+mod frame_figures;
 pub mod gaming;
 pub mod periodic;
 pub mod video;
 pub mod x;
 
-use crate::measure::sched::SchedApplied;
-use crate::report::schema::{CustomShape, ProbeResult};
+use crate::figures::{Measured, ProbeSheet};
+use crate::report::schema::CustomShape;
 use serde::{Deserialize, Serialize};
 
 /// Parameters of the work probes and loads do, fixed for a whole run.
@@ -70,8 +71,9 @@ pub struct Window {
 /// locks its memory, so measuring never page-faults or allocates.
 pub trait Probe {
     /// Runs the simulated task from `window.start_ns` until `window.end_ns`
-    /// (frames begun before the end are finished) and returns its figures.
-    fn measure(self: Box<Self>, window: Window, sched: SchedApplied) -> ProbeResult;
+    /// (work begun before the end is finished) and returns what it counted;
+    /// the figures are derived from that by the probe's sheet.
+    fn measure(self: Box<Self>, window: Window) -> Measured;
 }
 
 /// A probe's entry in the registry.
@@ -79,14 +81,21 @@ pub struct ProbeDef {
     pub name: &'static str,
     /// One line for `feelbench list` and table headers.
     pub summary: &'static str,
-    /// True for probes judged by frame rate (no deadlines), false for
-    /// probes judged by deadlines.
-    pub frame_rate: bool,
+    /// Its figures and table, given its summary (see [`ProbeDef::sheet`]).
+    pub sheet: fn(&str) -> ProbeSheet,
     /// Builds the probe; fails (with a message for the user) when a needed
     /// parameter is missing.
     pub build: fn(&WorkParams) -> Result<Box<dyn Probe>, String>,
     /// Whether `feelbench run` includes it without being asked.
     pub default: fn(&WorkParams) -> bool,
+}
+
+impl ProbeDef {
+    /// The probe's figures and table: what every run document that
+    /// measured it stores, and every renderer reads.
+    pub fn sheet(&self) -> ProbeSheet {
+        (self.sheet)(self.summary)
+    }
 }
 
 /// Every probe, in the order they are run and listed.
@@ -95,6 +104,24 @@ pub static PROBES: &[ProbeDef] = &[x::DEF, audio::DEF, video::DEF, gaming::DEF, 
 /// The probe called `name`.
 pub fn find(name: &str) -> Option<&'static ProbeDef> {
     PROBES.iter().find(|p| p.name == name)
+}
+
+/// The declarations of the probe called `name`, for reading runs whose
+/// documents do not carry them (schema version 1).
+pub fn sheet_of(name: &str) -> Option<ProbeSheet> {
+    find(name).map(ProbeDef::sheet)
+}
+
+/// The keys of the figures the probes declare, in registry order without
+/// repeats; `compared_only`: only those compared by default.
+pub fn figure_keys(compared_only: bool) -> Vec<String> {
+    let mut keys: Vec<String> = Vec::new();
+    for def in PROBES.iter().flat_map(|p| p.sheet().figures) {
+        if (def.compared || !compared_only) && !keys.contains(&def.key) {
+            keys.push(def.key);
+        }
+    }
+    keys
 }
 
 /// Included by default.

@@ -14,7 +14,7 @@ pub const SHAPE: PeriodicShape = PeriodicShape {
 pub const DEF: ProbeDef = ProbeDef {
     name: "video",
     summary: "video player: 60 frames/s, 40 % CPU per frame",
-    frame_rate: false,
+    sheet: super::periodic::sheet,
     build: |params| Ok(PeriodicProbe::boxed(SHAPE, params)),
     default: super::always,
 };

@@ -17,7 +17,7 @@ pub const SHAPE: PeriodicShape = PeriodicShape {
 pub const DEF: ProbeDef = ProbeDef {
     name: "x",
     summary: "desktop window drag: 10 ms events, CPU sweeping 0 -> 100 %",
-    frame_rate: false,
+    sheet: super::periodic::sheet,
     build: |params| Ok(PeriodicProbe::boxed(SHAPE, params)),
     default: super::always,
 };

@@ -2,6 +2,7 @@
 //! reads that tell a foreign, corrupt or too-new file apart.
 
 use super::schema::{RunDocument, SCHEMA_FAMILY, SCHEMA_MAJOR};
+use super::v1::SheetLookup;
 use anyhow::Context as _;
 use std::io::Write as _;
 use std::path::{Path, PathBuf};
@@ -67,16 +68,18 @@ pub fn write_run(path: &Path, run: &RunDocument) -> anyhow::Result<()> {
     write_atomically(path, text.as_bytes())
 }
 
-/// Reads a run document, checking its schema family and major version first.
-pub fn read_run(path: &Path) -> Result<RunDocument, RunFileError> {
+/// Reads a run document, checking its schema family and major version
+/// first; a version 1 document is upgraded, with the declarations of its
+/// probes from `sheets`.
+pub fn read_run(path: &Path, sheets: SheetLookup) -> Result<RunDocument, RunFileError> {
     let text = std::fs::read_to_string(path).map_err(|source| RunFileError::Read {
         path: path.to_path_buf(),
         source,
     })?;
-    parse_run(path, &text)
+    parse_run(path, &text, sheets)
 }
 
-fn parse_run(path: &Path, text: &str) -> Result<RunDocument, RunFileError> {
+fn parse_run(path: &Path, text: &str, sheets: SheetLookup) -> Result<RunDocument, RunFileError> {
     let path = path.to_path_buf();
     let value: serde_json::Value =
         serde_json::from_str(text).map_err(|source| RunFileError::NotJson {
@@ -95,8 +98,16 @@ fn parse_run(path: &Path, text: &str) -> Result<RunDocument, RunFileError> {
             path,
             found: schema.to_string(),
         }),
-        Some(_) => {
-            serde_json::from_value(value).map_err(|source| RunFileError::Damaged { path, source })
+        Some(major) => {
+            let damaged = |source| RunFileError::Damaged {
+                path: path.clone(),
+                source,
+            };
+            let value = match major {
+                1 => super::v1::upgrade(value, sheets).map_err(damaged)?,
+                _ => value,
+            };
+            serde_json::from_value(value).map_err(damaged)
         }
     }
 }
@@ -118,6 +129,7 @@ mod tests {
     #[test]
     fn foreign_corrupt_and_newer_files_are_told_apart() {
         let p = Path::new("x.json");
+        let parse_run = |p: &Path, text: &str| parse_run(p, text, &|_: &str| None);
         assert!(matches!(
             parse_run(p, "{oops"),
             Err(RunFileError::NotJson { .. })
@@ -127,12 +139,15 @@ mod tests {
             Err(RunFileError::Foreign { .. })
         ));
         assert!(matches!(
-            parse_run(p, r#"{"schema": "feelbench.run/2"}"#),
+            parse_run(p, r#"{"schema": "feelbench.run/3"}"#),
             Err(RunFileError::TooNew { .. })
         ));
-        assert!(matches!(
-            parse_run(p, r#"{"schema": "feelbench.run/1"}"#),
-            Err(RunFileError::Damaged { .. })
-        ));
+        for version in [1, 2] {
+            let text = format!(r#"{{"schema": "feelbench.run/{version}"}}"#);
+            assert!(matches!(
+                parse_run(p, &text),
+                Err(RunFileError::Damaged { .. })
+            ));
+        }
     }
 }

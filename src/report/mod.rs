@@ -2,11 +2,14 @@
 //! and the renderers that turn it into tables, CSV and Markdown.
 
 pub mod csv;
+pub mod estimate;
+pub mod figure;
 pub mod file;
 pub mod markdown;
 pub mod merge;
 pub mod schema;
 pub mod table;
+pub mod v1;
 
 #[cfg(test)]
 pub(crate) mod fixture;
@@ -38,7 +41,7 @@ mod tests {
             serde_json::from_str::<super::schema::RunDocument>(&text).unwrap(),
             run
         );
-        assert!(text.starts_with(r#"{"schema":"feelbench.run/1""#));
+        assert!(text.starts_with(r#"{"schema":"feelbench.run/2""#));
     }
 
     #[test]

@@ -6,6 +6,7 @@ use super::MergeProblem;
 use crate::report::schema::{
     Measurement, RunDocument, RunInfo, RunSettingsRecord, ScenarioResult, ToolInfo, SCHEMA,
 };
+use std::collections::BTreeMap;
 use std::path::PathBuf;
 
 /// Why runs cannot be merged.
@@ -62,20 +63,30 @@ pub fn merge_runs(
             });
         }
     }
+    let mut probes = BTreeMap::new();
+    for (_, run) in runs.iter().rev() {
+        probes.extend(run.probes.clone());
+    }
     let scenarios = gather(runs)
         .into_iter()
         .map(|g| {
-            ScenarioResult::from_measurements(g.probe.clone(), g.load.clone(), g.measurements)
-                .map_err(|e| {
-                    let (run, place) = g.origins[e.repeat];
-                    RunsMergeError::Scenario {
-                        path: runs[run].0.clone(),
-                        probe: g.probe,
-                        load: g.load,
-                        measurement: place + 1,
-                        problem: e.problem,
-                    }
-                })
+            let sheet = probes.get(&g.probe).cloned().unwrap_or_default();
+            ScenarioResult::from_measurements(
+                g.probe.clone(),
+                g.load.clone(),
+                g.measurements,
+                &sheet,
+            )
+            .map_err(|e| {
+                let (run, place) = g.origins[e.repeat];
+                RunsMergeError::Scenario {
+                    path: runs[run].0.clone(),
+                    probe: g.probe,
+                    load: g.load,
+                    measurement: place + 1,
+                    problem: e.problem,
+                }
+            })
         })
         .collect::<Result<_, _>>()?;
     let documents: Vec<&RunDocument> = runs.iter().map(|(_, run)| run).collect();
@@ -98,6 +109,7 @@ pub fn merge_runs(
             repeats: documents.iter().map(|r| r.settings.repeats).sum(),
             ..first.settings.clone()
         },
+        probes,
         warnings,
         scenarios,
     })
@@ -165,7 +177,7 @@ fn merged_info(runs: &[&RunDocument], command_line: Vec<String>) -> RunInfo {
 
 #[cfg(test)]
 mod tests {
-    use super::super::tests::{failed, ok, periodic};
+    use super::super::tests::{failed, ok, periodic, sheet};
     use super::*;
     use crate::report::fixture;
     use crate::report::schema::{ScenarioStatus, Warning, WarningCode};
@@ -184,6 +196,7 @@ mod tests {
                 periodic(1.0, &vec![10; frames], 0, frames as u64),
                 vec![],
             )],
+            &sheet(),
         )
         .unwrap()];
         run
@@ -192,7 +205,7 @@ mod tests {
     #[test]
     fn scenarios_gather_every_measurement_in_run_order() {
         let mut a = run_of("none", 2);
-        a.scenarios[0].add_repeat(failed("boom")).unwrap();
+        a.scenarios[0].add_repeat(failed("boom"), &sheet()).unwrap();
         a.settings.repeats = 2;
         let mut b = run_of("none", 3);
         b.scenarios.push(run_of("burn", 4).scenarios.remove(0));
@@ -207,7 +220,10 @@ mod tests {
         assert_eq!(none.repeats[..2], a.scenarios[0].repeats[..]);
         assert_eq!(none.repeats[2], b.scenarios[0].outcome);
         assert_eq!(none.outcome.status, ScenarioStatus::Ok);
-        assert_eq!(none.outcome.result.as_ref().unwrap().frames.executed, 5);
+        assert_eq!(
+            none.outcome.result.as_ref().unwrap().figures["frames_executed"],
+            5.0
+        );
         let burn = &merged.scenarios[1];
         assert_eq!(
             *burn, b.scenarios[1],
@@ -267,7 +283,8 @@ mod tests {
     fn a_damaged_measurement_names_its_file_and_place() {
         let a = run_of("none", 1);
         let mut b = run_of("none", 1);
-        b.scenarios[0].outcome.result.as_mut().unwrap().histogram = "???".into();
+        let result = b.scenarios[0].outcome.result.as_mut().unwrap();
+        result.tally.samples.get_mut("latency").unwrap().histogram = "???".into();
         let err = merge_runs(&[named("a.json", a), named("b.json", b)], vec![])
             .unwrap_err()
             .to_string();
