@@ -45,7 +45,7 @@ impl Samples {
 #[error("its {name} histogram is damaged: {error}")]
 pub struct TallyError {
     pub name: String,
-    pub error: HistogramDecodeError,
+    pub error: Box<HistogramDecodeError>,
 }
 
 /// Named distributions, counts and maxima of one measurement or of one of
@@ -115,7 +115,7 @@ impl Tally {
             for (name, samples) in &tally.samples {
                 let decoded = samples.decode().map_err(|error| TallyError {
                     name: name.clone(),
-                    error,
+                    error: Box::new(error),
                 })?;
                 let entry = histograms.entry(name.clone()).or_default();
                 entry.0.add(&decoded);

@@ -197,7 +197,7 @@ pub fn sheet(summary: &str) -> ProbeSheet {
     ]);
     ProbeSheet {
         summary: summary.to_string(),
-        columns: vec![
+        columns: [
             latency_columns(),
             vec![column("Deadlines met %", &["deadlines"], 16)],
         ]

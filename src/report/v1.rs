@@ -134,6 +134,7 @@ fn convert(old: ResultV1) -> ProbeResult {
     let mut tally = Tally::default()
         .with_count("measured_s", old.measured_s)
         .with_count("executed", old.frames.executed as f64)
+        .with_count("dropped", old.frames.dropped as f64)
         .with_count("cpu_wanted_ms", old.cpu.wanted_ms)
         .with_count("cpu_received_ms", old.cpu.received_ms);
     let executed = old.frames.executed;
@@ -156,7 +157,6 @@ fn convert(old: ResultV1) -> ProbeResult {
     if let Some(d) = &old.deadlines {
         let late = executed.saturating_sub(d.met) as f64;
         tally = tally
-            .with_count("dropped", old.frames.dropped as f64)
             .with_count("periods", d.total as f64)
             .with_count("met", d.met as f64)
             .with_count("late_frames", late)
@@ -224,7 +224,6 @@ fn figures(
     }
     if let Some(d) = deadlines {
         figures.extend([
-            ("frames_dropped", Some(frames.dropped as f64)),
             ("deadlines_total", Some(d.total as f64)),
             ("deadlines_met", Some(d.met as f64)),
             ("deadlines_met_pct", Some(d.met_pct)),
