@@ -208,8 +208,10 @@ fn figures(
     cpu: &CpuV1,
     gaming: &Option<GamingV1>,
 ) -> BTreeMap<String, f64> {
-    let mut figures: Vec<(&str, Option<f64>)> =
-        vec![("frames_executed", Some(frames.executed as f64))];
+    let mut figures: Vec<(&str, Option<f64>)> = vec![
+        ("frames_executed", Some(frames.executed as f64)),
+        ("frames_dropped", Some(frames.dropped as f64)),
+    ];
     if let Some(l) = latency {
         figures.extend([
             ("samples", Some(l.samples as f64)),
