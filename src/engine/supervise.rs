@@ -20,10 +20,10 @@ pub enum SpawnError {
     #[error("cannot find the feelbench executable to start a worker: {0}")]
     Executable(std::io::Error),
     /// The process (or the thread reading it) could not be started.
-    #[error("cannot start worker {label}: {source}")]
+    #[error("cannot start worker {label}: {error}")]
     Spawn {
         label: String,
-        source: std::io::Error,
+        error: std::io::Error,
     },
 }
 
@@ -104,9 +104,9 @@ impl WorkerGroup {
                 Ok(())
             });
         }
-        let mut child = command.spawn().map_err(|source| SpawnError::Spawn {
+        let mut child = command.spawn().map_err(|error| SpawnError::Spawn {
             label: label.clone(),
-            source,
+            error,
         })?;
         let index = self.workers.len();
         self.pgid.get_or_insert(Pid::from_raw(child.id() as i32));
@@ -121,7 +121,7 @@ impl WorkerGroup {
         std::thread::Builder::new()
             .name(format!("fb-read-{index}"))
             .spawn(move || forward_lines(index, stdout, tx))
-            .map_err(|source| SpawnError::Spawn { label, source })?;
+            .map_err(|error| SpawnError::Spawn { label, error })?;
         Ok(index)
     }
 

@@ -31,9 +31,9 @@ pub struct Pressure {
 pub fn read_pressure(proc_root: &Path, resource: &str) -> Result<Option<Pressure>, ProcError> {
     let (path, text) = match read(proc_root.join("pressure").join(resource)) {
         Ok(read) => read,
-        Err(ProcError::Read { source, .. })
-            if source.kind() == std::io::ErrorKind::NotFound
-                || source.raw_os_error() == Some(libc::EOPNOTSUPP) =>
+        Err(ProcError::Read { error, .. })
+            if error.kind() == std::io::ErrorKind::NotFound
+                || error.raw_os_error() == Some(libc::EOPNOTSUPP) =>
         {
             return Ok(None)
         }

@@ -21,9 +21,9 @@ pub fn read_optional(path: &Path) -> Result<Option<String>, procfs::ProcError> {
     match std::fs::read_to_string(path) {
         Ok(text) => Ok(Some(text)),
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
-        Err(source) => Err(procfs::ProcError::Read {
+        Err(error) => Err(procfs::ProcError::Read {
             path: path.to_path_buf(),
-            source,
+            error,
         }),
     }
 }

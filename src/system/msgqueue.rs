@@ -135,7 +135,7 @@ pub fn find_leftovers(proc_root: &Path, uid: u32) -> Result<Vec<Leftover>, ProcE
     let text = match std::fs::read_to_string(&path) {
         Ok(text) => text,
         Err(e) if e.kind() == ErrorKind::NotFound => return Ok(Vec::new()),
-        Err(source) => return Err(ProcError::Read { path, source }),
+        Err(error) => return Err(ProcError::Read { path, error }),
     };
     let mut found = Vec::new();
     // Columns: key msqid perms cbytes qnum lspid lrpid uid gid cuid cgid ...

@@ -8,10 +8,10 @@ use std::path::{Path, PathBuf};
 #[derive(Debug, thiserror::Error)]
 pub enum ProcError {
     /// The file could not be read.
-    #[error("cannot read {path}: {source}")]
+    #[error("cannot read {path}: {error}")]
     Read {
         path: PathBuf,
-        source: std::io::Error,
+        error: std::io::Error,
     },
     /// A line did not have the expected shape.
     #[error("{path}: cannot parse line {line:?}")]
@@ -21,7 +21,7 @@ pub enum ProcError {
 pub(crate) fn read(path: PathBuf) -> Result<(PathBuf, String), ProcError> {
     match std::fs::read_to_string(&path) {
         Ok(text) => Ok((path, text)),
-        Err(source) => Err(ProcError::Read { path, source }),
+        Err(error) => Err(ProcError::Read { path, error }),
     }
 }
 
