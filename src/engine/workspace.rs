@@ -4,6 +4,7 @@
 //! listed in a small state record so that the next feelbench can undo it
 //! after the orchestrator was SIGKILLed.
 
+use crate::system::atomic::write_atomically;
 use anyhow::Context as _;
 use nix::sys::signal::{kill, Signal};
 use nix::unistd::Pid;
@@ -128,7 +129,8 @@ impl Workspace {
                 .with_context(|| format!("cannot make {}", parent.display()))?;
         }
         let text = serde_json::to_string_pretty(&self.footprint)?;
-        crate::report::file::write_atomically(path, text.as_bytes())
+        write_atomically(path, text.as_bytes())?;
+        Ok(())
     }
 }
 

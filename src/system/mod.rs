@@ -1,6 +1,7 @@
 //! What feelbench knows about the machine it runs on. Every reader takes the
 //! root of the /proc (or /sys) tree, so tests can feed it captured files.
 
+pub mod atomic;
 pub mod cgroup;
 pub mod counters;
 pub mod environment;
