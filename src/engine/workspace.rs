@@ -5,6 +5,7 @@
 //! after the orchestrator was SIGKILLed.
 
 use crate::system::atomic::write_atomically;
+use crate::system::procfs;
 use anyhow::Context as _;
 use nix::sys::signal::{kill, Signal};
 use nix::unistd::Pid;
@@ -44,13 +45,12 @@ pub fn records_dir() -> Option<PathBuf> {
     crate::measure::calibrate::cache_dir().map(|d| d.join("runs"))
 }
 
-/// This process's start time in clock ticks after boot (field 22 of
-/// /proc/PID/stat); `None` when the process does not exist.
+/// Process `pid`'s start time in clock ticks after boot; `None` when the
+/// process does not exist.
 fn start_ticks(pid: u32) -> Option<u64> {
-    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
-    // The command name (field 2) may contain spaces; fields resume after ')'.
-    let after_name = &stat[stat.rfind(')')? + 1..];
-    after_name.split_whitespace().nth(19)?.parse().ok()
+    procfs::read_process_stat(Path::new("/proc"), pid)
+        .ok()
+        .map(|stat| stat.start_ticks)
 }
 
 impl Workspace {

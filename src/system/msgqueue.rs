@@ -5,7 +5,7 @@
 //! [`KEY_TAG`] in the top byte, the maker's pid below. A queue whose maker is
 //! gone is left over, and [`remove_leftovers`] removes it.
 
-use super::procfs::ProcError;
+use super::procfs::{read_process_stat, ProcError};
 use std::io::{Error, ErrorKind};
 use std::path::Path;
 
@@ -162,12 +162,7 @@ pub fn find_leftovers(proc_root: &Path, uid: u32) -> Result<Vec<Leftover>, ProcE
 
 /// Whether process `pid` is in `<proc_root>` and not a zombie.
 fn is_running(proc_root: &Path, pid: u32) -> bool {
-    let stat = std::fs::read_to_string(proc_root.join(format!("{pid}/stat"))).unwrap_or_default();
-    // The state follows the command name, which may hold spaces and ')'.
-    let state = stat
-        .rfind(')')
-        .and_then(|end| stat[end + 1..].split_whitespace().next());
-    matches!(state, Some(state) if state != "Z" && state != "X")
+    read_process_stat(proc_root, pid).is_ok_and(|stat| stat.is_running())
 }
 
 /// Removes this user's left-over feelbench queues; returns one line per
@@ -210,7 +205,9 @@ mod tests {
         for (pid, state) in processes {
             let dir = root.path().join(pid.to_string());
             std::fs::create_dir(&dir).unwrap();
-            let stat = format!("{pid} (fb-load (x)) {state} 1 {pid} {pid} 0 -1 4194560");
+            let stat = format!(
+                "{pid} (fb-load (x)) {state} 1 {pid} {pid} 0 -1 4194560 0 0 0 0 1 1 0 0 20 0 1 0 5 0"
+            );
             std::fs::write(dir.join("stat"), stat).unwrap();
         }
         root
