@@ -4,8 +4,9 @@
 //! `window START END` (the measurement window) and end of file (stop).
 
 use crate::measure::sched::SchedRequest;
-use crate::probe::{Window, WorkParams};
+use crate::measure::window::Window;
 use crate::report::schema::ProbeResult;
+use crate::sim::WorkParams;
 use crate::system::telemetry::ProcessUsage;
 use serde::{Deserialize, Serialize};
 use std::path::PathBuf;

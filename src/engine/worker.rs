@@ -6,8 +6,9 @@ use super::protocol::{parse_window_command, LoadSample, WorkerMessage, WorkerSpe
 use crate::load::{self, Load, LoadContext};
 use crate::measure::clock::{now_ns, process_and_children_cpu_ns};
 use crate::measure::sched::{self, SchedRequest};
-use crate::measure::window::{Counters, WindowMeter};
-use crate::probe::{self, Window, WorkParams};
+use crate::measure::window::{Counters, Window, WindowMeter};
+use crate::probe;
+use crate::sim::WorkParams;
 use crate::system::{cgroup, procfs, telemetry};
 use std::io::{BufRead as _, Write as _};
 use std::path::Path;

@@ -21,7 +21,7 @@ pub const DEF: LoadDef = LoadDef {
             loops_per_slice: loops_for_ns(context.params.loops_per_ms, SLICE_CPU_NS).max(1),
         }))
     },
-    default: crate::probe::always,
+    default: super::always,
 };
 
 struct Burn {

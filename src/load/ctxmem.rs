@@ -14,7 +14,7 @@
 
 use super::helpers::Helpers;
 use super::{Load, LoadContext, LoadDef};
-use crate::probe::WorkParams;
+use crate::sim::WorkParams;
 use crate::system::msgqueue::MessageQueue;
 use std::hint::black_box;
 use std::sync::atomic::{AtomicU64, Ordering};

@@ -13,7 +13,7 @@
 
 use super::helpers::Helpers;
 use super::LoadDef;
-use crate::probe::WorkParams;
+use crate::sim::WorkParams;
 use std::io::{ErrorKind, Read as _, Write as _};
 use std::os::unix::net::UnixStream;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -49,7 +49,7 @@ pub const DEF: LoadDef = LoadDef {
         }
         Ok(Box::new(helpers))
     },
-    default: crate::probe::always,
+    default: super::always,
 };
 
 /// Groups to run: one per CPU, as many as fit in the memory share, at least one.

@@ -17,7 +17,7 @@
 
 use super::{Load, LoadDef};
 use crate::measure::clock::now_ns;
-use crate::probe::WorkParams;
+use crate::sim::WorkParams;
 use memmap2::MmapMut;
 
 /// The largest block mapped at once.

@@ -1,8 +1,14 @@
-//! Loads: the background work a probe is measured under. Each load is a file
-//! here plus one line in [`LOADS`]; the engine only sees [`Load`]. A load runs
-//! in one or more worker processes, each repeating [`Load::step`] until it is
-//! told to stop, and counts the work it gets done. Loads compose: a scenario's
-//! load is a [`LoadMix`] such as `burn+write`, whose parts run side by side.
+//! Loads: the background work a probe is measured under. Each load is a
+//! registry entry ([`LoadDef`]) in a file here plus one line in [`LOADS`];
+//! loads that differ only in a setting share a file (`periodic.rs` holds
+//! `video`, `x` and `custom`, `write.rs` the three writers, `ctxmem.rs` both
+//! rings), and `disk.rs` and `helpers.rs` hold what several loads use. The
+//! engine only sees [`Load`]. A load runs in one or more worker processes,
+//! each repeating [`Load::step`] until it is told to stop, and counts the
+//! work it gets done. Loads compose: a scenario's load is a
+//! [`LoadMix`] such as `burn+write`, whose parts run side by side. A load
+//! never knows which probe runs; the simulated work it shares with the
+//! probes lives below both, in `sim`.
 
 pub mod burn;
 pub mod cmd;
@@ -12,12 +18,12 @@ pub mod hack;
 mod helpers;
 pub mod memload;
 pub mod none;
+pub mod periodic;
 pub mod read;
-pub mod sim;
 pub mod spawn;
 pub mod write;
 
-use crate::probe::WorkParams;
+use crate::sim::WorkParams;
 use std::path::PathBuf;
 
 /// Background work, done in short slices.
@@ -73,9 +79,9 @@ pub struct LoadDef {
 pub static LOADS: &[LoadDef] = &[
     none::DEF,
     burn::DEF,
-    sim::VIDEO,
-    sim::X,
-    sim::CUSTOM,
+    periodic::VIDEO,
+    periodic::X,
+    periodic::CUSTOM,
     write::WRITE,
     write::SMALLWRITE,
     write::LARGEWRITE,
@@ -105,6 +111,11 @@ pub fn find(name: &str) -> Option<&'static LoadDef> {
 /// user.
 pub fn remove_leftovers() -> Vec<String> {
     crate::system::msgqueue::remove_leftovers(std::path::Path::new("/proc"))
+}
+
+/// Included by default.
+pub(crate) fn always(_: &WorkParams) -> bool {
+    true
 }
 
 /// No disk needed.

@@ -12,5 +12,5 @@ pub const DEF: LoadDef = LoadDef {
     check: super::no_check,
     processes: |_| 0,
     build: |_| Err("the none load has no processes".to_string()),
-    default: crate::probe::always,
+    default: super::always,
 };

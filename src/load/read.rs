@@ -12,7 +12,7 @@
 
 use super::disk::{bypass_cache, drop_cached_pages, mb, unnamed_file, AlignedBuf, Passes};
 use super::{Load, LoadContext, LoadDef};
-use crate::probe::WorkParams;
+use crate::sim::WorkParams;
 use std::fs::File;
 use std::os::unix::fs::FileExt as _;
 
@@ -32,7 +32,7 @@ pub const DEF: LoadDef = LoadDef {
     disk_bytes: file_bytes,
     check: super::no_check,
     build: Reader::boxed,
-    default: crate::probe::always,
+    default: super::always,
 };
 
 /// Size of the file read: `--file-size` capped at [`MAX_FILE_BYTES`], in

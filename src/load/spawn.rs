@@ -29,7 +29,7 @@ pub const DEF: LoadDef = LoadDef {
         spawn_once()?;
         Ok(Box::new(Spawn))
     },
-    default: crate::probe::always,
+    default: super::always,
 };
 
 struct Spawn;

@@ -19,7 +19,7 @@
 
 use super::disk::{mb, unnamed_file, AlignedBuf, Passes};
 use super::{Load, LoadContext, LoadDef};
-use crate::probe::WorkParams;
+use crate::sim::WorkParams;
 use std::fs::File;
 use std::os::unix::fs::FileExt as _;
 
@@ -31,7 +31,7 @@ pub const WRITE: LoadDef = variant(
     "write",
     "streams a file of --file-size with 1 MiB buffered writes, over and over (interbench Write)",
     |context| Writer::boxed(context, MIB),
-    crate::probe::always,
+    super::always,
 );
 
 /// Registry entry of `smallwrite`.

@@ -3,13 +3,15 @@
 //! deadlines. Latency is the part of a frame's wall time in which it did not
 //! run; the figures are frames per second and the 1 % low.
 
-use super::{Probe, ProbeDef, Window, WorkParams};
+use super::{Probe, ProbeDef};
 use crate::measure::batches::{batch_of, batch_seconds, BatchLatency, BATCHES};
 use crate::measure::clock::{now_ns, sleep_until_ns, thread_cpu_ns};
 use crate::measure::latency::LatencyHistogram;
 use crate::measure::sched::SchedApplied;
+use crate::measure::window::Window;
 use crate::measure::work::{burn_loops, loops_for_ns};
 use crate::report::schema::{Batch, CpuFigures, FrameCounts, GamingFigures, ProbeResult};
+use crate::sim::WorkParams;
 
 /// CPU work of one frame: what a 60 frames/s game spends per frame.
 pub const FRAME_CPU_NS: u64 = 16_666_667;

@@ -1,12 +1,11 @@
-//! The periodic simulations as loads (interbench's Video, X and Custom loads):
-//! the same frames the probes run, repeated until stopped; the work is the
-//! number of frames done.
+//! `video`, `x` and `custom`: the periodic simulations as loads (interbench's
+//! Video, X and Custom loads): the same frames the probes of those names run
+//! (see `sim::shapes`), repeated until stopped; the work is the number of
+//! frames done.
 
 use super::{Load, LoadDef};
-use crate::measure::clock::now_ns;
-use crate::measure::frames::FrameAccount;
-use crate::probe::periodic::{FrameRunner, PeriodicShape};
-use crate::probe::{Window, WorkParams};
+use crate::sim::periodic::{FrameRunner, PeriodicShape};
+use crate::sim::{shapes, WorkParams};
 
 /// `video` as a load.
 pub const VIDEO: LoadDef = LoadDef {
@@ -17,8 +16,8 @@ pub const VIDEO: LoadDef = LoadDef {
     disk_bytes: super::no_disk,
     check: super::no_check,
     processes: |_| 1,
-    build: |context| Ok(SimLoad::boxed(crate::probe::video::SHAPE, &context.params)),
-    default: crate::probe::always,
+    build: |context| Ok(PeriodicLoad::boxed(shapes::VIDEO, &context.params)),
+    default: super::always,
 };
 
 /// `x` as a load.
@@ -30,8 +29,8 @@ pub const X: LoadDef = LoadDef {
     disk_bytes: super::no_disk,
     check: super::no_check,
     processes: |_| 1,
-    build: |context| Ok(SimLoad::boxed(crate::probe::x::SHAPE, &context.params)),
-    default: crate::probe::always,
+    build: |context| Ok(PeriodicLoad::boxed(shapes::X, &context.params)),
+    default: super::always,
 };
 
 /// `custom` as a load.
@@ -41,32 +40,28 @@ pub const CUSTOM: LoadDef = LoadDef {
     unit: "frames",
     takes_arg: false,
     disk_bytes: super::no_disk,
-    check: |params, _| crate::probe::custom::shape(params).map(drop),
+    check: |params, _| shapes::custom(params).map(drop),
     processes: |_| 1,
     build: |context| {
-        let shape = crate::probe::custom::shape(&context.params)?;
-        Ok(SimLoad::boxed(shape, &context.params))
+        let shape = shapes::custom(&context.params)?;
+        Ok(PeriodicLoad::boxed(shape, &context.params))
     },
     default: |params| params.custom.is_some(),
 };
 
-struct SimLoad {
+struct PeriodicLoad {
     runner: FrameRunner,
 }
 
-impl SimLoad {
+impl PeriodicLoad {
     fn boxed(shape: PeriodicShape, params: &WorkParams) -> Box<dyn Load> {
-        let window = Window {
-            start_ns: now_ns(),
-            end_ns: u64::MAX / 4,
-        };
         Box::new(Self {
-            runner: FrameRunner::new(shape, window, params.loops_per_ms, FrameAccount::default()),
+            runner: FrameRunner::endless(shape, params.loops_per_ms),
         })
     }
 }
 
-impl Load for SimLoad {
+impl Load for PeriodicLoad {
     fn step(&mut self) -> Result<f64, String> {
         Ok(self.runner.run_next_frame().map_or(0.0, |_| 1.0))
     }
