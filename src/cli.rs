@@ -527,7 +527,7 @@ impl Choosable for ProbeDef {
         (self.default)(params)
     }
     fn check(&self, params: &WorkParams) -> Result<(), String> {
-        (self.build)(params).map(drop)
+        (self.build)(params).map(drop).map_err(|e| e.to_string())
     }
 }
 
@@ -601,7 +601,7 @@ fn choose_loads(
     without: &[String],
     params: &WorkParams,
 ) -> Result<Vec<LoadMix>, UsageError> {
-    let parse = |spec: &String| LoadMix::parse(spec).map_err(UsageError);
+    let parse = |spec: &String| LoadMix::parse(spec).map_err(|e| UsageError(e.to_string()));
     let runnable = |l: &&LoadDef| !l.takes_arg && (l.check)(params, None).is_ok();
     let mut chosen: Vec<LoadMix> = match list {
         Some(specs) => specs.iter().map(parse).collect::<Result<_, _>>()?,
@@ -629,7 +629,7 @@ fn choose_loads(
         return Err(UsageError("no load left to run".to_string()));
     }
     for mix in &chosen {
-        mix.check(params).map_err(UsageError)?;
+        mix.check(params).map_err(|e| UsageError(e.to_string()))?;
     }
     Ok(chosen)
 }

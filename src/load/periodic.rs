@@ -3,7 +3,7 @@
 //! (see `sim::shapes`), repeated until stopped; the work is the number of
 //! frames done.
 
-use super::{Load, LoadDef};
+use super::{Load, LoadDef, LoadError};
 use crate::sim::periodic::{FrameRunner, PeriodicShape};
 use crate::sim::{shapes, WorkParams};
 
@@ -40,10 +40,10 @@ pub const CUSTOM: LoadDef = LoadDef {
     unit: "frames",
     takes_arg: false,
     disk_bytes: super::no_disk,
-    check: |params, _| shapes::custom(params).map(drop),
+    check: |params, _| shapes::custom(params).map(drop).map_err(Into::into),
     processes: |_| 1,
     build: |context| {
-        let shape = shapes::custom(&context.params)?;
+        let shape = shapes::custom(&context.params).map_err(super::CheckError::from)?;
         Ok(PeriodicLoad::boxed(shape, &context.params))
     },
     default: |params| params.custom.is_some(),
@@ -62,7 +62,7 @@ impl PeriodicLoad {
 }
 
 impl Load for PeriodicLoad {
-    fn step(&mut self) -> Result<f64, String> {
+    fn step(&mut self) -> Result<f64, LoadError> {
         Ok(self.runner.run_next_frame().map_or(0.0, |_| 1.0))
     }
 }

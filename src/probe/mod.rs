@@ -14,7 +14,7 @@ pub mod x;
 use crate::measure::sched::SchedApplied;
 use crate::measure::window::Window;
 use crate::report::schema::ProbeResult;
-use crate::sim::WorkParams;
+use crate::sim::{SimError, WorkParams};
 
 /// Interactive work that is measured for the length of a window. A probe
 /// allocates everything it records into when it is built, before the worker
@@ -36,9 +36,17 @@ pub struct ProbeDef {
     pub frame_rate: bool,
     /// Builds the probe; fails (with a message for the user) when a needed
     /// parameter is missing.
-    pub build: fn(&WorkParams) -> Result<Box<dyn Probe>, String>,
+    pub build: fn(&WorkParams) -> Result<Box<dyn Probe>, BuildError>,
     /// Whether `feelbench run` includes it without being asked.
     pub default: fn(&WorkParams) -> bool,
+}
+
+/// Why a probe cannot be built with the run's parameters.
+#[derive(Debug, thiserror::Error)]
+pub enum BuildError {
+    /// The simulation it runs lacks a parameter.
+    #[error(transparent)]
+    Sim(#[from] SimError),
 }
 
 /// Every probe, in the order they are run and listed.

@@ -62,3 +62,11 @@ pub struct CustomShape {
     /// The period, in µs.
     pub interval_us: u64,
 }
+
+/// What the simulated work cannot do with the run's parameters.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum SimError {
+    /// The `custom` task was asked for without its shape.
+    #[error("the custom simulation needs --custom-cpu PCT (-C) and --custom-interval US (-I)")]
+    NoCustomShape,
+}

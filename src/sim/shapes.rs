@@ -3,7 +3,7 @@
 //! and `custom`, whose shape the user gives.
 
 use super::periodic::{CpuDemand, PeriodicShape};
-use super::WorkParams;
+use super::{SimError, WorkParams};
 
 /// `x`: a desktop's display server while a window is grabbed and dragged:
 /// pointer events every 10 ms whose redraw work rises from 0 % to 100 % of
@@ -29,12 +29,43 @@ pub const VIDEO: PeriodicShape = PeriodicShape {
 
 /// `custom`: the shape the user gave with `--custom-cpu` and
 /// `--custom-interval`, or the error saying how to give one.
-pub fn custom(params: &WorkParams) -> Result<PeriodicShape, String> {
-    let custom = params
-        .custom
-        .ok_or("the custom simulation needs --custom-cpu PCT (-C) and --custom-interval US (-I)")?;
+pub fn custom(params: &WorkParams) -> Result<PeriodicShape, SimError> {
+    let custom = params.custom.ok_or(SimError::NoCustomShape)?;
     Ok(PeriodicShape {
         period_ns: custom.interval_us * 1_000,
         cpu: CpuDemand::Share(custom.cpu_pct),
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::sim::CustomShape;
+
+    #[test]
+    fn x_sweeps_from_nothing_to_the_whole_period_and_starts_again() {
+        let wanted: Vec<u64> = [0, 1, 50, 100, 101]
+            .map(|frame| X.cpu_wanted_ns(frame))
+            .to_vec();
+        assert_eq!(wanted, [0, 100_000, 5_000_000, 10_000_000, 0]);
+        assert_eq!(AUDIO.cpu_wanted_ns(7), 2_500_000);
+        assert_eq!(VIDEO.cpu_wanted_ns(0), 6_666_667);
+    }
+
+    #[test]
+    fn custom_takes_the_users_shape_or_says_how_to_give_one() {
+        let params = WorkParams::for_tests();
+        let err = custom(&params).unwrap_err().to_string();
+        assert!(err.contains("--custom-cpu PCT (-C)"), "{err}");
+        let shape = custom(&WorkParams {
+            custom: Some(CustomShape {
+                cpu_pct: 30.0,
+                interval_us: 2_000,
+            }),
+            ..params
+        })
+        .unwrap();
+        assert_eq!(shape.period_ns, 2_000_000);
+        assert_eq!(shape.cpu_wanted_ns(3), 600_000);
+    }
 }

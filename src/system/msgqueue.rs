@@ -25,6 +25,18 @@ fn maker_of(key: libc::key_t) -> Option<u32> {
     (key & !PID_MASK == KEY_TAG).then_some(key & PID_MASK)
 }
 
+/// The queue of this process could not be made.
+#[derive(Debug, thiserror::Error)]
+pub enum QueueError {
+    /// A queue under this process's key, left by a dead process with the
+    /// same pid, could not be removed.
+    #[error("a SysV message queue with key {key:#x} is in the way and cannot be removed: {error}")]
+    InTheWay { key: libc::key_t, error: Error },
+    /// msgget refused.
+    #[error("cannot make a SysV message queue: {error} (the limit is /proc/sys/kernel/msgmni)")]
+    Create { error: Error },
+}
+
 /// What is sent: a message with a type and no text.
 #[repr(C)]
 struct Token {
@@ -41,7 +53,7 @@ impl MessageQueue {
     /// Makes this process's queue, readable and writable by its user only. A
     /// queue under the same key was left by a dead process with this pid,
     /// and is removed first.
-    pub fn create() -> Result<Self, String> {
+    pub fn create() -> Result<Self, QueueError> {
         let key = key_of(std::process::id());
         let create = || {
             // SAFETY: msgget takes only integers.
@@ -55,16 +67,12 @@ impl MessageQueue {
             Err(e) if e.raw_os_error() == Some(libc::EEXIST) => {
                 // SAFETY: msgget takes only integers.
                 let old = unsafe { libc::msgget(key, 0) };
-                remove(old).map_err(|e| {
-                    format!("a SysV message queue with key {key:#x} is in the way and cannot be removed: {e}")
-                })?;
+                remove(old).map_err(|error| QueueError::InTheWay { key, error })?;
                 create()
             }
             other => other,
         }
-        .map_err(|e| {
-            format!("cannot make a SysV message queue: {e} (the limit is /proc/sys/kernel/msgmni)")
-        })
+        .map_err(|error| QueueError::Create { error })
     }
 
     /// Sends a message of type `mtype` (above 0), waiting for room if needed.
