@@ -1,5 +1,7 @@
-//! What feelbench knows about the machine it runs on. Every reader takes the
-//! root of the /proc (or /sys) tree, so tests can feed it captured files.
+//! What feelbench knows about the machine it runs on, and the thin layer over
+//! the system it needs (atomic file writes, cgroups, swap files, SysV message
+//! queues). Every reader takes the root of the /proc (or /sys) tree, so tests
+//! can feed it captured files. It uses no other module of feelbench.
 
 pub mod atomic;
 pub mod cgroup;
