@@ -187,45 +187,48 @@ pub fn clean_leftovers(
         if alive {
             continue;
         }
-        let run = format!("run {} (ended without cleaning up)", footprint.pid);
-        let killed = kill_marked(&footprint.marker);
-        if !killed.is_empty() {
-            done.push(format!(
-                "{run}: killed {} process(es) {killed:?}",
-                killed.len()
-            ));
-        }
-        if let Some(swap) = &footprint.swap_file {
-            match remove_swap(swap) {
-                Ok(()) => done.push(format!(
-                    "{run}: turned off and removed swap file {}",
-                    swap.display()
-                )),
-                Err(e) => done.push(format!(
-                    "{run}: could not remove swap file {}: {e:#}",
-                    swap.display()
-                )),
-            }
-        }
-        if let Some(cgroup) = &footprint.cgroup {
-            match remove_cgroup(cgroup) {
-                Ok(()) => done.push(format!("{run}: removed cgroup {}", cgroup.display())),
-                Err(e) => done.push(format!(
-                    "{run}: could not remove cgroup {}: {e:#}",
-                    cgroup.display()
-                )),
-            }
-        }
-        if footprint.dir.exists() {
-            match std::fs::remove_dir_all(&footprint.dir) {
-                Ok(()) => done.push(format!("{run}: removed {}", footprint.dir.display())),
-                Err(e) => done.push(format!(
-                    "{run}: could not remove {}: {e}",
-                    footprint.dir.display()
-                )),
-            }
-        }
+        done.extend(undo(&footprint, &remove_swap, &remove_cgroup));
         let _ = std::fs::remove_file(&path);
+    }
+    done
+}
+
+/// Undoes what the dead run of `footprint` left; one line per thing done
+/// or that could not be.
+fn undo(
+    footprint: &Footprint,
+    remove_swap: impl Fn(&Path) -> anyhow::Result<()>,
+    remove_cgroup: impl Fn(&Path) -> anyhow::Result<()>,
+) -> Vec<String> {
+    let run = format!("run {} (ended without cleaning up)", footprint.pid);
+    let mut done = Vec::new();
+    let killed = kill_marked(&footprint.marker);
+    if !killed.is_empty() {
+        done.push(format!(
+            "{run}: killed {} process(es) {killed:?}",
+            killed.len()
+        ));
+    }
+    if let Some(swap) = &footprint.swap_file {
+        done.push(match remove_swap(swap) {
+            Ok(()) => format!("{run}: turned off and removed swap file {}", swap.display()),
+            Err(e) => format!(
+                "{run}: could not remove swap file {}: {e:#}",
+                swap.display()
+            ),
+        });
+    }
+    if let Some(cgroup) = &footprint.cgroup {
+        done.push(match remove_cgroup(cgroup) {
+            Ok(()) => format!("{run}: removed cgroup {}", cgroup.display()),
+            Err(e) => format!("{run}: could not remove cgroup {}: {e:#}", cgroup.display()),
+        });
+    }
+    if footprint.dir.exists() {
+        done.push(match std::fs::remove_dir_all(&footprint.dir) {
+            Ok(()) => format!("{run}: removed {}", footprint.dir.display()),
+            Err(e) => format!("{run}: could not remove {}: {e}", footprint.dir.display()),
+        });
     }
     done
 }
