@@ -5,9 +5,9 @@ use crate::compare::{self, CompareOptions};
 use crate::engine::scenario::Scenario;
 use crate::load::{self, LoadDef, LoadMix};
 use crate::measure::sched::SchedRequest;
-use crate::probe::{self, ProbeDef, WorkParams};
+use crate::probe::{self, ProbeDef};
 use crate::report;
-use crate::report::schema::CustomShape;
+use crate::sim::{CustomShape, WorkParams};
 use crate::system::environment;
 use clap::{Args, Parser, Subcommand, ValueEnum};
 use std::path::PathBuf;
@@ -542,7 +542,7 @@ impl Choosable for ProbeDef {
         (self.default)(params)
     }
     fn check(&self, params: &WorkParams) -> Result<(), String> {
-        (self.build)(params).map(drop)
+        (self.build)(params).map(drop).map_err(|e| e.to_string())
     }
 }
 
@@ -616,7 +616,7 @@ fn choose_loads(
     without: &[String],
     params: &WorkParams,
 ) -> Result<Vec<LoadMix>, UsageError> {
-    let parse = |spec: &String| LoadMix::parse(spec).map_err(UsageError);
+    let parse = |spec: &String| LoadMix::parse(spec).map_err(|e| UsageError(e.to_string()));
     let runnable = |l: &&LoadDef| !l.takes_arg && (l.check)(params, None).is_ok();
     let mut chosen: Vec<LoadMix> = match list {
         Some(specs) => specs.iter().map(parse).collect::<Result<_, _>>()?,
@@ -644,7 +644,7 @@ fn choose_loads(
         return Err(UsageError("no load left to run".to_string()));
     }
     for mix in &chosen {
-        mix.check(params).map_err(UsageError)?;
+        mix.check(params).map_err(|e| UsageError(e.to_string()))?;
     }
     Ok(chosen)
 }

@@ -13,6 +13,7 @@ mod measure;
 mod probe;
 mod progress;
 mod report;
+mod sim;
 mod stats;
 mod system;
 

@@ -8,6 +8,8 @@ pub mod report;
 mod rounds;
 pub mod run;
 
+use crate::engine::interrupt::INTERRUPTED_EXIT_CODE;
+
 /// What a command asks the process to exit with.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum ExitCode {
@@ -18,5 +20,5 @@ pub enum ExitCode {
     /// The user's input was wrong.
     Usage = 2,
     /// Stopped by SIGINT or SIGTERM.
-    Interrupted = 130,
+    Interrupted = INTERRUPTED_EXIT_CODE as isize,
 }

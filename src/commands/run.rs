@@ -209,7 +209,10 @@ fn size_the_work(config: &mut RunConfig, workspace: &Workspace) -> anyhow::Resul
             .unwrap_or(ram)
     });
     for scenario in &config.scenarios {
-        scenario.load.check(&config.params).map_err(UsageError)?;
+        scenario
+            .load
+            .check(&config.params)
+            .map_err(|e| UsageError(e.to_string()))?;
     }
     let needed = config
         .scenarios

@@ -5,7 +5,8 @@
 
 use crate::figures::ProbeResult;
 use crate::measure::sched::SchedRequest;
-use crate::probe::{Window, WorkParams};
+use crate::measure::window::Window;
+use crate::sim::WorkParams;
 use crate::system::telemetry::ProcessUsage;
 use serde::{Deserialize, Serialize};
 use std::path::PathBuf;

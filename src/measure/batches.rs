@@ -3,7 +3,7 @@
 //! confidence intervals.
 
 use super::latency::LatencyHistogram;
-use crate::probe::Window;
+use super::window::Window;
 
 /// Number of equal sub-windows a measurement is cut into.
 pub const BATCHES: usize = 20;

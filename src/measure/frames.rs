@@ -1,11 +1,12 @@
 //! Pure accounting of periodic frames: the timetable, frame dropping, deadlines,
 //! lateness and % desired CPU, in total and per sub-window of the
 //! measurement. Everything here is a function of timestamps passed in, so it
-//! is tested with scripted times; the real clock is plugged in by the probes.
+//! is tested with scripted times; the real clock is plugged in by the periodic
+//! simulation (`sim::periodic`) and the probes.
 
 use super::batches::{self, BatchLatency, BATCHES};
 use super::latency::LatencyHistogram;
-use crate::probe::Window;
+use super::window::Window;
 
 /// The fixed timetable of a periodic task: period `i` is intended to start at
 /// `start_ns + i * period_ns`; periods that start at or after `end_ns` are not

@@ -7,7 +7,7 @@ use super::frame_figures::{
     column, count_figure, cpu_figures, latency_columns, CPU_RECEIVED_MS, CPU_WANTED_MS,
     CPU_WANTED_RUN_MS, DROPPED, EXECUTED, LATENCY,
 };
-use super::{Probe, ProbeDef, Window, WorkParams};
+use super::{Probe, ProbeDef};
 use crate::figures::result::MEASURED_S;
 use crate::figures::{
     latency_figures, Better, FigureDef, Formula, Measured, ProbeSheet, Spread, Tally, Unit,
@@ -15,7 +15,9 @@ use crate::figures::{
 use crate::measure::batches::{batch_of, batch_seconds, BatchLatency, BATCHES};
 use crate::measure::clock::{now_ns, sleep_until_ns, thread_cpu_ns};
 use crate::measure::latency::LatencyHistogram;
+use crate::measure::window::Window;
 use crate::measure::work::{burn_loops, loops_for_ns};
+use crate::sim::WorkParams;
 
 /// CPU work of one frame: what a 60 frames/s game spends per frame.
 pub const FRAME_CPU_NS: u64 = 16_666_667;

@@ -1,5 +1,8 @@
 //! Probes: the interactive work whose experience is measured. Each probe is a
-//! file here plus one line in [`PROBES`]; the engine only sees [`Probe`].
+//! file here plus one line in [`PROBES`] (`periodic.rs` holds what the
+//! periodic probes share); the engine only sees [`Probe`]. The simulated work
+//! itself lives below, in `sim`, shared with the loads; a probe never knows
+//! which load runs.
 
 pub mod audio;
 pub mod custom;
@@ -10,61 +13,8 @@ pub mod video;
 pub mod x;
 
 use crate::figures::{Measured, ProbeSheet};
-use crate::report::schema::CustomShape;
-use serde::{Deserialize, Serialize};
-
-/// Parameters of the work probes and loads do, fixed for a whole run.
-#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
-pub struct WorkParams {
-    /// Calibrated work loops per millisecond of CPU.
-    pub loops_per_ms: f64,
-    /// CPUs the run may use.
-    pub cpus: usize,
-    /// Number of processes of the `burn` load.
-    pub burn_processes: usize,
-    /// Shape of the `custom` simulation, when `-C`/`-I` were given.
-    pub custom: Option<CustomShape>,
-    /// Size of the files the disk loads write and read.
-    pub file_bytes: u64,
-    /// Memory the memory loads work through.
-    pub mem_bytes: u64,
-    /// Swap free for the loads when the run starts: the system's plus `--swap`.
-    pub swap_bytes: u64,
-}
-
-#[cfg(test)]
-impl WorkParams {
-    /// Small parameters for unit tests; change fields with `..for_tests()`.
-    pub fn for_tests() -> Self {
-        Self {
-            loops_per_ms: 1.0,
-            cpus: 2,
-            burn_processes: 4,
-            custom: None,
-            file_bytes: 1 << 20,
-            mem_bytes: 1 << 20,
-            swap_bytes: 0,
-        }
-    }
-
-    /// Test parameters for a machine of `cpus` CPUs and `mem_bytes` of memory.
-    pub fn for_tests_sized(cpus: usize, mem_bytes: u64) -> Self {
-        Self {
-            cpus,
-            mem_bytes,
-            ..Self::for_tests()
-        }
-    }
-}
-
-/// The measurement window, in absolute `CLOCK_MONOTONIC` nanoseconds.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-pub struct Window {
-    /// First intended start (`CLOCK_MONOTONIC` ns).
-    pub start_ns: u64,
-    /// No period starts at or after this time.
-    pub end_ns: u64,
-}
+use crate::measure::window::Window;
+use crate::sim::{SimError, WorkParams};
 
 /// Interactive work that is measured for the length of a window. A probe
 /// allocates everything it records into when it is built, before the worker
@@ -78,6 +28,7 @@ pub trait Probe {
 
 /// A probe's entry in the registry.
 pub struct ProbeDef {
+    /// Its name on the command line and in run documents.
     pub name: &'static str,
     /// One line for `feelbench list` and table headers.
     pub summary: &'static str,
@@ -85,7 +36,7 @@ pub struct ProbeDef {
     pub sheet: fn(&str) -> ProbeSheet,
     /// Builds the probe; fails (with a message for the user) when a needed
     /// parameter is missing.
-    pub build: fn(&WorkParams) -> Result<Box<dyn Probe>, String>,
+    pub build: fn(&WorkParams) -> Result<Box<dyn Probe>, BuildError>,
     /// Whether `feelbench run` includes it without being asked.
     pub default: fn(&WorkParams) -> bool,
 }
@@ -96,6 +47,14 @@ impl ProbeDef {
     pub fn sheet(&self) -> ProbeSheet {
         (self.sheet)(self.summary)
     }
+}
+
+/// Why a probe cannot be built with the run's parameters.
+#[derive(Debug, thiserror::Error)]
+pub enum BuildError {
+    /// The simulation it runs lacks a parameter.
+    #[error(transparent)]
+    Sim(#[from] SimError),
 }
 
 /// Every probe, in the order they are run and listed.

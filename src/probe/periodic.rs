@@ -1,20 +1,21 @@
-//! The periodic simulation shared by `x`, `audio`, `video` and `custom` (as
-//! probes and as loads): wake at each period's absolute start, do the frame's
-//! calibrated CPU work, drop frames whose deadline has passed.
+//! The periodic probes `x`, `audio`, `video` and `custom`: the periodic
+//! simulation of `sim::periodic` measured, and its frame account turned into
+//! a run document's figures.
 
 use super::frame_figures::{
     column, count_figure, cpu_figures, latency_columns, CPU_RECEIVED_MS, CPU_WANTED_MS,
     CPU_WANTED_RUN_MS, DROPPED, EXECUTED, LATENCY,
 };
-use super::{Probe, Window, WorkParams};
+use super::Probe;
 use crate::figures::result::MEASURED_S;
 use crate::figures::{
     latency_figures, Better, FigureDef, Formula, Measured, ProbeSheet, Spread, Tally, Unit,
 };
 use crate::measure::batches::batch_seconds;
-use crate::measure::clock::{now_ns, sleep_until_ns, thread_cpu_ns};
-use crate::measure::frames::{FrameAccount, FrameTimes, PeriodBatch, Timetable};
-use crate::measure::work::{burn_loops, loops_for_ns};
+use crate::measure::frames::{FrameAccount, PeriodBatch};
+use crate::measure::window::Window;
+use crate::sim::periodic::{FrameRunner, PeriodicShape};
+use crate::sim::WorkParams;
 
 /// Periods in the measurement (frames run plus dropped).
 const PERIODS: &str = "periods";
@@ -26,98 +27,6 @@ const LATE_FRAMES: &str = "late_frames";
 const LATE_SUM_US: &str = "late_sum_us";
 /// Largest time by which a frame finished late.
 const LATE_MAX_US: &str = "late_max_us";
-
-/// How much CPU each frame wants.
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub enum CpuDemand {
-    /// The same share of every period, in %.
-    Share(f64),
-    /// 0 %, 1 %, … 100 % of the period, one step per frame, then again
-    /// (an idle desktop whose window is grabbed and dragged).
-    Sweep,
-}
-
-/// Period and CPU demand of a periodic task.
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub struct PeriodicShape {
-    pub period_ns: u64,
-    pub cpu: CpuDemand,
-}
-
-impl PeriodicShape {
-    /// CPU time frame `index` wants.
-    pub fn cpu_wanted_ns(&self, index: u64) -> u64 {
-        let pct = match self.cpu {
-            CpuDemand::Share(pct) => pct,
-            CpuDemand::Sweep => (index % 101) as f64,
-        };
-        (self.period_ns as f64 * pct / 100.0).round() as u64
-    }
-}
-
-/// Runs the frames of one periodic task, one at a time.
-pub struct FrameRunner {
-    shape: PeriodicShape,
-    timetable: Timetable,
-    loops_per_ms: f64,
-    next: u64,
-    /// Everything accounted so far.
-    pub account: FrameAccount,
-}
-
-impl FrameRunner {
-    /// A runner whose first period starts at `window.start_ns`, accounting
-    /// into `account` (normally empty).
-    pub fn new(
-        shape: PeriodicShape,
-        window: Window,
-        loops_per_ms: f64,
-        account: FrameAccount,
-    ) -> Self {
-        Self {
-            shape,
-            timetable: Timetable {
-                start_ns: window.start_ns,
-                period_ns: shape.period_ns,
-                end_ns: window.end_ns,
-            },
-            loops_per_ms,
-            next: 0,
-            account,
-        }
-    }
-
-    /// Waits for the next frame's period, runs it and accounts it (and any
-    /// frames dropped after it). Returns when the frame was done, or `None`
-    /// once the timetable has no period left.
-    pub fn run_next_frame(&mut self) -> Option<u64> {
-        let index = self.next;
-        if index >= self.timetable.periods() {
-            return None;
-        }
-        let intended_ns = self.timetable.start_of(index);
-        sleep_until_ns(intended_ns);
-        let started_ns = now_ns();
-        let cpu_wanted_ns = self.shape.cpu_wanted_ns(index);
-        let cpu_before = thread_cpu_ns();
-        burn_loops(loops_for_ns(self.loops_per_ms, cpu_wanted_ns));
-        let cpu_used_ns = thread_cpu_ns() - cpu_before;
-        let finished_ns = now_ns();
-        let frame = FrameTimes {
-            intended_ns,
-            started_ns,
-            finished_ns,
-            deadline_ns: self.timetable.deadline_of(index),
-            cpu_wanted_ns,
-            cpu_used_ns,
-        };
-        let shape = self.shape;
-        self.next = self
-            .account
-            .record_frame(&self.timetable, index, &frame, |i| shape.cpu_wanted_ns(i));
-        Some(finished_ns)
-    }
-}
 
 /// A periodic task measured as a probe.
 pub struct PeriodicProbe {
@@ -249,6 +158,7 @@ mod tests {
     use super::*;
     use crate::figures::{Evaluator, ProbeResult};
     use crate::measure::batches::BATCHES;
+    use crate::measure::frames::{FrameTimes, Timetable};
     use crate::measure::sched::SchedApplied;
 
     const MS: u64 = 1_000_000;

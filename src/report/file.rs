@@ -3,8 +3,8 @@
 
 use super::schema::{RunDocument, SCHEMA_FAMILY, SCHEMA_MAJOR};
 use super::v1::SheetLookup;
+use crate::system::atomic::write_atomically;
 use anyhow::Context as _;
-use std::io::Write as _;
 use std::path::{Path, PathBuf};
 
 /// A file that could not be used as a run document.
@@ -31,41 +31,11 @@ pub enum RunFileError {
     },
 }
 
-/// Writes `bytes` to `path` through a temporary file in the same directory
-/// and a rename, so readers see the old or the new content, never a part.
-pub fn write_atomically(path: &Path, bytes: &[u8]) -> anyhow::Result<()> {
-    let dir = match path.parent() {
-        Some(d) if !d.as_os_str().is_empty() => d,
-        _ => Path::new("."),
-    };
-    let name = path
-        .file_name()
-        .with_context(|| format!("{} names no file", path.display()))?;
-    let tmp = dir.join(format!(
-        ".{}.{}.tmp",
-        name.to_string_lossy(),
-        std::process::id()
-    ));
-    let result = (|| {
-        let mut file = std::fs::File::create(&tmp)
-            .with_context(|| format!("cannot create {}", tmp.display()))?;
-        file.write_all(bytes)
-            .and_then(|()| file.sync_data())
-            .with_context(|| format!("cannot write {}", tmp.display()))?;
-        std::fs::rename(&tmp, path)
-            .with_context(|| format!("cannot rename {} to {}", tmp.display(), path.display()))
-    })();
-    if result.is_err() {
-        let _ = std::fs::remove_file(&tmp);
-    }
-    result
-}
-
 /// Writes `run` as pretty JSON to `path`, atomically.
 pub fn write_run(path: &Path, run: &RunDocument) -> anyhow::Result<()> {
     let mut text = serde_json::to_string_pretty(run).context("serialising the run")?;
     text.push('\n');
-    write_atomically(path, text.as_bytes())
+    Ok(write_atomically(path, text.as_bytes())?)
 }
 
 /// Reads a run document, checking its schema family and major version
@@ -115,16 +85,6 @@ fn parse_run(path: &Path, text: &str, sheets: SheetLookup) -> Result<RunDocument
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn atomic_write_replaces_content_and_leaves_no_temp_file() {
-        let dir = tempfile::tempdir().unwrap();
-        let path = dir.path().join("run.json");
-        write_atomically(&path, b"one").unwrap();
-        write_atomically(&path, b"two").unwrap();
-        assert_eq!(std::fs::read_to_string(&path).unwrap(), "two");
-        assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 1);
-    }
 
     #[test]
     fn foreign_corrupt_and_newer_files_are_told_apart() {

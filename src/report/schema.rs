@@ -4,6 +4,7 @@
 use crate::figures::{ProbeResult, ProbeSheet};
 use crate::measure::calibrate::CalibrationSource;
 use crate::measure::sched::SchedRequest;
+use crate::sim::CustomShape;
 use crate::system::environment::Environment;
 use crate::system::telemetry::{ProcessUsage, ScenarioTelemetry};
 use crate::system::SystemInfo;
@@ -91,13 +92,6 @@ pub struct RunSettingsRecord {
 /// The repeat count of runs that do not record one.
 fn one() -> u32 {
     1
-}
-
-/// The period and CPU share of the `custom` simulation (`-C`/`-I`).
-#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
-pub struct CustomShape {
-    pub cpu_pct: f64,
-    pub interval_us: u64,
 }
 
 /// What a warning is about.
