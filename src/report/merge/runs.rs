@@ -3,6 +3,7 @@
 
 use super::compatible::{self, Difference};
 use super::MergeProblem;
+use crate::figures::ProbeSheet;
 use crate::report::schema::{
     Measurement, RunDocument, RunInfo, RunSettingsRecord, ScenarioResult, ToolInfo, SCHEMA,
 };
@@ -69,25 +70,7 @@ pub fn merge_runs(
     }
     let scenarios = gather(runs)
         .into_iter()
-        .map(|g| {
-            let sheet = probes.get(&g.probe).cloned().unwrap_or_default();
-            ScenarioResult::from_measurements(
-                g.probe.clone(),
-                g.load.clone(),
-                g.measurements,
-                &sheet,
-            )
-            .map_err(|e| {
-                let (run, place) = g.origins[e.repeat];
-                RunsMergeError::Scenario {
-                    path: runs[run].0.clone(),
-                    probe: g.probe,
-                    load: g.load,
-                    measurement: place + 1,
-                    problem: e.problem,
-                }
-            })
-        })
+        .map(|g| merge_gathered(runs, g, &probes))
         .collect::<Result<_, _>>()?;
     let documents: Vec<&RunDocument> = runs.iter().map(|(_, run)| run).collect();
     let mut warnings = Vec::new();
@@ -113,6 +96,27 @@ pub fn merge_runs(
         warnings,
         scenarios,
     })
+}
+
+/// The scenario of the measurements `g` gathered from `runs`, with the
+/// figures of its probe as `probes` (the first run's that has it) declare.
+fn merge_gathered(
+    runs: &[(PathBuf, RunDocument)],
+    g: Gathered,
+    probes: &BTreeMap<String, ProbeSheet>,
+) -> Result<ScenarioResult, RunsMergeError> {
+    let sheet = probes.get(&g.probe).cloned().unwrap_or_default();
+    ScenarioResult::from_measurements(g.probe.clone(), g.load.clone(), g.measurements, &sheet)
+        .map_err(|e| {
+            let (run, place) = g.origins[e.repeat];
+            RunsMergeError::Scenario {
+                path: runs[run].0.clone(),
+                probe: g.probe,
+                load: g.load,
+                measurement: place + 1,
+                problem: e.problem,
+            }
+        })
 }
 
 /// Every scenario of `runs` (in the order they first appear) with its
