@@ -82,8 +82,8 @@ PY
 fb_summary() {
     python3 - "$1" <<'PY'
 import json, sys
-l = json.load(open(sys.argv[1]))["scenarios"][0]["result"]["latency_us"]
-print(l["p50_us"], l["p99_us"], l["max_us"])
+f = json.load(open(sys.argv[1]))["scenarios"][0]["result"]["figures"]
+print(f["latency_p50_us"], f["latency_p99_us"], f["latency_max_us"])
 PY
 }
 

@@ -16,6 +16,7 @@ mod measure;
 mod probe;
 mod progress;
 mod report;
+mod sim;
 mod stats;
 mod system;
 

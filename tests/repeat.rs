@@ -46,7 +46,8 @@ fn merge(dir: &Path, files: &[&Path], output: &Path) -> Output {
 fn count(value: &Value, path: &str) -> u64 {
     value
         .pointer(path)
-        .and_then(Value::as_u64)
+        .and_then(Value::as_f64)
+        .map(|v| v as u64)
         .unwrap_or_else(|| panic!("{path} missing in {value}"))
 }
 
@@ -56,17 +57,17 @@ fn assert_merge_of_repeats(scenario: &Value, repeats: usize) {
     let each = scenario["repeats"].as_array().expect("repeats");
     assert_eq!(each.len(), repeats, "{scenario}");
     for path in [
-        "/result/frames/executed",
-        "/result/frames/dropped",
-        "/result/deadlines/total",
-        "/result/deadlines/met",
-        "/result/latency_us/samples",
+        "/result/figures/frames_executed",
+        "/result/figures/frames_dropped",
+        "/result/figures/deadlines_total",
+        "/result/figures/deadlines_met",
+        "/result/figures/samples",
     ] {
         let sum: u64 = each.iter().map(|r| count(r, path)).sum();
         assert_eq!(count(scenario, path), sum, "{path} of {scenario}");
     }
     assert_eq!(
-        count(scenario, "/result/deadlines/total"),
+        count(scenario, "/result/figures/deadlines_total"),
         20 * repeats as u64
     );
     assert_eq!(scenario["status"], "ok");

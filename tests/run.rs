@@ -38,18 +38,15 @@ fn report(dir: &std::path::Path, file: &std::path::Path, format: &str) -> std::p
 }
 
 fn assert_latency_ordered(scenario: &Value) {
-    let l = &scenario["result"]["latency_us"];
-    let chain = ["/p50_us", "/p90_us", "/p99_us", "/p999_us", "/max_us"].map(|p| f(l, p));
+    let l = &scenario["result"]["figures"];
+    let chain = ["p50", "p90", "p99", "p999", "max"].map(|p| f(l, &format!("/latency_{p}_us")));
     assert!(
         chain.windows(2).all(|w| w[0] <= w[1]),
         "percentiles out of order: {chain:?}"
     );
-    assert!(f(l, "/mean_us") <= f(l, "/max_us"));
-    assert!(f(l, "/sd_us") >= 0.0);
-    assert_eq!(
-        f(l, "/samples") as u64,
-        scenario["result"]["frames"]["executed"].as_u64().unwrap()
-    );
+    assert!(f(l, "/latency_mean_us") <= f(l, "/latency_max_us"));
+    assert!(f(l, "/latency_mean_us") > 0.0);
+    assert_eq!(f(l, "/samples"), f(l, "/frames_executed"));
 }
 
 /// The scenario's sub-windows: 20 equal slices of `duration_s` whose counts
@@ -60,13 +57,26 @@ fn assert_batches_add_up(scenario: &Value, duration_s: f64) -> &Vec<Value> {
     let sum = |key: &str| batches.iter().map(|b| f(b, key)).sum::<f64>();
     assert!(batches
         .iter()
-        .all(|b| f(b, "/seconds") == duration_s / 20.0));
-    assert_eq!(sum("/frames"), f(scenario, "/result/frames/executed"));
+        .all(|b| f(b, "/counts/measured_s") == duration_s / 20.0));
+    let whole = &scenario["result"]["tally"];
+    for count in ["executed", "cpu_received_ms"] {
+        let (parts, total) = (
+            sum(&format!("/counts/{count}")),
+            f(whole, &format!("/counts/{count}")),
+        );
+        assert!((parts - total).abs() < 1e-6, "{count}: {parts} vs {total}");
+    }
     if scenario["probe"] == "gaming" {
-        assert_eq!((sum("/periods"), sum("/met")), (0.0, 0.0));
+        assert!(batches.iter().all(|b| b["counts"].get("periods").is_none()));
     } else {
-        assert_eq!(sum("/periods"), f(scenario, "/result/deadlines/total"));
-        assert_eq!(sum("/met"), f(scenario, "/result/deadlines/met"));
+        assert_eq!(
+            sum("/counts/periods"),
+            f(scenario, "/result/figures/deadlines_total")
+        );
+        assert_eq!(
+            sum("/counts/met"),
+            f(scenario, "/result/figures/deadlines_met")
+        );
     }
     batches
 }
@@ -91,7 +101,13 @@ fn run_document_holds_consistent_figures_and_report_reproduces_the_table() {
         .chain(["-m", "integration test"])
         .collect::<Vec<_>>(),
     );
-    assert_eq!(run["schema"], "feelbench.run/1");
+    assert_eq!(run["schema"], "feelbench.run/2");
+    for probe in ["x", "audio", "gaming"] {
+        assert!(!run["probes"][probe]["figures"]
+            .as_array()
+            .unwrap()
+            .is_empty());
+    }
     assert_eq!(run["run"]["comment"], "integration test");
     assert_eq!(run["run"]["interrupted"], false);
     assert!(run["run"]["finished"].is_string());
@@ -123,8 +139,9 @@ fn run_document_holds_consistent_figures_and_report_reproduces_the_table() {
         assert_eq!(s["status"], "ok", "{s}");
         assert_latency_ordered(s);
         assert_batches_add_up(s, 1.0);
-        assert!(s["result"]["histogram"].as_str().unwrap().len() > 10);
-        assert!(f(s, "/result/measured_s") >= 1.0, "{s}");
+        let latency = &s["result"]["tally"]["samples"]["latency"];
+        assert!(latency["histogram"].as_str().unwrap().len() > 10);
+        assert!(f(s, "/result/tally/counts/measured_s") >= 1.0, "{s}");
         let work = s["load_work"].as_array().unwrap();
         if s["load"] == "burn" {
             assert_eq!(work.len(), 1);
@@ -135,22 +152,25 @@ fn run_document_holds_consistent_figures_and_report_reproduces_the_table() {
             assert!(work.is_empty());
         }
         if s["probe"] == "gaming" {
-            assert!(s["result"]["deadlines"].is_null());
-            assert!(f(s, "/result/gaming/fps") > 0.0);
-            assert!(f(s, "/result/gaming/low_1pct_fps") <= f(s, "/result/gaming/fps") * 1.05);
+            assert!(s["result"]["figures"].get("deadlines_met_pct").is_none());
+            assert!(f(s, "/result/figures/fps") > 0.0);
+            assert!(f(s, "/result/figures/low_1pct_fps") <= f(s, "/result/figures/fps") * 1.05);
         } else {
-            let d = &s["result"]["deadlines"];
-            assert!(f(d, "/met") <= f(d, "/total"));
-            let frames = &s["result"]["frames"];
+            let d = &s["result"]["figures"];
+            assert!(f(d, "/deadlines_met") <= f(d, "/deadlines_total"));
             assert_eq!(
-                f(frames, "/executed") + f(frames, "/dropped"),
-                f(d, "/total"),
+                f(d, "/frames_executed") + f(d, "/frames_dropped"),
+                f(d, "/deadlines_total"),
                 "every period is a frame run or a frame dropped"
             );
             let periods = if s["probe"] == "audio" { 20.0 } else { 100.0 };
-            assert_eq!(f(d, "/total"), periods, "1 s of periods, no more, no less");
+            assert_eq!(
+                f(d, "/deadlines_total"),
+                periods,
+                "1 s of periods, no more, no less"
+            );
         }
-        assert!(f(s, "/result/cpu/desired_pct") > 0.0);
+        assert!(f(s, "/result/figures/desired_cpu_pct") > 0.0);
     }
 
     let table = report(dir.path(), &file, "table");
@@ -184,14 +204,14 @@ fn custom_probe_accounts_every_period_of_its_window() {
         ],
     );
     let s = &run["scenarios"][0];
-    assert_eq!(f(s, "/result/deadlines/total"), 1500.0);
+    assert_eq!(f(s, "/result/figures/deadlines_total"), 1500.0);
     let batches = assert_batches_add_up(s, 1.5);
     assert!(
-        batches.iter().all(|b| f(b, "/periods") == 75.0),
+        batches.iter().all(|b| f(b, "/counts/periods") == 75.0),
         "1 ms periods in 75 ms sub-windows"
     );
     assert!(
-        s["result"]["cpu"]["desired_pct"].is_null(),
+        s["result"]["figures"].get("desired_cpu_pct").is_none(),
         "0 % CPU wanted: no percentage"
     );
     assert_latency_ordered(s);

@@ -14,16 +14,13 @@ use crate::commands::list::ListFormat;
 use crate::commands::merge::MergeSettings;
 use crate::commands::report::{ReportSettings, ReportView};
 use crate::commands::{self, Task};
-use crate::compare::CompareOptions;
+use crate::compare::{CompareOptions, Layout};
 use crate::exit::UsageError;
-use crate::figures;
+use crate::probe;
+use crate::report;
 use clap::{Args, Parser, Subcommand, ValueEnum};
 use run::RunArgs;
 use std::path::PathBuf;
-
-/// The layout type the compare renderers still import from here; it is the
-/// plain `commands::compare::Layout`, which clap's [`LayoutChoice`] maps to.
-pub use crate::commands::compare::Layout;
 
 /// How a Linux system feels under load: latency of simulated interactive tasks
 /// (desktop, audio, video, game) while background loads run.
@@ -268,17 +265,15 @@ impl CompareArgs {
                 self.files.len()
             )));
         }
+        let known = figure_keys(false);
         let figures: Vec<String> = match &self.figures {
             Some(keys) => keys.clone(),
-            None => figures::default_keys(),
+            None => figure_keys(true),
         };
-        if let Some(unknown) = figures
-            .iter()
-            .find(|k| !figures::KEYS.contains(&k.as_str()))
-        {
+        if let Some(unknown) = figures.iter().find(|k| !known.contains(k)) {
             return Err(UsageError::new(format!(
                 "unknown figure {unknown:?}; figures: {}",
-                figures::KEYS.join(", ")
+                known.join(", ")
             )));
         }
         Ok(CompareOptions {
@@ -286,6 +281,14 @@ impl CompareArgs {
             figures,
         })
     }
+}
+
+/// The figure keys the probes declare (`compared_only`: those compared by
+/// default), then `work`, the load's rate.
+fn figure_keys(compared_only: bool) -> Vec<String> {
+    let mut keys = probe::figure_keys(compared_only);
+    keys.push(report::figure::WORK.to_string());
+    keys
 }
 
 /// Options of `feelbench merge`.

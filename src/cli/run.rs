@@ -12,7 +12,7 @@ use crate::commands::run::{
 use crate::engine::scenario::Scenario;
 use crate::exit::UsageError;
 use crate::measure::sched::SchedRequest;
-use crate::report::schema::CustomShape;
+use crate::sim::CustomShape;
 use clap::Args;
 use std::path::PathBuf;
 

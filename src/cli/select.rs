@@ -4,28 +4,46 @@
 //! [`Selection::choose`], for both registries ([`Probes`], [`Loads`]).
 
 use crate::exit::UsageError;
-use crate::load::{self, LoadMix};
-use crate::probe::{self, ProbeDef, WorkParams};
+use crate::load::{self, LoadMix, SpecError};
+use crate::probe::{self, BuildError, ProbeDef};
+use crate::sim::WorkParams;
 use std::collections::HashSet;
 
 /// A registry the command line chooses from.
 pub trait Registry {
     /// What a chosen name stands for.
     type Entry;
+    /// Why a name or an entry cannot be used (bad input, said as it is).
+    type Error: std::error::Error + Send + Sync + 'static;
     /// `probe` or `load`, for messages.
     const KIND: &'static str;
     /// The entry `name` stands for; the error lists the valid names.
-    fn parse(name: &str) -> Result<Self::Entry, String>;
+    fn parse(name: &str) -> Result<Self::Entry, Self::Error>;
     /// The entry's name, by which it is excluded and deduplicated.
     fn name(entry: &Self::Entry) -> &str;
     /// The entries that run when the user names none (`full`: `--full`).
     fn defaults(params: &WorkParams, full: bool) -> Vec<Self::Entry>;
     /// Fails, with a message naming the entry, when `params` lack what it
     /// needs.
-    fn check(entry: &Self::Entry, params: &WorkParams) -> Result<(), String>;
+    fn check(entry: &Self::Entry, params: &WorkParams) -> Result<(), Self::Error>;
     /// Where the entry runs: entries run by rank, and in the order given
     /// among equal ranks.
     fn rank(entry: &Self::Entry) -> usize;
+}
+
+/// A probe name or probe the user chose that cannot run; the message is
+/// complete on its own.
+#[derive(Debug, thiserror::Error)]
+pub enum ProbeChoiceError {
+    /// No probe of that name.
+    #[error("unknown probe '{name}'; valid probes: {valid}")]
+    Unknown { name: String, valid: String },
+    /// The probe cannot be built with the run's parameters.
+    #[error("probe {probe}: {problem}")]
+    Build {
+        probe: &'static str,
+        problem: BuildError,
+    },
 }
 
 /// The probes: run in registry order, whatever the order given.
@@ -33,12 +51,16 @@ pub struct Probes;
 
 impl Registry for Probes {
     type Entry = &'static ProbeDef;
+    type Error = ProbeChoiceError;
     const KIND: &'static str = "probe";
 
-    fn parse(name: &str) -> Result<Self::Entry, String> {
+    fn parse(name: &str) -> Result<Self::Entry, Self::Error> {
         probe::find(name).ok_or_else(|| {
             let valid: Vec<_> = probe::PROBES.iter().map(|p| p.name).collect();
-            format!("unknown probe '{name}'; valid probes: {}", valid.join(", "))
+            ProbeChoiceError::Unknown {
+                name: name.to_string(),
+                valid: valid.join(", "),
+            }
         })
     }
 
@@ -53,10 +75,13 @@ impl Registry for Probes {
             .collect()
     }
 
-    fn check(entry: &Self::Entry, params: &WorkParams) -> Result<(), String> {
+    fn check(entry: &Self::Entry, params: &WorkParams) -> Result<(), Self::Error> {
         (entry.build)(params)
             .map(drop)
-            .map_err(|e| format!("probe {}: {e}", entry.name))
+            .map_err(|problem| ProbeChoiceError::Build {
+                probe: entry.name,
+                problem,
+            })
     }
 
     fn rank(entry: &Self::Entry) -> usize {
@@ -72,9 +97,10 @@ pub struct Loads;
 
 impl Registry for Loads {
     type Entry = LoadMix;
+    type Error = SpecError;
     const KIND: &'static str = "load";
 
-    fn parse(name: &str) -> Result<Self::Entry, String> {
+    fn parse(name: &str) -> Result<Self::Entry, Self::Error> {
         LoadMix::parse(name)
     }
 
@@ -95,7 +121,7 @@ impl Registry for Loads {
             .collect()
     }
 
-    fn check(entry: &Self::Entry, params: &WorkParams) -> Result<(), String> {
+    fn check(entry: &Self::Entry, params: &WorkParams) -> Result<(), Self::Error> {
         entry.check(params)
     }
 
@@ -124,7 +150,7 @@ impl Selection<'_> {
         params: &WorkParams,
         full: bool,
     ) -> Result<Vec<R::Entry>, UsageError> {
-        let parse = |name: &String| R::parse(name).map_err(UsageError::new);
+        let parse = |name: &String| R::parse(name).map_err(UsageError::input);
         let mut chosen = match self.list {
             Some(names) => names.iter().map(parse).collect::<Result<Vec<_>, _>>()?,
             None => R::defaults(params, full),
@@ -143,7 +169,7 @@ impl Selection<'_> {
             return Err(UsageError::new(format!("no {} left to run", R::KIND)));
         }
         for entry in &chosen {
-            R::check(entry, params).map_err(UsageError::new)?;
+            R::check(entry, params).map_err(UsageError::input)?;
         }
         Ok(chosen)
     }

@@ -230,7 +230,7 @@ fn report_and_compare_map_their_choices_to_settings() {
         panic!("a compare task");
     };
     assert_eq!(compare.layout, Layout::Rows);
-    assert_eq!(compare.options.figures, figures::default_keys());
+    assert_eq!(compare.options.figures, figure_keys(true));
 }
 
 #[test]

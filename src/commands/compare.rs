@@ -2,7 +2,8 @@
 //! them against the first and renders the comparison in the chosen format.
 
 use super::Format;
-use crate::compare::{column_names, csv, markdown, text, CompareOptions, Comparison};
+use crate::compare::{column_names, csv, markdown, text, CompareOptions, Comparison, Layout};
+use crate::probe;
 use crate::report::file::read_run;
 use std::path::PathBuf;
 
@@ -21,23 +22,12 @@ pub struct CompareSettings {
     pub layout: Layout,
 }
 
-/// How the comparison lays out its rows. (The compare renderers still name
-/// this type `crate::cli::Layout`, which re-exports it; it moves to
-/// `compare` once the renderers own their layout.)
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Layout {
-    /// One row per probe × load × figure, one column per run.
-    Columns,
-    /// resp1's layout: under each scenario one row per run, one column per figure.
-    Rows,
-}
-
 /// The comparison of the runs `settings` name, rendered.
 pub fn render(settings: &CompareSettings) -> anyhow::Result<String> {
     let runs = settings
         .files
         .iter()
-        .map(|path| read_run(path))
+        .map(|path| read_run(path, &probe::sheet_of))
         .collect::<Result<Vec<_>, _>>()?;
     let names = column_names(&runs, &settings.names);
     let files = settings

@@ -2,6 +2,7 @@
 //! machine with the same settings into one run document.
 
 use crate::exit::{ExitCode, UsageError};
+use crate::probe;
 use crate::report::file::{read_run, write_run};
 use crate::report::merge::runs::merge_runs;
 use anyhow::Context as _;
@@ -25,7 +26,7 @@ pub fn run(settings: &MergeSettings) -> anyhow::Result<ExitCode> {
     refuse_overwriting_an_input(files, output)?;
     let runs = files
         .iter()
-        .map(|path| Ok((path.clone(), read_run(path)?)))
+        .map(|path| Ok((path.clone(), read_run(path, &probe::sheet_of)?)))
         .collect::<anyhow::Result<Vec<_>>>()?;
     let merged = merge_runs(&runs, std::env::args().collect()).map_err(UsageError::input)?;
     write_run(output, &merged)

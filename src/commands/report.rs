@@ -2,6 +2,7 @@
 //! (`--env`) the environment it was made in.
 
 use super::Format;
+use crate::probe;
 use crate::report::file::{read_run, RunFileError};
 use crate::report::{csv, markdown, table};
 use crate::system::environment;
@@ -28,7 +29,7 @@ pub enum ReportView {
 
 /// The run file `settings` name, rendered as they ask.
 pub fn render(settings: &ReportSettings) -> Result<String, RunFileError> {
-    let run = read_run(&settings.file)?;
+    let run = read_run(&settings.file, &probe::sheet_of)?;
     Ok(match settings.view {
         ReportView::Environment => environment::render(&run.environment),
         ReportView::Results { format, verbose } => match format {

@@ -2,8 +2,7 @@
 //! table, the summary and the legend as lists.
 
 use super::text::{by_scenario, columns_table, heading, legend, scenario_block, summary_lines};
-use super::Comparison;
-use crate::cli::Layout;
+use super::{Comparison, Layout};
 use crate::report::markdown::pipe_row;
 
 fn table(out: &mut String, rows: &[Vec<String>]) {

@@ -9,19 +9,29 @@ pub mod mismatch;
 pub mod summary;
 pub mod text;
 
-use crate::figures::estimate::{estimate, FigureEstimate};
-use crate::figures::{Better, ChangeUnit, Figure};
+use crate::figures::{Better, ChangeUnit, Unit};
+use crate::report::estimate::{estimate, FigureEstimate};
+use crate::report::figure::Figure;
 use crate::report::schema::{IntervalMethod, RunDocument, ScenarioResult};
 use crate::stats::welch;
 use serde::Serialize;
 use summary::RunSummary;
+
+/// How a comparison is laid out.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Layout {
+    /// One column per run.
+    Columns,
+    /// Under each scenario, one row per run (resp1's layout).
+    Rows,
+}
 
 /// What the user chose to compare and how.
 #[derive(Debug, Clone)]
 pub struct CompareOptions {
     /// Significance level of the tests.
     pub alpha: f64,
-    /// Figure keys to show (see [`crate::figures::KEYS`]), in order.
+    /// Figure keys to show (as the probes declare them, and `work`), in order.
     pub figures: Vec<String>,
 }
 
@@ -106,6 +116,8 @@ pub struct Row {
     /// The figure's key (`mean`, `p99`, `work:burn`, ...).
     pub figure: String,
     pub label: String,
+    /// The unit values are stored and shown in.
+    pub unit: Unit,
     pub better: Better,
     pub change_unit: ChangeUnit,
     /// One per run; `None` where the run lacks the scenario or figure.
@@ -166,7 +178,7 @@ impl Comparison {
                             .find(|s| s.probe == probe && s.load == load)
                     })
                     .collect();
-                figures_of(&found, &options.figures)
+                figures_of(runs, &found, &options.figures)
                     .into_iter()
                     .map(|figure| row(&probe, &load, &figure, &found, options.alpha))
                     .collect::<Vec<_>>()
@@ -196,13 +208,22 @@ fn scenario_keys(runs: &[RunDocument]) -> Vec<(String, String)> {
     keys
 }
 
-/// The chosen figures any of the runs has for one scenario, in key order.
-fn figures_of(found: &[Option<&ScenarioResult>], keys: &[String]) -> Vec<Figure> {
+/// The chosen figures any of the runs has for one scenario, in key order,
+/// as the first run with the scenario declares them.
+fn figures_of(
+    runs: &[RunDocument],
+    found: &[Option<&ScenarioResult>],
+    keys: &[String],
+) -> Vec<Figure> {
     let mut figures: Vec<Figure> = Vec::new();
     for key in keys {
-        for scenario in found.iter().flatten() {
-            for figure in Figure::of_key(key, &scenario.outcome) {
-                if !figures.contains(&figure) {
+        for (run, scenario) in runs.iter().zip(found) {
+            let Some(scenario) = scenario else { continue };
+            let Some(sheet) = run.sheet(&scenario.probe) else {
+                continue;
+            };
+            for figure in Figure::of_key(key, &scenario.outcome, sheet) {
+                if !figures.iter().any(|f| f.key() == figure.key()) {
                     figures.push(figure);
                 }
             }
@@ -233,6 +254,7 @@ fn row(
         load: load.to_string(),
         figure: figure.key(),
         label: figure.label(),
+        unit: figure.unit(),
         better: figure.better(),
         change_unit: figure.change_unit(),
         cells,

@@ -42,6 +42,21 @@ fn figure_family(key: &str) -> &str {
 }
 
 fn summarise_run(rows: &[Row], run: usize) -> RunSummary {
+    let mut summary = RunSummary {
+        run,
+        figures: figure_ratios(rows, run),
+        better: 0,
+        worse: 0,
+        mixed: 0,
+        same: 0,
+    };
+    count_verdicts(rows, run, &mut summary);
+    summary
+}
+
+/// The geometric mean ratio of each figure family of run `run` over the
+/// baseline, over the scenarios where both are above 0.
+fn figure_ratios(rows: &[Row], run: usize) -> Vec<FigureSummary> {
     let mut families: Vec<&str> = Vec::new();
     for row in rows {
         let family = figure_family(&row.figure);
@@ -49,7 +64,7 @@ fn summarise_run(rows: &[Row], run: usize) -> RunSummary {
             families.push(family);
         }
     }
-    let figures = families
+    families
         .into_iter()
         .filter_map(|family| {
             let logs: Vec<f64> = rows
@@ -67,15 +82,12 @@ fn summarise_run(rows: &[Row], run: usize) -> RunSummary {
                 scenarios: logs.len(),
             })
         })
-        .collect();
-    let mut summary = RunSummary {
-        run,
-        figures,
-        better: 0,
-        worse: 0,
-        mixed: 0,
-        same: 0,
-    };
+        .collect()
+}
+
+/// Counts the scenarios of run `run` that got better, worse, both or
+/// neither, into `summary`.
+fn count_verdicts(rows: &[Row], run: usize, summary: &mut RunSummary) {
     let mut scenarios: Vec<(&str, &str)> = Vec::new();
     for row in rows {
         if !scenarios.contains(&(row.probe.as_str(), row.load.as_str())) {
@@ -101,5 +113,4 @@ fn summarise_run(rows: &[Row], run: usize) -> RunSummary {
             (false, false) => summary.same += 1,
         }
     }
-    summary
 }

@@ -3,10 +3,10 @@
 //! real ones are), optionally shifted.
 
 use super::*;
-use crate::cli::Layout;
+use crate::figures::{ProbeResult, Tally};
 use crate::measure::latency::LatencyHistogram;
+use crate::measure::sched::SchedApplied;
 use crate::report::fixture;
-use crate::report::schema::Batch;
 use rand::{rngs::StdRng, SeedableRng as _};
 use rand_distr::{Distribution as _, Normal};
 
@@ -35,33 +35,33 @@ fn histogram_of(values_us: &[f64], digits: u8) -> LatencyHistogram {
     histogram
 }
 
-fn p99(values: &[f64]) -> f64 {
-    let mut sorted = values.to_vec();
-    sorted.sort_by(f64::total_cmp);
-    sorted[((0.99 * sorted.len() as f64).ceil() as usize).max(1) - 1]
+/// The tally of periods with latencies `values_us` over `seconds`, each
+/// getting the CPU it wanted, with a histogram of `digits` digits.
+fn tally_of(values_us: &[f64], seconds: f64, digits: u8) -> Tally {
+    let n = values_us.len() as f64;
+    let sum_ns = values_us.iter().map(|v| (v * 1000.0) as u64).sum();
+    Tally::default()
+        .with_samples("latency", &histogram_of(values_us, digits), sum_ns)
+        .with_count("measured_s", seconds)
+        .with_count("executed", n)
+        .with_count("periods", n)
+        .with_count("met", n)
+        .with_count("cpu_wanted_ms", n * 0.025)
+        .with_count("cpu_received_ms", n * 0.025)
 }
 
-/// `scenario` with its latency figures and batches replaced by ones drawn
-/// from the process, scaled by `scale`.
+/// `scenario` with its latencies and batches replaced by ones drawn from
+/// the process, scaled by `scale`.
 fn synthetic(mut scenario: ScenarioResult, scale: f64, rng: &mut StdRng) -> ScenarioResult {
     let values = latencies(BATCHES * PER_BATCH, scale, rng);
-    let result = scenario.outcome.result.as_mut().unwrap();
-    result.latency_us = histogram_of(&values, 3).summary();
-    result.batches = values
+    let batches = values
         .chunks(PER_BATCH)
-        .map(|chunk| Batch {
-            seconds: 0.5,
-            frames: chunk.len() as u64,
-            mean_us: Some(chunk.iter().sum::<f64>() / chunk.len() as f64),
-            p99_us: Some(p99(chunk)),
-            histogram: Some(histogram_of(chunk, 2).to_base64()),
-            frame_p99_us: None,
-            periods: chunk.len() as u64,
-            met: chunk.len() as u64,
-            cpu_wanted_ms: 2.5,
-            cpu_received_ms: 2.5,
-        })
+        .map(|chunk| tally_of(chunk, 0.5, 2))
         .collect();
+    let sheet = crate::probe::sheet_of(&scenario.probe).unwrap();
+    let sched = SchedApplied::for_tests();
+    let result = ProbeResult::new(&sheet, tally_of(&values, 10.0, 3), batches, sched);
+    scenario.outcome.result = Some(result);
     scenario
 }
 
@@ -176,7 +176,10 @@ fn samples_of_one_process_are_rarely_marked() {
 #[test]
 fn identical_runs_change_nothing() {
     let run = synthetic_run(1.0, 5);
-    let c = compare(&[run.clone(), run], crate::figures::KEYS);
+    let mut keys = crate::probe::figure_keys(false);
+    keys.push("work".into());
+    let keys: Vec<&str> = keys.iter().map(String::as_str).collect();
+    let c = compare(&[run.clone(), run], &keys);
     assert!(!c.rows.is_empty());
     for row in &c.rows {
         let Some(cell) = &row.cells[1] else { continue };

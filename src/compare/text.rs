@@ -2,9 +2,8 @@
 //! the Markdown rendering shares.
 
 use super::summary::RunSummary;
-use super::{Cell, Comparison, Row, Untested, Verdict};
-use crate::cli::Layout;
-use crate::figures::{ChangeUnit, Figure};
+use super::{Cell, Comparison, Layout, Row, Untested, Verdict};
+use crate::figures::ChangeUnit;
 use crate::report::schema::IntervalMethod;
 
 /// Shown where a run lacks the scenario or the figure.
@@ -12,7 +11,7 @@ pub const MISSING: &str = "—";
 
 /// A value in the unit the row shows it in.
 pub fn value_text(row: &Row, value: f64) -> String {
-    Figure::from_key(&row.figure).map_or_else(|| value.to_string(), |f| f.show(value))
+    row.unit.show(value)
 }
 
 /// The change against the baseline: `+12.0%` or `-3.5pt`.

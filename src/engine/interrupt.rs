@@ -7,7 +7,8 @@ use signal_hook::flag;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 
-/// Exit code after an interruption (128 + SIGINT).
+/// Exit code after an interruption (128 + SIGINT); the one definition, which
+/// the commands' exit codes use too.
 pub const INTERRUPTED_EXIT_CODE: i32 = 130;
 
 /// Whether a stop was asked for.

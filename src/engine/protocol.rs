@@ -3,9 +3,10 @@
 //! stdout, one JSON object a line. Load workers read commands on stdin:
 //! `window START END` (the measurement window) and end of file (stop).
 
+use crate::figures::ProbeResult;
 use crate::measure::sched::SchedRequest;
-use crate::probe::{Window, WorkParams};
-use crate::report::schema::ProbeResult;
+use crate::measure::window::Window;
+use crate::sim::WorkParams;
 use crate::system::telemetry::ProcessUsage;
 use serde::{Deserialize, Serialize};
 use std::path::PathBuf;

@@ -7,13 +7,15 @@ use super::interrupt::{Interrupt, Interrupted};
 use super::protocol::{window_command, LoadSample, WorkerMessage, WorkerSpec};
 use super::supervise::{EventKind, WorkerGroup};
 use super::workspace::RUN_MARKER_VAR;
+use crate::figures::ProbeResult;
 use crate::load::{LoadDef, LoadMix, LoadPart};
 use crate::measure::clock::now_ns;
 use crate::measure::sched::SchedRequest;
-use crate::probe::{ProbeDef, Window, WorkParams};
-use crate::report::schema::{LoadWork, Measurement, ProbeResult, ScenarioResult, ScenarioStatus};
+use crate::measure::window::Window;
+use crate::probe::ProbeDef;
+use crate::report::schema::{LoadWork, Measurement, ScenarioResult, ScenarioStatus};
+use crate::sim::WorkParams;
 use crate::system::telemetry::{Sampler, ScenarioTelemetry};
-use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
@@ -104,6 +106,7 @@ pub fn run_scenario(
         scenario.probe.name.to_string(),
         scenario.load.name.clone(),
         measurement,
+        &scenario.probe.sheet(),
     ))
 }
 
@@ -149,16 +152,15 @@ fn measure(
     let before = sampler.sample(now_ns());
     let result = await_probe(probe, window, group, waiter)?;
     let after = sampler.sample(now_ns());
-    let mut samples = stop_loads(&loads, group, waiter)?;
+    // One sample per worker of `loads`, in the same order: each part's
+    // workers are the next ones.
+    let mut samples = stop_loads(&loads, group, waiter)?.into_iter();
     let load_work = parts
         .iter()
         .filter(|running| !running.workers.is_empty())
         .map(|running| {
-            let part_samples: Vec<LoadSample> = running
-                .workers
-                .iter()
-                .map(|w| samples.remove(w).expect("every load reported"))
-                .collect();
+            let part_samples: Vec<LoadSample> =
+                samples.by_ref().take(running.workers.len()).collect();
             combine_samples(running.part.def, &part_samples)
         })
         .collect::<Result<_, _>>()?;
@@ -250,23 +252,31 @@ fn await_probe(
     }
 }
 
+/// Tells the load workers to stop and collects their work, one sample per
+/// worker in the order of `loads`. Anything else a worker says (a second
+/// sample, a sample from a worker that is not a load) fails the scenario.
 fn stop_loads(
     loads: &[usize],
     group: &mut WorkerGroup,
     waiter: &mut Waiter,
-) -> Result<HashMap<usize, LoadSample>, Stop> {
+) -> Result<Vec<LoadSample>, Stop> {
     for &load in loads {
         group.close_stdin(load);
     }
-    let mut samples = HashMap::with_capacity(loads.len());
+    let mut samples: Vec<Option<LoadSample>> = vec![None; loads.len()];
     let deadline = Instant::now() + STOP_TIMEOUT;
-    while samples.len() < loads.len() {
-        match waiter.expect_message(group, deadline, "the loads to stop")? {
-            (worker, WorkerMessage::LoadDone { work }) => samples.insert(worker, work),
-            (worker, other) => return Err(unexpected(group, worker, &other)),
-        };
+    while samples.iter().any(Option::is_none) {
+        let (worker, message) = waiter.expect_message(group, deadline, "the loads to stop")?;
+        let slot = loads
+            .iter()
+            .position(|&load| load == worker)
+            .map(|index| &mut samples[index]);
+        match (slot, message) {
+            (Some(slot), WorkerMessage::LoadDone { work }) if slot.is_none() => *slot = Some(work),
+            (_, other) => return Err(unexpected(group, worker, &other)),
+        }
     }
-    Ok(samples)
+    Ok(samples.into_iter().flatten().collect())
 }
 
 /// Adds up the work of a load's processes; a load that did nothing, or did

@@ -19,11 +19,18 @@ pub enum SpawnError {
     /// `/proc/self/exe` could not be resolved.
     #[error("cannot find the feelbench executable to start a worker: {0}")]
     Executable(std::io::Error),
+    /// The worker's settings cannot be written as JSON (a path that is not
+    /// UTF-8, say).
+    #[error("cannot give worker {label} its settings: {error}")]
+    Spec {
+        label: String,
+        error: serde_json::Error,
+    },
     /// The process (or the thread reading it) could not be started.
-    #[error("cannot start worker {label}: {source}")]
+    #[error("cannot start worker {label}: {error}")]
     Spawn {
         label: String,
-        source: std::io::Error,
+        error: std::io::Error,
     },
 }
 
@@ -79,7 +86,10 @@ impl WorkerGroup {
     /// thread that forked the child exits.
     pub fn spawn(&mut self, label: String, spec: &WorkerSpec) -> Result<usize, SpawnError> {
         let exe = std::env::current_exe().map_err(SpawnError::Executable)?;
-        let spec_json = serde_json::to_string(spec).expect("worker specs always serialise");
+        let spec_json = serde_json::to_string(spec).map_err(|error| SpawnError::Spec {
+            label: label.clone(),
+            error,
+        })?;
         let mut command = Command::new(exe);
         command
             .arg("worker")
@@ -104,9 +114,9 @@ impl WorkerGroup {
                 Ok(())
             });
         }
-        let mut child = command.spawn().map_err(|source| SpawnError::Spawn {
+        let mut child = command.spawn().map_err(|error| SpawnError::Spawn {
             label: label.clone(),
-            source,
+            error,
         })?;
         let index = self.workers.len();
         self.pgid.get_or_insert(Pid::from_raw(child.id() as i32));
@@ -121,7 +131,7 @@ impl WorkerGroup {
         std::thread::Builder::new()
             .name(format!("fb-read-{index}"))
             .spawn(move || forward_lines(index, stdout, tx))
-            .map_err(|source| SpawnError::Spawn { label, source })?;
+            .map_err(|error| SpawnError::Spawn { label, error })?;
         Ok(index)
     }
 

@@ -3,12 +3,15 @@
 //! worker works until its stdin closes, counting work inside the window.
 
 use super::protocol::{parse_window_command, LoadSample, WorkerMessage, WorkerSpec};
-use crate::load::{self, Load, LoadContext};
+use crate::figures::ProbeResult;
+use crate::load::{self, Load, LoadContext, LoadError};
 use crate::measure::clock::{now_ns, process_and_children_cpu_ns};
 use crate::measure::sched::{self, SchedRequest};
-use crate::measure::window::{Counters, WindowMeter};
-use crate::probe::{self, Window, WorkParams};
+use crate::measure::window::{Counters, Window, WindowMeter};
+use crate::probe;
+use crate::sim::WorkParams;
 use crate::system::{cgroup, procfs, telemetry};
+use anyhow::{anyhow, Context as _};
 use std::io::{BufRead as _, Write as _};
 use std::path::Path;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
@@ -19,9 +22,10 @@ use std::sync::Arc;
 const PROBE_LEAD_NS: u64 = 50_000_000;
 
 /// Runs the worker described by `spec_json`; returns the process exit code.
+/// A worker that fails says why in its last message, and exits 1.
 pub fn run(spec_json: &str) -> i32 {
     let outcome = serde_json::from_str::<WorkerSpec>(spec_json)
-        .map_err(|e| format!("bad worker spec: {e}"))
+        .context("bad worker spec")
         .and_then(|spec| match spec {
             WorkerSpec::Probe {
                 probe,
@@ -44,7 +48,9 @@ pub fn run(spec_json: &str) -> i32 {
     match outcome {
         Ok(()) => 0,
         Err(error) => {
-            send(&WorkerMessage::Failed { error });
+            send(&WorkerMessage::Failed {
+                error: format!("{error:#}"),
+            });
             1
         }
     }
@@ -65,11 +71,11 @@ fn run_probe(
     params: &WorkParams,
     duration_ns: u64,
     request: &SchedRequest,
-) -> Result<(), String> {
+) -> anyhow::Result<()> {
     sched::set_thread_name(&format!("fb-probe-{name}"));
-    let def = probe::find(name).ok_or_else(|| format!("unknown probe {name}"))?;
+    let def = probe::find(name).ok_or_else(|| anyhow!("unknown probe {name}"))?;
     let probe = (def.build)(params)?;
-    let applied = sched::apply(request).map_err(|e| e.to_string())?;
+    let applied = sched::apply(request)?;
     let start_ns = now_ns() + PROBE_LEAD_NS;
     let window = Window {
         start_ns,
@@ -78,7 +84,8 @@ fn run_probe(
     send(&WorkerMessage::Ready {
         window: Some(window),
     });
-    let mut result = probe.measure(window, applied);
+    let measured = probe.measure(window);
+    let mut result = ProbeResult::new(&def.sheet(), measured.tally, measured.batches, applied);
     result.usage = telemetry::self_usage();
     send(&WorkerMessage::ProbeDone {
         result: Box::new(result),
@@ -91,19 +98,18 @@ fn run_load(
     context: &LoadContext,
     nice: i32,
     cgroup_procs: Option<&Path>,
-) -> Result<(), String> {
+) -> anyhow::Result<()> {
     // First, so that everything the load allocates is charged to the cgroup.
     if let Some(procs) = cgroup_procs {
-        cgroup::join(procs).map_err(|e| e.to_string())?;
+        cgroup::join(procs)?;
     }
     sched::set_thread_name(&format!("fb-load-{name}"));
-    let def = load::find(name).ok_or_else(|| format!("unknown load {name}"))?;
-    sched::set_nice(nice).map_err(|e| e.to_string())?;
+    let def = load::find(name).ok_or_else(|| anyhow!("unknown load {name}"))?;
+    sched::set_nice(nice)?;
     // Loads are the first thing the OOM killer should take.
-    std::fs::write("/proc/self/oom_score_adj", "1000")
-        .map_err(|e| format!("cannot set oom_score_adj: {e}"))?;
+    std::fs::write("/proc/self/oom_score_adj", "1000").context("cannot set oom_score_adj")?;
     let mut load = (def.build)(context)?;
-    let commands = listen_for_commands();
+    let commands = listen_for_commands().context("cannot start the thread reading commands")?;
     send(&WorkerMessage::Ready { window: None });
     let work = work_until_stopped(load.as_mut(), &commands)?;
     // Cleaned up before the last message: the orchestrator kills the
@@ -131,7 +137,7 @@ impl Commands {
     }
 }
 
-fn listen_for_commands() -> Arc<Commands> {
+fn listen_for_commands() -> std::io::Result<Arc<Commands>> {
     let commands = Arc::new(Commands::default());
     let shared = commands.clone();
     std::thread::Builder::new()
@@ -147,13 +153,12 @@ fn listen_for_commands() -> Arc<Commands> {
                 }
             }
             shared.stop.store(true, Ordering::Release);
-        })
-        .expect("starting the command thread");
-    commands
+        })?;
+    Ok(commands)
 }
 
 /// Steps the load until told to stop; a failed step ends the load with its reason.
-fn work_until_stopped(load: &mut dyn Load, commands: &Commands) -> Result<LoadSample, String> {
+fn work_until_stopped(load: &mut dyn Load, commands: &Commands) -> Result<LoadSample, LoadError> {
     let mut meter = WindowMeter::default();
     let mut units = 0.0;
     while !commands.stop.load(Ordering::Acquire) {

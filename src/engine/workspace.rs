@@ -4,6 +4,8 @@
 //! listed in a small state record so that the next feelbench can undo it
 //! after the orchestrator was SIGKILLed.
 
+use crate::system::atomic::write_atomically;
+use crate::system::procfs;
 use anyhow::Context as _;
 use nix::sys::signal::{kill, Signal};
 use nix::unistd::Pid;
@@ -43,13 +45,12 @@ pub fn records_dir() -> Option<PathBuf> {
     crate::measure::calibrate::cache_dir().map(|d| d.join("runs"))
 }
 
-/// This process's start time in clock ticks after boot (field 22 of
-/// /proc/PID/stat); `None` when the process does not exist.
+/// Process `pid`'s start time in clock ticks after boot; `None` when the
+/// process does not exist.
 fn start_ticks(pid: u32) -> Option<u64> {
-    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
-    // The command name (field 2) may contain spaces; fields resume after ')'.
-    let after_name = &stat[stat.rfind(')')? + 1..];
-    after_name.split_whitespace().nth(19)?.parse().ok()
+    procfs::read_process_stat(Path::new("/proc"), pid)
+        .ok()
+        .map(|stat| stat.start_ticks)
 }
 
 impl Workspace {
@@ -128,7 +129,8 @@ impl Workspace {
                 .with_context(|| format!("cannot make {}", parent.display()))?;
         }
         let text = serde_json::to_string_pretty(&self.footprint)?;
-        crate::report::file::write_atomically(path, text.as_bytes())
+        write_atomically(path, text.as_bytes())?;
+        Ok(())
     }
 }
 
@@ -185,45 +187,48 @@ pub fn clean_leftovers(
         if alive {
             continue;
         }
-        let run = format!("run {} (ended without cleaning up)", footprint.pid);
-        let killed = kill_marked(&footprint.marker);
-        if !killed.is_empty() {
-            done.push(format!(
-                "{run}: killed {} process(es) {killed:?}",
-                killed.len()
-            ));
-        }
-        if let Some(swap) = &footprint.swap_file {
-            match remove_swap(swap) {
-                Ok(()) => done.push(format!(
-                    "{run}: turned off and removed swap file {}",
-                    swap.display()
-                )),
-                Err(e) => done.push(format!(
-                    "{run}: could not remove swap file {}: {e:#}",
-                    swap.display()
-                )),
-            }
-        }
-        if let Some(cgroup) = &footprint.cgroup {
-            match remove_cgroup(cgroup) {
-                Ok(()) => done.push(format!("{run}: removed cgroup {}", cgroup.display())),
-                Err(e) => done.push(format!(
-                    "{run}: could not remove cgroup {}: {e:#}",
-                    cgroup.display()
-                )),
-            }
-        }
-        if footprint.dir.exists() {
-            match std::fs::remove_dir_all(&footprint.dir) {
-                Ok(()) => done.push(format!("{run}: removed {}", footprint.dir.display())),
-                Err(e) => done.push(format!(
-                    "{run}: could not remove {}: {e}",
-                    footprint.dir.display()
-                )),
-            }
-        }
+        done.extend(undo(&footprint, &remove_swap, &remove_cgroup));
         let _ = std::fs::remove_file(&path);
+    }
+    done
+}
+
+/// Undoes what the dead run of `footprint` left; one line per thing done
+/// or that could not be.
+fn undo(
+    footprint: &Footprint,
+    remove_swap: impl Fn(&Path) -> anyhow::Result<()>,
+    remove_cgroup: impl Fn(&Path) -> anyhow::Result<()>,
+) -> Vec<String> {
+    let run = format!("run {} (ended without cleaning up)", footprint.pid);
+    let mut done = Vec::new();
+    let killed = kill_marked(&footprint.marker);
+    if !killed.is_empty() {
+        done.push(format!(
+            "{run}: killed {} process(es) {killed:?}",
+            killed.len()
+        ));
+    }
+    if let Some(swap) = &footprint.swap_file {
+        done.push(match remove_swap(swap) {
+            Ok(()) => format!("{run}: turned off and removed swap file {}", swap.display()),
+            Err(e) => format!(
+                "{run}: could not remove swap file {}: {e:#}",
+                swap.display()
+            ),
+        });
+    }
+    if let Some(cgroup) = &footprint.cgroup {
+        done.push(match remove_cgroup(cgroup) {
+            Ok(()) => format!("{run}: removed cgroup {}", cgroup.display()),
+            Err(e) => format!("{run}: could not remove cgroup {}: {e:#}", cgroup.display()),
+        });
+    }
+    if footprint.dir.exists() {
+        done.push(match std::fs::remove_dir_all(&footprint.dir) {
+            Ok(()) => format!("{run}: removed {}", footprint.dir.display()),
+            Err(e) => format!("{run}: could not remove {}: {e}", footprint.dir.display()),
+        });
     }
     done
 }

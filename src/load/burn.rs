@@ -1,7 +1,7 @@
 //! `burn`: processes that use all the CPU they can get (interbench's Burn).
 //! By default twice as many as there are CPUs (`-L N` to choose).
 
-use super::{Load, LoadDef};
+use super::{Load, LoadDef, LoadError};
 use crate::measure::work::{burn_loops, loops_for_ns};
 
 /// CPU time of one slice of burning.
@@ -21,7 +21,7 @@ pub const DEF: LoadDef = LoadDef {
             loops_per_slice: loops_for_ns(context.params.loops_per_ms, SLICE_CPU_NS).max(1),
         }))
     },
-    default: crate::probe::always,
+    default: super::always,
 };
 
 struct Burn {
@@ -29,7 +29,7 @@ struct Burn {
 }
 
 impl Load for Burn {
-    fn step(&mut self) -> Result<f64, String> {
+    fn step(&mut self) -> Result<f64, LoadError> {
         burn_loops(self.loops_per_slice);
         Ok(self.loops_per_slice as f64 / 1e6)
     }

@@ -4,7 +4,7 @@
 //! the tree is stopped with the scenario's process group, and anything that
 //! left the group is found by the run's marker and killed too.
 
-use super::{Load, LoadDef};
+use super::{CheckError, Load, LoadDef, LoadError};
 use crate::system::procfs;
 use std::path::Path;
 use std::process::{Child, Command, Stdio};
@@ -30,7 +30,7 @@ pub const DEF: LoadDef = LoadDef {
             .stdin(Stdio::null())
             .stdout(Stdio::null())
             .spawn()
-            .map_err(|e| format!("cannot start {}: {e}", argv[0]))?;
+            .map_err(LoadError::io(format!("cannot start {}", argv[0])))?;
         Ok(Box::new(CommandLoad {
             root: child.id(),
             child,
@@ -41,10 +41,10 @@ pub const DEF: LoadDef = LoadDef {
 };
 
 /// Splits the command into arguments; an empty command is an error.
-fn parse(command: &str) -> Result<Vec<String>, String> {
-    let argv = shell_words::split(command).map_err(|e| format!("cannot parse the command: {e}"))?;
+fn parse(command: &str) -> Result<Vec<String>, CheckError> {
+    let argv = shell_words::split(command).map_err(CheckError::UnparsableCommand)?;
     if argv.is_empty() {
-        return Err("cmd: needs a command, e.g. --load 'cmd:stress-ng --cpu 2'".to_string());
+        return Err(CheckError::NoCommand);
     }
     Ok(argv)
 }
@@ -57,12 +57,10 @@ struct CommandLoad {
 }
 
 impl Load for CommandLoad {
-    fn step(&mut self) -> Result<f64, String> {
+    fn step(&mut self) -> Result<f64, LoadError> {
         std::thread::sleep(STEP);
         if let Ok(Some(status)) = self.child.try_wait() {
-            return Err(format!(
-                "the command ended ({status}) before the scenario did"
-            ));
+            return Err(LoadError::CommandEnded(status));
         }
         let ticks = procfs::tree_cpu_ticks(Path::new("/proc"), self.root);
         let done = ticks.saturating_sub(self.cpu_ticks);

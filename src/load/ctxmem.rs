@@ -13,8 +13,8 @@
 //! [`crate::load::remove_leftovers`] removes it.
 
 use super::helpers::Helpers;
-use super::{Load, LoadContext, LoadDef};
-use crate::probe::WorkParams;
+use super::{Load, LoadContext, LoadDef, LoadError};
+use crate::sim::WorkParams;
 use crate::system::msgqueue::MessageQueue;
 use std::hint::black_box;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -115,13 +115,16 @@ struct CtxMem {
     _queue: MessageQueue,
 }
 
-fn build(context: &LoadContext, trips_per_page: usize) -> Result<Box<dyn Load>, String> {
+fn build(context: &LoadContext, trips_per_page: usize) -> Result<Box<dyn Load>, LoadError> {
     let page_bytes = nix::unistd::sysconf(nix::unistd::SysconfVar::PAGE_SIZE)
         .ok()
         .flatten()
         .map_or(4096, |p| p as usize);
     let shape = Ring::new(&context.params, page_bytes);
-    let queue = MessageQueue::create().map_err(|e| format!("ctxmem: {e}"))?;
+    let queue = MessageQueue::create().map_err(|error| LoadError::Queue {
+        what: "ctxmem",
+        error,
+    })?;
     let mut ring = Helpers::new("ctxmem ring", shape.members)?;
     for index in 0..shape.members {
         let walk = Walk::new(page_bytes, trips_per_page, shape.member_bytes);
@@ -132,7 +135,7 @@ fn build(context: &LoadContext, trips_per_page: usize) -> Result<Box<dyn Load>, 
     for start in shape.starts() {
         queue
             .send(shape.token_type(start))
-            .map_err(|e| format!("ctxmem: cannot send a token round the ring: {e}"))?;
+            .map_err(LoadError::io("ctxmem: cannot send a token round the ring"))?;
     }
     Ok(Box::new(CtxMem {
         ring,
@@ -168,7 +171,7 @@ fn pass_tokens(
 }
 
 impl Load for CtxMem {
-    fn step(&mut self) -> Result<f64, String> {
+    fn step(&mut self) -> Result<f64, LoadError> {
         self.ring.step()
     }
 

@@ -5,6 +5,7 @@
 //! walk through a file from start to end, over and over; and the page-cache
 //! controls the loads need.
 
+use super::LoadError;
 use nix::errno::Errno;
 use nix::fcntl::{fcntl, posix_fadvise, FcntlArg, OFlag, PosixFadviseAdvice};
 use std::fs::File;
@@ -24,28 +25,34 @@ pub fn mb(bytes: usize) -> f64 {
 
 /// A new file in `dir` that has no name: nothing to remove afterwards, and
 /// its space is freed when the process ends, even by SIGKILL.
-pub fn unnamed_file(dir: &Path) -> Result<File, String> {
-    tempfile::tempfile_in(dir).map_err(|e| format!("cannot make a file in {}: {e}", dir.display()))
+pub fn unnamed_file(dir: &Path) -> Result<File, LoadError> {
+    tempfile::tempfile_in(dir).map_err(LoadError::io(format!(
+        "cannot make a file in {}",
+        dir.display()
+    )))
 }
 
 /// Makes reads and writes of `file` bypass the page cache (`O_DIRECT`).
 /// Returns false when its file system cannot (tmpfs before Linux 6.6, some
 /// FUSE file systems), which leaves the file as it was.
-pub fn bypass_cache(file: &File) -> Result<bool, String> {
-    let flags = fcntl(file, FcntlArg::F_GETFL).map_err(|e| format!("fcntl(F_GETFL): {e}"))?;
+pub fn bypass_cache(file: &File) -> Result<bool, LoadError> {
+    let flags = fcntl(file, FcntlArg::F_GETFL).map_err(LoadError::sys("fcntl(F_GETFL)"))?;
     let flags = OFlag::from_bits_retain(flags) | OFlag::O_DIRECT;
     match fcntl(file, FcntlArg::F_SETFL(flags)) {
         Ok(_) => Ok(true),
         Err(Errno::EINVAL) => Ok(false),
-        Err(e) => Err(format!("cannot set O_DIRECT: {e}")),
+        Err(errno) => Err(LoadError::Sys {
+            what: "cannot set O_DIRECT".to_string(),
+            errno,
+        }),
     }
 }
 
 /// Drops `file`'s clean pages from the page cache, so the next read of
 /// them comes from the device (dirty pages stay: write them out first).
-pub fn drop_cached_pages(file: &File) -> Result<(), String> {
+pub fn drop_cached_pages(file: &File) -> Result<(), LoadError> {
     posix_fadvise(file, 0, 0, PosixFadviseAdvice::POSIX_FADV_DONTNEED)
-        .map_err(|e| format!("posix_fadvise(DONTNEED): {e}"))
+        .map_err(LoadError::sys("posix_fadvise(DONTNEED)"))
 }
 
 /// A buffer of `len` incompressible bytes that starts on an [`ALIGN`]
@@ -191,7 +198,7 @@ mod tests {
     #[test]
     fn a_file_that_cannot_bypass_the_cache_says_so() {
         let file = File::open("/proc/self/status").unwrap();
-        assert_eq!(bypass_cache(&file), Ok(false));
+        assert!(matches!(bypass_cache(&file), Ok(false)));
     }
 
     #[test]

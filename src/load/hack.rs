@@ -12,8 +12,8 @@
 //! memory budget at [`PROCESS_BYTES`] a process.
 
 use super::helpers::Helpers;
-use super::LoadDef;
-use crate::probe::WorkParams;
+use super::{LoadDef, LoadError};
+use crate::sim::WorkParams;
 use std::io::{ErrorKind, Read as _, Write as _};
 use std::os::unix::net::UnixStream;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -49,7 +49,7 @@ pub const DEF: LoadDef = LoadDef {
         }
         Ok(Box::new(helpers))
     },
-    default: crate::probe::always,
+    default: super::always,
 };
 
 /// Groups to run: one per CPU, as many as fit in the memory share, at least one.
@@ -64,11 +64,11 @@ fn groups(params: &WorkParams) -> usize {
 
 /// Forks one group: a socket pair per receiver, which every sender writes
 /// to. The worker's copies of the sockets close when this returns.
-fn start_group(helpers: &mut Helpers) -> Result<(), String> {
+fn start_group(helpers: &mut Helpers) -> Result<(), LoadError> {
     let pairs = (0..RECEIVERS)
         .map(|_| UnixStream::pair())
         .collect::<Result<Vec<_>, _>>()
-        .map_err(|e| format!("hack: cannot make a socket pair: {e}"))?;
+        .map_err(LoadError::io("hack: cannot make a socket pair"))?;
     for (_, input) in &pairs {
         helpers.fork("fb-hack-recv", |_| receive(input))?;
     }

@@ -7,7 +7,7 @@
 //! time (they are reaped only at the end, so `RUSAGE_CHILDREN` misses them),
 //! notices a helper that ended, and kills and reaps them all when dropped.
 
-use super::Load;
+use super::{Load, LoadError};
 use nix::sys::signal::{kill, Signal};
 use nix::sys::wait::{waitpid, WaitPidFlag, WaitStatus};
 use nix::time::{clock_gettime, ClockId};
@@ -33,7 +33,7 @@ struct SharedSlots {
 }
 
 impl SharedSlots {
-    fn new(len: usize) -> Result<Self, String> {
+    fn new(len: usize) -> Result<Self, LoadError> {
         let bytes = len.max(1) * size_of::<Slot>();
         // SAFETY: a new anonymous mapping (no file, no address hint); the
         // result is checked before use.
@@ -48,10 +48,12 @@ impl SharedSlots {
             )
         };
         if ptr == libc::MAP_FAILED {
-            return Err(format!(
-                "cannot map {bytes} bytes of memory shared with the helper processes: {}",
-                std::io::Error::last_os_error()
-            ));
+            return Err(LoadError::Io {
+                what: format!(
+                    "cannot map {bytes} bytes of memory shared with the helper processes"
+                ),
+                error: std::io::Error::last_os_error(),
+            });
         }
         Ok(Self {
             ptr: ptr.cast(),
@@ -112,20 +114,18 @@ pub struct Helpers {
 impl Helpers {
     /// Prepares counters for `count` helpers. Fails if the worker already
     /// runs more than one thread, since forking is then unsafe.
-    pub fn new(what: &'static str, count: usize) -> Result<Self, String> {
+    pub fn new(what: &'static str, count: usize) -> Result<Self, LoadError> {
         let threads = std::fs::read_dir("/proc/self/task")
             .map(|d| d.count())
             .unwrap_or(1);
         if threads != 1 {
-            return Err(format!(
-                "{what}: helper processes must be forked while the worker is single-threaded, but it runs {threads} threads"
-            ));
+            return Err(LoadError::NotSingleThreaded { what, threads });
         }
         let null = File::options()
             .read(true)
             .write(true)
             .open("/dev/null")
-            .map_err(|e| format!("{what}: cannot open /dev/null: {e}"))?;
+            .map_err(LoadError::io(format!("{what}: cannot open /dev/null")))?;
         Ok(Self {
             what,
             helpers: Vec::with_capacity(count),
@@ -143,7 +143,7 @@ impl Helpers {
         &mut self,
         name: &str,
         body: impl FnOnce(&AtomicU64) -> String,
-    ) -> Result<(), String> {
+    ) -> Result<(), LoadError> {
         let index = self.helpers.len();
         assert!(index < self.planned, "more helpers forked than planned");
         let worker = getpid();
@@ -161,12 +161,15 @@ impl Helpers {
                 });
                 Ok(())
             }
-            Err(e) => Err(format!(
-                "{}: cannot fork helper process {} of {}: {e}",
-                self.what,
-                index + 1,
-                self.planned
-            )),
+            Err(errno) => Err(LoadError::Sys {
+                what: format!(
+                    "{}: cannot fork helper process {} of {}",
+                    self.what,
+                    index + 1,
+                    self.planned
+                ),
+                errno,
+            }),
         }
     }
 }
@@ -175,7 +178,7 @@ impl Helpers {
 impl Load for Helpers {
     /// Sleeps a moment and returns what the helpers counted meanwhile;
     /// fails once a helper has ended.
-    fn step(&mut self) -> Result<f64, String> {
+    fn step(&mut self) -> Result<f64, LoadError> {
         std::thread::sleep(STEP);
         self.check_helpers()?;
         let total = self.slots.sum();
@@ -197,15 +200,15 @@ impl Load for Helpers {
 impl Helpers {
     /// Fails, saying how, once a helper has ended: the load is then no
     /// longer what it claims to be.
-    fn check_helpers(&mut self) -> Result<(), String> {
+    fn check_helpers(&mut self) -> Result<(), LoadError> {
         let status = match waitpid(None, Some(WaitPidFlag::WNOHANG)) {
             Ok(WaitStatus::StillAlive) => return Ok(()),
             Ok(status) => status,
-            Err(e) => {
-                return Err(format!(
-                    "{}: cannot watch the helper processes: {e}",
-                    self.what
-                ))
+            Err(errno) => {
+                return Err(LoadError::Sys {
+                    what: format!("{}: cannot watch the helper processes", self.what),
+                    errno,
+                })
             }
         };
         let how = match status {
@@ -220,12 +223,12 @@ impl Helpers {
             // Reaped: Drop must neither kill nor wait for it again.
             self.helpers.remove(index);
         }
-        Err(format!(
-            "{}: a helper process ended ({how}); {} of {} left",
-            self.what,
-            self.helpers.len(),
-            self.planned
-        ))
+        Err(LoadError::HelperEnded {
+            what: self.what,
+            how,
+            left: self.helpers.len(),
+            planned: self.planned,
+        })
     }
 }
 
@@ -275,7 +278,7 @@ mod tests {
     #[test]
     fn refuses_to_fork_from_a_multi_threaded_process() {
         // The test harness runs every test on a thread of its own.
-        let err = Helpers::new("test", 1).err().expect("refused");
+        let err = Helpers::new("test", 1).err().expect("refused").to_string();
         assert!(err.contains("single-threaded"), "{err}");
     }
 

@@ -15,9 +15,9 @@
 //! without `--mem-limit` would push the whole machine a tenth past its memory,
 //! which should be asked for, not stumbled into.
 
-use super::{Load, LoadDef};
+use super::{CheckError, Load, LoadDef, LoadError};
 use crate::measure::clock::now_ns;
-use crate::probe::WorkParams;
+use crate::sim::WorkParams;
 use memmap2::MmapMut;
 
 /// The largest block mapped at once.
@@ -52,7 +52,7 @@ fn target_bytes(mem_bytes: u64) -> u64 {
 }
 
 /// Refuses to run without swap for the tenth that does not fit in memory.
-fn check(params: &WorkParams, _: Option<&str>) -> Result<(), String> {
+fn check(params: &WorkParams, _: Option<&str>) -> Result<(), CheckError> {
     super::check_swap_for(params, 10)
 }
 
@@ -76,22 +76,25 @@ struct MemLoad {
     pass: u64,
 }
 
-fn map(len: usize) -> Result<MmapMut, String> {
-    MmapMut::map_anon(len).map_err(|e| format!("cannot map {} MiB: {e}", len >> 20))
+fn map(len: usize) -> Result<MmapMut, LoadError> {
+    MmapMut::map_anon(len).map_err(|error| LoadError::Io {
+        what: format!("cannot map {} MiB", len >> 20),
+        error,
+    })
 }
 
 impl MemLoad {
     /// Maps (but does not touch) the blocks for 110 % of `mem_bytes`.
-    fn new(mem_bytes: u64) -> Result<Self, String> {
+    fn new(mem_bytes: u64) -> Result<Self, LoadError> {
         if mem_bytes == 0 {
-            return Err("no memory size was given".to_string());
+            return Err(LoadError::NoMemorySize);
         }
         let (count, block_bytes) = block_layout(target_bytes(mem_bytes));
         Self::with_blocks(count, block_bytes)
     }
 
     /// Maps `count` blocks of `block_bytes` (a whole number of chunks).
-    fn with_blocks(count: usize, block_bytes: usize) -> Result<Self, String> {
+    fn with_blocks(count: usize, block_bytes: usize) -> Result<Self, LoadError> {
         let blocks = (0..count)
             .map(|_| map(block_bytes))
             .collect::<Result<_, _>>()?;
@@ -179,7 +182,7 @@ fn pair_mut(blocks: &mut [MmapMut], read: usize, write: usize) -> (&MmapMut, &mu
 }
 
 impl Load for MemLoad {
-    fn step(&mut self) -> Result<f64, String> {
+    fn step(&mut self) -> Result<f64, LoadError> {
         let start_ns = now_ns();
         let mut bytes = 0;
         while now_ns() - start_ns < STEP_NS {
@@ -220,10 +223,12 @@ mod tests {
 
     #[test]
     fn swap_is_required_and_must_hold_the_overflow() {
-        let err = check(&params(0, 0), None).unwrap_err();
+        let err = check(&params(0, 0), None).unwrap_err().to_string();
         assert!(err.contains("--swap SIZE"), "{err}");
         assert!(check(&params(0, 1), None).is_ok());
-        let err = check(&params(10 << 30, 512 << 20), None).unwrap_err();
+        let err = check(&params(10 << 30, 512 << 20), None)
+            .unwrap_err()
+            .to_string();
         assert!(err.contains("needs 1024 MiB of swap"), "{err}");
         assert!(check(&params(10 << 30, 1 << 30), None).is_ok());
     }

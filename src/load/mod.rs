@@ -1,23 +1,32 @@
-//! Loads: the background work a probe is measured under. Each load is a file
-//! here plus one line in [`LOADS`]; the engine only sees [`Load`]. A load runs
-//! in one or more worker processes, each repeating [`Load::step`] until it is
-//! told to stop, and counts the work it gets done. Loads compose: a scenario's
-//! load is a [`LoadMix`] such as `burn+write`, whose parts run side by side.
+//! Loads: the background work a probe is measured under. Each load is a
+//! registry entry ([`LoadDef`]) in a file here plus one line in [`LOADS`];
+//! loads that differ only in a setting share a file (`periodic.rs` holds
+//! `video`, `x` and `custom`, `write.rs` the three writers, `ctxmem.rs` both
+//! rings), and `disk.rs`, `helpers.rs` and `error.rs` hold what several loads
+//! use. The engine only sees [`Load`]. A load runs in one or more worker
+//! processes, each repeating [`Load::step`] until it is told to stop, and
+//! counts the work it gets done. Loads compose: a scenario's load is a
+//! [`LoadMix`] such as `burn+write`, whose parts run side by side. A load
+//! never knows which probe runs; the simulated work it shares with the
+//! probes lives below both, in `sim`.
 
 pub mod burn;
 pub mod cmd;
 pub mod ctxmem;
 pub mod disk;
+mod error;
 pub mod hack;
 mod helpers;
 pub mod memload;
 pub mod none;
+pub mod periodic;
 pub mod read;
-pub mod sim;
 pub mod spawn;
 pub mod write;
 
-use crate::probe::WorkParams;
+pub use error::{CheckError, LoadError, SpecError};
+
+use crate::sim::WorkParams;
 use std::path::PathBuf;
 
 /// Background work, done in short slices.
@@ -25,8 +34,8 @@ pub trait Load {
     /// Does one short slice of work (a few ms, or one period of a simulation)
     /// and returns the units of work it got done, or why the load cannot go
     /// on (a failed write, a command that ended, a helper process that
-    /// died), for the user.
-    fn step(&mut self) -> Result<f64, String>;
+    /// died).
+    fn step(&mut self) -> Result<f64, LoadError>;
 
     /// CPU time used so far by helper processes the load forked and has not
     /// reaped (`RUSAGE_CHILDREN` counts only reaped ones); the worker adds it
@@ -39,6 +48,7 @@ pub trait Load {
 /// What a load process is given to build its share of the load.
 #[derive(Debug, Clone)]
 pub struct LoadContext {
+    /// The run's work parameters.
     pub params: WorkParams,
     /// The text after `name:` in the load's spec (`cmd:stress-ng --cpu 2`).
     pub arg: Option<String>,
@@ -48,6 +58,7 @@ pub struct LoadContext {
 
 /// A load's entry in the registry.
 pub struct LoadDef {
+    /// Its name on the command line and in run documents.
     pub name: &'static str,
     /// One line for `feelbench list`.
     pub summary: &'static str,
@@ -59,12 +70,12 @@ pub struct LoadDef {
     pub processes: fn(&WorkParams) -> usize,
     /// Disk space its files need at most.
     pub disk_bytes: fn(&WorkParams) -> u64,
-    /// Checks the parameters and argument before anything runs; the message
+    /// Checks the parameters and argument before anything runs; the error
     /// tells the user what is missing.
-    pub check: fn(&WorkParams, Option<&str>) -> Result<(), String>,
-    /// Builds one process's share of the load; fails (with a message for the
-    /// user) when a needed parameter is missing or the setup fails.
-    pub build: fn(&LoadContext) -> Result<Box<dyn Load>, String>,
+    pub check: fn(&WorkParams, Option<&str>) -> Result<(), CheckError>,
+    /// Builds one process's share of the load; fails when a needed parameter
+    /// is missing or the setup fails.
+    pub build: fn(&LoadContext) -> Result<Box<dyn Load>, LoadError>,
     /// Whether `feelbench run` includes it without being asked.
     pub default: fn(&WorkParams) -> bool,
 }
@@ -73,9 +84,9 @@ pub struct LoadDef {
 pub static LOADS: &[LoadDef] = &[
     none::DEF,
     burn::DEF,
-    sim::VIDEO,
-    sim::X,
-    sim::CUSTOM,
+    periodic::VIDEO,
+    periodic::X,
+    periodic::CUSTOM,
     write::WRITE,
     write::SMALLWRITE,
     write::LARGEWRITE,
@@ -107,13 +118,18 @@ pub fn remove_leftovers() -> Vec<String> {
     crate::system::msgqueue::remove_leftovers(std::path::Path::new("/proc"))
 }
 
+/// Included by default.
+pub(crate) fn always(_: &WorkParams) -> bool {
+    true
+}
+
 /// No disk needed.
 pub(crate) fn no_disk(_: &WorkParams) -> u64 {
     0
 }
 
 /// Nothing to check.
-pub(crate) fn no_check(_: &WorkParams, _: Option<&str>) -> Result<(), String> {
+pub(crate) fn no_check(_: &WorkParams, _: Option<&str>) -> Result<(), CheckError> {
     Ok(())
 }
 
@@ -121,18 +137,18 @@ pub(crate) fn no_check(_: &WorkParams, _: Option<&str>) -> Result<(), String> {
 /// when there is not enough swap for the excess (it would only summon the
 /// OOM killer). `mem_bytes` is 0 until the run knows it; then only the
 /// presence of swap is checked.
-pub(crate) fn check_swap_for(params: &WorkParams, overflow_pct: u64) -> Result<(), String> {
+pub(crate) fn check_swap_for(params: &WorkParams, overflow_pct: u64) -> Result<(), CheckError> {
     let overflow = params.mem_bytes * overflow_pct / 100;
     if params.swap_bytes == 0 {
-        return Err("needs swap to push memory out to, and this system has none free; --swap SIZE adds a temporary swap file for the run (as root), e.g. --swap 1G, and --mem-limit SIZE keeps the pressure inside a cgroup of that size".to_string());
+        return Err(CheckError::NoSwap);
     }
     if params.swap_bytes < overflow {
-        return Err(format!(
-            "goes {overflow_pct} % past the {} MiB of memory it has, so it needs {} MiB of swap, and only {} MiB are free; give a larger --swap SIZE, or --mem-limit SIZE to work inside a cgroup of that size",
-            params.mem_bytes >> 20,
-            overflow >> 20,
-            params.swap_bytes >> 20
-        ));
+        return Err(CheckError::TooLittleSwap {
+            overflow_pct,
+            mem_mib: params.mem_bytes >> 20,
+            needed_mib: overflow >> 20,
+            free_mib: params.swap_bytes >> 20,
+        });
     }
     Ok(())
 }
@@ -140,14 +156,18 @@ pub(crate) fn check_swap_for(params: &WorkParams, overflow_pct: u64) -> Result<(
 /// One part of a load mix.
 #[derive(Clone)]
 pub struct LoadPart {
+    /// The load.
     pub def: &'static LoadDef,
+    /// The text after `name:`, for a load that takes an argument.
     pub arg: Option<String>,
 }
 
 /// The loads a scenario runs together, with the name the user gave them.
 #[derive(Clone)]
 pub struct LoadMix {
+    /// The spec as the user gave it (`compile`, `burn+write`).
     pub name: String,
+    /// The loads it is made of, in the order given.
     pub parts: Vec<LoadPart>,
 }
 
@@ -168,7 +188,7 @@ impl LoadMix {
 
     /// Parses `burn+write`, `compile`, `cmd:stress-ng --cpu 2` and the like.
     /// A `cmd:` part takes the rest of the spec as its command.
-    pub fn parse(spec: &str) -> Result<Self, String> {
+    pub fn parse(spec: &str) -> Result<Self, SpecError> {
         let spec = spec.trim();
         let expanded = ALIASES
             .iter()
@@ -187,8 +207,8 @@ impl LoadMix {
             let def = find(name.trim()).ok_or_else(|| unknown_load(name.trim()))?;
             if def.takes_arg != arg.is_some() {
                 return Err(match def.takes_arg {
-                    true => format!("load {} needs an argument: {}:...", def.name, def.name),
-                    false => format!("load {} takes no argument", def.name),
+                    true => SpecError::NeedsArgument(def.name),
+                    false => SpecError::TakesNoArgument(def.name),
                 });
             }
             parts.push(LoadPart {
@@ -201,7 +221,7 @@ impl LoadMix {
             return Err(unknown_load(spec));
         }
         if parts.len() > 1 && parts.iter().any(|p| p.def.name == none::DEF.name) {
-            return Err("the none load cannot be mixed with others".to_string());
+            return Err(SpecError::NoneInMix);
         }
         Ok(Self {
             name: spec.to_string(),
@@ -210,9 +230,12 @@ impl LoadMix {
     }
 
     /// Checks every part against `params`.
-    pub fn check(&self, params: &WorkParams) -> Result<(), String> {
+    pub fn check(&self, params: &WorkParams) -> Result<(), SpecError> {
         self.parts.iter().try_for_each(|p| {
-            (p.def.check)(params, p.arg.as_deref()).map_err(|e| format!("load {}: {e}", p.def.name))
+            (p.def.check)(params, p.arg.as_deref()).map_err(|problem| SpecError::Check {
+                load: p.def.name,
+                problem,
+            })
         })
     }
 
@@ -222,13 +245,13 @@ impl LoadMix {
     }
 }
 
-fn unknown_load(name: &str) -> String {
+fn unknown_load(name: &str) -> SpecError {
     let mut valid: Vec<&str> = LOADS.iter().map(|l| l.name).collect();
     valid.extend(ALIASES.iter().map(|(alias, _)| *alias));
-    format!(
-        "unknown load '{name}'; valid loads: {} (combine with +, e.g. burn+write)",
-        valid.join(", ")
-    )
+    SpecError::Unknown {
+        name: name.to_string(),
+        valid: valid.join(", "),
+    }
 }
 
 #[cfg(test)]
@@ -261,7 +284,7 @@ mod tests {
 
     #[test]
     fn unknown_parts_and_none_in_a_mix_are_refused() {
-        let err = LoadMix::parse("burn+brun").unwrap_err();
+        let err = LoadMix::parse("burn+brun").unwrap_err().to_string();
         assert!(
             err.contains("unknown load 'brun'") && err.contains("valid loads: none, burn"),
             "{err}"
@@ -269,7 +292,21 @@ mod tests {
         assert!(LoadMix::parse("none+burn").is_err());
         assert!(LoadMix::parse("burn:5")
             .unwrap_err()
+            .to_string()
             .contains("takes no argument"));
         assert!(LoadMix::parse("").is_err());
+    }
+
+    #[test]
+    fn a_part_that_refuses_the_parameters_is_named() {
+        let mix = LoadMix::parse("burn+memload").unwrap();
+        let err = mix.check(&WorkParams::for_tests()).unwrap_err().to_string();
+        assert!(err.starts_with("load memload: needs swap"), "{err}");
+        let custom = LoadMix::parse("custom").unwrap();
+        let err = custom.check(&WorkParams::for_tests()).unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            "load custom: the custom simulation needs --custom-cpu PCT (-C) and --custom-interval US (-I)"
+        );
     }
 }

@@ -1,6 +1,6 @@
 //! `none`: an otherwise idle system.
 
-use super::LoadDef;
+use super::{LoadDef, LoadError};
 
 /// Registry entry: no processes, so nothing is ever built.
 pub const DEF: LoadDef = LoadDef {
@@ -11,6 +11,6 @@ pub const DEF: LoadDef = LoadDef {
     disk_bytes: super::no_disk,
     check: super::no_check,
     processes: |_| 0,
-    build: |_| Err("the none load has no processes".to_string()),
-    default: crate::probe::always,
+    build: |_| Err(LoadError::NoProcesses("none")),
+    default: super::always,
 };

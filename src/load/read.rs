@@ -11,8 +11,8 @@
 //! still comes from the device (on a file system that has one).
 
 use super::disk::{bypass_cache, drop_cached_pages, mb, unnamed_file, AlignedBuf, Passes};
-use super::{Load, LoadContext, LoadDef};
-use crate::probe::WorkParams;
+use super::{Load, LoadContext, LoadDef, LoadError};
+use crate::sim::WorkParams;
 use std::fs::File;
 use std::os::unix::fs::FileExt as _;
 
@@ -32,7 +32,7 @@ pub const DEF: LoadDef = LoadDef {
     disk_bytes: file_bytes,
     check: super::no_check,
     build: Reader::boxed,
-    default: crate::probe::always,
+    default: super::always,
 };
 
 /// Size of the file read: `--file-size` capped at [`MAX_FILE_BYTES`], in
@@ -51,19 +51,19 @@ struct Reader {
 }
 
 impl Reader {
-    fn boxed(context: &LoadContext) -> Result<Box<dyn Load>, String> {
+    fn boxed(context: &LoadContext) -> Result<Box<dyn Load>, LoadError> {
         let file = unnamed_file(&context.dir)?;
         let direct = bypass_cache(&file)?;
         let buf = AlignedBuf::incompressible(CHUNK_BYTES);
         let size = file_bytes(&context.params);
         for offset in (0..size).step_by(CHUNK_BYTES) {
             file.write_all_at(buf.as_slice(), offset)
-                .map_err(|e| format!("cannot make its file: {e}"))?;
+                .map_err(LoadError::io("cannot make its file"))?;
         }
         // Written out and dropped from the cache, so that even the first
         // pass of buffered reads comes from the device.
         file.sync_data()
-            .map_err(|e| format!("cannot write its file out (fdatasync): {e}"))?;
+            .map_err(LoadError::io("cannot write its file out (fdatasync)"))?;
         drop_cached_pages(&file)?;
         Ok(Box::new(Self {
             file,
@@ -75,11 +75,11 @@ impl Reader {
 }
 
 impl Load for Reader {
-    fn step(&mut self) -> Result<f64, String> {
+    fn step(&mut self) -> Result<f64, LoadError> {
         let chunk = self.passes.next(CHUNK_BYTES);
         self.file
             .read_exact_at(&mut self.buf.as_mut_slice()[..chunk.len], chunk.offset)
-            .map_err(|e| format!("cannot read its file: {e}"))?;
+            .map_err(LoadError::io("cannot read its file"))?;
         if chunk.ends_pass && !self.direct {
             drop_cached_pages(&self.file)?;
         }

@@ -6,7 +6,7 @@
 //! per CPU here, so every CPU gets the same pressure (stress-ng's `--fork`
 //! is sized the same way).
 
-use super::{Load, LoadDef};
+use super::{Load, LoadDef, LoadError};
 use std::process::{Command, Stdio};
 
 /// The shell that is spawned.
@@ -29,29 +29,36 @@ pub const DEF: LoadDef = LoadDef {
         spawn_once()?;
         Ok(Box::new(Spawn))
     },
-    default: crate::probe::always,
+    default: super::always,
 };
 
 struct Spawn;
 
 impl Load for Spawn {
     /// One spawn (a millisecond or two); a spawn that fails ends the load.
-    fn step(&mut self) -> Result<f64, String> {
+    fn step(&mut self) -> Result<f64, LoadError> {
         spawn_once().map(|()| 1.0)
     }
 }
 
 /// Runs the shell once and waits for it (its CPU time then counts in the
 /// worker's `RUSAGE_CHILDREN`).
-fn spawn_once() -> Result<(), String> {
+fn spawn_once() -> Result<(), LoadError> {
     let status = Command::new(SHELL)
         .args(["-c", SCRIPT])
         .stdin(Stdio::null())
         .stdout(Stdio::null())
         .status()
-        .map_err(|e| format!("spawn: cannot start {SHELL}: {e}"))?;
+        .map_err(|error| LoadError::Io {
+            what: format!("spawn: cannot start {SHELL}"),
+            error,
+        })?;
     match status.success() {
         true => Ok(()),
-        false => Err(format!("spawn: `{SHELL} -c '{SCRIPT}'` failed ({status})")),
+        false => Err(LoadError::CommandFailed {
+            what: "spawn",
+            command: format!("{SHELL} -c '{SCRIPT}'"),
+            status,
+        }),
     }
 }

@@ -18,8 +18,8 @@
 //! ends; the rest (at most the dirty limit) is written in that one step.
 
 use super::disk::{mb, unnamed_file, AlignedBuf, Passes};
-use super::{Load, LoadContext, LoadDef};
-use crate::probe::WorkParams;
+use super::{Load, LoadContext, LoadDef, LoadError};
+use crate::sim::WorkParams;
 use std::fs::File;
 use std::os::unix::fs::FileExt as _;
 
@@ -31,7 +31,7 @@ pub const WRITE: LoadDef = variant(
     "write",
     "streams a file of --file-size with 1 MiB buffered writes, over and over (interbench Write)",
     |context| Writer::boxed(context, MIB),
-    crate::probe::always,
+    super::always,
 );
 
 /// Registry entry of `smallwrite`.
@@ -55,7 +55,7 @@ pub const LARGEWRITE: LoadDef = variant(
 const fn variant(
     name: &'static str,
     summary: &'static str,
-    build: fn(&LoadContext) -> Result<Box<dyn Load>, String>,
+    build: fn(&LoadContext) -> Result<Box<dyn Load>, LoadError>,
     default: fn(&WorkParams) -> bool,
 ) -> LoadDef {
     LoadDef {
@@ -78,7 +78,7 @@ struct Writer {
 }
 
 impl Writer {
-    fn boxed(context: &LoadContext, write_bytes: usize) -> Result<Box<dyn Load>, String> {
+    fn boxed(context: &LoadContext, write_bytes: usize) -> Result<Box<dyn Load>, LoadError> {
         Ok(Box::new(Self {
             file: unnamed_file(&context.dir)?,
             buf: AlignedBuf::incompressible(write_bytes),
@@ -88,15 +88,15 @@ impl Writer {
 }
 
 impl Load for Writer {
-    fn step(&mut self) -> Result<f64, String> {
+    fn step(&mut self) -> Result<f64, LoadError> {
         let chunk = self.passes.next(self.buf.as_slice().len());
         self.file
             .write_all_at(&self.buf.as_slice()[..chunk.len], chunk.offset)
-            .map_err(|e| format!("cannot write its file: {e}"))?;
+            .map_err(LoadError::io("cannot write its file"))?;
         if chunk.ends_pass {
             self.file
                 .sync_data()
-                .map_err(|e| format!("cannot write its file out (fdatasync): {e}"))?;
+                .map_err(LoadError::io("cannot write its file out (fdatasync)"))?;
         }
         Ok(mb(chunk.len))
     }

@@ -3,7 +3,7 @@
 //! confidence intervals.
 
 use super::latency::LatencyHistogram;
-use crate::probe::Window;
+use super::window::Window;
 
 /// Number of equal sub-windows a measurement is cut into.
 pub const BATCHES: usize = 20;
@@ -29,8 +29,8 @@ pub fn batch_seconds(window: Window) -> f64 {
     window.end_ns.saturating_sub(window.start_ns) as f64 / 1e9 / BATCHES as f64
 }
 
-/// Latencies recorded in one sub-window: the exact mean, and percentiles
-/// from a histogram smaller than the main one. All storage is allocated on
+/// Latencies recorded in one sub-window: their exact sum, and a histogram
+/// smaller than the main one. All storage is allocated on
 /// creation, so recording never allocates.
 #[derive(Debug, Clone)]
 pub struct BatchLatency {
@@ -54,27 +54,19 @@ impl BatchLatency {
         self.sum_ns += latency_ns;
     }
 
+    /// The sub-window's histogram.
+    pub fn histogram(&self) -> &LatencyHistogram {
+        &self.histogram
+    }
+
+    /// Exact sum of the recorded latencies.
+    pub fn sum_ns(&self) -> u64 {
+        self.sum_ns
+    }
+
     /// Number of latencies recorded.
     pub fn count(&self) -> u64 {
         self.histogram.len()
-    }
-
-    /// Mean of the recorded latencies (sum over count), in µs; `None` when
-    /// nothing was recorded.
-    pub fn mean_us(&self) -> Option<f64> {
-        (self.count() > 0).then(|| self.sum_ns as f64 / self.count() as f64 / 1e3)
-    }
-
-    /// 99th percentile of the recorded latencies, in µs (1 % resolution);
-    /// `None` when nothing was recorded.
-    pub fn p99_us(&self) -> Option<f64> {
-        (self.count() > 0).then(|| self.histogram.quantile_ns(0.99) as f64 / 1e3)
-    }
-
-    /// The sub-window's histogram as base64 HdrHistogram V2; `None` when
-    /// it is empty.
-    pub fn to_base64(&self) -> Option<String> {
-        (self.count() > 0).then(|| self.histogram.to_base64())
     }
 }
 
@@ -130,16 +122,15 @@ mod tests {
             batch.record_ns(ns);
         }
         assert_eq!(batch.count(), 4);
-        assert_eq!(batch.mean_us(), Some(1_003_006.0 / 4.0 / 1e3));
-        let p99 = batch.p99_us().unwrap();
-        assert!((p99 - 1_000.0).abs() <= 10.0, "p99 {p99}");
+        assert_eq!(batch.sum_ns(), 1_003_006);
+        let p99 = batch.histogram().quantile_ns(0.99) as f64;
+        assert!((p99 - 1_000_000.0).abs() <= 10_000.0, "p99 {p99}");
     }
 
     #[test]
     fn an_empty_batch_has_no_latency() {
         let batch = BatchLatency::default();
-        assert_eq!(batch.count(), 0);
-        assert_eq!(batch.mean_us(), None);
-        assert_eq!(batch.p99_us(), None);
+        assert_eq!((batch.count(), batch.sum_ns()), (0, 0));
+        assert!(batch.histogram().is_empty());
     }
 }

@@ -4,6 +4,7 @@
 
 use super::clock::thread_cpu_ns;
 use super::work::burn_loops;
+use crate::system::atomic::write_atomically;
 use crate::system::SystemInfo;
 use anyhow::Context as _;
 use serde::{Deserialize, Serialize};
@@ -141,7 +142,8 @@ pub fn store(
         calibration: *calibration,
     };
     let text = serde_json::to_string_pretty(&cache)?;
-    crate::report::file::write_atomically(path, text.as_bytes())
+    write_atomically(path, text.as_bytes())?;
+    Ok(())
 }
 
 /// The `loops_per_ms` to use: forced, else cached (unless `recalibrate`),

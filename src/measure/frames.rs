@@ -1,11 +1,12 @@
 //! Pure accounting of periodic frames: the timetable, frame dropping, deadlines,
 //! lateness and % desired CPU, in total and per sub-window of the
 //! measurement. Everything here is a function of timestamps passed in, so it
-//! is tested with scripted times; the real clock is plugged in by the probes.
+//! is tested with scripted times; the real clock is plugged in by the periodic
+//! simulation (`sim::periodic`) and the probes.
 
 use super::batches::{self, BatchLatency, BATCHES};
 use super::latency::LatencyHistogram;
-use crate::probe::Window;
+use super::window::Window;
 
 /// The fixed timetable of a periodic task: period `i` is intended to start at
 /// `start_ns + i * period_ns`; periods that start at or after `end_ns` are not
@@ -177,20 +178,6 @@ impl FrameAccount {
     pub fn deadlines_total(&self) -> u64 {
         self.executed + self.dropped
     }
-
-    /// CPU time received as a percentage of CPU time wanted; `None` when the
-    /// task wanted no CPU at all.
-    pub fn desired_cpu_pct(&self) -> Option<f64> {
-        (self.cpu_wanted_ns > 0)
-            .then(|| 100.0 * self.cpu_used_ns as f64 / self.cpu_wanted_ns as f64)
-    }
-
-    /// CPU used over CPU wanted by the frames that ran: 1.0 when the
-    /// calibration holds. `None` when those frames wanted no CPU.
-    pub fn work_ratio(&self) -> Option<f64> {
-        (self.cpu_wanted_run_ns > 0)
-            .then(|| self.cpu_used_ns as f64 / self.cpu_wanted_run_ns as f64)
-    }
 }
 
 #[cfg(test)]
@@ -279,9 +266,9 @@ mod tests {
         assert_eq!(account.deadlines_total() - account.met, 4);
         assert_eq!(account.late_max_ns, 5 * MS);
         assert_eq!(account.late_sum_ns, 7 * MS);
-        let latency = account.latency.summary().unwrap();
-        assert!((latency.max_us - 9_000.0).abs() < 10.0);
-        assert!((latency.mean_us - 10_000.0 / 3.0).abs() < 5.0);
+        assert!((account.latency.max_ns() as f64 - 9_000.0 * 1e3).abs() < 10e3);
+        let sum_ns: u64 = account.batches.iter().map(|b| b.latency.sum_ns()).sum();
+        assert_eq!(sum_ns, 10 * MS);
     }
 
     #[test]
@@ -291,13 +278,8 @@ mod tests {
         account.record(0, &frame(1, 0, 2));
         account.record_dropped(0, 2 * MS);
         account.record_dropped(0, 2 * MS);
-        assert_eq!(account.desired_cpu_pct(), Some(50.0));
-        assert_eq!(account.work_ratio(), Some(1.0));
-    }
-
-    #[test]
-    fn no_wanted_cpu_means_no_percentage() {
-        assert_eq!(FrameAccount::default().desired_cpu_pct(), None);
+        assert_eq!(account.cpu_wanted_ns, 2 * account.cpu_used_ns);
+        assert_eq!(account.cpu_wanted_run_ns, account.cpu_used_ns);
     }
 
     /// 40 periods of 10 ms: sub-windows of 20 ms, two periods each.
@@ -345,7 +327,7 @@ mod tests {
         assert_eq!(next, 4);
         let batch = &account.batches[1];
         assert_eq!(batch.latency.count(), 1);
-        assert_eq!(batch.latency.mean_us(), Some(4_000.0));
+        assert_eq!(batch.latency.sum_ns(), 4 * MS);
         assert_eq!((batch.periods, batch.met), (1, 0));
         assert_eq!((batch.cpu_wanted_ns, batch.cpu_used_ns), (2 * MS, 2 * MS));
         let mut others = account.batches.iter().enumerate().filter(|(k, _)| *k != 1);
@@ -379,8 +361,7 @@ mod tests {
         for batch in &account.batches[1..5] {
             assert_eq!(batch.periods, 2);
             assert_eq!(batch.latency.count(), 0);
-            assert_eq!(batch.latency.mean_us(), None);
-            assert_eq!(batch.latency.p99_us(), None);
+            assert_eq!(batch.latency.sum_ns(), 0);
         }
         assert!(account.batches[5..].iter().all(|b| b.periods == 0));
     }

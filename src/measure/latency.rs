@@ -5,7 +5,6 @@
 use base64::Engine as _;
 use hdrhistogram::serialization::{Deserializer, Serializer, V2Serializer};
 use hdrhistogram::Histogram;
-use serde::{Deserialize, Serialize};
 
 /// Largest value a histogram can hold (one hour, in ns); larger ones are
 /// recorded as this value.
@@ -28,20 +27,6 @@ pub enum HistogramDecodeError {
     Format(#[from] hdrhistogram::serialization::DeserializeError),
     #[error("values beyond the range feelbench records: {0}")]
     Range(#[from] hdrhistogram::AdditionError),
-}
-
-/// Summary figures of a latency distribution, in microseconds.
-/// `sd_us` is the population standard deviation around the mean (not the RMS).
-#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
-pub struct LatencySummary {
-    pub samples: u64,
-    pub mean_us: f64,
-    pub sd_us: f64,
-    pub max_us: f64,
-    pub p50_us: f64,
-    pub p90_us: f64,
-    pub p99_us: f64,
-    pub p999_us: f64,
 }
 
 impl Default for LatencyHistogram {
@@ -88,24 +73,14 @@ impl LatencyHistogram {
         self.histogram.value_at_quantile(quantile)
     }
 
-    /// Mean, SD, max and percentiles, converted to microseconds.
-    /// `None` when nothing was recorded.
-    pub fn summary(&self) -> Option<LatencySummary> {
-        if self.is_empty() {
-            return None;
-        }
-        let h = &self.histogram;
-        let us = |ns: f64| ns / 1_000.0;
-        Some(LatencySummary {
-            samples: h.len(),
-            mean_us: us(h.mean()),
-            sd_us: us(h.stdev()),
-            max_us: us(h.max() as f64),
-            p50_us: us(h.value_at_quantile(0.50) as f64),
-            p90_us: us(h.value_at_quantile(0.90) as f64),
-            p99_us: us(h.value_at_quantile(0.99) as f64),
-            p999_us: us(h.value_at_quantile(0.999) as f64),
-        })
+    /// Population standard deviation of the values, in nanoseconds.
+    pub fn stdev_ns(&self) -> f64 {
+        self.histogram.stdev()
+    }
+
+    /// Largest value recorded, in nanoseconds (0 when empty).
+    pub fn max_ns(&self) -> u64 {
+        self.histogram.max()
     }
 
     /// The histogram as base64 of its HdrHistogram V2 serialisation.
@@ -151,33 +126,30 @@ mod tests {
     fn sd_is_the_standard_deviation_not_the_rms() {
         // Values 2,4,4,4,5,5,7,9 µs: mean 5, population SD exactly 2, RMS ≈ 5.39.
         let h = histogram_of(&[2000, 4000, 4000, 4000, 5000, 5000, 7000, 9000]);
-        let s = h.summary().unwrap();
-        assert!((s.mean_us - 5.0).abs() < 0.01, "mean {}", s.mean_us);
-        assert!((s.sd_us - 2.0).abs() < 0.01, "sd {}", s.sd_us);
-        assert!((s.max_us - 9.0).abs() < 0.01);
-        assert_eq!(s.samples, 8);
-    }
-
-    #[test]
-    fn mean_keeps_fractions_of_a_microsecond() {
-        let h = histogram_of(&[1_200, 1_300]);
-        let s = h.summary().unwrap();
-        assert!((s.mean_us - 1.25).abs() < 0.01, "mean {}", s.mean_us);
+        assert!((h.stdev_ns() - 2_000.0).abs() < 10.0, "sd {}", h.stdev_ns());
+        assert!(
+            (h.max_ns() as f64 - 9_000.0).abs() < 10.0,
+            "max {}",
+            h.max_ns()
+        );
+        assert_eq!(h.len(), 8);
     }
 
     #[test]
     fn percentiles_are_ordered() {
         let values: Vec<u64> = (1..=10_000).map(|i| i * 1_000).collect();
-        let s = histogram_of(&values).summary().unwrap();
-        assert!(s.p50_us <= s.p90_us && s.p90_us <= s.p99_us);
-        assert!(s.p99_us <= s.p999_us && s.p999_us <= s.max_us);
-        assert!((s.p50_us - 5_000.0).abs() / 5_000.0 < 0.002);
-        assert!((s.p99_us - 9_900.0).abs() / 9_900.0 < 0.002);
+        let h = histogram_of(&values);
+        let q = |q: f64| h.quantile_ns(q) as f64;
+        assert!(q(0.5) <= q(0.9) && q(0.9) <= q(0.99));
+        assert!(q(0.99) <= q(0.999) && q(0.999) <= h.max_ns() as f64);
+        assert!((q(0.5) - 5_000_000.0).abs() / 5_000_000.0 < 0.002);
+        assert!((q(0.99) - 9_900_000.0).abs() / 9_900_000.0 < 0.002);
     }
 
     #[test]
-    fn empty_histogram_has_no_summary() {
-        assert!(LatencyHistogram::new().summary().is_none());
+    fn empty_histogram_is_empty() {
+        let h = LatencyHistogram::new();
+        assert!(h.is_empty() && h.max_ns() == 0);
     }
 
     #[test]
@@ -201,10 +173,9 @@ mod tests {
         let mut a = histogram_of(&[1_000, 2_000, 3_000]);
         let b = LatencyHistogram::from_base64(&histogram_of(&[4_000, 9_000]).to_base64()).unwrap();
         a.add(&b);
-        let s = a.summary().unwrap();
-        assert_eq!(s.samples, 5);
-        assert!((s.max_us - 9.0).abs() < 0.01);
-        assert!((s.mean_us - 3.8).abs() < 0.01);
+        assert_eq!(a.len(), 5);
+        assert!((a.max_ns() as f64 - 9_000.0).abs() < 10.0);
+        assert!((a.quantile_ns(0.5) as f64 - 3_000.0).abs() < 5.0);
         let empty = LatencyHistogram::from_base64(&LatencyHistogram::new().to_base64()).unwrap();
         assert!(empty.is_empty());
     }

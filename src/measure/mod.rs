@@ -1,6 +1,7 @@
 //! Measuring primitives: the clock, the calibrated unit of CPU work, scheduling
-//! settings, and the pure accounting of frames, sub-windows and latency
-//! statistics.
+//! settings, the measurement window, and the pure accounting of frames,
+//! sub-windows and latency statistics. It builds on `system` alone: nothing
+//! here knows probes, loads, the simulation, the engine or the run document.
 
 pub mod batches;
 pub mod calibrate;

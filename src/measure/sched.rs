@@ -9,14 +9,14 @@ use std::io;
 #[derive(Debug, thiserror::Error)]
 pub enum SchedError {
     /// setpriority failed.
-    #[error("cannot set nice {nice}: {source} (a negative nice needs root or CAP_SYS_NICE)")]
-    Nice { nice: i32, source: io::Error },
+    #[error("cannot set nice {nice}: {error} (a negative nice needs root or CAP_SYS_NICE)")]
+    Nice { nice: i32, error: io::Error },
     /// sched_setscheduler failed.
-    #[error("cannot switch to SCHED_FIFO priority {priority}: {source} (real-time scheduling needs root, CAP_SYS_NICE or an RLIMIT_RTPRIO)")]
-    Fifo { priority: i32, source: io::Error },
+    #[error("cannot switch to SCHED_FIFO priority {priority}: {error} (real-time scheduling needs root, CAP_SYS_NICE or an RLIMIT_RTPRIO)")]
+    Fifo { priority: i32, error: io::Error },
     /// prctl(PR_SET_TIMERSLACK) failed.
-    #[error("cannot set timer slack to {slack_ns} ns: {source}")]
-    TimerSlack { slack_ns: u64, source: io::Error },
+    #[error("cannot set timer slack to {slack_ns} ns: {error}")]
+    TimerSlack { slack_ns: u64, error: io::Error },
 }
 
 /// What the probe asks for.
@@ -72,7 +72,7 @@ fn check(ret: libc::c_int) -> io::Result<()> {
 pub fn set_nice(nice: i32) -> Result<(), SchedError> {
     // SAFETY: setpriority takes plain integers; who = 0 means the caller.
     let ret = unsafe { libc::setpriority(libc::PRIO_PROCESS, 0, nice) };
-    check(ret).map_err(|source| SchedError::Nice { nice, source })
+    check(ret).map_err(|error| SchedError::Nice { nice, error })
 }
 
 /// Switches the calling thread to SCHED_FIFO at `priority`.
@@ -82,7 +82,7 @@ pub fn set_fifo(priority: i32) -> Result<(), SchedError> {
     };
     // SAFETY: `param` is a valid sched_param that outlives the call; pid 0 is the caller.
     let ret = unsafe { libc::sched_setscheduler(0, libc::SCHED_FIFO, &param) };
-    check(ret).map_err(|source| SchedError::Fifo { priority, source })
+    check(ret).map_err(|error| SchedError::Fifo { priority, error })
 }
 
 /// The calling thread's scheduling policy, by name.
@@ -126,7 +126,7 @@ pub fn set_timer_slack(slack_ns: u64) -> Result<u64, SchedError> {
     let slack = slack_ns.max(1) as libc::c_ulong;
     // SAFETY: PR_SET_TIMERSLACK takes one integer argument; the rest are ignored.
     let ret = unsafe { libc::prctl(libc::PR_SET_TIMERSLACK, slack, 0, 0, 0) };
-    check(ret).map_err(|source| SchedError::TimerSlack { slack_ns, source })?;
+    check(ret).map_err(|error| SchedError::TimerSlack { slack_ns, error })?;
     Ok(timer_slack_ns())
 }
 

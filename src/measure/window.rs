@@ -1,9 +1,18 @@
-//! Counting a load's work inside the measurement window: the first look at
-//! or after the window's start and the first at or after its end bound the
-//! count, so rates cover exactly the time observed. Costly counters (CPU
-//! time, I/O bytes) are read only at those two moments.
+//! The measurement window, and counting a load's work inside it: the first
+//! look at or after the window's start and the first at or after its end
+//! bound the count, so rates cover exactly the time observed. Costly
+//! counters (CPU time, I/O bytes) are read only at those two moments.
 
-use crate::probe::Window;
+use serde::{Deserialize, Serialize};
+
+/// The measurement window, in absolute `CLOCK_MONOTONIC` nanoseconds.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Window {
+    /// First intended start (`CLOCK_MONOTONIC` ns).
+    pub start_ns: u64,
+    /// No period starts at or after this time.
+    pub end_ns: u64,
+}
 
 /// Running totals of a load process that cost a system call to read.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]

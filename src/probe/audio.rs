@@ -1,20 +1,15 @@
 //! `audio`: a player that wakes every 50 ms and needs 5 % of a CPU to fill the
-//! next buffer (interbench's Audio).
+//! next buffer (interbench's Audio). The shape is [`crate::sim::shapes::AUDIO`].
 
-use super::periodic::{CpuDemand, PeriodicProbe, PeriodicShape};
+use super::periodic::PeriodicProbe;
 use super::ProbeDef;
-
-/// The audio task's period and CPU share.
-pub const SHAPE: PeriodicShape = PeriodicShape {
-    period_ns: 50_000_000,
-    cpu: CpuDemand::Share(5.0),
-};
+use crate::sim::shapes;
 
 /// Registry entry.
 pub const DEF: ProbeDef = ProbeDef {
     name: "audio",
     summary: "audio player: 50 ms period, 5 % CPU per period",
-    frame_rate: false,
-    build: |params| Ok(PeriodicProbe::boxed(SHAPE, params)),
+    sheet: super::periodic::sheet,
+    build: |params| Ok(PeriodicProbe::boxed(shapes::AUDIO, params)),
     default: super::always,
 };

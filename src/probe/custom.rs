@@ -1,26 +1,16 @@
 //! `custom`: a periodic task of the user's shape (`--custom-cpu PCT
-//! --custom-interval US`, interbench's -C/-I).
+//! --custom-interval US`, interbench's -C/-I); see
+//! [`crate::sim::shapes::custom`].
 
 use super::periodic::PeriodicProbe;
-use super::periodic::{CpuDemand, PeriodicShape};
-use super::{ProbeDef, WorkParams};
-
-/// The custom task's shape, or the message saying how to give one.
-pub fn shape(params: &WorkParams) -> Result<PeriodicShape, String> {
-    let custom = params
-        .custom
-        .ok_or("the custom simulation needs --custom-cpu PCT (-C) and --custom-interval US (-I)")?;
-    Ok(PeriodicShape {
-        period_ns: custom.interval_us * 1_000,
-        cpu: CpuDemand::Share(custom.cpu_pct),
-    })
-}
+use super::ProbeDef;
+use crate::sim::shapes;
 
 /// Registry entry.
 pub const DEF: ProbeDef = ProbeDef {
     name: "custom",
     summary: "your own periodic task: --custom-cpu PCT every --custom-interval US",
-    frame_rate: false,
-    build: |params| Ok(PeriodicProbe::boxed(shape(params)?, params)),
+    sheet: super::periodic::sheet,
+    build: |params| Ok(PeriodicProbe::boxed(shapes::custom(params)?, params)),
     default: |params| params.custom.is_some(),
 };

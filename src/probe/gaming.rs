@@ -3,13 +3,21 @@
 //! deadlines. Latency is the part of a frame's wall time in which it did not
 //! run; the figures are frames per second and the 1 % low.
 
-use super::{Probe, ProbeDef, Window, WorkParams};
+use super::frame_figures::{
+    column, count_figure, cpu_figures, latency_columns, CPU_RECEIVED_MS, CPU_WANTED_MS,
+    CPU_WANTED_RUN_MS, DROPPED, EXECUTED, LATENCY,
+};
+use super::{Probe, ProbeDef};
+use crate::figures::result::MEASURED_S;
+use crate::figures::{
+    latency_figures, Better, FigureDef, Formula, Measured, ProbeSheet, Spread, Tally, Unit,
+};
 use crate::measure::batches::{batch_of, batch_seconds, BatchLatency, BATCHES};
 use crate::measure::clock::{now_ns, sleep_until_ns, thread_cpu_ns};
 use crate::measure::latency::LatencyHistogram;
-use crate::measure::sched::SchedApplied;
+use crate::measure::window::Window;
 use crate::measure::work::{burn_loops, loops_for_ns};
-use crate::report::schema::{Batch, CpuFigures, FrameCounts, GamingFigures, ProbeResult};
+use crate::sim::WorkParams;
 
 /// CPU work of one frame: what a 60 frames/s game spends per frame.
 pub const FRAME_CPU_NS: u64 = 16_666_667;
@@ -18,7 +26,7 @@ pub const FRAME_CPU_NS: u64 = 16_666_667;
 pub const DEF: ProbeDef = ProbeDef {
     name: "gaming",
     summary: "CPU-bound game: 16.7 ms CPU frames back to back, no deadlines",
-    frame_rate: true,
+    sheet,
     build: |params: &WorkParams| {
         Ok(Box::new(GamingProbe {
             loops_per_ms: params.loops_per_ms,
@@ -27,6 +35,61 @@ pub const DEF: ProbeDef = ProbeDef {
     },
     default: super::always,
 };
+
+/// Frame times (wall time of each frame).
+const FRAME_TIME: &str = "frame_time";
+
+/// The figures of the game: its latency, frame rate and 1 % low, and CPU.
+fn sheet(summary: &str) -> ProbeSheet {
+    let fps = |key: &str, field: &str, label: &str, formula: Formula| {
+        FigureDef::new(key, field, label, Unit::Fps, Better::Higher, formula).compared()
+    };
+    let mut figures = latency_figures(LATENCY);
+    figures.extend([
+        count_figure(EXECUTED, "frames_executed", "frames run", Better::Higher),
+        count_figure(
+            DROPPED,
+            "frames_dropped",
+            "frames dropped (none)",
+            Better::Lower,
+        ),
+    ]);
+    figures.extend(cpu_figures());
+    figures.extend([
+        fps(
+            "fps",
+            "fps",
+            "FPS",
+            Formula::Ratio {
+                num: EXECUTED.to_string(),
+                den: MEASURED_S.to_string(),
+                scale: 1.0,
+            },
+        )
+        .spread(Spread::SubWindows)
+        .headline(),
+        fps(
+            "low1",
+            "low_1pct_fps",
+            "1% low FPS",
+            Formula::InverseQuantile {
+                samples: FRAME_TIME.to_string(),
+                q: 0.99,
+                scale: 1e9,
+            },
+        ),
+    ]);
+    let mut columns = latency_columns();
+    columns.extend([
+        column("FPS", &["fps"], 16),
+        column("1% low FPS", &["low1"], 11),
+    ]);
+    ProbeSheet {
+        summary: summary.to_string(),
+        columns,
+        figures,
+    }
+}
 
 struct GamingProbe {
     loops_per_ms: f64,
@@ -68,7 +131,7 @@ impl GameFrames {
 }
 
 impl Probe for GamingProbe {
-    fn measure(self: Box<Self>, window: Window, sched: SchedApplied) -> ProbeResult {
+    fn measure(self: Box<Self>, window: Window) -> Measured {
         let loops = loops_for_ns(self.loops_per_ms, FRAME_CPU_NS);
         let mut frames = self.frames;
         sleep_until_ns(window.start_ns);
@@ -81,76 +144,57 @@ impl Probe for GamingProbe {
             frames.record(window, started_ns, finished_ns, cpu_ns);
             started_ns = finished_ns;
         }
-        gaming_result(&frames, window, started_ns - window.start_ns, sched)
+        gaming_tallies(&frames, window, started_ns - window.start_ns)
     }
 }
 
-/// The figures of the frames of a measurement of `window` that lasted
-/// `measured_ns`.
-fn gaming_result(
-    frames: &GameFrames,
-    window: Window,
-    measured_ns: u64,
-    sched: SchedApplied,
-) -> ProbeResult {
+/// The tallies of the frames of a measurement of `window` that lasted
+/// `measured_ns`. A game wants the whole CPU for the whole time.
+fn gaming_tallies(frames: &GameFrames, window: Window, measured_ns: u64) -> Measured {
     let count = frames.frame_time.len();
     let seconds = batch_seconds(window);
-    let measured_s = measured_ns as f64 / 1e9;
-    let p99_frame_ns = frames.frame_time.quantile_ns(0.99).max(1);
-    let cpu_wanted_run_ns = count * FRAME_CPU_NS;
-    ProbeResult {
-        measured_s,
-        latency_us: frames.stolen.summary(),
-        histogram: frames.stolen.to_base64(),
-        frames: FrameCounts {
-            executed: count,
-            dropped: 0,
-        },
-        deadlines: None,
-        cpu: CpuFigures {
-            // A game wants the whole CPU for the whole time.
-            wanted_ms: measured_ns as f64 / 1e6,
-            received_ms: frames.cpu_used_ns as f64 / 1e6,
-            desired_pct: (measured_ns > 0)
-                .then(|| 100.0 * frames.cpu_used_ns as f64 / measured_ns as f64),
-            work_ratio: (cpu_wanted_run_ns > 0)
-                .then(|| frames.cpu_used_ns as f64 / cpu_wanted_run_ns as f64),
-        },
-        gaming: (count > 0).then(|| GamingFigures {
-            fps: count as f64 / measured_s,
-            low_1pct_fps: 1e9 / p99_frame_ns as f64,
-        }),
-        frame_histogram: Some(frames.frame_time.to_base64()),
-        sched,
-        usage: None,
-        batches: frames
-            .batches
-            .iter()
-            .map(|batch| batch_figures(batch, seconds))
-            .collect(),
-    }
+    let sum = |part: fn(&GameBatch) -> &BatchLatency| {
+        frames.batches.iter().map(|b| part(b).sum_ns()).sum()
+    };
+    let tally = Tally::default()
+        .with_samples(LATENCY, &frames.stolen, sum(|b| &b.stolen))
+        .with_samples(FRAME_TIME, &frames.frame_time, sum(|b| &b.frame_time))
+        .with_count(MEASURED_S, measured_ns as f64 / 1e9)
+        .with_count(EXECUTED, count as f64)
+        .with_count(DROPPED, 0.0)
+        .with_count(CPU_WANTED_MS, measured_ns as f64 / 1e6)
+        .with_count(CPU_RECEIVED_MS, frames.cpu_used_ns as f64 / 1e6)
+        .with_count(CPU_WANTED_RUN_MS, (count * FRAME_CPU_NS) as f64 / 1e6);
+    let batches = frames
+        .batches
+        .iter()
+        .map(|batch| batch_tally(batch, seconds))
+        .collect();
+    Measured { tally, batches }
 }
 
-/// The run document's figures of one sub-window of `seconds`, in which a
-/// game wanted the whole CPU.
-fn batch_figures(batch: &GameBatch, seconds: f64) -> Batch {
-    Batch {
-        seconds,
-        frames: batch.stolen.count(),
-        mean_us: batch.stolen.mean_us(),
-        p99_us: batch.stolen.p99_us(),
-        histogram: batch.stolen.to_base64(),
-        frame_p99_us: batch.frame_time.p99_us(),
-        periods: 0,
-        met: 0,
-        cpu_wanted_ms: seconds * 1e3,
-        cpu_received_ms: batch.cpu_used_ns as f64 / 1e6,
-    }
+/// The tally of one sub-window of `seconds`, in which a game wanted the
+/// whole CPU.
+fn batch_tally(batch: &GameBatch, seconds: f64) -> Tally {
+    let latency = &batch.stolen;
+    Tally::default()
+        .with_samples(LATENCY, latency.histogram(), latency.sum_ns())
+        .with_samples(
+            FRAME_TIME,
+            batch.frame_time.histogram(),
+            batch.frame_time.sum_ns(),
+        )
+        .with_count(MEASURED_S, seconds)
+        .with_count(EXECUTED, latency.count() as f64)
+        .with_count(CPU_WANTED_MS, seconds * 1e3)
+        .with_count(CPU_RECEIVED_MS, batch.cpu_used_ns as f64 / 1e6)
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::figures::{Evaluator, ProbeResult};
+    use crate::measure::sched::SchedApplied;
 
     const MS: u64 = 1_000_000;
 
@@ -175,56 +219,79 @@ mod tests {
     }
 
     fn scripted_result() -> ProbeResult {
-        gaming_result(
-            &scripted_frames(),
-            WINDOW,
-            700 * MS,
+        let measured = gaming_tallies(&scripted_frames(), WINDOW, 700 * MS);
+        ProbeResult::new(
+            &sheet("scripted"),
+            measured.tally,
+            measured.batches,
             SchedApplied::for_tests(),
         )
+    }
+
+    fn value(tally: &Tally, sheet: &ProbeSheet, key: &str) -> Option<f64> {
+        Evaluator::new(tally).value(&sheet.figure(key).unwrap().formula)
     }
 
     #[test]
     fn frames_count_in_the_sub_window_they_started_in() {
         let result = scripted_result();
-        let frames: Vec<u64> = result.batches.iter().map(|b| b.frames).collect();
+        let sheet = sheet("scripted");
+        let frames: Vec<f64> = result.batches.iter().map(|b| b.count(EXECUTED)).collect();
         // Starts 0 20 40 | 60 80 | 100 120 140 | 160 180 | 200 | – | – |
         // 380 | 400 420 440 | 460 480 | 500 520 540 | 560 580 | 600 620 640 |
         // 660 680 | –…
         let expected = [3, 2, 3, 2, 1, 0, 0, 1, 3, 2, 3, 2, 3, 2, 0, 0, 0, 0, 0, 0];
-        assert_eq!(frames, expected);
+        assert_eq!(frames, expected.map(f64::from));
         let long = &result.batches[4];
-        assert_eq!(long.mean_us, Some(164_000.0));
-        let frame_p99 = long.frame_p99_us.unwrap();
-        assert!((frame_p99 - 180_000.0).abs() <= 1_800.0, "{frame_p99}");
+        assert_eq!(value(long, &sheet, "mean"), Some(164_000.0));
+        let frame_time = long.samples[FRAME_TIME].decode().unwrap();
+        assert!((frame_time.quantile_ns(0.99) as f64 - 180e6).abs() <= 1.8e6);
         let short = &result.batches[0];
-        assert_eq!(short.mean_us, Some(4_000.0));
-        assert!((short.frame_p99_us.unwrap() - 20_000.0).abs() <= 200.0);
+        assert_eq!(value(short, &sheet, "mean"), Some(4_000.0));
+        assert_eq!(value(short, &sheet, "fps"), Some(60.0));
+    }
+
+    #[test]
+    fn figures_come_from_the_whole_measurement() {
+        let result = scripted_result();
+        // 27 frames in 700 ms; the slowest 1 % of 27 frames is the 180 ms one.
+        assert!((result.figures["fps"] - 27.0 / 0.7).abs() < 1e-9);
+        assert!((result.figures["low_1pct_fps"] - 1e3 / 180.0).abs() < 0.01);
+        let received_ms = 27.0 * 16.0;
+        assert_eq!(
+            result.figures["desired_cpu_pct"],
+            100.0 * received_ms / 700.0
+        );
+        assert!((result.figures["work_ratio"] - 16.0 / (FRAME_CPU_NS as f64 / 1e6)).abs() < 1e-9);
+        assert!(!result.figures.contains_key("deadlines_met_pct"));
     }
 
     #[test]
     fn batches_add_up_and_want_the_whole_cpu() {
         let result = scripted_result();
-        let frames: u64 = result.batches.iter().map(|b| b.frames).sum();
-        assert_eq!(frames, result.frames.executed);
-        let received_ms: f64 = result.batches.iter().map(|b| b.cpu_received_ms).sum();
-        assert!((received_ms - result.cpu.received_ms).abs() < 1e-6);
+        let frames: f64 = result.batches.iter().map(|b| b.count(EXECUTED)).sum();
+        assert_eq!(frames, result.tally.count(EXECUTED));
+        let received_ms: f64 = result
+            .batches
+            .iter()
+            .map(|b| b.count(CPU_RECEIVED_MS))
+            .sum();
+        assert!((received_ms - result.tally.count(CPU_RECEIVED_MS)).abs() < 1e-6);
         for batch in &result.batches {
-            assert_eq!(batch.seconds, 0.05);
-            assert_eq!(batch.cpu_wanted_ms, 50.0);
-            assert_eq!((batch.periods, batch.met), (0, 0));
+            assert_eq!(batch.count(MEASURED_S), 0.05);
+            assert_eq!(batch.count(CPU_WANTED_MS), 50.0);
         }
     }
 
     #[test]
     fn sub_windows_without_frames_have_no_latency() {
         let result = scripted_result();
+        let sheet = sheet("scripted");
         for batch in [5, 6, 14, 19].map(|k| &result.batches[k]) {
-            assert_eq!(batch.frames, 0);
-            assert_eq!(
-                (batch.mean_us, batch.p99_us, batch.frame_p99_us),
-                (None, None, None)
-            );
-            assert_eq!(batch.cpu_received_ms, 0.0);
+            assert_eq!(batch.count(EXECUTED), 0.0);
+            assert_eq!(value(batch, &sheet, "mean"), None);
+            assert_eq!(value(batch, &sheet, "p99"), None);
+            assert_eq!(batch.count(CPU_RECEIVED_MS), 0.0);
         }
     }
 }

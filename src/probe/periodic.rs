@@ -1,106 +1,32 @@
-//! The periodic simulation shared by `x`, `audio`, `video` and `custom` (as
-//! probes and as loads): wake at each period's absolute start, do the frame's
-//! calibrated CPU work, drop frames whose deadline has passed.
+//! The periodic probes `x`, `audio`, `video` and `custom`: the periodic
+//! simulation of `sim::periodic` measured, and its frame account turned into
+//! a run document's figures.
 
-use super::{Probe, Window, WorkParams};
+use super::frame_figures::{
+    column, count_figure, cpu_figures, latency_columns, CPU_RECEIVED_MS, CPU_WANTED_MS,
+    CPU_WANTED_RUN_MS, DROPPED, EXECUTED, LATENCY,
+};
+use super::Probe;
+use crate::figures::result::MEASURED_S;
+use crate::figures::{
+    latency_figures, Better, FigureDef, Formula, Measured, ProbeSheet, Spread, Tally, Unit,
+};
 use crate::measure::batches::batch_seconds;
-use crate::measure::clock::{now_ns, sleep_until_ns, thread_cpu_ns};
-use crate::measure::frames::{FrameAccount, FrameTimes, PeriodBatch, Timetable};
-use crate::measure::sched::SchedApplied;
-use crate::measure::work::{burn_loops, loops_for_ns};
-use crate::report::schema::{Batch, CpuFigures, Deadlines, FrameCounts, ProbeResult};
+use crate::measure::frames::{FrameAccount, PeriodBatch};
+use crate::measure::window::Window;
+use crate::sim::periodic::{FrameRunner, PeriodicShape};
+use crate::sim::WorkParams;
 
-/// How much CPU each frame wants.
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub enum CpuDemand {
-    /// The same share of every period, in %.
-    Share(f64),
-    /// 0 %, 1 %, … 100 % of the period, one step per frame, then again
-    /// (an idle desktop whose window is grabbed and dragged).
-    Sweep,
-}
-
-/// Period and CPU demand of a periodic task.
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub struct PeriodicShape {
-    pub period_ns: u64,
-    pub cpu: CpuDemand,
-}
-
-impl PeriodicShape {
-    /// CPU time frame `index` wants.
-    pub fn cpu_wanted_ns(&self, index: u64) -> u64 {
-        let pct = match self.cpu {
-            CpuDemand::Share(pct) => pct,
-            CpuDemand::Sweep => (index % 101) as f64,
-        };
-        (self.period_ns as f64 * pct / 100.0).round() as u64
-    }
-}
-
-/// Runs the frames of one periodic task, one at a time.
-pub struct FrameRunner {
-    shape: PeriodicShape,
-    timetable: Timetable,
-    loops_per_ms: f64,
-    next: u64,
-    /// Everything accounted so far.
-    pub account: FrameAccount,
-}
-
-impl FrameRunner {
-    /// A runner whose first period starts at `window.start_ns`, accounting
-    /// into `account` (normally empty).
-    pub fn new(
-        shape: PeriodicShape,
-        window: Window,
-        loops_per_ms: f64,
-        account: FrameAccount,
-    ) -> Self {
-        Self {
-            shape,
-            timetable: Timetable {
-                start_ns: window.start_ns,
-                period_ns: shape.period_ns,
-                end_ns: window.end_ns,
-            },
-            loops_per_ms,
-            next: 0,
-            account,
-        }
-    }
-
-    /// Waits for the next frame's period, runs it and accounts it (and any
-    /// frames dropped after it). Returns when the frame was done, or `None`
-    /// once the timetable has no period left.
-    pub fn run_next_frame(&mut self) -> Option<u64> {
-        let index = self.next;
-        if index >= self.timetable.periods() {
-            return None;
-        }
-        let intended_ns = self.timetable.start_of(index);
-        sleep_until_ns(intended_ns);
-        let started_ns = now_ns();
-        let cpu_wanted_ns = self.shape.cpu_wanted_ns(index);
-        let cpu_before = thread_cpu_ns();
-        burn_loops(loops_for_ns(self.loops_per_ms, cpu_wanted_ns));
-        let cpu_used_ns = thread_cpu_ns() - cpu_before;
-        let finished_ns = now_ns();
-        let frame = FrameTimes {
-            intended_ns,
-            started_ns,
-            finished_ns,
-            deadline_ns: self.timetable.deadline_of(index),
-            cpu_wanted_ns,
-            cpu_used_ns,
-        };
-        let shape = self.shape;
-        self.next = self
-            .account
-            .record_frame(&self.timetable, index, &frame, |i| shape.cpu_wanted_ns(i));
-        Some(finished_ns)
-    }
-}
+/// Periods in the measurement (frames run plus dropped).
+const PERIODS: &str = "periods";
+/// Frames that finished before the next period began.
+const MET: &str = "met";
+/// Frames that ran and finished late.
+const LATE_FRAMES: &str = "late_frames";
+/// Sum of how late those frames finished.
+const LATE_SUM_US: &str = "late_sum_us";
+/// Largest time by which a frame finished late.
+const LATE_MAX_US: &str = "late_max_us";
 
 /// A periodic task measured as a probe.
 pub struct PeriodicProbe {
@@ -121,90 +47,119 @@ impl PeriodicProbe {
 }
 
 impl Probe for PeriodicProbe {
-    fn measure(self: Box<Self>, window: Window, sched: SchedApplied) -> ProbeResult {
+    fn measure(self: Box<Self>, window: Window) -> Measured {
         let mut runner = FrameRunner::new(self.shape, window, self.loops_per_ms, self.account);
         let mut last_finished_ns = window.end_ns;
         while let Some(finished) = runner.run_next_frame() {
             last_finished_ns = last_finished_ns.max(finished);
         }
-        periodic_result(
-            &runner.account,
-            window,
-            last_finished_ns - window.start_ns,
-            sched,
+        periodic_tallies(&runner.account, window, last_finished_ns - window.start_ns)
+    }
+}
+
+/// The figures of a periodic probe: its latency, frames, deadlines and CPU.
+pub fn sheet(summary: &str) -> ProbeSheet {
+    let ratio = |num: &str, den: &str, scale: f64| Formula::Ratio {
+        num: num.to_string(),
+        den: den.to_string(),
+        scale,
+    };
+    let mut figures = latency_figures(LATENCY);
+    figures.extend([
+        count_figure(EXECUTED, "frames_executed", "frames run", Better::Higher),
+        count_figure(DROPPED, "frames_dropped", "frames dropped", Better::Lower),
+    ]);
+    figures.extend(cpu_figures());
+    figures.extend([
+        count_figure(PERIODS, "deadlines_total", "periods", Better::Higher),
+        count_figure(MET, "deadlines_met", "deadlines met", Better::Higher),
+        FigureDef::new(
+            "deadlines",
+            "deadlines_met_pct",
+            "deadlines met %",
+            Unit::Percent,
+            Better::Higher,
+            ratio(MET, PERIODS, 100.0),
         )
-    }
-}
-
-/// Turns the frame account of a measurement of `window` into the figures of
-/// a run document.
-pub fn periodic_result(
-    account: &FrameAccount,
-    window: Window,
-    measured_ns: u64,
-    sched: SchedApplied,
-) -> ProbeResult {
-    let seconds = batch_seconds(window);
-    let total = account.deadlines_total();
-    let late_frames = account.executed - account.met;
-    ProbeResult {
-        measured_s: measured_ns as f64 / 1e9,
-        latency_us: account.latency.summary(),
-        histogram: account.latency.to_base64(),
-        frames: FrameCounts {
-            executed: account.executed,
-            dropped: account.dropped,
-        },
-        deadlines: Some(Deadlines {
-            total,
-            met: account.met,
-            met_pct: if total == 0 {
-                0.0
-            } else {
-                100.0 * account.met as f64 / total as f64
+        .at_most(100.0)
+        .spread(Spread::SubWindows)
+        .headline()
+        .compared(),
+        FigureDef::new(
+            "late_max",
+            "late_max_us",
+            "latest finish past the deadline (ms)",
+            Unit::Micros,
+            Better::Lower,
+            Formula::Largest {
+                maximum: LATE_MAX_US.to_string(),
             },
-            late_mean_us: (late_frames > 0)
-                .then(|| account.late_sum_ns as f64 / late_frames as f64 / 1e3),
-            late_max_us: account.late_max_ns as f64 / 1e3,
-        }),
-        cpu: CpuFigures {
-            wanted_ms: account.cpu_wanted_ns as f64 / 1e6,
-            received_ms: account.cpu_used_ns as f64 / 1e6,
-            desired_pct: account.desired_cpu_pct(),
-            work_ratio: account.work_ratio(),
-        },
-        gaming: None,
-        frame_histogram: None,
-        sched,
-        usage: None,
-        batches: account
-            .batches
-            .iter()
-            .map(|batch| batch_figures(batch, seconds))
-            .collect(),
+        ),
+        FigureDef::new(
+            "late_mean",
+            "late_mean_us",
+            "mean finish past the deadline of late frames (ms)",
+            Unit::Micros,
+            Better::Lower,
+            ratio(LATE_SUM_US, LATE_FRAMES, 1.0),
+        ),
+    ]);
+    ProbeSheet {
+        summary: summary.to_string(),
+        columns: [
+            latency_columns(),
+            vec![column("Deadlines met %", &["deadlines"], 16)],
+        ]
+        .concat(),
+        figures,
     }
 }
 
-/// The run document's figures of one sub-window of `seconds`.
-fn batch_figures(batch: &PeriodBatch, seconds: f64) -> Batch {
-    Batch {
-        seconds,
-        frames: batch.latency.count(),
-        mean_us: batch.latency.mean_us(),
-        p99_us: batch.latency.p99_us(),
-        histogram: batch.latency.to_base64(),
-        frame_p99_us: None,
-        periods: batch.periods,
-        met: batch.met,
-        cpu_wanted_ms: batch.cpu_wanted_ns as f64 / 1e6,
-        cpu_received_ms: batch.cpu_used_ns as f64 / 1e6,
-    }
+/// The tallies of the frame account of a measurement of `window` that
+/// lasted `measured_ns`.
+pub fn periodic_tallies(account: &FrameAccount, window: Window, measured_ns: u64) -> Measured {
+    let seconds = batch_seconds(window);
+    let batches: Vec<Tally> = account
+        .batches
+        .iter()
+        .map(|batch| batch_tally(batch, seconds))
+        .collect();
+    let latency_sum_ns = account.batches.iter().map(|b| b.latency.sum_ns()).sum();
+    let tally = Tally::default()
+        .with_samples(LATENCY, &account.latency, latency_sum_ns)
+        .with_count(MEASURED_S, measured_ns as f64 / 1e9)
+        .with_count(EXECUTED, account.executed as f64)
+        .with_count(DROPPED, account.dropped as f64)
+        .with_count(PERIODS, account.deadlines_total() as f64)
+        .with_count(MET, account.met as f64)
+        .with_count(LATE_FRAMES, (account.executed - account.met) as f64)
+        .with_count(LATE_SUM_US, account.late_sum_ns as f64 / 1e3)
+        .with_maximum(LATE_MAX_US, account.late_max_ns as f64 / 1e3)
+        .with_count(CPU_WANTED_MS, account.cpu_wanted_ns as f64 / 1e6)
+        .with_count(CPU_RECEIVED_MS, account.cpu_used_ns as f64 / 1e6)
+        .with_count(CPU_WANTED_RUN_MS, account.cpu_wanted_run_ns as f64 / 1e6);
+    Measured { tally, batches }
+}
+
+/// The tally of one sub-window of `seconds`.
+fn batch_tally(batch: &PeriodBatch, seconds: f64) -> Tally {
+    Tally::default()
+        .with_samples(LATENCY, batch.latency.histogram(), batch.latency.sum_ns())
+        .with_count(MEASURED_S, seconds)
+        .with_count(EXECUTED, batch.latency.count() as f64)
+        .with_count(PERIODS, batch.periods as f64)
+        .with_count(MET, batch.met as f64)
+        .with_count(CPU_WANTED_MS, batch.cpu_wanted_ns as f64 / 1e6)
+        .with_count(CPU_RECEIVED_MS, batch.cpu_used_ns as f64 / 1e6)
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::figures::{Evaluator, ProbeResult};
     use crate::measure::batches::BATCHES;
+    use crate::measure::frames::{FrameTimes, Timetable};
+    use crate::measure::sched::SchedApplied;
 
     const MS: u64 = 1_000_000;
 
@@ -241,41 +196,73 @@ mod tests {
             };
             index = account.record_frame(&timetable, index, &frame, |_| 3 * MS);
         }
-        periodic_result(
-            &account,
-            window,
-            window.end_ns - window.start_ns,
+        let measured = periodic_tallies(&account, window, window.end_ns - window.start_ns);
+        ProbeResult::new(
+            &sheet("scripted"),
+            measured.tally,
+            measured.batches,
             SchedApplied::for_tests(),
         )
+    }
+
+    fn sum(result: &ProbeResult, count: &str) -> f64 {
+        result.batches.iter().map(|b| b.count(count)).sum()
     }
 
     #[test]
     fn batches_add_up_to_the_scenario_totals() {
         let result = scripted_result();
-        let deadlines = result.deadlines.unwrap();
-        let sum = |field: fn(&Batch) -> u64| result.batches.iter().map(field).sum::<u64>();
+        let whole = &result.tally;
         assert_eq!(result.batches.len(), BATCHES);
-        assert_eq!(sum(|b| b.periods), deadlines.total);
-        assert_eq!(sum(|b| b.met), deadlines.met);
-        assert_eq!(sum(|b| b.frames), result.frames.executed);
-        assert!(result.frames.dropped > 0 && deadlines.met < result.frames.executed);
-        let wanted_ms: f64 = result.batches.iter().map(|b| b.cpu_wanted_ms).sum();
-        assert!((wanted_ms - result.cpu.wanted_ms).abs() < 1e-6);
+        for count in [PERIODS, MET, EXECUTED, CPU_WANTED_MS, CPU_RECEIVED_MS] {
+            assert!(
+                (sum(&result, count) - whole.count(count)).abs() < 1e-6,
+                "{count}"
+            );
+        }
+        assert!(whole.count(DROPPED) > 0.0 && whole.count(MET) < whole.count(EXECUTED));
+        let latency = &whole.samples[LATENCY];
+        let batch_sum: u64 = result
+            .batches
+            .iter()
+            .map(|b| b.samples[LATENCY].sum_ns)
+            .sum();
+        assert_eq!(latency.sum_ns, batch_sum);
+        assert_eq!(latency.count as f64, whole.count(EXECUTED));
+    }
+
+    #[test]
+    fn figures_come_from_the_tally() {
+        let result = scripted_result();
+        let t = &result.tally;
+        let deadlines = result.figures["deadlines_met_pct"];
+        assert_eq!(deadlines, 100.0 * t.count(MET) / t.count(PERIODS));
+        assert_eq!(result.figures["frames_dropped"], t.count(DROPPED));
+        assert_eq!(
+            result.figures["desired_cpu_pct"],
+            100.0 * t.count(CPU_RECEIVED_MS) / t.count(CPU_WANTED_MS)
+        );
+        assert!(result.figures["latency_mean_us"] > 0.0);
+        assert!(result.figures["latency_p99_us"] <= result.figures["latency_max_us"]);
+        assert_eq!(result.figures["late_max_us"], 15_000.0);
     }
 
     #[test]
     fn batches_are_equal_slices_and_empty_ones_have_no_latency() {
         let result = scripted_result();
-        assert!(result.batches.iter().all(|b| b.seconds == 0.05));
+        let sheet = sheet("scripted");
+        let mean = sheet.figure("mean").unwrap();
+        assert!(result.batches.iter().all(|b| b.count(MEASURED_S) == 0.05));
         // 50 ms sub-windows; the frames stop at 900 ms.
         let (ran, idle) = result.batches.split_at(18);
-        assert!(ran.iter().all(|b| b.frames > 0 && b.mean_us.is_some()));
-        assert!(ran
-            .iter()
-            .all(|b| b.p99_us.is_some() && b.frame_p99_us.is_none()));
+        assert!(ran.iter().all(|b| b.count(EXECUTED) > 0.0));
         for batch in idle {
-            assert_eq!((batch.frames, batch.periods, batch.met), (0, 0, 0));
-            assert_eq!((batch.mean_us, batch.p99_us), (None, None));
+            assert_eq!(
+                batch.count(EXECUTED) + batch.count(PERIODS) + batch.count(MET),
+                0.0
+            );
+            assert_eq!(Evaluator::new(batch).value(&mean.formula), None);
         }
+        assert_eq!(result.batch_values(mean).len(), 18);
     }
 }

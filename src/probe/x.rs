@@ -2,22 +2,18 @@
 //! pointer events every 10 ms whose redraw work rises from 0 % to 100 % of
 //! the period in 1 % steps, then starts again at 0 (one sweep ≈ 1 s). Frames
 //! near 100 % can meet their deadline only with no latency at all, and their
-//! overrun makes the next frame start late, as with interbench's X.
+//! overrun makes the next frame start late, as with interbench's X. The
+//! shape is [`crate::sim::shapes::X`].
 
-use super::periodic::{CpuDemand, PeriodicProbe, PeriodicShape};
+use super::periodic::PeriodicProbe;
 use super::ProbeDef;
-
-/// The X task's event period and sweeping CPU demand.
-pub const SHAPE: PeriodicShape = PeriodicShape {
-    period_ns: 10_000_000,
-    cpu: CpuDemand::Sweep,
-};
+use crate::sim::shapes;
 
 /// Registry entry.
 pub const DEF: ProbeDef = ProbeDef {
     name: "x",
     summary: "desktop window drag: 10 ms events, CPU sweeping 0 -> 100 %",
-    frame_rate: false,
-    build: |params| Ok(PeriodicProbe::boxed(SHAPE, params)),
+    sheet: super::periodic::sheet,
+    build: |params| Ok(PeriodicProbe::boxed(shapes::X, params)),
     default: super::always,
 };

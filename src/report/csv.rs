@@ -1,36 +1,32 @@
-//! CSV rendering: one row per scenario with every headline figure as a plain
-//! number (µs, %, per second), for spreadsheets and scripts.
+//! CSV rendering: one row per scenario with every figure as a plain number
+//! in its stored unit (µs, %, per second), for spreadsheets and scripts.
 
 use super::schema::{RunDocument, ScenarioResult};
 
-const COLUMNS: &[&str] = &[
-    "probe",
-    "load",
-    "status",
-    "samples",
-    "latency_mean_us",
-    "latency_sd_us",
-    "latency_p50_us",
-    "latency_p90_us",
-    "latency_p99_us",
-    "latency_p999_us",
-    "latency_max_us",
-    "frames_executed",
-    "frames_dropped",
-    "deadlines_total",
-    "deadlines_met",
-    "deadlines_met_pct",
-    "late_max_us",
-    "desired_cpu_pct",
-    "work_ratio",
-    "fps",
-    "low_1pct_fps",
+/// Columns before the figures.
+const FIRST: &[&str] = &["probe", "load", "status"];
+/// Columns after the figures.
+const LAST: &[&str] = &[
     "load_unit",
     "load_amount",
     "load_rate_per_s",
     "load_cpu_pct",
     "error",
 ];
+
+/// The figure fields of every probe of `run`, in the order they first
+/// appear in the probes' declarations.
+fn figure_fields(run: &RunDocument) -> Vec<&str> {
+    let mut fields: Vec<&str> = Vec::new();
+    for sheet in run.probes().into_iter().filter_map(|p| run.sheet(p)) {
+        for def in &sheet.figures {
+            if !fields.contains(&def.field.as_str()) {
+                fields.push(&def.field);
+            }
+        }
+    }
+    fields
+}
 
 /// The value as text, or an empty field when there is none.
 pub(crate) fn opt(value: Option<impl ToString>) -> String {
@@ -47,48 +43,38 @@ fn joined(scenario: &ScenarioResult, field: impl Fn(&super::schema::LoadWork) ->
         .join("+")
 }
 
-fn record(s: &ScenarioResult) -> Vec<String> {
-    let r = s.outcome.result.as_ref();
-    let latency = r.and_then(|r| r.latency_us);
-    let deadlines = r.and_then(|r| r.deadlines);
-    let gaming = r.and_then(|r| r.gaming);
-    vec![
+fn record(s: &ScenarioResult, fields: &[&str]) -> Vec<String> {
+    let figures = s.outcome.result.as_ref().map(|r| &r.figures);
+    let mut record = vec![
         s.probe.clone(),
         s.load.clone(),
         format!("{:?}", s.outcome.status).to_lowercase(),
-        opt(latency.map(|l| l.samples)),
-        opt(latency.map(|l| l.mean_us)),
-        opt(latency.map(|l| l.sd_us)),
-        opt(latency.map(|l| l.p50_us)),
-        opt(latency.map(|l| l.p90_us)),
-        opt(latency.map(|l| l.p99_us)),
-        opt(latency.map(|l| l.p999_us)),
-        opt(latency.map(|l| l.max_us)),
-        opt(r.map(|r| r.frames.executed)),
-        opt(r.map(|r| r.frames.dropped)),
-        opt(deadlines.map(|d| d.total)),
-        opt(deadlines.map(|d| d.met)),
-        opt(deadlines.map(|d| d.met_pct)),
-        opt(deadlines.map(|d| d.late_max_us)),
-        opt(r.and_then(|r| r.cpu.desired_pct)),
-        opt(r.and_then(|r| r.cpu.work_ratio)),
-        opt(gaming.map(|g| g.fps)),
-        opt(gaming.map(|g| g.low_1pct_fps)),
+    ];
+    record.extend(
+        fields
+            .iter()
+            .map(|f| opt(figures.and_then(|figures| figures.get(*f)))),
+    );
+    record.extend([
         joined(s, |w| w.unit.clone()),
         joined(s, |w| w.amount.to_string()),
         joined(s, |w| w.rate_per_s.to_string()),
         joined(s, |w| w.cpu_pct.to_string()),
         s.outcome.error.clone().unwrap_or_default(),
-    ]
+    ]);
+    record
 }
 
-/// The run as CSV with a header row.
+/// The run as CSV with a header row: one column per figure any of its
+/// probes has, empty where a probe lacks it.
 pub fn render(run: &RunDocument) -> String {
+    let fields = figure_fields(run);
     let mut writer = csv::Writer::from_writer(Vec::new());
-    writer.write_record(COLUMNS).expect("writing to memory");
+    let header = FIRST.iter().chain(&fields).chain(LAST);
+    writer.write_record(header).expect("writing to memory");
     for scenario in &run.scenarios {
         writer
-            .write_record(record(scenario))
+            .write_record(record(scenario, &fields))
             .expect("writing to memory");
     }
     String::from_utf8(writer.into_inner().expect("flushing to memory"))

@@ -2,8 +2,9 @@
 //! reads that tell a foreign, corrupt or too-new file apart.
 
 use super::schema::{RunDocument, SCHEMA_FAMILY, SCHEMA_MAJOR};
+use super::v1::SheetLookup;
+use crate::system::atomic::write_atomically;
 use anyhow::Context as _;
-use std::io::Write as _;
 use std::path::{Path, PathBuf};
 
 /// A file that could not be used as a run document. The messages name the
@@ -40,45 +41,17 @@ pub enum RunFileError {
     },
 }
 
-/// Writes `bytes` to `path` through a temporary file in the same directory
-/// and a rename, so readers see the old or the new content, never a part.
-pub fn write_atomically(path: &Path, bytes: &[u8]) -> anyhow::Result<()> {
-    let dir = match path.parent() {
-        Some(d) if !d.as_os_str().is_empty() => d,
-        _ => Path::new("."),
-    };
-    let name = path
-        .file_name()
-        .with_context(|| format!("{} names no file", path.display()))?;
-    let tmp = dir.join(format!(
-        ".{}.{}.tmp",
-        name.to_string_lossy(),
-        std::process::id()
-    ));
-    let result = (|| {
-        let mut file = std::fs::File::create(&tmp)
-            .with_context(|| format!("cannot create {}", tmp.display()))?;
-        file.write_all(bytes)
-            .and_then(|()| file.sync_data())
-            .with_context(|| format!("cannot write {}", tmp.display()))?;
-        std::fs::rename(&tmp, path)
-            .with_context(|| format!("cannot rename {} to {}", tmp.display(), path.display()))
-    })();
-    if result.is_err() {
-        let _ = std::fs::remove_file(&tmp);
-    }
-    result
-}
-
 /// Writes `run` as pretty JSON to `path`, atomically.
 pub fn write_run(path: &Path, run: &RunDocument) -> anyhow::Result<()> {
     let mut text = serde_json::to_string_pretty(run).context("serialising the run")?;
     text.push('\n');
-    write_atomically(path, text.as_bytes())
+    Ok(write_atomically(path, text.as_bytes())?)
 }
 
-/// Reads a run document, checking its schema family and major version first.
-pub fn read_run(path: &Path) -> Result<RunDocument, RunFileError> {
+/// Reads a run document, checking its schema family and major version
+/// first; a version 1 document is upgraded, with the declarations of its
+/// probes from `sheets`.
+pub fn read_run(path: &Path, sheets: SheetLookup) -> Result<RunDocument, RunFileError> {
     let text = std::fs::read_to_string(path).map_err(|source| match source.kind() {
         std::io::ErrorKind::NotFound => RunFileError::Missing {
             path: path.to_path_buf(),
@@ -88,10 +61,10 @@ pub fn read_run(path: &Path) -> Result<RunDocument, RunFileError> {
             source,
         },
     })?;
-    parse_run(path, &text)
+    parse_run(path, &text, sheets)
 }
 
-fn parse_run(path: &Path, text: &str) -> Result<RunDocument, RunFileError> {
+fn parse_run(path: &Path, text: &str, sheets: SheetLookup) -> Result<RunDocument, RunFileError> {
     let path = path.to_path_buf();
     let value: serde_json::Value =
         serde_json::from_str(text).map_err(|source| RunFileError::NotJson {
@@ -110,8 +83,16 @@ fn parse_run(path: &Path, text: &str) -> Result<RunDocument, RunFileError> {
             path,
             found: schema.to_string(),
         }),
-        Some(_) => {
-            serde_json::from_value(value).map_err(|source| RunFileError::Damaged { path, source })
+        Some(major) => {
+            let damaged = |source| RunFileError::Damaged {
+                path: path.clone(),
+                source,
+            };
+            let value = match major {
+                1 => super::v1::upgrade(value, sheets).map_err(damaged)?,
+                _ => value,
+            };
+            serde_json::from_value(value).map_err(damaged)
         }
     }
 }
@@ -121,18 +102,9 @@ mod tests {
     use super::*;
 
     #[test]
-    fn atomic_write_replaces_content_and_leaves_no_temp_file() {
-        let dir = tempfile::tempdir().unwrap();
-        let path = dir.path().join("run.json");
-        write_atomically(&path, b"one").unwrap();
-        write_atomically(&path, b"two").unwrap();
-        assert_eq!(std::fs::read_to_string(&path).unwrap(), "two");
-        assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 1);
-    }
-
-    #[test]
     fn foreign_corrupt_and_newer_files_are_told_apart() {
         let p = Path::new("x.json");
+        let parse_run = |p: &Path, text: &str| parse_run(p, text, &|_: &str| None);
         assert!(matches!(
             parse_run(p, "{oops"),
             Err(RunFileError::NotJson { .. })
@@ -142,12 +114,15 @@ mod tests {
             Err(RunFileError::Foreign { .. })
         ));
         assert!(matches!(
-            parse_run(p, r#"{"schema": "feelbench.run/2"}"#),
+            parse_run(p, r#"{"schema": "feelbench.run/3"}"#),
             Err(RunFileError::TooNew { .. })
         ));
-        assert!(matches!(
-            parse_run(p, r#"{"schema": "feelbench.run/1"}"#),
-            Err(RunFileError::Damaged { .. })
-        ));
+        for version in [1, 2] {
+            let text = format!(r#"{{"schema": "feelbench.run/{version}"}}"#);
+            assert!(matches!(
+                parse_run(p, &text),
+                Err(RunFileError::Damaged { .. })
+            ));
+        }
     }
 }

@@ -1,52 +1,49 @@
 //! A fixed synthetic run for renderer tests (never live numbers).
 
 use super::schema::*;
+use crate::figures::{ProbeResult, Tally};
 use crate::measure::calibrate::CalibrationSource;
-use crate::measure::latency::{LatencyHistogram, LatencySummary};
 use crate::measure::sched::{SchedApplied, SchedRequest};
 use crate::system::environment::Environment;
 use crate::system::SystemInfo;
 
-fn latency(mean_us: f64) -> LatencySummary {
-    LatencySummary {
-        samples: 300,
-        mean_us,
-        sd_us: mean_us / 2.0,
-        max_us: mean_us * 20.0,
-        p50_us: mean_us * 0.9,
-        p90_us: mean_us * 1.5,
-        p99_us: mean_us * 4.0,
-        p999_us: mean_us * 10.0,
-    }
-}
-
+/// Figures of a frame-based probe whose mean latency is `mean_us`, as a
+/// run stores them (the tally holds only the counts: renderers read the
+/// figures).
 fn result(mean_us: f64, gaming: bool) -> ProbeResult {
+    let mut figures = vec![
+        ("samples", 300.0),
+        ("latency_mean_us", mean_us),
+        ("latency_sd_us", mean_us / 2.0),
+        ("latency_max_us", mean_us * 20.0),
+        ("latency_p50_us", mean_us * 0.9),
+        ("latency_p90_us", mean_us * 1.5),
+        ("latency_p99_us", mean_us * 4.0),
+        ("latency_p999_us", mean_us * 10.0),
+        ("frames_executed", 290.0),
+        ("frames_dropped", 10.0),
+        ("desired_cpu_pct", 93.33),
+        ("work_ratio", 0.99),
+    ];
+    if gaming {
+        figures.extend([("fps", 58.25), ("low_1pct_fps", 41.5)]);
+    } else {
+        figures.extend([
+            ("deadlines_total", 300.0),
+            ("deadlines_met", 270.0),
+            ("deadlines_met_pct", 90.0),
+            ("late_max_us", 9000.0),
+            ("late_mean_us", 1500.0),
+        ]);
+    }
     ProbeResult {
-        measured_s: 3.0,
-        latency_us: Some(latency(mean_us)),
-        histogram: LatencyHistogram::new().to_base64(),
-        frames: FrameCounts {
-            executed: 290,
-            dropped: 10,
-        },
-        deadlines: (!gaming).then_some(Deadlines {
-            total: 300,
-            met: 270,
-            met_pct: 90.0,
-            late_mean_us: Some(1500.0),
-            late_max_us: 9000.0,
-        }),
-        cpu: CpuFigures {
-            wanted_ms: 150.0,
-            received_ms: 140.0,
-            desired_pct: Some(93.33),
-            work_ratio: Some(0.99),
-        },
-        gaming: gaming.then_some(GamingFigures {
-            fps: 58.25,
-            low_1pct_fps: 41.5,
-        }),
-        frame_histogram: None,
+        figures: figures
+            .into_iter()
+            .map(|(k, v)| (k.to_string(), v))
+            .collect(),
+        tally: Tally::default()
+            .with_count("measured_s", 3.0)
+            .with_count("executed", 290.0),
         sched: SchedApplied::for_tests(),
         usage: None,
         batches: vec![],
@@ -142,6 +139,9 @@ pub fn run() -> RunDocument {
             swap_bytes: None,
             repeats: 1,
         },
+        probes: ["audio", "gaming"]
+            .map(|p| (p.to_string(), crate::probe::sheet_of(p).unwrap()))
+            .into(),
         warnings: vec![],
         scenarios: vec![
             scenario("audio", "none", 52.5),

@@ -28,12 +28,13 @@ pub fn render(run: &RunDocument) -> String {
         out.push_str(&format!("\n> {comment}\n"));
     }
     for probe_name in run.probes() {
-        let header = header_cells(probe_name);
+        let sheet = run.sheet(probe_name).cloned().unwrap_or_default();
+        let header = header_cells(&sheet);
         out.push_str(&format!("\n## {probe_name}\n\n"));
         out.push_str(&pipe_row(&header));
         out.push_str(&pipe_row(&vec!["---"; header.len()]));
         for scenario in run.scenarios_of(probe_name) {
-            let mut cells = row_cells(scenario);
+            let mut cells = row_cells(scenario, &sheet);
             cells.resize(header.len(), String::new());
             out.push_str(&pipe_row(&cells));
         }

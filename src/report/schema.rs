@@ -1,20 +1,22 @@
 //! The run document: one JSON file per run, with a versioned schema.
 //! Field names carry their units (`_us`, `_ms`, `_pct`, `_per_s`).
 
+use crate::figures::{ProbeResult, ProbeSheet};
 use crate::measure::calibrate::CalibrationSource;
-use crate::measure::latency::LatencySummary;
-use crate::measure::sched::{SchedApplied, SchedRequest};
+use crate::measure::sched::SchedRequest;
+use crate::sim::CustomShape;
 use crate::system::environment::Environment;
 use crate::system::telemetry::{ProcessUsage, ScenarioTelemetry};
 use crate::system::SystemInfo;
 use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
 
 /// Schema name and major version written into every run document.
-pub const SCHEMA: &str = "feelbench.run/1";
+pub const SCHEMA: &str = "feelbench.run/2";
 /// The schema family, without the version.
 pub const SCHEMA_FAMILY: &str = "feelbench.run";
 /// The major version this build reads and writes.
-pub const SCHEMA_MAJOR: u32 = 1;
+pub const SCHEMA_MAJOR: u32 = 2;
 
 /// A whole run: the system, the settings and every finished scenario.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -27,6 +29,8 @@ pub struct RunDocument {
     #[serde(default)]
     pub environment: Environment,
     pub settings: RunSettingsRecord,
+    /// The figures and table of every probe the run measured, by name.
+    pub probes: BTreeMap<String, ProbeSheet>,
     #[serde(default)]
     pub warnings: Vec<Warning>,
     pub scenarios: Vec<ScenarioResult>,
@@ -88,13 +92,6 @@ pub struct RunSettingsRecord {
 /// The repeat count of runs that do not record one.
 fn one() -> u32 {
     1
-}
-
-/// The period and CPU share of the `custom` simulation (`-C`/`-I`).
-#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
-pub struct CustomShape {
-    pub cpu_pct: f64,
-    pub interval_us: u64,
 }
 
 /// What a warning is about.
@@ -208,111 +205,6 @@ pub struct FigureInterval {
     pub samples: usize,
 }
 
-/// Everything a probe measured in one scenario.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct ProbeResult {
-    /// Wall time from the first intended start to the end of the window, or
-    /// to the end of the last frame when that ran past it.
-    pub measured_s: f64,
-    /// Latency of the frames that ran. Periodic probes: the moment the task
-    /// ran minus the period's intended start. Gaming: frame time beyond its
-    /// CPU work.
-    pub latency_us: Option<LatencySummary>,
-    /// The latency histogram, base64 of its HdrHistogram V2 serialisation.
-    pub histogram: String,
-    pub frames: FrameCounts,
-    /// `None` for probes without deadlines (gaming).
-    pub deadlines: Option<Deadlines>,
-    pub cpu: CpuFigures,
-    /// Frames per second figures (gaming only).
-    pub gaming: Option<GamingFigures>,
-    /// Frame time histogram (gaming only), base64 HdrHistogram V2, so a
-    /// merge of repeats can take the 1 % low of the merged frame times.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub frame_histogram: Option<String>,
-    /// Scheduling settings in force in the probe.
-    pub sched: SchedApplied,
-    /// What the probe's process used over its life.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub usage: Option<ProcessUsage>,
-    /// The same figures for each of a few equal sub-windows of the
-    /// measurement, in time order: the raw material of batch-means intervals.
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub batches: Vec<Batch>,
-}
-
-/// Figures of one sub-window of a measurement. Periodic probes assign each
-/// period to the sub-window its intended start falls in; gaming each frame to
-/// the one it started in.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct Batch {
-    /// Length of the sub-window.
-    pub seconds: f64,
-    /// Frames that ran (latency samples).
-    pub frames: u64,
-    /// Mean latency of those frames; `None` when none ran.
-    pub mean_us: Option<f64>,
-    /// 99th percentile latency of those frames.
-    pub p99_us: Option<f64>,
-    /// The sub-window's latencies, base64 of an HdrHistogram V2 with 2
-    /// significant digits, so neighbouring sub-windows too small for a p99
-    /// of their own can be taken together.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub histogram: Option<String>,
-    /// 99th percentile frame time (gaming only).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub frame_p99_us: Option<f64>,
-    /// Periods that began in the sub-window (periodic probes; 0 for gaming).
-    pub periods: u64,
-    /// Of those, frames that ran and met their deadline.
-    pub met: u64,
-    pub cpu_wanted_ms: f64,
-    pub cpu_received_ms: f64,
-}
-
-/// Frames that ran and frames dropped.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-pub struct FrameCounts {
-    pub executed: u64,
-    pub dropped: u64,
-}
-
-/// Deadline accounting of a periodic probe.
-#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
-pub struct Deadlines {
-    /// Every period of the measurement (frames run plus frames dropped).
-    pub total: u64,
-    /// Frames finished before the next period began.
-    pub met: u64,
-    pub met_pct: f64,
-    /// Mean time by which missed frames that ran finished late.
-    pub late_mean_us: Option<f64>,
-    /// Largest time by which a frame finished late.
-    pub late_max_us: f64,
-}
-
-/// CPU the probe wanted and received.
-#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
-pub struct CpuFigures {
-    /// CPU time wanted by every period, including dropped ones.
-    pub wanted_ms: f64,
-    /// CPU time received (thread CPU clock).
-    pub received_ms: f64,
-    /// Received over wanted, in % ("% desired CPU"); `None` when nothing was wanted.
-    pub desired_pct: Option<f64>,
-    /// CPU used per frame over CPU wanted per frame, for the frames that ran:
-    /// 1.0 when the calibration holds; drift shows here.
-    pub work_ratio: Option<f64>,
-}
-
-/// Frame rate figures of the gaming probe.
-#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
-pub struct GamingFigures {
-    pub fps: f64,
-    /// Frame rate of the slowest 1 % of frames (1 s over the 99th percentile frame time).
-    pub low_1pct_fps: f64,
-}
-
 /// What one kind of load got done during the measurement.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct LoadWork {
@@ -341,6 +233,11 @@ impl RunDocument {
     /// The finished scenarios of `probe`, in run order.
     pub fn scenarios_of<'a>(&'a self, probe: &'a str) -> impl Iterator<Item = &'a ScenarioResult> {
         self.scenarios.iter().filter(move |s| s.probe == probe)
+    }
+
+    /// The declarations of `probe`, as the run stored them.
+    pub fn sheet(&self, probe: &str) -> Option<&ProbeSheet> {
+        self.probes.get(probe)
     }
 
     /// Probe names in the order they first appear.

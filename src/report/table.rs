@@ -2,53 +2,33 @@
 //! table per probe, one row per load. `run` prints it piece by piece as
 //! scenarios finish; `report` prints the same pieces from the saved run.
 
+use super::figure::Figure;
 use super::schema::{
     IntervalMethod, LoadWork, Measurement, RunDocument, ScenarioResult, ScenarioStatus,
 };
-use crate::figures::Figure;
+use crate::figures::{rate, Column, ProbeSheet};
 use crate::measure::batches::BATCHES;
-use crate::probe;
-
-/// Whether a probe is shown with deadline columns or frame-rate columns.
-fn is_frame_rate(probe_name: &str) -> bool {
-    probe::find(probe_name).is_some_and(|p| p.frame_rate)
-}
 
 /// Column titles of a probe's table.
-pub fn header_cells(probe_name: &str) -> Vec<&'static str> {
-    let mut cells = vec![
-        "Load",
-        "Latency +/- SD (ms)",
-        "p99 (ms)",
-        "Max (ms)",
-        "Desired CPU %",
-    ];
-    if is_frame_rate(probe_name) {
-        cells.extend(["FPS", "1% low FPS"]);
-    } else {
-        cells.push("Deadlines met %");
-    }
-    cells.push("Load work");
-    cells
+pub fn header_cells(sheet: &ProbeSheet) -> Vec<&str> {
+    std::iter::once("Load")
+        .chain(sheet.columns.iter().map(|c| c.header.as_str()))
+        .chain(std::iter::once("Load work"))
+        .collect()
 }
 
-fn ms(us: f64) -> String {
-    format!("{:.3}", us / 1000.0)
-}
-
-fn one_decimal(value: Option<f64>) -> String {
-    value.map_or_else(|| "-".to_string(), |v| format!("{v:.1}"))
-}
-
-/// A rate with three significant digits or more.
-pub fn rate(value: f64) -> String {
-    if value >= 100.0 {
-        format!("{value:.0}")
-    } else if value >= 10.0 {
-        format!("{value:.1}")
-    } else {
-        format!("{value:.2}")
-    }
+/// The text of one column of a result: its figures joined by ` +/- `, or
+/// the column's mark for missing values.
+fn column_cell(column: &Column, sheet: &ProbeSheet, measurement: &Measurement) -> String {
+    let values: Option<Vec<String>> = column
+        .figures
+        .iter()
+        .map(|key| {
+            let def = sheet.figure(key)?;
+            Some(def.show(Figure::Probe(def.clone()).of(measurement)?))
+        })
+        .collect();
+    values.map_or_else(|| column.missing.clone(), |v| v.join(" +/- "))
 }
 
 /// The load-work cell: each part's rate and CPU use.
@@ -81,48 +61,42 @@ pub fn load_work_cell(work: &[LoadWork]) -> String {
 
 /// The cells of one scenario's row; a failed scenario has its reason in the
 /// second cell and no others.
-pub fn row_cells(scenario: &ScenarioResult) -> Vec<String> {
-    let result = match (&scenario.outcome.status, &scenario.outcome.result) {
-        (ScenarioStatus::Ok, Some(result)) => result,
-        _ => {
-            let reason = scenario.outcome.error.as_deref().unwrap_or("no result");
-            return vec![scenario.load.clone(), format!("FAILED: {reason}")];
-        }
-    };
-    let mut cells = vec![scenario.load.clone()];
-    match &result.latency_us {
-        Some(l) => cells.extend([
-            format!("{} +/- {}", ms(l.mean_us), ms(l.sd_us)),
-            ms(l.p99_us),
-            ms(l.max_us),
-        ]),
-        None => cells.extend(["no frames".to_string(), "-".into(), "-".into()]),
+pub fn row_cells(scenario: &ScenarioResult, sheet: &ProbeSheet) -> Vec<String> {
+    let outcome = &scenario.outcome;
+    if outcome.status != ScenarioStatus::Ok || outcome.result.is_none() {
+        let reason = outcome.error.as_deref().unwrap_or("no result");
+        return vec![scenario.load.clone(), format!("FAILED: {reason}")];
     }
-    cells.push(one_decimal(result.cpu.desired_pct));
-    if is_frame_rate(&scenario.probe) {
-        cells.push(one_decimal(result.gaming.map(|g| g.fps)));
-        cells.push(one_decimal(result.gaming.map(|g| g.low_1pct_fps)));
-    } else {
-        cells.push(one_decimal(result.deadlines.map(|d| d.met_pct)));
-    }
-    cells.push(load_work_cell(&scenario.outcome.load_work));
-    cells
+    std::iter::once(scenario.load.clone())
+        .chain(sheet.columns.iter().map(|c| column_cell(c, sheet, outcome)))
+        .chain(std::iter::once(load_work_cell(&outcome.load_work)))
+        .collect()
 }
 
-const WIDTHS: [usize; 7] = [10, 22, 10, 10, 14, 16, 11];
+/// Width of the load column.
+const LOAD_WIDTH: usize = 10;
 
-fn line(cells: &[impl AsRef<str>]) -> String {
+/// One line of `cells`, the first left-aligned in the load column, the
+/// others right-aligned in `widths` and two spaces apart, the last as it is.
+fn line(cells: &[impl AsRef<str>], widths: &[usize]) -> String {
     let mut out = String::new();
     for (i, cell) in cells.iter().enumerate() {
         let cell = cell.as_ref();
         let last = i + 1 == cells.len();
-        match WIDTHS.get(i) {
+        match widths.get(i) {
             Some(&w) if !last && i == 0 => out.push_str(&format!("{cell:<w$}")),
             Some(&w) if !last => out.push_str(&format!("{cell:>w$}  ")),
             _ => out.push_str(cell),
         }
     }
     out.trim_end().to_string() + "\n"
+}
+
+/// The widths of a probe's table, load column first.
+fn widths(sheet: &ProbeSheet) -> Vec<usize> {
+    std::iter::once(LOAD_WIDTH)
+        .chain(sheet.columns.iter().map(|c| c.width))
+        .collect()
 }
 
 /// The lines printed before any table: what ran where.
@@ -156,30 +130,31 @@ pub fn render_preamble(run: &RunDocument) -> String {
 }
 
 /// The title and column header of a probe's table.
-pub fn render_probe_header(probe_name: &str) -> String {
-    let summary = probe::find(probe_name).map_or("", |p| p.summary);
+pub fn render_probe_header(probe_name: &str, sheet: &ProbeSheet) -> String {
     format!(
-        "\n--- {probe_name}: {summary} ---\n{}",
-        line(&header_cells(probe_name))
+        "\n--- {probe_name}: {} ---\n{}",
+        sheet.summary,
+        line(&header_cells(sheet), &widths(sheet))
     )
 }
 
 /// One scenario's row, and its confidence intervals on a line below when
 /// it has them; a load name too long for its column gets a line of its own
 /// above the figures.
-pub fn render_row(scenario: &ScenarioResult) -> String {
-    let mut cells = row_cells(scenario);
-    let figures = if cells[0].chars().count() < WIDTHS[0] {
-        line(&cells)
+pub fn render_row(scenario: &ScenarioResult, sheet: &ProbeSheet) -> String {
+    let mut cells = row_cells(scenario, sheet);
+    let widths = widths(sheet);
+    let figures = if cells[0].chars().count() < LOAD_WIDTH {
+        line(&cells, &widths)
     } else {
         let name = std::mem::take(&mut cells[0]);
-        format!("{name}\n{}", line(&cells))
+        format!("{name}\n{}", line(&cells, &widths))
     };
-    figures + &render_intervals(scenario)
+    figures + &render_intervals(scenario, sheet)
 }
 
 /// `  95% CI mean 0.980–1.050 ms, p99 ...` for a scenario with intervals.
-fn render_intervals(scenario: &ScenarioResult) -> String {
+fn render_intervals(scenario: &ScenarioResult, sheet: &ProbeSheet) -> String {
     let Some(intervals) = &scenario.intervals else {
         return String::new();
     };
@@ -187,17 +162,13 @@ fn render_intervals(scenario: &ScenarioResult) -> String {
         .figures
         .iter()
         .filter_map(|f| {
-            let figure = Figure::from_key(&f.figure)?;
-            let unit = match figure {
-                Figure::Deadlines => " %",
-                Figure::Fps => " FPS",
-                _ => " ms",
-            };
+            let def = sheet.figure(&f.figure)?;
             Some(format!(
-                "{} {}–{}{unit}",
+                "{} {}–{}{}",
                 f.figure,
-                figure.show(f.low),
-                figure.show(f.high)
+                def.show(f.low),
+                def.show(f.high),
+                def.unit.suffix()
             ))
         })
         .collect();
@@ -207,7 +178,7 @@ fn render_intervals(scenario: &ScenarioResult) -> String {
         intervals.level * 100.0,
         ranges.join(", "),
         method_name(intervals.method),
-        w = WIDTHS[0]
+        w = LOAD_WIDTH
     )
 }
 
@@ -292,9 +263,10 @@ fn telemetry_line(measurement: &Measurement, label: &str) -> String {
 pub fn render(run: &RunDocument, verbose: bool) -> String {
     let mut out = render_preamble(run);
     for probe_name in run.probes() {
-        out.push_str(&render_probe_header(probe_name));
+        let sheet = run.sheet(probe_name).cloned().unwrap_or_default();
+        out.push_str(&render_probe_header(probe_name, &sheet));
         for scenario in run.scenarios_of(probe_name) {
-            out.push_str(&render_row(scenario));
+            out.push_str(&render_row(scenario, &sheet));
             if verbose {
                 out.push_str(&render_telemetry(scenario));
             }
@@ -337,7 +309,8 @@ mod tests {
                 },
             ],
         });
-        let row = render_row(&run.scenarios[0]);
+        let sheet = run.sheet(&run.scenarios[0].probe).unwrap();
+        let row = render_row(&run.scenarios[0], sheet);
         assert!(
             row.ends_with(
                 "\n          95% CI mean 0.050–0.055 ms, deadlines 88.2–91.8 % (batch means)\n"

@@ -26,11 +26,11 @@ const REMOVE_PATIENCE: Duration = Duration::from_secs(3);
 #[derive(Debug, thiserror::Error)]
 pub enum CgroupError {
     /// A file or directory could not be read, written, made or removed.
-    #[error("cannot {action} {path}: {source}")]
+    #[error("cannot {action} {path}: {error}")]
     Io {
         action: &'static str,
         path: PathBuf,
-        source: std::io::Error,
+        error: std::io::Error,
     },
     /// A line of `cgroup.procs` is not a process id.
     #[error("{path}: not a process id: {line:?}")]
@@ -42,10 +42,10 @@ pub enum CgroupError {
 
 fn io_error(action: &'static str, path: &Path) -> impl FnOnce(std::io::Error) -> CgroupError {
     let path = path.to_path_buf();
-    move |source| CgroupError::Io {
+    move |error| CgroupError::Io {
         action,
         path,
-        source,
+        error,
     }
 }
 

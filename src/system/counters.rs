@@ -4,10 +4,10 @@
 //! root; what a kernel does not have is `None`, a line of the wrong shape is
 //! an error naming the file and the line.
 
-use super::procfs::{read, ProcError};
+use super::procfs::{read, read_process_stat, ProcError, ProcessStat};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 /// One line ("some" or "full") of a pressure file.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
@@ -31,9 +31,9 @@ pub struct Pressure {
 pub fn read_pressure(proc_root: &Path, resource: &str) -> Result<Option<Pressure>, ProcError> {
     let (path, text) = match read(proc_root.join("pressure").join(resource)) {
         Ok(read) => read,
-        Err(ProcError::Read { source, .. })
-            if source.kind() == std::io::ErrorKind::NotFound
-                || source.raw_os_error() == Some(libc::EOPNOTSUPP) =>
+        Err(ProcError::Read { error, .. })
+            if error.kind() == std::io::ErrorKind::NotFound
+                || error.raw_os_error() == Some(libc::EOPNOTSUPP) =>
         {
             return Ok(None)
         }
@@ -195,22 +195,17 @@ pub struct ProcessTicks {
     pub kernel_thread: bool,
 }
 
-/// Parses the text of /proc/PID/stat.
-pub fn parse_process_stat(pid: u32, text: &str) -> Option<ProcessTicks> {
-    // The command name may hold spaces and parentheses; fields resume after the last ')'.
-    let open = text.find('(')?;
-    let close = text.rfind(')')?;
-    let comm = text.get(open + 1..close)?.to_string();
-    let fields: Vec<&str> = text[close + 1..].split_whitespace().collect();
-    let number = |i: usize| fields.get(i)?.parse::<u64>().ok();
-    Some(ProcessTicks {
-        pid,
-        ppid: number(1)? as u32,
-        start_ticks: number(19)?,
-        comm,
-        cpu_ticks: number(11)? + number(12)?,
-        kernel_thread: number(6)? & PF_KTHREAD != 0,
-    })
+impl From<ProcessStat> for ProcessTicks {
+    fn from(stat: ProcessStat) -> Self {
+        Self {
+            pid: stat.pid,
+            ppid: stat.ppid,
+            start_ticks: stat.start_ticks,
+            cpu_ticks: stat.own_cpu_ticks(),
+            kernel_thread: stat.flags & PF_KTHREAD != 0,
+            comm: stat.comm,
+        }
+    }
 }
 
 /// The CPU time of every process below `proc_root` for which `keep` is true
@@ -222,10 +217,8 @@ pub fn read_processes(proc_root: &Path, mut keep: impl FnMut(u32) -> bool) -> Ve
     entries
         .filter_map(|e| e.ok()?.file_name().to_str()?.parse::<u32>().ok())
         .filter(|&pid| keep(pid))
-        .filter_map(|pid| {
-            let path: PathBuf = proc_root.join(pid.to_string()).join("stat");
-            parse_process_stat(pid, &std::fs::read_to_string(path).ok()?)
-        })
+        .filter_map(|pid| read_process_stat(proc_root, pid).ok())
+        .map(ProcessTicks::from)
         .collect()
 }
 
@@ -369,16 +362,15 @@ mod tests {
     }
 
     #[test]
-    fn process_stat_is_parsed() {
+    fn process_ticks_are_own_cpu_time_and_kernel_threads_are_told() {
         let text = "19750 (a (b) c) R 19744 19744 18475 0 -1 4194304 99 0 0 0 7 3 5 5 20 0 1 0 664750 3133440";
-        let p = parse_process_stat(19750, text).unwrap();
+        let p = ProcessTicks::from(ProcessStat::parse(text).unwrap());
         assert_eq!(
-            (p.comm.as_str(), p.cpu_ticks, p.start_ticks),
-            ("a (b) c", 10, 664_750)
+            (p.pid, p.comm.as_str(), p.cpu_ticks, p.start_ticks),
+            (19750, "a (b) c", 10, 664_750)
         );
         assert!(!p.kernel_thread);
         let kthread = "2 (kthreadd) S 0 0 0 0 -1 2129984 0 0 0 0 0 1 0 0 20 0 1 0 2 0";
-        assert!(parse_process_stat(2, kthread).unwrap().kernel_thread);
-        assert_eq!(parse_process_stat(1, "1 (init) S 0"), None);
+        assert!(ProcessTicks::from(ProcessStat::parse(kthread).unwrap()).kernel_thread);
     }
 }

@@ -22,10 +22,10 @@ pub fn read_config(
             return flate2::read::GzDecoder::new(&bytes[..])
                 .read_to_string(&mut text)
                 .map(|_| Some(text))
-                .map_err(|source| ProcError::Read { path: gz, source });
+                .map_err(|error| ProcError::Read { path: gz, error });
         }
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
-        Err(source) => return Err(ProcError::Read { path: gz, source }),
+        Err(error) => return Err(ProcError::Read { path: gz, error }),
     }
     match release {
         Some(release) => read_optional(&boot_dir.join(format!("config-{release}"))),

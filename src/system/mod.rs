@@ -1,6 +1,9 @@
-//! What feelbench knows about the machine it runs on. Every reader takes the
-//! root of the /proc (or /sys) tree, so tests can feed it captured files.
+//! What feelbench knows about the machine it runs on, and the thin layer over
+//! the system it needs (atomic file writes, cgroups, swap files, SysV message
+//! queues). Every reader takes the root of the /proc (or /sys) tree, so tests
+//! can feed it captured files. It uses no other module of feelbench.
 
+pub mod atomic;
 pub mod cgroup;
 pub mod counters;
 pub mod environment;
@@ -21,9 +24,9 @@ pub fn read_optional(path: &Path) -> Result<Option<String>, procfs::ProcError> {
     match std::fs::read_to_string(path) {
         Ok(text) => Ok(Some(text)),
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
-        Err(source) => Err(procfs::ProcError::Read {
+        Err(error) => Err(procfs::ProcError::Read {
             path: path.to_path_buf(),
-            source,
+            error,
         }),
     }
 }

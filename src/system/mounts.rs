@@ -45,9 +45,9 @@ fn unescape(field: &str) -> String {
 /// Reads `<proc_root>/self/mountinfo`.
 pub fn read_mountinfo(proc_root: &Path) -> Result<Vec<MountInfo>, ProcError> {
     let path = proc_root.join("self/mountinfo");
-    let text = std::fs::read_to_string(&path).map_err(|source| ProcError::Read {
+    let text = std::fs::read_to_string(&path).map_err(|error| ProcError::Read {
         path: path.clone(),
-        source,
+        error,
     })?;
     text.lines()
         .filter(|l| !l.trim().is_empty())

@@ -5,7 +5,7 @@
 //! [`KEY_TAG`] in the top byte, the maker's pid below. A queue whose maker is
 //! gone is left over, and [`remove_leftovers`] removes it.
 
-use super::procfs::ProcError;
+use super::procfs::{read_process_stat, ProcError};
 use std::io::{Error, ErrorKind};
 use std::path::Path;
 
@@ -25,6 +25,18 @@ fn maker_of(key: libc::key_t) -> Option<u32> {
     (key & !PID_MASK == KEY_TAG).then_some(key & PID_MASK)
 }
 
+/// The queue of this process could not be made.
+#[derive(Debug, thiserror::Error)]
+pub enum QueueError {
+    /// A queue under this process's key, left by a dead process with the
+    /// same pid, could not be removed.
+    #[error("a SysV message queue with key {key:#x} is in the way and cannot be removed: {error}")]
+    InTheWay { key: libc::key_t, error: Error },
+    /// msgget refused.
+    #[error("cannot make a SysV message queue: {error} (the limit is /proc/sys/kernel/msgmni)")]
+    Create { error: Error },
+}
+
 /// What is sent: a message with a type and no text.
 #[repr(C)]
 struct Token {
@@ -41,7 +53,7 @@ impl MessageQueue {
     /// Makes this process's queue, readable and writable by its user only. A
     /// queue under the same key was left by a dead process with this pid,
     /// and is removed first.
-    pub fn create() -> Result<Self, String> {
+    pub fn create() -> Result<Self, QueueError> {
         let key = key_of(std::process::id());
         let create = || {
             // SAFETY: msgget takes only integers.
@@ -55,16 +67,12 @@ impl MessageQueue {
             Err(e) if e.raw_os_error() == Some(libc::EEXIST) => {
                 // SAFETY: msgget takes only integers.
                 let old = unsafe { libc::msgget(key, 0) };
-                remove(old).map_err(|e| {
-                    format!("a SysV message queue with key {key:#x} is in the way and cannot be removed: {e}")
-                })?;
+                remove(old).map_err(|error| QueueError::InTheWay { key, error })?;
                 create()
             }
             other => other,
         }
-        .map_err(|e| {
-            format!("cannot make a SysV message queue: {e} (the limit is /proc/sys/kernel/msgmni)")
-        })
+        .map_err(|error| QueueError::Create { error })
     }
 
     /// Sends a message of type `mtype` (above 0), waiting for room if needed.
@@ -135,7 +143,7 @@ pub fn find_leftovers(proc_root: &Path, uid: u32) -> Result<Vec<Leftover>, ProcE
     let text = match std::fs::read_to_string(&path) {
         Ok(text) => text,
         Err(e) if e.kind() == ErrorKind::NotFound => return Ok(Vec::new()),
-        Err(source) => return Err(ProcError::Read { path, source }),
+        Err(error) => return Err(ProcError::Read { path, error }),
     };
     let mut found = Vec::new();
     // Columns: key msqid perms cbytes qnum lspid lrpid uid gid cuid cgid ...
@@ -162,12 +170,7 @@ pub fn find_leftovers(proc_root: &Path, uid: u32) -> Result<Vec<Leftover>, ProcE
 
 /// Whether process `pid` is in `<proc_root>` and not a zombie.
 fn is_running(proc_root: &Path, pid: u32) -> bool {
-    let stat = std::fs::read_to_string(proc_root.join(format!("{pid}/stat"))).unwrap_or_default();
-    // The state follows the command name, which may hold spaces and ')'.
-    let state = stat
-        .rfind(')')
-        .and_then(|end| stat[end + 1..].split_whitespace().next());
-    matches!(state, Some(state) if state != "Z" && state != "X")
+    read_process_stat(proc_root, pid).is_ok_and(|stat| stat.is_running())
 }
 
 /// Removes this user's left-over feelbench queues; returns one line per
@@ -210,7 +213,9 @@ mod tests {
         for (pid, state) in processes {
             let dir = root.path().join(pid.to_string());
             std::fs::create_dir(&dir).unwrap();
-            let stat = format!("{pid} (fb-load (x)) {state} 1 {pid} {pid} 0 -1 4194560");
+            let stat = format!(
+                "{pid} (fb-load (x)) {state} 1 {pid} {pid} 0 -1 4194560 0 0 0 0 1 1 0 0 20 0 1 0 5 0"
+            );
             std::fs::write(dir.join("stat"), stat).unwrap();
         }
         root

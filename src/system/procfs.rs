@@ -8,10 +8,10 @@ use std::path::{Path, PathBuf};
 #[derive(Debug, thiserror::Error)]
 pub enum ProcError {
     /// The file could not be read.
-    #[error("cannot read {path}: {source}")]
+    #[error("cannot read {path}: {error}")]
     Read {
         path: PathBuf,
-        source: std::io::Error,
+        error: std::io::Error,
     },
     /// A line did not have the expected shape.
     #[error("{path}: cannot parse line {line:?}")]
@@ -21,7 +21,7 @@ pub enum ProcError {
 pub(crate) fn read(path: PathBuf) -> Result<(PathBuf, String), ProcError> {
     match std::fs::read_to_string(&path) {
         Ok(text) => Ok((path, text)),
-        Err(source) => Err(ProcError::Read { path, source }),
+        Err(error) => Err(ProcError::Read { path, error }),
     }
 }
 
@@ -108,14 +108,80 @@ pub fn clock_ticks_per_s() -> u64 {
     }
 }
 
-/// Parent pid and CPU ticks (utime + stime + cutime + cstime: its own and
-/// that of the children it reaped) from the text of /proc/PID/stat.
-fn parse_stat(text: &str) -> Option<(u32, u64)> {
-    // The command name may hold spaces and parentheses; fields resume after the last ')'.
-    let fields: Vec<&str> = text[text.rfind(')')? + 1..].split_whitespace().collect();
-    let number = |i: usize| fields.get(i)?.parse::<u64>().ok();
-    let ppid = number(1)? as u32;
-    Some((ppid, number(11)? + number(12)? + number(13)? + number(14)?))
+/// The fields of /proc/PID/stat that feelbench uses; proc(5) numbers them
+/// from 1, as the comments here do.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ProcessStat {
+    /// (1) The process id.
+    pub pid: u32,
+    /// (2) The command name, without the parentheses around it.
+    pub comm: String,
+    /// (3) The state: `R` running, `S` sleeping, `Z` zombie, `X` dead, ...
+    pub state: char,
+    /// (4) The parent's pid.
+    pub ppid: u32,
+    /// (9) The kernel's `PF_*` flags.
+    pub flags: u64,
+    /// (14) Time in user mode, in clock ticks.
+    pub utime_ticks: u64,
+    /// (15) Time in kernel mode, in clock ticks.
+    pub stime_ticks: u64,
+    /// (16) User time of the children it waited for, in clock ticks.
+    pub cutime_ticks: u64,
+    /// (17) Kernel time of the children it waited for, in clock ticks.
+    pub cstime_ticks: u64,
+    /// (22) Start time after boot, in clock ticks: with `pid`, names the
+    /// process across pid reuse.
+    pub start_ticks: u64,
+}
+
+impl ProcessStat {
+    /// Parses the text of /proc/PID/stat; `None` when it has not that shape.
+    pub fn parse(text: &str) -> Option<Self> {
+        // The command name may hold spaces and parentheses; it runs from the
+        // first '(' to the last ')', and the numbered fields resume after it.
+        let open = text.find('(')?;
+        let close = text.rfind(')')?;
+        let fields: Vec<&str> = text.get(close + 1..)?.split_whitespace().collect();
+        let number = |field: usize| fields.get(field - 3)?.parse::<u64>().ok();
+        let mut state = fields.first()?.chars();
+        Some(Self {
+            pid: text[..open].trim().parse().ok()?,
+            comm: text.get(open + 1..close)?.to_string(),
+            state: state.next().filter(|_| state.next().is_none())?,
+            ppid: u32::try_from(number(4)?).ok()?,
+            flags: number(9)?,
+            utime_ticks: number(14)?,
+            stime_ticks: number(15)?,
+            cutime_ticks: number(16)?,
+            cstime_ticks: number(17)?,
+            start_ticks: number(22)?,
+        })
+    }
+
+    /// Whether the process still runs: neither a zombie nor dead.
+    pub fn is_running(&self) -> bool {
+        !matches!(self.state, 'Z' | 'X')
+    }
+
+    /// Its own CPU time, in clock ticks.
+    pub fn own_cpu_ticks(&self) -> u64 {
+        self.utime_ticks + self.stime_ticks
+    }
+
+    /// Its own CPU time and that of the children it waited for, in clock ticks.
+    pub fn cpu_ticks_with_reaped(&self) -> u64 {
+        self.own_cpu_ticks() + self.cutime_ticks + self.cstime_ticks
+    }
+}
+
+/// Reads `<proc_root>/<pid>/stat`.
+pub fn read_process_stat(proc_root: &Path, pid: u32) -> Result<ProcessStat, ProcError> {
+    let (path, text) = read(proc_root.join(pid.to_string()).join("stat"))?;
+    ProcessStat::parse(&text).ok_or_else(|| ProcError::Parse {
+        path,
+        line: text.trim_end().to_string(),
+    })
 }
 
 /// CPU ticks used by process `root` and all its live descendants (including
@@ -127,10 +193,8 @@ pub fn tree_cpu_ticks(proc_root: &Path, root: u32) -> u64 {
     let processes: Vec<(u32, u32, u64)> = entries
         .filter_map(|e| {
             let pid: u32 = e.ok()?.file_name().to_str()?.parse().ok()?;
-            let text =
-                std::fs::read_to_string(proc_root.join(pid.to_string()).join("stat")).ok()?;
-            let (ppid, ticks) = parse_stat(&text)?;
-            Some((pid, ppid, ticks))
+            let stat = read_process_stat(proc_root, pid).ok()?;
+            Some((pid, stat.ppid, stat.cpu_ticks_with_reaped()))
         })
         .collect();
     let mut tree = vec![root];
@@ -211,8 +275,9 @@ mod tests {
         let dir = proc_with(&[]);
         let stat = |pid: u32, ppid: u32, ticks: u64| {
             std::fs::create_dir(dir.path().join(pid.to_string())).unwrap();
-            let text =
-                format!("{pid} (a (b) c) S {ppid} 1 1 0 -1 0 0 0 0 0 {ticks} 1 2 3 20 0 1 0");
+            let text = format!(
+                "{pid} (a (b) c) S {ppid} 1 1 0 -1 0 0 0 0 0 {ticks} 1 2 3 20 0 1 0 {pid}0 3133440"
+            );
             std::fs::write(dir.path().join(pid.to_string()).join("stat"), text).unwrap();
         };
         stat(10, 1, 100); // root: 100 + 1 + 2 + 3
@@ -221,6 +286,43 @@ mod tests {
         stat(13, 1, 1000); // unrelated
         assert_eq!(tree_cpu_ticks(dir.path(), 10), 106 + 16 + 26);
         assert_eq!(tree_cpu_ticks(dir.path(), 99), 0);
+    }
+
+    #[test]
+    fn process_stat_is_parsed_whatever_the_command_name() {
+        let text = "19750 (a (b) c) R 19744 19744 18475 0 -1 4194304 99 0 0 0 7 3 5 6 20 0 1 0 664750 3133440 512";
+        let stat = ProcessStat::parse(text).unwrap();
+        assert_eq!(
+            (stat.pid, stat.comm.as_str(), stat.state),
+            (19750, "a (b) c", 'R')
+        );
+        assert_eq!(
+            (stat.ppid, stat.flags, stat.start_ticks),
+            (19744, 4194304, 664_750)
+        );
+        assert_eq!(
+            (stat.own_cpu_ticks(), stat.cpu_ticks_with_reaped()),
+            (10, 21)
+        );
+        assert!(stat.is_running());
+        let zombie = text.replace(") R ", ") Z ");
+        assert!(!ProcessStat::parse(&zombie).unwrap().is_running());
+        assert_eq!(ProcessStat::parse("1 (init) S 0"), None, "too short");
+        assert_eq!(ProcessStat::parse(&text.replace(") R ", ") RR ")), None);
+        assert_eq!(ProcessStat::parse("no name here"), None);
+    }
+
+    #[test]
+    fn process_stat_errors_name_the_file() {
+        let dir = proc_with(&[]);
+        std::fs::create_dir(dir.path().join("7")).unwrap();
+        std::fs::write(dir.path().join("7/stat"), "7 (x) S 1\n").unwrap();
+        let err = read_process_stat(dir.path(), 7).unwrap_err().to_string();
+        assert!(err.contains("7/stat") && err.contains("7 (x) S 1"), "{err}");
+        assert!(matches!(
+            read_process_stat(dir.path(), 8),
+            Err(ProcError::Read { .. })
+        ));
     }
 
     #[test]

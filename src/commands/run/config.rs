@@ -6,8 +6,7 @@
 
 use crate::engine::scenario::Scenario;
 use crate::measure::sched::SchedRequest;
-use crate::probe::WorkParams;
-use crate::report::schema::CustomShape;
+use crate::sim::{CustomShape, WorkParams};
 use std::path::PathBuf;
 
 /// Validated settings of a run.

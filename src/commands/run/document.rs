@@ -72,6 +72,11 @@ pub fn start(
         system,
         environment,
         settings: settings_record(config, work),
+        probes: work
+            .scenarios
+            .iter()
+            .map(|s| (s.probe.name.to_string(), s.probe.sheet()))
+            .collect(),
         warnings: Vec::new(),
         scenarios: Vec::new(),
     }
@@ -124,7 +129,14 @@ fn calibration_drift(run: &RunDocument) -> Option<Warning> {
         .scenarios
         .iter()
         .filter(|s| s.load == "none")
-        .filter_map(|s| s.outcome.result.as_ref()?.cpu.work_ratio)
+        .filter_map(|s| {
+            s.outcome
+                .result
+                .as_ref()?
+                .figures
+                .get("work_ratio")
+                .copied()
+        })
         .max_by(|a, b| (a - 1.0).abs().total_cmp(&(b - 1.0).abs()))?;
     ((worst - 1.0).abs() > CALIBRATION_DRIFT_LIMIT).then(|| Warning::new(
         WarningCode::CalibrationDrift,

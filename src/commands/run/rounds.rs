@@ -48,13 +48,18 @@ impl Rounds<'_> {
                     break 'rounds;
                 };
                 self.warn_about(&result, round, progress);
+                let sheet = run.sheet(&result.probe).cloned().unwrap_or_default();
                 match run.scenarios.get_mut(index) {
-                    Some(scenario) => scenario.add_repeat(result.outcome).with_context(|| {
-                        format!(
-                            "merging the repeats of {} under {}",
-                            result.probe, result.load
-                        )
-                    })?,
+                    Some(scenario) => {
+                        scenario
+                            .add_repeat(result.outcome, &sheet)
+                            .with_context(|| {
+                                format!(
+                                    "merging the repeats of {} under {}",
+                                    result.probe, result.load
+                                )
+                            })?
+                    }
                     None => run.scenarios.push(result),
                 }
                 if round == self.repeats {
@@ -130,10 +135,11 @@ impl Rounds<'_> {
     /// the probe's first.
     fn print_row(&self, run: &RunDocument, index: usize, progress: &Progress) {
         let scenario = &run.scenarios[index];
+        let sheet = run.sheet(&scenario.probe).cloned().unwrap_or_default();
         if index == 0 || run.scenarios[index - 1].probe != scenario.probe {
-            progress.print(&table::render_probe_header(&scenario.probe));
+            progress.print(&table::render_probe_header(&scenario.probe, &sheet));
         }
-        progress.print(&table::render_row(scenario));
+        progress.print(&table::render_row(scenario, &sheet));
         if self.verbose {
             progress.print(&table::render_telemetry(scenario));
         }

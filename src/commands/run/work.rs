@@ -7,8 +7,8 @@ use super::config::{RunConfig, WorkSettings};
 use crate::engine::scenario::Scenario;
 use crate::exit::UsageError;
 use crate::measure::calibrate::{self, CalibrationSource, MachineIdentity};
-use crate::probe::WorkParams;
 use crate::report::schema::{Warning, WarningCode};
+use crate::sim::WorkParams;
 use crate::system::procfs;
 use crate::system::SystemInfo;
 use anyhow::Context as _;
@@ -56,7 +56,7 @@ pub fn prepare(
     let mem_bytes = config.mem_limit_bytes.unwrap_or(room.mem_available_bytes);
     let params = config.work.params(loops_per_ms, file_bytes, mem_bytes);
     for scenario in &config.scenarios {
-        scenario.load.check(&params).map_err(UsageError::new)?;
+        scenario.load.check(&params).map_err(UsageError::input)?;
     }
     let (scenarios, warnings) = fit_on_disk(config, &params, dir, room.free_bytes)?;
     Ok(PreparedWork {

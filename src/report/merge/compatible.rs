@@ -126,7 +126,7 @@ pub fn first_difference(first: &RunDocument, other: &RunDocument) -> Option<Diff
 mod tests {
     use super::*;
     use crate::report::fixture;
-    use crate::report::schema::CustomShape;
+    use crate::sim::CustomShape;
 
     fn differs(change: impl FnOnce(&mut RunDocument)) -> Option<Difference> {
         let mut other = fixture::run();

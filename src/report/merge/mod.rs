@@ -8,9 +8,9 @@ mod compatible;
 mod probe;
 pub mod runs;
 
-use super::schema::{LoadWork, Measurement, ProbeResult, ScenarioResult, ScenarioStatus};
-use crate::figures::estimate::intervals;
-use crate::measure::latency::HistogramDecodeError;
+use super::estimate::intervals;
+use super::schema::{LoadWork, Measurement, ScenarioResult, ScenarioStatus};
+use crate::figures::{ProbeResult, ProbeSheet, TallyError};
 
 /// Why the repeats of a scenario cannot be merged.
 #[derive(Debug, thiserror::Error)]
@@ -25,11 +25,8 @@ pub struct MergeError {
 #[derive(Debug, thiserror::Error)]
 pub enum MergeProblem {
     /// One of its stored histograms cannot be read back.
-    #[error("its {which} histogram is damaged: {error}")]
-    Histogram {
-        which: &'static str,
-        error: HistogramDecodeError,
-    },
+    #[error("{0}")]
+    Histogram(TallyError),
     /// Its figures are not of the same kind as the first repeat's.
     #[error("{0}")]
     Disagrees(String),
@@ -52,10 +49,14 @@ struct Finished<'a> {
 }
 
 /// The merge of `measurements`, the repeats of one scenario in the order
-/// they ran. Failed repeats are left out; when every repeat failed, the
-/// merge failed with the first repeat's error. The merge has no telemetry
-/// and no per-process usage (each repeat keeps its own).
-pub fn merge_measurements(measurements: &[Measurement]) -> Result<Measurement, MergeError> {
+/// they ran, whose figures `sheet` declares. Failed repeats are left out;
+/// when every repeat failed, the merge failed with the first repeat's
+/// error. The merge has no telemetry and no per-process usage (each repeat
+/// keeps its own).
+pub fn merge_measurements(
+    measurements: &[Measurement],
+    sheet: &ProbeSheet,
+) -> Result<Measurement, MergeError> {
     let finished = measurements
         .iter()
         .enumerate()
@@ -84,7 +85,7 @@ pub fn merge_measurements(measurements: &[Measurement]) -> Result<Measurement, M
     Ok(Measurement {
         status: ScenarioStatus::Ok,
         error: None,
-        result: Some(probe::merge_results(&finished)?),
+        result: Some(probe::merge_results(&finished, sheet)?),
         load_work: merge_load_work(&finished)?,
         telemetry: None,
     })
@@ -111,7 +112,7 @@ fn merge_load_work(finished: &[Finished]) -> Result<Vec<LoadWork>, MergeError> {
             ),
         ));
     }
-    let total_s: f64 = finished.iter().map(|f| f.result.measured_s).sum();
+    let total_s: f64 = finished.iter().map(|f| f.result.measured_s()).sum();
     let per_second = |value: f64| if total_s > 0.0 { value / total_s } else { 0.0 };
     let merged = first
         .iter()
@@ -120,7 +121,7 @@ fn merge_load_work(finished: &[Finished]) -> Result<Vec<LoadWork>, MergeError> {
             let parts = || {
                 finished
                     .iter()
-                    .map(move |f| (&f.load_work[part], f.result.measured_s))
+                    .map(move |f| (&f.load_work[part], f.result.measured_s()))
             };
             let weighted = |figure: fn(&LoadWork) -> f64| {
                 per_second(parts().map(|(w, seconds)| figure(w) * seconds).sum())
@@ -144,24 +145,31 @@ fn merge_load_work(finished: &[Finished]) -> Result<Vec<LoadWork>, MergeError> {
 
 impl ScenarioResult {
     /// The scenario `probe` under `load` measured by `measurements`, in the
-    /// order they ran: a single measurement is the outcome itself; two or
-    /// more are kept as the repeats, and the outcome is their merge. The
-    /// confidence intervals are those of all the measurements.
+    /// order they ran, with the figures `sheet` declares: a single
+    /// measurement is the outcome itself; two or more are kept as the
+    /// repeats, and the outcome is their merge. The confidence intervals
+    /// are those of all the measurements.
     pub fn from_measurements(
         probe: String,
         load: String,
         measurements: Vec<Measurement>,
+        sheet: &ProbeSheet,
     ) -> Result<Self, MergeError> {
         let (outcome, repeats) = match <[Measurement; 1]>::try_from(measurements) {
-            Ok([only]) => return Ok(Self::single(probe, load, only)),
-            Err(all) => (merge_measurements(&all)?, all),
+            Ok([only]) => return Ok(Self::single(probe, load, only, sheet)),
+            Err(all) => (merge_measurements(&all, sheet)?, all),
         };
-        Ok(Self::with_intervals(probe, load, outcome, repeats))
+        Ok(Self::with_intervals(probe, load, outcome, repeats, sheet))
     }
 
     /// The scenario `probe` under `load` measured once, by `measurement`.
-    pub fn single(probe: String, load: String, measurement: Measurement) -> Self {
-        Self::with_intervals(probe, load, measurement, Vec::new())
+    pub fn single(
+        probe: String,
+        load: String,
+        measurement: Measurement,
+        sheet: &ProbeSheet,
+    ) -> Self {
+        Self::with_intervals(probe, load, measurement, Vec::new(), sheet)
     }
 
     fn with_intervals(
@@ -169,6 +177,7 @@ impl ScenarioResult {
         load: String,
         outcome: Measurement,
         repeats: Vec<Measurement>,
+        sheet: &ProbeSheet,
     ) -> Self {
         let mut scenario = Self {
             probe,
@@ -177,7 +186,7 @@ impl ScenarioResult {
             repeats,
             intervals: None,
         };
-        scenario.intervals = intervals(&scenario);
+        scenario.intervals = intervals(&scenario, sheet);
         scenario
     }
 
@@ -193,10 +202,14 @@ impl ScenarioResult {
 
     /// Adds `measurement` as the scenario's latest repeat and merges again;
     /// on an error the scenario is left as it was.
-    pub fn add_repeat(&mut self, measurement: Measurement) -> Result<(), MergeError> {
+    pub fn add_repeat(
+        &mut self,
+        measurement: Measurement,
+        sheet: &ProbeSheet,
+    ) -> Result<(), MergeError> {
         let mut all = self.measurements().to_vec();
         all.push(measurement);
-        *self = Self::from_measurements(self.probe.clone(), self.load.clone(), all)?;
+        *self = Self::from_measurements(self.probe.clone(), self.load.clone(), all, sheet)?;
         Ok(())
     }
 }
@@ -204,9 +217,9 @@ impl ScenarioResult {
 #[cfg(test)]
 pub(crate) mod tests {
     use super::*;
+    use crate::figures::Tally;
     use crate::measure::latency::LatencyHistogram;
     use crate::measure::sched::SchedApplied;
-    use crate::report::schema::{CpuFigures, Deadlines, FrameCounts};
 
     /// Latency histogram of `values_us`.
     pub fn histogram(values_us: &[u64]) -> LatencyHistogram {
@@ -217,36 +230,37 @@ pub(crate) mod tests {
         h
     }
 
+    /// The declarations of a periodic probe (`audio`'s).
+    pub fn sheet() -> ProbeSheet {
+        crate::probe::sheet_of("audio").unwrap()
+    }
+
     /// A periodic probe's figures over `measured_s` with latencies
-    /// `values_us`, `dropped` frames dropped and `met` deadlines met.
+    /// `values_us`, `dropped` frames dropped and `met` deadlines met; late
+    /// frames finished 100 µs late, and every frame got the CPU it wanted.
     pub fn periodic(measured_s: f64, values_us: &[u64], dropped: u64, met: u64) -> ProbeResult {
-        let h = histogram(values_us);
-        let executed = values_us.len() as u64;
-        let total = executed + dropped;
-        ProbeResult {
-            measured_s,
-            latency_us: h.summary(),
-            histogram: h.to_base64(),
-            frames: FrameCounts { executed, dropped },
-            deadlines: Some(Deadlines {
-                total,
-                met,
-                met_pct: 100.0 * met as f64 / total as f64,
-                late_mean_us: (executed > met).then_some(100.0),
-                late_max_us: 100.0,
-            }),
-            cpu: CpuFigures {
-                wanted_ms: total as f64,
-                received_ms: executed as f64,
-                desired_pct: Some(100.0 * executed as f64 / total as f64),
-                work_ratio: Some(1.0),
-            },
-            gaming: None,
-            frame_histogram: None,
-            sched: SchedApplied::for_tests(),
-            usage: None,
-            batches: Vec::new(),
-        }
+        let executed = values_us.len() as f64;
+        let late = executed - met as f64;
+        let sum_ns = values_us.iter().sum::<u64>() * 1_000;
+        let tally = Tally::default()
+            .with_samples("latency", &histogram(values_us), sum_ns)
+            .with_count("measured_s", measured_s)
+            .with_count("executed", executed)
+            .with_count("dropped", dropped as f64)
+            .with_count("periods", executed + dropped as f64)
+            .with_count("met", met as f64)
+            .with_count("late_frames", late)
+            .with_count("late_sum_us", 100.0 * late)
+            .with_maximum("late_max_us", 100.0)
+            .with_count("cpu_wanted_ms", executed + dropped as f64)
+            .with_count("cpu_received_ms", executed)
+            .with_count("cpu_wanted_run_ms", executed);
+        ProbeResult::new(&sheet(), tally, Vec::new(), SchedApplied::for_tests())
+    }
+
+    /// The merge of `measurements` of a periodic probe.
+    pub fn merge(measurements: &[Measurement]) -> Result<Measurement, MergeError> {
+        merge_measurements(measurements, &sheet())
     }
 
     /// Work of a `burn` load: `amount` units, `cpu_pct` % CPU over `seconds`.
@@ -289,17 +303,18 @@ pub(crate) mod tests {
     #[test]
     fn failed_repeats_are_kept_but_not_merged() {
         let good = ok(periodic(1.0, &[10, 20, 30], 1, 2), vec![]);
-        let merged = merge_measurements(&[failed("first"), good.clone(), failed("third")]).unwrap();
+        let merged = merge(&[failed("first"), good.clone(), failed("third")]).unwrap();
         assert_eq!(merged.status, ScenarioStatus::Ok);
         assert_eq!(merged.error, None);
         let result = merged.result.unwrap();
-        assert_eq!(result.frames, good.result.as_ref().unwrap().frames);
-        assert_eq!(result.latency_us, good.result.unwrap().latency_us);
+        let good = good.result.unwrap();
+        assert_eq!(result.figures, good.figures);
+        assert_eq!(result.tally, good.tally);
     }
 
     #[test]
     fn all_failed_fails_with_the_first_error() {
-        let merged = merge_measurements(&[failed("first"), failed("second")]).unwrap();
+        let merged = merge(&[failed("first"), failed("second")]).unwrap();
         assert_eq!(merged.status, ScenarioStatus::Failed);
         assert_eq!(merged.error.as_deref(), Some("first"));
         assert!(merged.result.is_none());
@@ -309,7 +324,7 @@ pub(crate) mod tests {
     fn ok_without_figures_is_refused() {
         let mut odd = ok(periodic(1.0, &[10], 0, 1), vec![]);
         odd.result = None;
-        let err = merge_measurements(&[ok(periodic(1.0, &[10], 0, 1), vec![]), odd]).unwrap_err();
+        let err = merge(&[ok(periodic(1.0, &[10], 0, 1), vec![]), odd]).unwrap_err();
         assert_eq!(err.repeat, 1);
         assert!(err.to_string().starts_with("repeat 2: "), "{err}");
     }
@@ -318,7 +333,7 @@ pub(crate) mod tests {
     fn load_work_adds_amounts_and_weights_rates_by_time() {
         let a = ok(periodic(1.0, &[10], 0, 1), vec![burn(100.0, 150.0, 1.0)]);
         let b = ok(periodic(3.0, &[10], 0, 1), vec![burn(900.0, 190.0, 3.0)]);
-        let merged = merge_measurements(&[a, b]).unwrap();
+        let merged = merge(&[a, b]).unwrap();
         let work = &merged.load_work[0];
         assert_eq!(work.amount, 1000.0);
         assert_eq!(work.rate_per_s, 250.0);
@@ -331,7 +346,7 @@ pub(crate) mod tests {
     fn different_load_parts_are_refused() {
         let a = ok(periodic(1.0, &[10], 0, 1), vec![burn(1.0, 1.0, 1.0)]);
         let b = ok(periodic(1.0, &[10], 0, 1), vec![]);
-        let err = merge_measurements(&[a, b]).unwrap_err().to_string();
+        let err = merge(&[a, b]).unwrap_err().to_string();
         assert_eq!(
             err,
             "repeat 2: its load parts () are not the first repeat's (burn)"
@@ -341,18 +356,26 @@ pub(crate) mod tests {
     #[test]
     fn one_measurement_is_its_own_outcome_and_repeats_accumulate() {
         let one = ok(periodic(1.0, &[10], 0, 1), vec![]);
-        let mut scenario =
-            ScenarioResult::from_measurements("audio".into(), "none".into(), vec![one.clone()])
-                .unwrap();
+        let sheet = sheet();
+        let mut scenario = ScenarioResult::from_measurements(
+            "audio".into(),
+            "none".into(),
+            vec![one.clone()],
+            &sheet,
+        )
+        .unwrap();
         assert_eq!(scenario.outcome, one);
         assert!(scenario.repeats.is_empty());
         assert_eq!(scenario.measurements(), std::slice::from_ref(&one));
-        scenario.add_repeat(failed("oops")).unwrap();
+        scenario.add_repeat(failed("oops"), &sheet).unwrap();
         scenario
-            .add_repeat(ok(periodic(1.0, &[20, 30], 0, 2), vec![]))
+            .add_repeat(ok(periodic(1.0, &[20, 30], 0, 2), vec![]), &sheet)
             .unwrap();
         assert_eq!(scenario.repeats.len(), 3);
         assert_eq!(scenario.measurements().len(), 3);
-        assert_eq!(scenario.outcome.result.unwrap().frames.executed, 3);
+        assert_eq!(
+            scenario.outcome.result.unwrap().figures["frames_executed"],
+            3.0
+        );
     }
 }

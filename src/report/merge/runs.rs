@@ -3,9 +3,11 @@
 
 use super::compatible::{self, Difference};
 use super::MergeProblem;
+use crate::figures::ProbeSheet;
 use crate::report::schema::{
     Measurement, RunDocument, RunInfo, RunSettingsRecord, ScenarioResult, ToolInfo, SCHEMA,
 };
+use std::collections::BTreeMap;
 use std::path::PathBuf;
 
 /// Why runs cannot be merged.
@@ -62,21 +64,13 @@ pub fn merge_runs(
             });
         }
     }
+    let mut probes = BTreeMap::new();
+    for (_, run) in runs.iter().rev() {
+        probes.extend(run.probes.clone());
+    }
     let scenarios = gather(runs)
         .into_iter()
-        .map(|g| {
-            ScenarioResult::from_measurements(g.probe.clone(), g.load.clone(), g.measurements)
-                .map_err(|e| {
-                    let (run, place) = g.origins[e.repeat];
-                    RunsMergeError::Scenario {
-                        path: runs[run].0.clone(),
-                        probe: g.probe,
-                        load: g.load,
-                        measurement: place + 1,
-                        problem: e.problem,
-                    }
-                })
-        })
+        .map(|g| merge_gathered(runs, g, &probes))
         .collect::<Result<_, _>>()?;
     let documents: Vec<&RunDocument> = runs.iter().map(|(_, run)| run).collect();
     let mut warnings = Vec::new();
@@ -98,9 +92,31 @@ pub fn merge_runs(
             repeats: documents.iter().map(|r| r.settings.repeats).sum(),
             ..first.settings.clone()
         },
+        probes,
         warnings,
         scenarios,
     })
+}
+
+/// The scenario of the measurements `g` gathered from `runs`, with the
+/// figures of its probe as `probes` (the first run's that has it) declare.
+fn merge_gathered(
+    runs: &[(PathBuf, RunDocument)],
+    g: Gathered,
+    probes: &BTreeMap<String, ProbeSheet>,
+) -> Result<ScenarioResult, RunsMergeError> {
+    let sheet = probes.get(&g.probe).cloned().unwrap_or_default();
+    ScenarioResult::from_measurements(g.probe.clone(), g.load.clone(), g.measurements, &sheet)
+        .map_err(|e| {
+            let (run, place) = g.origins[e.repeat];
+            RunsMergeError::Scenario {
+                path: runs[run].0.clone(),
+                probe: g.probe,
+                load: g.load,
+                measurement: place + 1,
+                problem: e.problem,
+            }
+        })
 }
 
 /// Every scenario of `runs` (in the order they first appear) with its
@@ -165,7 +181,7 @@ fn merged_info(runs: &[&RunDocument], command_line: Vec<String>) -> RunInfo {
 
 #[cfg(test)]
 mod tests {
-    use super::super::tests::{failed, ok, periodic};
+    use super::super::tests::{failed, ok, periodic, sheet};
     use super::*;
     use crate::report::fixture;
     use crate::report::schema::{ScenarioStatus, Warning, WarningCode};
@@ -184,6 +200,7 @@ mod tests {
                 periodic(1.0, &vec![10; frames], 0, frames as u64),
                 vec![],
             )],
+            &sheet(),
         )
         .unwrap()];
         run
@@ -192,7 +209,7 @@ mod tests {
     #[test]
     fn scenarios_gather_every_measurement_in_run_order() {
         let mut a = run_of("none", 2);
-        a.scenarios[0].add_repeat(failed("boom")).unwrap();
+        a.scenarios[0].add_repeat(failed("boom"), &sheet()).unwrap();
         a.settings.repeats = 2;
         let mut b = run_of("none", 3);
         b.scenarios.push(run_of("burn", 4).scenarios.remove(0));
@@ -207,7 +224,10 @@ mod tests {
         assert_eq!(none.repeats[..2], a.scenarios[0].repeats[..]);
         assert_eq!(none.repeats[2], b.scenarios[0].outcome);
         assert_eq!(none.outcome.status, ScenarioStatus::Ok);
-        assert_eq!(none.outcome.result.as_ref().unwrap().frames.executed, 5);
+        assert_eq!(
+            none.outcome.result.as_ref().unwrap().figures["frames_executed"],
+            5.0
+        );
         let burn = &merged.scenarios[1];
         assert_eq!(
             *burn, b.scenarios[1],
@@ -267,7 +287,8 @@ mod tests {
     fn a_damaged_measurement_names_its_file_and_place() {
         let a = run_of("none", 1);
         let mut b = run_of("none", 1);
-        b.scenarios[0].outcome.result.as_mut().unwrap().histogram = "???".into();
+        let result = b.scenarios[0].outcome.result.as_mut().unwrap();
+        result.tally.samples.get_mut("latency").unwrap().histogram = "???".into();
         let err = merge_runs(&[named("a.json", a), named("b.json", b)], vec![])
             .unwrap_err()
             .to_string();

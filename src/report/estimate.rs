@@ -2,10 +2,11 @@
 //! offers: the spread across repeats when there are enough of them, else
 //! batch means over the sub-windows of its measurement(s).
 
-use super::{Figure, HEADLINE};
-use crate::report::schema::{
+use super::figure::Figure;
+use super::schema::{
     FigureInterval, IntervalMethod, Intervals, Measurement, ScenarioResult, ScenarioStatus,
 };
+use crate::figures::ProbeSheet;
 use crate::stats::{batch_means, Estimate};
 
 /// Repeats needed before their spread is used: with two, the t interval
@@ -43,11 +44,7 @@ pub fn estimate(scenario: &ScenarioResult, figure: &Figure) -> Option<FigureEsti
             .map(|e| (e.centred_on(value), IntervalMethod::Repeats))
     };
     let from_batches = || {
-        let batches: Vec<Vec<f64>> = ok
-            .iter()
-            .filter_map(|m| m.result.as_ref())
-            .map(|r| figure.batch_values(r))
-            .collect();
+        let batches: Vec<Vec<f64>> = ok.iter().map(|m| figure.batch_values(m)).collect();
         batch_means::estimate(&batches).map(|e| (e.centred_on(value), IntervalMethod::BatchMeans))
     };
     Some(FigureEstimate {
@@ -56,17 +53,20 @@ pub fn estimate(scenario: &ScenarioResult, figure: &Figure) -> Option<FigureEsti
     })
 }
 
-/// The intervals of a scenario's headline figures at [`RUN_LEVEL`], cut to
-/// the values the figure can take; `None`
+/// The intervals of a scenario's headline figures (as `sheet` declares
+/// them) at [`RUN_LEVEL`], cut to the values the figure can take; `None`
 /// when none of them has an uncertainty. Figures whose uncertainty came
 /// from another method than the first one's are left out, so one method
 /// describes the whole record.
-pub fn intervals(scenario: &ScenarioResult) -> Option<Intervals> {
-    let estimates: Vec<(Figure, Estimate, IntervalMethod)> = HEADLINE
+pub fn intervals(scenario: &ScenarioResult, sheet: &ProbeSheet) -> Option<Intervals> {
+    let estimates: Vec<(Figure, Estimate, IntervalMethod)> = sheet
+        .figures
         .iter()
-        .filter_map(|f| {
-            let (e, method) = estimate(scenario, f)?.uncertainty?;
-            Some((f.clone(), e, method))
+        .filter(|def| def.headline)
+        .filter_map(|def| {
+            let figure = Figure::Probe(def.clone());
+            let (e, method) = estimate(scenario, &figure)?.uncertainty?;
+            Some((figure, e, method))
         })
         .collect();
     let method = estimates.first()?.2;
@@ -96,22 +96,31 @@ pub fn intervals(scenario: &ScenarioResult) -> Option<Intervals> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::figures::{ProbeSheet, Tally};
+    use crate::measure::latency::LatencyHistogram;
     use crate::report::fixture;
-    use crate::report::schema::Batch;
 
-    fn batch(mean_us: f64) -> Batch {
-        Batch {
-            seconds: 0.1,
-            frames: 10,
-            mean_us: Some(mean_us),
-            p99_us: Some(mean_us * 3.0),
-            histogram: None,
-            frame_p99_us: None,
-            periods: 10,
-            met: 9,
-            cpu_wanted_ms: 5.0,
-            cpu_received_ms: 5.0,
-        }
+    /// A sub-window of 10 frames of mean latency `mean_us`, 9 meeting their
+    /// deadline, whose histogram was not kept (as in early version 1 runs).
+    fn batch(mean_us: f64) -> Tally {
+        let mut tally = Tally::default()
+            .with_samples("latency", &LatencyHistogram::new(), (mean_us * 1e4) as u64)
+            .with_count("measured_s", 0.1)
+            .with_count("executed", 10.0)
+            .with_count("periods", 10.0)
+            .with_count("met", 9.0)
+            .with_count("cpu_wanted_ms", 5.0)
+            .with_count("cpu_received_ms", 5.0);
+        tally.samples.get_mut("latency").unwrap().count = 10;
+        tally
+    }
+
+    fn sheet() -> ProbeSheet {
+        crate::probe::sheet_of("audio").unwrap()
+    }
+
+    fn mean() -> Figure {
+        Figure::Probe(sheet().figure("mean").unwrap().clone())
     }
 
     fn with_batches(means: &[f64]) -> ScenarioResult {
@@ -124,9 +133,9 @@ mod tests {
     #[test]
     fn one_measurement_without_batches_has_no_uncertainty() {
         let scenario = with_batches(&[]);
-        let e = estimate(&scenario, &Figure::Mean).unwrap();
+        let e = estimate(&scenario, &mean()).unwrap();
         assert!(e.uncertainty.is_none());
-        assert!(intervals(&scenario).is_none());
+        assert!(intervals(&scenario, &sheet()).is_none());
     }
 
     #[test]
@@ -135,20 +144,13 @@ mod tests {
             .map(|i| 1000.0 + if i % 2 == 0 { 50.0 } else { -50.0 })
             .collect();
         let scenario = with_batches(&means);
-        let whole = scenario
-            .outcome
-            .result
-            .as_ref()
-            .unwrap()
-            .latency_us
-            .unwrap()
-            .mean_us;
-        let e = estimate(&scenario, &Figure::Mean).unwrap();
+        let whole = scenario.outcome.result.as_ref().unwrap().figures["latency_mean_us"];
+        let e = estimate(&scenario, &mean()).unwrap();
         let (uncertainty, method) = e.uncertainty.unwrap();
         assert_eq!(method, IntervalMethod::BatchMeans);
         assert_eq!(uncertainty.value, whole);
         assert_eq!(uncertainty.samples, 20);
-        let intervals = intervals(&scenario).unwrap();
+        let intervals = intervals(&scenario, &sheet()).unwrap();
         assert_eq!(intervals.method, IntervalMethod::BatchMeans);
         let keys: Vec<&str> = intervals
             .figures
@@ -169,15 +171,12 @@ mod tests {
         scenario.repeats = (0..3)
             .map(|i| {
                 let mut m = one.outcome.clone();
-                let latency = m.result.as_mut().unwrap().latency_us.as_mut().unwrap();
-                latency.mean_us += f64::from(i) * 10.0;
+                let figures = &mut m.result.as_mut().unwrap().figures;
+                *figures.get_mut("latency_mean_us").unwrap() += f64::from(i) * 10.0;
                 m
             })
             .collect();
-        let (e, method) = estimate(&scenario, &Figure::Mean)
-            .unwrap()
-            .uncertainty
-            .unwrap();
+        let (e, method) = estimate(&scenario, &mean()).unwrap().uncertainty.unwrap();
         assert_eq!(method, IntervalMethod::Repeats);
         assert_eq!(e.df, 2.0);
         assert!((e.se - 10.0 / 3f64.sqrt()).abs() < 1e-9);

@@ -1,0 +1,192 @@
+//! How a figure is computed from a [`Tally`]: a small closed set of
+//! formulas over its named distributions, counts and maxima. Formulas are
+//! data, so a run document can carry them and any feelbench renders,
+//! merges and compares a probe it does not know.
+
+use super::tally::Tally;
+use crate::measure::latency::LatencyHistogram;
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
+
+/// A figure as a function of a tally. Durations come out in µs.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case", tag = "of")]
+pub enum Formula {
+    /// How many samples the distribution holds.
+    SampleCount { samples: String },
+    /// Exact mean of the distribution (µs).
+    Mean { samples: String },
+    /// Population standard deviation of the distribution (µs).
+    Sd { samples: String },
+    /// Value at quantile `q` (0–1) of the distribution (µs).
+    Quantile { samples: String, q: f64 },
+    /// Largest sample of the distribution (µs).
+    Max { samples: String },
+    /// `scale` over the value at quantile `q` in ns: a rate from a
+    /// duration, such as the frames per second of the slowest 1 % of frames.
+    InverseQuantile { samples: String, q: f64, scale: f64 },
+    /// A count as it is.
+    Total { count: String },
+    /// `scale · num / den` of two counts; none when `den` is 0.
+    Ratio {
+        num: String,
+        den: String,
+        scale: f64,
+    },
+    /// A maximum as it is.
+    Largest { maximum: String },
+}
+
+/// A tally whose histograms are decoded once, when a formula first needs
+/// them.
+pub struct Evaluator<'a> {
+    tally: &'a Tally,
+    decoded: BTreeMap<String, Option<LatencyHistogram>>,
+}
+
+impl<'a> Evaluator<'a> {
+    /// An evaluator of formulas over `tally`.
+    pub fn new(tally: &'a Tally) -> Self {
+        Self {
+            tally,
+            decoded: BTreeMap::new(),
+        }
+    }
+
+    /// The distribution `name`, decoded; `None` when it is absent, empty
+    /// or damaged.
+    fn histogram(&mut self, name: &str) -> Option<&LatencyHistogram> {
+        let tally = self.tally;
+        self.decoded
+            .entry(name.to_string())
+            .or_insert_with(|| tally.samples.get(name)?.decode().ok())
+            .as_ref()
+            .filter(|h| !h.is_empty())
+    }
+
+    /// The value of `formula`; `None` when the tally lacks what it needs.
+    pub fn value(&mut self, formula: &Formula) -> Option<f64> {
+        let us = |ns: u64| ns as f64 / 1e3;
+        match formula {
+            Formula::SampleCount { samples } => {
+                Some(self.tally.samples.get(samples.as_str())?.count as f64)
+            }
+            Formula::Mean { samples } => self.tally.samples.get(samples.as_str())?.mean_us(),
+            Formula::Sd { samples } => Some(self.histogram(samples)?.stdev_ns() / 1e3),
+            Formula::Quantile { samples, q } => Some(us(self.histogram(samples)?.quantile_ns(*q))),
+            Formula::Max { samples } => Some(us(self.histogram(samples)?.max_ns())),
+            Formula::InverseQuantile { samples, q, scale } => {
+                let ns = self.histogram(samples)?.quantile_ns(*q).max(1);
+                Some(scale / ns as f64)
+            }
+            Formula::Total { count } => self.tally.counts.get(count.as_str()).copied(),
+            Formula::Ratio { num, den, scale } => {
+                let den = self.tally.count(den);
+                (den != 0.0).then(|| scale * self.tally.count(num) / den)
+            }
+            Formula::Largest { maximum } => self.tally.maxima.get(maximum.as_str()).copied(),
+        }
+    }
+
+    /// The number of samples of the distribution `formula` reads; `None`
+    /// for formulas over counts or maxima.
+    pub fn samples_of(&self, formula: &Formula) -> Option<u64> {
+        let name = match formula {
+            Formula::SampleCount { samples }
+            | Formula::Mean { samples }
+            | Formula::Sd { samples }
+            | Formula::Quantile { samples, .. }
+            | Formula::Max { samples }
+            | Formula::InverseQuantile { samples, .. } => samples,
+            _ => return None,
+        };
+        Some(self.tally.samples.get(name.as_str()).map_or(0, |s| s.count))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn tally() -> Tally {
+        let mut h = LatencyHistogram::new();
+        for ns in [1_000, 2_000, 3_000, 10_000] {
+            h.record_ns(ns);
+        }
+        Tally::default()
+            .with_samples("latency", &h, 16_000)
+            .with_count("met", 3.0)
+            .with_count("periods", 4.0)
+            .with_maximum("late_max_us", 7.5)
+    }
+
+    #[test]
+    fn formulas_read_the_tally() {
+        let t = tally();
+        let mut e = Evaluator::new(&t);
+        let samples = || "latency".to_string();
+        assert_eq!(e.value(&Formula::Mean { samples: samples() }), Some(4.0));
+        assert_eq!(
+            e.value(&Formula::SampleCount { samples: samples() }),
+            Some(4.0)
+        );
+        let max = e.value(&Formula::Max { samples: samples() }).unwrap();
+        assert!((max - 10.0).abs() < 0.01, "{max}");
+        let p50 = e
+            .value(&Formula::Quantile {
+                samples: samples(),
+                q: 0.5,
+            })
+            .unwrap();
+        assert!((p50 - 2.0).abs() < 0.01, "{p50}");
+        let per_s = Formula::InverseQuantile {
+            samples: samples(),
+            q: 1.0,
+            scale: 1e9,
+        };
+        assert!((e.value(&per_s).unwrap() - 100_000.0).abs() < 100.0);
+        let ratio = Formula::Ratio {
+            num: "met".into(),
+            den: "periods".into(),
+            scale: 100.0,
+        };
+        assert_eq!(e.value(&ratio), Some(75.0));
+        assert_eq!(
+            e.value(&Formula::Largest {
+                maximum: "late_max_us".into()
+            }),
+            Some(7.5)
+        );
+        assert_eq!(e.samples_of(&Formula::Mean { samples: samples() }), Some(4));
+    }
+
+    #[test]
+    fn what_the_tally_lacks_has_no_value() {
+        let t = Tally::default();
+        let mut e = Evaluator::new(&t);
+        assert_eq!(
+            e.value(&Formula::Mean {
+                samples: "latency".into()
+            }),
+            None
+        );
+        assert_eq!(
+            e.value(&Formula::Sd {
+                samples: "latency".into()
+            }),
+            None
+        );
+        let ratio = Formula::Ratio {
+            num: "met".into(),
+            den: "periods".into(),
+            scale: 1.0,
+        };
+        assert_eq!(e.value(&ratio), None);
+        assert_eq!(
+            e.value(&Formula::Total {
+                count: "met".into()
+            }),
+            None
+        );
+    }
+}

@@ -1,0 +1,205 @@
+//! A probe's declarations: its figures ([`FigureDef`]) and the columns of
+//! its table ([`Column`]). Written once in the probe's file, stored in every
+//! run document that measured the probe, and read by every renderer, merge
+//! and comparison.
+
+use super::tally::Tally;
+use super::{Better, ChangeUnit, Unit};
+use super::{Evaluator, Formula};
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
+
+/// Where the uncertainty of a figure comes from when a scenario was
+/// measured once or twice (with three repeats or more, their spread is
+/// used for every figure); it decides whether a difference between runs can
+/// be tested.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case", tag = "from")]
+pub enum Spread {
+    /// Repeats only: the figure is not kept per sub-window (a maximum, a
+    /// figure one sub-window cannot estimate).
+    RepeatsOnly,
+    /// Batch means over the figure of each sub-window.
+    SubWindows,
+    /// Batch means over groups of neighbouring sub-windows holding at least
+    /// `min_samples` samples each (a p99 needs about 100 to be more than a
+    /// maximum).
+    SubWindowGroups { min_samples: u64 },
+}
+
+/// One figure of a probe.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct FigureDef {
+    /// What `--figure` and comparisons call it (`mean`, `p99`, ...).
+    pub key: String,
+    /// Its name in run documents and CSV, with the stored unit
+    /// (`latency_mean_us`).
+    pub field: String,
+    /// A label with the unit values are shown in (`latency mean (ms)`).
+    pub label: String,
+    pub unit: Unit,
+    pub better: Better,
+    pub change: ChangeUnit,
+    /// Largest value it can take (100 for a share that cannot exceed the
+    /// whole), to cut confidence intervals; none below 0 is ever possible.
+    pub at_most: Option<f64>,
+    pub formula: Formula,
+    pub spread: Spread,
+    /// A headline figure: each run stores its confidence interval.
+    pub headline: bool,
+    /// Compared by `feelbench compare` when no `--figure` is given.
+    pub compared: bool,
+}
+
+/// One column of a probe's console and Markdown table: the figures shown
+/// in it, joined by ` +/- ` (mean and SD share one column).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Column {
+    pub header: String,
+    /// Keys of the figures shown.
+    pub figures: Vec<String>,
+    /// Width of the column in the console table.
+    pub width: usize,
+    /// Shown when the figures have no value.
+    pub missing: String,
+}
+
+/// Everything rendering needs to know about a probe.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct ProbeSheet {
+    /// One line for `feelbench list` and table titles.
+    pub summary: String,
+    pub columns: Vec<Column>,
+    pub figures: Vec<FigureDef>,
+}
+
+impl ProbeSheet {
+    /// The figure called `key`.
+    pub fn figure(&self, key: &str) -> Option<&FigureDef> {
+        self.figures.iter().find(|f| f.key == key)
+    }
+
+    /// Every figure evaluated over `tally`, by field name; figures the
+    /// tally cannot give are left out.
+    pub fn evaluate(&self, tally: &Tally) -> BTreeMap<String, f64> {
+        let mut evaluator = Evaluator::new(tally);
+        self.figures
+            .iter()
+            .filter_map(|f| Some((f.field.to_string(), evaluator.value(&f.formula)?)))
+            .collect()
+    }
+}
+
+impl FigureDef {
+    /// `(low, high)` cut to the values the figure can take.
+    pub fn within_range(&self, (low, high): (f64, f64)) -> (f64, f64) {
+        (low.max(0.0), self.at_most.map_or(high, |max| high.min(max)))
+    }
+
+    /// `value` as shown, without the unit.
+    pub fn show(&self, value: f64) -> String {
+        self.unit.show(value)
+    }
+}
+
+impl FigureDef {
+    /// A figure with no interval of its own (see [`Spread::RepeatsOnly`]),
+    /// not a headline, not compared by default; changes in points for
+    /// shares in %, in % otherwise.
+    pub fn new(
+        key: &str,
+        field: &str,
+        label: &str,
+        unit: Unit,
+        better: Better,
+        formula: Formula,
+    ) -> Self {
+        Self {
+            key: key.to_string(),
+            field: field.to_string(),
+            label: label.to_string(),
+            unit,
+            better,
+            change: match unit {
+                Unit::Percent => ChangeUnit::Points,
+                _ => ChangeUnit::Percent,
+            },
+            at_most: None,
+            formula,
+            spread: Spread::RepeatsOnly,
+            headline: false,
+            compared: false,
+        }
+    }
+
+    /// The same, with its uncertainty estimated as `spread` says.
+    pub fn spread(self, spread: Spread) -> Self {
+        Self { spread, ..self }
+    }
+
+    /// The same, as a headline figure (its interval is stored in runs).
+    pub fn headline(self) -> Self {
+        Self {
+            headline: true,
+            ..self
+        }
+    }
+
+    /// The same, compared by default.
+    pub fn compared(self) -> Self {
+        Self {
+            compared: true,
+            ..self
+        }
+    }
+
+    /// The same, never above `max`.
+    pub fn at_most(self, max: f64) -> Self {
+        Self {
+            at_most: Some(max),
+            ..self
+        }
+    }
+}
+
+/// Frames a group of sub-windows needs before its 99th percentile is more
+/// than its largest value: below 100 the p99 of a group is its maximum.
+pub const P99_MIN_SAMPLES: u64 = 100;
+
+/// The usual figures of a latency distribution `samples` (count, mean, SD,
+/// p50, p90, p99, p99.9, max); mean and p99 are headline figures estimated
+/// from sub-windows.
+pub fn latency_figures(samples: &str) -> Vec<FigureDef> {
+    let s = || samples.to_string();
+    let latency = |key: &str, label: &str, formula: Formula| {
+        let field = format!("latency_{key}_us");
+        FigureDef::new(key, &field, label, Unit::Micros, Better::Lower, formula)
+    };
+    let quantile =
+        |key: &str, label: &str, q: f64| latency(key, label, Formula::Quantile { samples: s(), q });
+    vec![
+        FigureDef::new(
+            "samples",
+            "samples",
+            "latency samples",
+            Unit::Count,
+            Better::Higher,
+            Formula::SampleCount { samples: s() },
+        ),
+        latency("mean", "latency mean (ms)", Formula::Mean { samples: s() })
+            .spread(Spread::SubWindows)
+            .headline()
+            .compared(),
+        latency("sd", "latency SD (ms)", Formula::Sd { samples: s() }),
+        quantile("p50", "latency p50 (ms)", 0.5),
+        quantile("p90", "latency p90 (ms)", 0.9),
+        quantile("p99", "latency p99 (ms)", 0.99)
+            .spread(Spread::SubWindowGroups {
+                min_samples: P99_MIN_SAMPLES,
+            })
+            .headline()
+            .compared(),
+        quantile("p999", "latency p99.9 (ms)", 0.999),
+        latency("max", "latency max (ms)", Formula::Max { samples: s() }).compared(),
+    ]
+}

@@ -1,0 +1,80 @@
+//! What the frame-based probes (the periodic ones and `gaming`) share: the
+//! names in their tallies, their CPU figures and the first columns of their
+//! tables.
+
+use crate::figures::{Better, Column, FigureDef, Formula, Spread, Unit};
+
+/// The latency distribution.
+pub const LATENCY: &str = "latency";
+/// Frames that ran.
+pub const EXECUTED: &str = "executed";
+/// Frames dropped because their period had passed.
+pub const DROPPED: &str = "dropped";
+/// CPU time wanted by the whole measurement, dropped frames included.
+pub const CPU_WANTED_MS: &str = "cpu_wanted_ms";
+/// CPU time received (thread CPU clock).
+pub const CPU_RECEIVED_MS: &str = "cpu_received_ms";
+/// CPU time the frames that ran wanted, by the calibration.
+pub const CPU_WANTED_RUN_MS: &str = "cpu_wanted_run_ms";
+
+/// Desired CPU % (received over wanted) and the work ratio (CPU used by the
+/// frames that ran over what the calibration says they needed).
+pub fn cpu_figures() -> Vec<FigureDef> {
+    let ratio = |num: &str, den: &str, scale: f64| Formula::Ratio {
+        num: num.to_string(),
+        den: den.to_string(),
+        scale,
+    };
+    vec![
+        FigureDef::new(
+            "desired",
+            "desired_cpu_pct",
+            "desired CPU %",
+            Unit::Percent,
+            Better::Higher,
+            ratio(CPU_RECEIVED_MS, CPU_WANTED_MS, 100.0),
+        )
+        .spread(Spread::SubWindows)
+        .compared(),
+        FigureDef::new(
+            "work_ratio",
+            "work_ratio",
+            "CPU per unit of work against the calibration",
+            Unit::Ratio,
+            Better::Lower,
+            ratio(CPU_RECEIVED_MS, CPU_WANTED_RUN_MS, 1.0),
+        ),
+    ]
+}
+
+/// A figure that is the count `name` as it is.
+pub fn count_figure(name: &str, field: &str, label: &str, better: Better) -> FigureDef {
+    let formula = Formula::Total {
+        count: name.to_string(),
+    };
+    FigureDef::new(name, field, label, Unit::Count, better, formula)
+}
+
+/// A table column of the figures `keys`, `width` wide, `-` when missing.
+pub fn column(header: &str, keys: &[&str], width: usize) -> Column {
+    Column {
+        header: header.to_string(),
+        figures: keys.iter().map(|k| k.to_string()).collect(),
+        width,
+        missing: "-".to_string(),
+    }
+}
+
+/// Latency with SD, p99, max and desired CPU: the first columns of every
+/// frame-based probe's table (interbench's).
+pub fn latency_columns() -> Vec<Column> {
+    vec![
+        Column {
+            missing: "no frames".to_string(),
+            ..column("Latency +/- SD (ms)", &["mean", "sd"], 22)
+        },
+        column("p99 (ms)", &["p99"], 10),
+        column("Max (ms)", &["max"], 10),
+        column("Desired CPU %", &["desired"], 14),
+    ]
+}

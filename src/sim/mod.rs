@@ -1,0 +1,72 @@
+//! The simulated work both probes and loads do: the run's work parameters,
+//! the periodic tasks of interbench (a frame of calibrated CPU work at each
+//! period's absolute start, frames dropped once their deadline passed) and
+//! the shapes of the ones feelbench knows. A probe measures such a task; a
+//! load runs the same task in the background. This module knows neither
+//! probes nor loads.
+
+pub mod periodic;
+pub mod shapes;
+
+use serde::{Deserialize, Serialize};
+
+/// Parameters of the work probes and loads do, fixed for a whole run.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct WorkParams {
+    /// Calibrated work loops per millisecond of CPU.
+    pub loops_per_ms: f64,
+    /// CPUs the run may use.
+    pub cpus: usize,
+    /// Number of processes of the `burn` load.
+    pub burn_processes: usize,
+    /// Shape of the `custom` simulation, when `-C`/`-I` were given.
+    pub custom: Option<CustomShape>,
+    /// Size of the files the disk loads write and read.
+    pub file_bytes: u64,
+    /// Memory the memory loads work through.
+    pub mem_bytes: u64,
+    /// Swap free for the loads when the run starts: the system's plus `--swap`.
+    pub swap_bytes: u64,
+}
+
+#[cfg(test)]
+impl WorkParams {
+    /// Small parameters for unit tests; change fields with `..for_tests()`.
+    pub fn for_tests() -> Self {
+        Self {
+            loops_per_ms: 1.0,
+            cpus: 2,
+            burn_processes: 4,
+            custom: None,
+            file_bytes: 1 << 20,
+            mem_bytes: 1 << 20,
+            swap_bytes: 0,
+        }
+    }
+
+    /// Test parameters for a machine of `cpus` CPUs and `mem_bytes` of memory.
+    pub fn for_tests_sized(cpus: usize, mem_bytes: u64) -> Self {
+        Self {
+            cpus,
+            mem_bytes,
+            ..Self::for_tests()
+        }
+    }
+}
+
+/// The period and CPU share of the `custom` simulation (`-C`/`-I`).
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct CustomShape {
+    /// CPU each period wants, in % of the period.
+    pub cpu_pct: f64,
+    /// The period, in µs.
+    pub interval_us: u64,
+}
+
+/// What the simulated work cannot do with the run's parameters.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum SimError {
+    /// The `custom` task was asked for without its shape.
+    #[error("the custom simulation needs --custom-cpu PCT (-C) and --custom-interval US (-I)")]
+    NoCustomShape,
+}

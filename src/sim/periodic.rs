@@ -1,0 +1,112 @@
+//! A periodic task (interbench's X, Audio, Video and Custom): wake at each
+//! period's absolute start, do the frame's calibrated CPU work, drop frames
+//! whose deadline has passed. Probes measure it; loads run it to be a load.
+
+use crate::measure::clock::{now_ns, sleep_until_ns, thread_cpu_ns};
+use crate::measure::frames::{FrameAccount, FrameTimes, Timetable};
+use crate::measure::window::Window;
+use crate::measure::work::{burn_loops, loops_for_ns};
+
+/// How much CPU each frame wants.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum CpuDemand {
+    /// The same share of every period, in %.
+    Share(f64),
+    /// 0 %, 1 %, … 100 % of the period, one step per frame, then again
+    /// (an idle desktop whose window is grabbed and dragged).
+    Sweep,
+}
+
+/// Period and CPU demand of a periodic task.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct PeriodicShape {
+    /// Time from one period's start to the next.
+    pub period_ns: u64,
+    /// CPU each frame wants.
+    pub cpu: CpuDemand,
+}
+
+impl PeriodicShape {
+    /// CPU time frame `index` wants.
+    pub fn cpu_wanted_ns(&self, index: u64) -> u64 {
+        let pct = match self.cpu {
+            CpuDemand::Share(pct) => pct,
+            CpuDemand::Sweep => (index % 101) as f64,
+        };
+        (self.period_ns as f64 * pct / 100.0).round() as u64
+    }
+}
+
+/// Runs the frames of one periodic task, one at a time.
+pub struct FrameRunner {
+    shape: PeriodicShape,
+    timetable: Timetable,
+    loops_per_ms: f64,
+    next: u64,
+    /// Everything accounted so far.
+    pub account: FrameAccount,
+}
+
+impl FrameRunner {
+    /// A runner whose first period starts at `window.start_ns`, accounting
+    /// into `account` (normally empty).
+    pub fn new(
+        shape: PeriodicShape,
+        window: Window,
+        loops_per_ms: f64,
+        account: FrameAccount,
+    ) -> Self {
+        Self {
+            shape,
+            timetable: Timetable {
+                start_ns: window.start_ns,
+                period_ns: shape.period_ns,
+                end_ns: window.end_ns,
+            },
+            loops_per_ms,
+            next: 0,
+            account,
+        }
+    }
+
+    /// A runner whose first period starts now and whose periods, in
+    /// practice, never end: the task run in the background, as a load.
+    pub fn endless(shape: PeriodicShape, loops_per_ms: f64) -> Self {
+        let window = Window {
+            start_ns: now_ns(),
+            end_ns: u64::MAX / 4,
+        };
+        Self::new(shape, window, loops_per_ms, FrameAccount::default())
+    }
+
+    /// Waits for the next frame's period, runs it and accounts it (and any
+    /// frames dropped after it). Returns when the frame was done, or `None`
+    /// once the timetable has no period left.
+    pub fn run_next_frame(&mut self) -> Option<u64> {
+        let index = self.next;
+        if index >= self.timetable.periods() {
+            return None;
+        }
+        let intended_ns = self.timetable.start_of(index);
+        sleep_until_ns(intended_ns);
+        let started_ns = now_ns();
+        let cpu_wanted_ns = self.shape.cpu_wanted_ns(index);
+        let cpu_before = thread_cpu_ns();
+        burn_loops(loops_for_ns(self.loops_per_ms, cpu_wanted_ns));
+        let cpu_used_ns = thread_cpu_ns() - cpu_before;
+        let finished_ns = now_ns();
+        let frame = FrameTimes {
+            intended_ns,
+            started_ns,
+            finished_ns,
+            deadline_ns: self.timetable.deadline_of(index),
+            cpu_wanted_ns,
+            cpu_used_ns,
+        };
+        let shape = self.shape;
+        self.next = self
+            .account
+            .record_frame(&self.timetable, index, &frame, |i| shape.cpu_wanted_ns(i));
+        Some(finished_ns)
+    }
+}
