@@ -1,6 +1,8 @@
 //! Nothing is left behind: no worker survives a normal end, SIGINT, a second
 //! SIGINT, a SIGKILL of the orchestrator or a dead load, and an interrupted
-//! run keeps the scenarios that finished.
+//! run keeps the scenarios that finished. A second SIGINT ends the run at
+//! once, without the cleanup the first one started; the next run removes
+//! what that left.
 
 mod common;
 use common::{
@@ -13,11 +15,15 @@ use std::path::Path;
 use std::process::{Child, Stdio};
 use std::time::{Duration, Instant};
 
+/// Processes of the burn load, set so the tests need not know the machine's CPUs.
+const BURN_PROCESSES: usize = 4;
+
 fn start(tag: &str, dir: &Path, loads: &str, seconds: &str) -> Child {
     feelbench(tag, dir)
         .args([
             "run", "--probe", "audio", "--load", loads, "-t", seconds, "--warmup", "0.2",
         ])
+        .args(["-L", &BURN_PROCESSES.to_string()])
         .args(["-l", LOOPS_PER_MS, "-q", "-o"])
         .arg(dir.join("run.json"))
         .stdout(Stdio::null())
@@ -38,7 +44,9 @@ fn wait_until(what: &str, mut condition: impl FnMut() -> bool) {
 /// Starts audio under burn for `seconds` and waits for the loads to start.
 fn start_under_burn(tag: &str, dir: &Path, seconds: &str) -> Child {
     let child = start(tag, dir, "burn", seconds);
-    wait_until("the burn load to start", || load_workers(tag).len() == 4);
+    wait_until("the burn load to start", || {
+        load_workers(tag).len() == BURN_PROCESSES
+    });
     child
 }
 
@@ -71,6 +79,17 @@ fn signal(child: &Child, signal: Signal) {
     kill(Pid::from_raw(child.id() as i32), signal).unwrap();
 }
 
+/// Whether a SIGINT sent to the process `pid` is still pending: not yet
+/// delivered to any of its threads (bit 2 of `ShdPnd` in its status).
+fn sigint_pending(pid: u32) -> bool {
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap_or_default();
+    let bit = 1u64 << (Signal::SIGINT as u64 - 1);
+    status
+        .lines()
+        .filter_map(|line| line.strip_prefix("ShdPnd:"))
+        .any(|mask| u64::from_str_radix(mask.trim(), 16).is_ok_and(|mask| mask & bit != 0))
+}
+
 fn exit_code_within(child: &mut Child, limit: Duration) -> Option<i32> {
     let deadline = Instant::now() + limit;
     loop {
@@ -81,8 +100,37 @@ fn exit_code_within(child: &mut Child, limit: Duration) -> Option<i32> {
             let _ = child.kill();
             panic!("feelbench did not exit within {limit:?}");
         }
-        std::thread::sleep(Duration::from_millis(20));
+        std::thread::sleep(Duration::from_millis(5));
     }
+}
+
+/// Asserts that a run in `dir` ended without its cleanup (its private
+/// directory and state record are there), and that the next run removes
+/// both and says so.
+fn assert_the_next_run_removes_the_leftovers(dir: &Path) {
+    let (files, records) = leftovers(dir);
+    assert!(
+        files.iter().any(|f| f.starts_with("feelbench-")),
+        "{files:?}"
+    );
+    assert_eq!(records.len(), 1, "the ended run's state record");
+
+    let next = feelbench(&new_tag(), dir)
+        .args([
+            "run", "--probe", "audio", "--load", "none", "-t", "0.2", "--warmup", "0",
+        ])
+        .args(["-l", LOOPS_PER_MS, "-q", "-c"])
+        .output()
+        .unwrap();
+    assert!(next.status.success());
+    let message = String::from_utf8_lossy(&next.stderr);
+    assert!(
+        message.contains("ended without cleaning up") && message.contains("removed"),
+        "{message}"
+    );
+    let (files, records) = leftovers(dir);
+    assert_eq!(files, ["run.json"], "the private directory is gone");
+    assert_eq!(records, Vec::<String>::new());
 }
 
 #[test]
@@ -140,8 +188,46 @@ fn a_second_sigint_exits_at_once_and_workers_die_with_the_orchestrator() {
     let dir = tempfile::tempdir().unwrap();
     let mut child = start_under_burn(&tag, dir.path(), "30");
     signal(&child, Signal::SIGINT);
+    // Two SIGINTs sent back to back merge into one while pending: the second
+    // is sent once the first has reached a handler, looked for without a
+    // pause, before the orderly stop the first one started can end the run.
+    let deadline = Instant::now() + Duration::from_secs(20);
+    while sigint_pending(child.id()) {
+        assert!(
+            Instant::now() < deadline,
+            "the first SIGINT is never delivered"
+        );
+    }
+    assert_eq!(
+        child.try_wait().unwrap(),
+        None,
+        "the first SIGINT ended the run before the second was sent"
+    );
+    let second = Instant::now();
     signal(&child, Signal::SIGINT);
-    assert_ends_clean(&mut child, Some(130), &tag);
+    assert_eq!(
+        exit_code_within(&mut child, Duration::from_secs(30)),
+        Some(130)
+    );
+    // The second SIGINT exits from its handler, whatever the orchestrator is
+    // doing; the run file shows that this came before the orderly stop.
+    let took = second.elapsed();
+    assert!(
+        took < Duration::from_millis(300),
+        "exited {took:?} after the second SIGINT"
+    );
+    let run = read_json(&dir.path().join("run.json"));
+    assert_eq!(
+        (&run["run"]["interrupted"], &run["run"]["finished"]),
+        (&false.into(), &serde_json::Value::Null),
+        "the orderly stop marked the run interrupted and finished: the second SIGINT did not end it at once"
+    );
+    assert_eq!(
+        wait_for_no_tagged(&tag, Duration::from_secs(3)),
+        Vec::<u32>::new(),
+        "the workers die with the orchestrator"
+    );
+    assert_the_next_run_removes_the_leftovers(dir.path());
 }
 
 #[test]
@@ -149,7 +235,10 @@ fn sigkill_of_the_orchestrator_takes_every_worker_along() {
     let tag = new_tag();
     let dir = tempfile::tempdir().unwrap();
     let mut child = start_under_burn(&tag, dir.path(), "30");
-    wait_until("the probe to start", || tagged_processes(&tag).len() >= 6);
+    // The orchestrator, the burn workers and the probe.
+    wait_until("the probe to start", || {
+        tagged_processes(&tag).len() > BURN_PROCESSES + 1
+    });
     signal(&child, Signal::SIGKILL);
     assert_ends_clean(&mut child, None, &tag);
 }
@@ -182,27 +271,5 @@ fn the_next_run_removes_what_a_sigkilled_run_left() {
     let mut child = start_under_burn(&tag, dir.path(), "30");
     signal(&child, Signal::SIGKILL);
     assert_ends_clean(&mut child, None, &tag);
-    let (files, records) = leftovers(dir.path());
-    assert!(
-        files.iter().any(|f| f.starts_with("feelbench-")),
-        "{files:?}"
-    );
-    assert_eq!(records.len(), 1, "the killed run's state record");
-
-    let next = feelbench(&new_tag(), dir.path())
-        .args([
-            "run", "--probe", "audio", "--load", "none", "-t", "0.2", "--warmup", "0",
-        ])
-        .args(["-l", LOOPS_PER_MS, "-q", "-c"])
-        .output()
-        .unwrap();
-    assert!(next.status.success());
-    let message = String::from_utf8_lossy(&next.stderr);
-    assert!(
-        message.contains("ended without cleaning up") && message.contains("removed"),
-        "{message}"
-    );
-    let (files, records) = leftovers(dir.path());
-    assert_eq!(files, ["run.json"], "the private directory is gone");
-    assert_eq!(records, Vec::<String>::new());
+    assert_the_next_run_removes_the_leftovers(dir.path());
 }

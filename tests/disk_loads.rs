@@ -4,7 +4,7 @@
 //! refused before anything runs, and no work directory is left behind.
 
 mod common;
-use common::{feelbench, leftovers, new_tag, read_json, stderr, LOOPS_PER_MS};
+use common::{feelbench, leftovers, new_tag, read_json, skip, stderr, LOOPS_PER_MS};
 use nix::sys::statfs::{statfs, TMPFS_MAGIC};
 use serde_json::Value;
 use std::path::Path;
@@ -74,10 +74,10 @@ fn write_variants_do_their_work() {
 fn read_comes_from_the_device_not_the_page_cache() {
     let dir = tempfile::tempdir().unwrap();
     if statfs(dir.path()).unwrap().filesystem_type() == TMPFS_MAGIC {
-        eprintln!(
-            "skipped: {} is on tmpfs, which has no device to read from",
+        skip(&format!(
+            "{} is on tmpfs, which has no device to read from",
             dir.path().display()
-        );
+        ));
         return;
     }
     let work = load_work(dir.path(), "read");

@@ -7,7 +7,9 @@
 //! say so when they skip.
 
 mod common;
-use common::{feelbench, is_root, new_tag, read_json, stderr, tagged_processes, LOOPS_PER_MS};
+use common::{
+    feelbench, new_tag, read_json, require_root, skip, stderr, tagged_processes, LOOPS_PER_MS,
+};
 use nix::sys::signal::{kill, Signal};
 use nix::unistd::Pid;
 use std::ffi::CString;
@@ -25,12 +27,9 @@ fn take_turn() -> MutexGuard<'static, ()> {
     TURN.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
 }
 
-/// True when the test may change the system; prints why it skips otherwise.
-fn can_change_the_system(test: &str) -> bool {
-    if !is_root() {
-        eprintln!("skipped {test}: needs root (swapon, cgroups)");
-    }
-    is_root()
+/// True when the test may change the system; says it skips otherwise.
+fn can_change_the_system() -> bool {
+    require_root("swapon, memory cgroups")
 }
 
 /// Active swap areas below `dir`, from /proc/swaps.
@@ -130,7 +129,7 @@ fn read_stderr(dir: &Path) -> String {
 #[test]
 fn the_swap_file_is_on_during_the_run_and_gone_after() {
     let _turn = take_turn();
-    if !can_change_the_system("the_swap_file_is_on_during_the_run_and_gone_after") {
+    if !can_change_the_system() {
         return;
     }
     let dir = tempfile::tempdir().unwrap();
@@ -165,7 +164,7 @@ fn the_swap_file_is_on_during_the_run_and_gone_after() {
 #[test]
 fn memload_under_a_memory_limit_swaps_and_leaves_no_cgroup() {
     let _turn = take_turn();
-    if !can_change_the_system("memload_under_a_memory_limit_swaps_and_leaves_no_cgroup") {
+    if !can_change_the_system() {
         return;
     }
     let dir = tempfile::tempdir().unwrap();
@@ -198,7 +197,7 @@ fn memload_under_a_memory_limit_swaps_and_leaves_no_cgroup() {
 fn memload_without_swap_is_refused_with_the_way_to_get_some() {
     let _turn = take_turn();
     if system_swap_bytes() > 0 {
-        eprintln!("skipped memload_without_swap_is_refused: this system has swap");
+        skip("this system has swap");
         return;
     }
     let dir = tempfile::tempdir().unwrap();
@@ -220,7 +219,7 @@ fn memload_without_swap_is_refused_with_the_way_to_get_some() {
 #[test]
 fn swap_and_cgroup_left_by_a_killed_run_are_removed_by_the_next_run() {
     let _turn = take_turn();
-    if !can_change_the_system("swap_and_cgroup_left_by_a_killed_run_are_removed_by_the_next_run") {
+    if !can_change_the_system() {
         return;
     }
     let dir = tempfile::tempdir().unwrap();
@@ -282,8 +281,7 @@ fn swap_and_cgroup_left_by_a_killed_run_are_removed_by_the_next_run() {
 
 #[test]
 fn changing_the_system_is_refused_to_others_than_root() {
-    if !is_root() {
-        eprintln!("skipped changing_the_system_is_refused_to_others_than_root: needs root to become nobody");
+    if !require_root("to run feelbench as nobody") {
         return;
     }
     let dir = tempfile::tempdir().unwrap();

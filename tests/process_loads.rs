@@ -4,7 +4,7 @@
 //! after a normal end, a SIGINT, or a helper that died.
 
 mod common;
-use common::{feelbench, is_root, new_tag, read_json, stderr, tagged_processes, LOOPS_PER_MS};
+use common::{feelbench, new_tag, read_json, require_root, stderr, tagged_processes, LOOPS_PER_MS};
 use nix::sys::signal::{kill, Signal};
 use nix::unistd::Pid;
 use std::collections::BTreeSet;
@@ -102,8 +102,7 @@ fn assert_nothing_left(tag: &str, seen: &Seen) {
 
 #[test]
 fn each_process_load_works_in_its_unit_and_leaves_nothing_behind() {
-    if !is_root() {
-        eprintln!("skipped: --mem-limit and --swap need root");
+    if !require_root("--mem-limit and --swap") {
         return;
     }
     let tag = new_tag();
@@ -141,8 +140,7 @@ fn each_process_load_works_in_its_unit_and_leaves_nothing_behind() {
 
 #[test]
 fn sigint_under_hack_and_ctxmem_leaves_no_process_and_no_queue() {
-    if !is_root() {
-        eprintln!("skipped: --mem-limit and --swap need root");
+    if !require_root("--mem-limit and --swap") {
         return;
     }
     let tag = new_tag();
@@ -164,8 +162,7 @@ fn sigint_under_hack_and_ctxmem_leaves_no_process_and_no_queue() {
 
 #[test]
 fn a_helper_that_dies_fails_its_load_with_the_reason() {
-    if !is_root() {
-        eprintln!("skipped: --mem-limit and --swap need root");
+    if !require_root("--mem-limit and --swap") {
         return;
     }
     let tag = new_tag();

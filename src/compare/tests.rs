@@ -182,7 +182,11 @@ fn identical_runs_change_nothing() {
     let c = compare(&[run.clone(), run], &keys);
     assert!(!c.rows.is_empty());
     for row in &c.rows {
-        let Some(cell) = &row.cells[1] else { continue };
+        let cell = row.cells[1]
+            .as_ref()
+            .unwrap_or_else(|| panic!("no value for {} {}", row.probe, row.figure));
+        let base = row.cells[0].as_ref().unwrap();
+        assert_eq!(cell.value, base.value, "{} {}", row.probe, row.figure);
         assert_eq!(
             cell.change.unwrap_or(0.0),
             0.0,
@@ -208,14 +212,17 @@ fn identical_runs_change_nothing() {
 #[test]
 fn figures_without_an_interval_are_not_marked() {
     let c = compare(&[fixture::run(), fixture::run()], &["mean", "max", "work"]);
+    assert!(!c.rows.is_empty());
     for row in &c.rows {
-        if let Some(cell) = &row.cells[1] {
-            assert_eq!(cell.verdict, Verdict::Untested);
-            assert_eq!(cell.untested, Some(Untested::WithoutInterval));
-        }
+        let cell = row.cells[1]
+            .as_ref()
+            .unwrap_or_else(|| panic!("no value for {} {}", row.probe, row.figure));
+        assert_eq!(cell.verdict, Verdict::Untested);
+        assert_eq!(cell.untested, Some(Untested::WithoutInterval));
     }
     let text = text::render(&c, Layout::Columns);
-    assert!(text.contains("no mark on"), "{text}");
+    let no_mark = format!("no mark on {} cell(s)", c.rows.len());
+    assert!(text.contains(&no_mark), "{no_mark}:\n{text}");
 }
 
 #[test]

@@ -720,10 +720,40 @@ mod tests {
         assert_eq!(back.after.foreign, None);
     }
 
+    /// The usage agrees, in its units, with the kernel's CPU clock of the
+    /// process and its resident size, after 50 ms of CPU and a sleep.
     #[test]
-    fn own_usage_is_read() {
+    fn own_usage_is_read_in_its_units() {
+        use nix::time::{clock_gettime, ClockId};
+        let cpu_ms = || {
+            let t = clock_gettime(ClockId::CLOCK_PROCESS_CPUTIME_ID).unwrap();
+            t.tv_sec() as f64 * 1e3 + t.tv_nsec() as f64 / 1e6
+        };
+        let start = cpu_ms();
+        while cpu_ms() < start + 50.0 {}
+        std::thread::sleep(std::time::Duration::from_millis(1));
+        let rss_kb: u64 = std::fs::read_to_string("/proc/self/status")
+            .unwrap()
+            .lines()
+            .find_map(|l| l.strip_prefix("VmRSS:"))
+            .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
+            .unwrap();
+        let before_ms = cpu_ms();
         let u = self_usage().unwrap();
-        assert!(u.max_rss_bytes > 0 && u.user_cpu_ms >= 0.0);
+        let after_ms = cpu_ms();
+        // getrusage splits that same clock into user and system time.
+        let used_ms = u.user_cpu_ms + u.system_cpu_ms;
+        assert!(
+            before_ms - 1.0 <= used_ms && used_ms <= after_ms + 1.0,
+            "{u:?}: {used_ms} ms of CPU, the clock says {before_ms}..{after_ms} ms"
+        );
+        assert!(u.voluntary_switches > 0, "{u:?}: slept, yet no switch");
+        // The peak is at least what is resident now (counters the kernel
+        // sums lazily may differ a little).
+        assert!(
+            u.max_rss_bytes >= rss_kb * 1024 / 2,
+            "{u:?}: peak below the {rss_kb} kB resident now"
+        );
     }
 
     #[test]

@@ -1,9 +1,10 @@
 //! Helpers shared by the integration tests: running the built binary with a
 //! tag in its environment (inherited by every worker), finding tagged
-//! processes, and reading run files.
+//! processes, reading run files, and skipping a test visibly.
 #![allow(dead_code)] // each test file uses a different subset
 
 use serde_json::Value;
+use std::io::Write as _;
 use std::path::Path;
 use std::process::{Command, Output};
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -114,7 +115,22 @@ pub fn read_json(path: &Path) -> Value {
     serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap()
 }
 
-/// True when the tests run as root (needed for SCHED_FIFO and negative nice).
-pub fn is_root() -> bool {
-    nix::unistd::geteuid().is_root()
+/// Prints `SKIPPED <test>: <reason>` for the running test. It goes to the
+/// stderr handle itself: the test harness hides what `eprintln!` prints in a
+/// passing test, so a skip said that way is never seen.
+pub fn skip(reason: &str) {
+    // The harness names each test's thread after the test.
+    let thread = std::thread::current();
+    let test = thread.name().unwrap_or("a test");
+    let _ = writeln!(std::io::stderr(), "SKIPPED {test}: {reason}");
+}
+
+/// True when the tests run as root; otherwise says the running test is
+/// skipped because `what` needs root.
+pub fn require_root(what: &str) -> bool {
+    let root = nix::unistd::geteuid().is_root();
+    if !root {
+        skip(&format!("needs root ({what})"));
+    }
+    root
 }
