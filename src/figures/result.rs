@@ -84,8 +84,8 @@ impl ProbeResult {
         if self.figure(figure).is_none() {
             return Vec::new();
         }
-        let values: Vec<f64> = match figure.spread {
-            Spread::RepeatsOnly => return Vec::new(),
+        match figure.spread {
+            Spread::RepeatsOnly => Vec::new(),
             Spread::SubWindows => self
                 .batches
                 .iter()
@@ -94,8 +94,7 @@ impl ProbeResult {
             Spread::SubWindowGroups { min_samples } => {
                 grouped(&self.batches, figure, min_samples).unwrap_or_default()
             }
-        };
-        values
+        }
     }
 }
 

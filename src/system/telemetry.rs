@@ -1,22 +1,31 @@
 //! Per-scenario telemetry: the raw counters taken just before and just after
-//! a probe's measurement ([`TelemetrySample`]), and the one pure function
-//! ([`derive`]) that turns two samples into the figures stored with the
-//! scenario: pressure as % of the wall time, /proc/vmstat deltas, context
-//! switches and interrupts per second, the CPU split, the CPU of processes
-//! that are not the run's, and whether the measurement was disturbed.
+//! a probe's measurement ([`TelemetrySample`]), and the figures derived from
+//! two of them and stored with the scenario ([`ScenarioTelemetry`]):
+//! pressure as % of the wall time, /proc/vmstat deltas, context switches and
+//! interrupts per second, the CPU split, the CPU of processes that are not
+//! the run's, and whether the measurement was disturbed.
+//!
+//! This file holds the raw side (the samples and the [`Sampler`] that takes
+//! them) and the record that pairs them with their figures; [`figures`]
+//! derives the figures in one pure function, [`foreign`] accounts for the
+//! CPU of other processes, and `usage` is what one worker process used.
+
+pub mod figures;
+pub mod foreign;
+mod usage;
+
+pub use usage::{self_usage, ProcessUsage};
+
+use figures::{derive, TelemetryFigures};
+// The tests below reach the figure types through `use super::*`.
+#[cfg(test)]
+use figures::{CpuSplit, PsiFigures, VmstatDeltas};
 
 use super::counters::{self, Pressure, ProcessTicks, StatCounters};
 use super::procfs::{clock_ticks_per_s, ProcError};
 use serde::{Deserialize, Serialize};
 use std::collections::{BTreeMap, HashMap};
 use std::path::{Path, PathBuf};
-
-/// Steal above this share of all CPU time marks a scenario as disturbed.
-pub const DISTURBED_STEAL_PCT: f64 = 2.0;
-/// CPU of other processes above this share of one CPU marks it as disturbed.
-pub const DISTURBED_FOREIGN_CPU_PCT: f64 = 10.0;
-/// How many of the other processes a disturbance warning names.
-const TOP_FOREIGN: usize = 3;
 
 /// The /proc/vmstat counters telemetry keeps (the rest are not stored).
 const VMSTAT_KEYS: &[&str] = &[
@@ -49,7 +58,9 @@ const VMSTAT_KEYS: &[&str] = &[
 /// The CPU time of the processes that are not the run's, at one moment.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct ForeignProcesses {
+    /// Clock ticks per second, the unit of the process times.
     pub ticks_per_s: u64,
+    /// Every process that is not the run's, kernel threads included.
     pub processes: Vec<ProcessTicks>,
 }
 
@@ -59,12 +70,17 @@ pub struct ForeignProcesses {
 pub struct TelemetrySample {
     /// `CLOCK_MONOTONIC` time the sample was taken.
     pub taken_ns: u64,
+    /// /proc/pressure/cpu.
     pub psi_cpu: Option<Pressure>,
+    /// /proc/pressure/memory.
     pub psi_memory: Option<Pressure>,
+    /// /proc/pressure/io.
     pub psi_io: Option<Pressure>,
     /// The counters of /proc/vmstat listed in `VMSTAT_KEYS` this kernel has.
     pub vmstat: Option<BTreeMap<String, u64>>,
+    /// The CPU times, context switches and interrupts of /proc/stat.
     pub stat: Option<StatCounters>,
+    /// Why a counter that should be there could not be read.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub errors: Vec<String>,
     /// Not stored: what it yields is in the figures.
@@ -127,6 +143,7 @@ impl Sampler {
         }
     }
 
+    /// Whether `pid` is this process or one marked as the run's.
     fn is_ours(&mut self, pid: u32) -> bool {
         if pid == self.me {
             return true;
@@ -153,128 +170,14 @@ fn keep<T>(errors: &mut Vec<String>, result: Result<Option<T>, ProcError>) -> Op
     })
 }
 
-/// What one worker process used over its life (getrusage of itself, not
-/// of the children it reaped).
-#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
-pub struct ProcessUsage {
-    pub user_cpu_ms: f64,
-    pub system_cpu_ms: f64,
-    pub voluntary_switches: u64,
-    pub involuntary_switches: u64,
-    /// Peak resident set size.
-    pub max_rss_bytes: u64,
-}
-
-/// What this process used so far; `None` when getrusage fails.
-pub fn self_usage() -> Option<ProcessUsage> {
-    use nix::sys::resource::{getrusage, UsageWho};
-    let usage = getrusage(UsageWho::RUSAGE_SELF).ok()?;
-    let ms = |t: nix::sys::time::TimeVal| t.tv_sec() as f64 * 1e3 + t.tv_usec() as f64 / 1e3;
-    Some(ProcessUsage {
-        user_cpu_ms: ms(usage.user_time()),
-        system_cpu_ms: ms(usage.system_time()),
-        voluntary_switches: usage.voluntary_context_switches().max(0) as u64,
-        involuntary_switches: usage.involuntary_context_switches().max(0) as u64,
-        // Linux reports kilobytes.
-        max_rss_bytes: usage.max_rss().max(0) as u64 * 1024,
-    })
-}
-
-/// Time stalled on a resource, as % of the scenario's wall time.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
-pub struct PsiShare {
-    /// Some task stalled.
-    pub some_pct: Option<f64>,
-    /// Every non-idle task stalled (always 0 system-wide for cpu).
-    pub full_pct: Option<f64>,
-}
-
-/// Pressure of each resource over the scenario.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
-pub struct PsiFigures {
-    pub cpu: PsiShare,
-    pub memory: PsiShare,
-    pub io: PsiShare,
-}
-
-/// Growth of /proc/vmstat counters over the scenario.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
-pub struct VmstatDeltas {
-    pub swap_in_pages: Option<u64>,
-    pub swap_out_pages: Option<u64>,
-    /// pgpgin: data read from block devices.
-    pub page_in_kb: Option<u64>,
-    /// pgpgout: data written to block devices.
-    pub page_out_kb: Option<u64>,
-    /// Every page fault (pgfault), major ones included.
-    pub faults: Option<u64>,
-    pub major_faults: Option<u64>,
-    /// Direct reclaim entered by allocations (sum of allocstall_*).
-    pub alloc_stalls: Option<u64>,
-    /// Pages scanned by reclaim (kswapd, direct, khugepaged, proactive).
-    pub pages_scanned: Option<u64>,
-    /// Pages reclaimed.
-    pub pages_reclaimed: Option<u64>,
-    /// Evicted pages faulted back in (workingset_refault_anon + _file).
-    pub refaults: Option<u64>,
-    pub compact_stalls: Option<u64>,
-    pub oom_kills: Option<u64>,
-}
-
-/// Share of all CPUs' time over the scenario, in %.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
-pub struct CpuSplit {
-    pub user_pct: Option<f64>,
-    pub nice_pct: Option<f64>,
-    pub system_pct: Option<f64>,
-    pub idle_pct: Option<f64>,
-    pub iowait_pct: Option<f64>,
-    pub irq_pct: Option<f64>,
-    pub softirq_pct: Option<f64>,
-    pub steal_pct: Option<f64>,
-}
-
-/// A process that is not the run's, and the CPU it used.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct ForeignProcess {
-    pub pid: u32,
-    pub comm: String,
-    /// CPU used over the scenario, in % of one CPU.
-    pub cpu_pct: f64,
-}
-
-/// CPU used during the scenario by processes that are not the run's.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct ForeignCpu {
-    /// User-space processes, in % of one CPU.
-    pub cpu_pct: f64,
-    /// Kernel threads (writeback, reclaim: often work the loads caused), in % of one CPU.
-    pub kernel_threads_cpu_pct: f64,
-    /// The largest user-space consumers, largest first.
-    pub top: Vec<ForeignProcess>,
-}
-
-/// What the machine went through during one scenario.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct TelemetryFigures {
-    /// Wall time between the two samples: the window, part of the probe's
-    /// lead before it, and the time the probe took to report after it.
-    pub interval_ms: f64,
-    pub psi: PsiFigures,
-    pub vmstat: VmstatDeltas,
-    pub context_switches_per_s: Option<f64>,
-    pub interrupts_per_s: Option<f64>,
-    pub cpu: CpuSplit,
-    pub foreign: Option<ForeignCpu>,
-    /// Why the measurement should not be trusted, when it was disturbed.
-    pub disturbed: Option<String>,
-}
-
 /// The telemetry of one scenario: raw samples and what they yield.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct ScenarioTelemetry {
+    /// What the two samples yield.
     pub figures: TelemetryFigures,
+    /// The sample taken just before the measurement.
     pub before: TelemetrySample,
+    /// The sample taken just after it.
     pub after: TelemetrySample,
 }
 
@@ -288,226 +191,6 @@ impl ScenarioTelemetry {
             after,
         }
     }
-}
-
-/// Growth of a counter; `None` when either side is absent or it went backwards.
-fn delta(before: Option<u64>, after: Option<u64>) -> Option<u64> {
-    after?.checked_sub(before?)
-}
-
-/// Growth of the sum of the counters among `keys` the kernel has; `None`
-/// when it has none of them.
-fn sum_delta(
-    before: &BTreeMap<String, u64>,
-    after: &BTreeMap<String, u64>,
-    keys: &[&str],
-) -> Option<u64> {
-    let present: Vec<&str> = keys
-        .iter()
-        .copied()
-        .filter(|k| before.contains_key(*k) && after.contains_key(*k))
-        .collect();
-    if present.is_empty() {
-        return None;
-    }
-    let sum = |m: &BTreeMap<String, u64>| present.iter().map(|k| m[*k]).sum::<u64>();
-    delta(Some(sum(before)), Some(sum(after)))
-}
-
-/// The figures of the span between two samples `wall_ns` apart.
-pub fn derive(before: &TelemetrySample, after: &TelemetrySample, wall_ns: u64) -> TelemetryFigures {
-    let psi = PsiFigures {
-        cpu: psi_share(before.psi_cpu, after.psi_cpu, wall_ns),
-        memory: psi_share(before.psi_memory, after.psi_memory, wall_ns),
-        io: psi_share(before.psi_io, after.psi_io, wall_ns),
-    };
-    let vmstat = match (&before.vmstat, &after.vmstat) {
-        (Some(b), Some(a)) => vmstat_deltas(b, a),
-        _ => VmstatDeltas::default(),
-    };
-    let per_s = |d: Option<u64>| {
-        let d = d?;
-        (wall_ns > 0).then(|| d as f64 * 1e9 / wall_ns as f64)
-    };
-    let (stat_b, stat_a) = (before.stat, after.stat);
-    let cpu = match (stat_b, stat_a) {
-        (Some(b), Some(a)) => cpu_split(&b, &a),
-        _ => CpuSplit::default(),
-    };
-    let foreign = match (&before.foreign, &after.foreign) {
-        (Some(b), Some(a)) => foreign_cpu(b, a, wall_ns),
-        _ => None,
-    };
-    let disturbed = disturbance(cpu.steal_pct, foreign.as_ref());
-    TelemetryFigures {
-        interval_ms: wall_ns as f64 / 1e6,
-        psi,
-        vmstat,
-        context_switches_per_s: per_s(delta(
-            stat_b.and_then(|s| s.ctxt),
-            stat_a.and_then(|s| s.ctxt),
-        )),
-        interrupts_per_s: per_s(delta(
-            stat_b.and_then(|s| s.intr),
-            stat_a.and_then(|s| s.intr),
-        )),
-        cpu,
-        foreign,
-        disturbed,
-    }
-}
-
-fn psi_share(before: Option<Pressure>, after: Option<Pressure>, wall_ns: u64) -> PsiShare {
-    let pct = |b: Option<u64>, a: Option<u64>| {
-        let stalled_us = delta(b, a)?;
-        (wall_ns > 0).then(|| stalled_us as f64 * 1e3 * 100.0 / wall_ns as f64)
-    };
-    let (b, a) = (before.unwrap_or_default(), after.unwrap_or_default());
-    PsiShare {
-        some_pct: pct(b.some.map(|l| l.total_us), a.some.map(|l| l.total_us)),
-        full_pct: pct(b.full.map(|l| l.total_us), a.full.map(|l| l.total_us)),
-    }
-}
-
-fn vmstat_deltas(b: &BTreeMap<String, u64>, a: &BTreeMap<String, u64>) -> VmstatDeltas {
-    let one = |key: &str| delta(b.get(key).copied(), a.get(key).copied());
-    let sum = |keys: &[&str]| sum_delta(b, a, keys);
-    VmstatDeltas {
-        swap_in_pages: one("pswpin"),
-        swap_out_pages: one("pswpout"),
-        page_in_kb: one("pgpgin"),
-        page_out_kb: one("pgpgout"),
-        faults: one("pgfault"),
-        major_faults: one("pgmajfault"),
-        alloc_stalls: sum(&[
-            "allocstall_dma",
-            "allocstall_dma32",
-            "allocstall_normal",
-            "allocstall_movable",
-            "allocstall_device",
-        ]),
-        pages_scanned: sum(&[
-            "pgscan_kswapd",
-            "pgscan_direct",
-            "pgscan_khugepaged",
-            "pgscan_proactive",
-        ]),
-        pages_reclaimed: sum(&[
-            "pgsteal_kswapd",
-            "pgsteal_direct",
-            "pgsteal_khugepaged",
-            "pgsteal_proactive",
-        ]),
-        refaults: sum(&["workingset_refault_anon", "workingset_refault_file"]),
-        compact_stalls: one("compact_stall"),
-        oom_kills: one("oom_kill"),
-    }
-}
-
-fn cpu_split(b: &StatCounters, a: &StatCounters) -> CpuSplit {
-    let (b, a) = (b.cpu, a.cpu);
-    let fields = [
-        delta(Some(b.user), Some(a.user)),
-        delta(Some(b.nice), Some(a.nice)),
-        delta(Some(b.system), Some(a.system)),
-        delta(Some(b.idle), Some(a.idle)),
-        delta(b.iowait, a.iowait),
-        delta(b.irq, a.irq),
-        delta(b.softirq, a.softirq),
-        delta(b.steal, a.steal),
-    ];
-    // A field that went backwards leaves the total unknown.
-    let required_ok = fields[..4].iter().all(Option::is_some);
-    let total: u64 = fields.iter().flatten().sum();
-    let pct = |i: usize| {
-        let d = fields[i]?;
-        (required_ok && total > 0).then(|| d as f64 * 100.0 / total as f64)
-    };
-    CpuSplit {
-        user_pct: pct(0),
-        nice_pct: pct(1),
-        system_pct: pct(2),
-        idle_pct: pct(3),
-        iowait_pct: pct(4),
-        irq_pct: pct(5),
-        softirq_pct: pct(6),
-        steal_pct: pct(7),
-    }
-}
-
-/// CPU of the processes in `after` over the span: growth for those also in
-/// `before`, everything for those that started since (processes that began
-/// and ended within the span are not seen).
-fn foreign_cpu(
-    before: &ForeignProcesses,
-    after: &ForeignProcesses,
-    wall_ns: u64,
-) -> Option<ForeignCpu> {
-    if wall_ns == 0 || after.ticks_per_s == 0 {
-        return None;
-    }
-    let earlier: HashMap<(u32, u64), u64> = before
-        .processes
-        .iter()
-        .map(|p| ((p.pid, p.start_ticks), p.cpu_ticks))
-        .collect();
-    let to_pct =
-        |ticks: u64| ticks as f64 * 1e9 * 100.0 / (after.ticks_per_s as f64 * wall_ns as f64);
-    let mut users = Vec::new();
-    let mut kernel_ticks = 0;
-    for p in &after.processes {
-        let ticks = match earlier.get(&(p.pid, p.start_ticks)) {
-            // A process's own time never shrinks; if it did, it adds nothing.
-            Some(&was) => p.cpu_ticks.saturating_sub(was),
-            None => p.cpu_ticks,
-        };
-        if p.kernel_thread {
-            kernel_ticks += ticks;
-        } else if ticks > 0 {
-            users.push((ticks, p));
-        }
-    }
-    let user_ticks: u64 = users.iter().map(|(t, _)| t).sum();
-    users.sort_by(|x, y| y.0.cmp(&x.0).then(x.1.pid.cmp(&y.1.pid)));
-    Some(ForeignCpu {
-        cpu_pct: to_pct(user_ticks),
-        kernel_threads_cpu_pct: to_pct(kernel_ticks),
-        top: users
-            .iter()
-            .take(TOP_FOREIGN)
-            .map(|(ticks, p)| ForeignProcess {
-                pid: p.pid,
-                comm: p.comm.clone(),
-                cpu_pct: to_pct(*ticks),
-            })
-            .collect(),
-    })
-}
-
-/// The warning of a disturbed scenario: steal or other processes' CPU too high.
-fn disturbance(steal_pct: Option<f64>, foreign: Option<&ForeignCpu>) -> Option<String> {
-    let mut reasons = Vec::new();
-    if let Some(steal) = steal_pct.filter(|s| *s > DISTURBED_STEAL_PCT) {
-        reasons.push(format!("the hypervisor stole {steal:.1} % of the CPU time"));
-    }
-    if let Some(f) = foreign.filter(|f| f.cpu_pct > DISTURBED_FOREIGN_CPU_PCT) {
-        let top: Vec<String> = f
-            .top
-            .iter()
-            .map(|p| format!("{} (pid {}) {:.0} %", p.comm, p.pid, p.cpu_pct))
-            .collect();
-        reasons.push(format!(
-            "other processes used {:.0} % of a CPU: {}",
-            f.cpu_pct,
-            top.join(", ")
-        ));
-    }
-    (!reasons.is_empty()).then(|| {
-        format!(
-            "measurement disturbed: {}; repeat it on a quiet machine",
-            reasons.join("; ")
-        )
-    })
 }
 
 #[cfg(test)]

@@ -29,11 +29,8 @@ pub(super) fn merge_results(
     check_sched(finished)?;
     let results: Vec<&ProbeResult> = finished.iter().map(|f| f.result).collect();
     ProbeResult::merged(sheet, &results).map_err(|error| {
-        // Name the repeat whose histogram is damaged.
-        let repeat = finished
-            .iter()
-            .find(|f| ProbeResult::merged(sheet, &[f.result]).is_err())
-            .map_or(0, |f| f.repeat);
+        let damaged = |f: &&Finished| f.result.tally.samples.values().any(|s| s.decode().is_err());
+        let repeat = finished.iter().find(damaged).map_or(0, |f| f.repeat);
         MergeError {
             repeat,
             problem: MergeProblem::Histogram(error),

@@ -2,6 +2,7 @@
 //! on the 2-vCPU KVM guest feelbench is developed on (kernel 6.18), one as an
 //! older kernel without sched_ext, SMT control, cpufreq or THP, and damaged ones.
 
+use super::cpus::count_cpu_list;
 use super::*;
 
 /// Files of this machine, relative to the fake root (`proc/...`, `sys/...`).
