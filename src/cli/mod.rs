@@ -225,8 +225,8 @@ pub struct CompareArgs {
     /// Significance level of the tests (two-sided).
     #[arg(long = "alpha", default_value_t = 0.01)]
     alpha: f64,
-    /// Figures to compare, comma-separated, from: mean, sd, p50, p99, max, desired, deadlines, fps, low1, work
-    /// [default: mean,p99,max,desired,deadlines,fps,low1,work].
+    /// Figures to compare, comma-separated: the keys `feelbench list` shows
+    /// [default: those it marks with *].
     #[arg(long = "figure", value_name = "LIST", value_delimiter = ',')]
     figures: Option<Vec<String>>,
     /// Output format.

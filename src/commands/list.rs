@@ -48,6 +48,30 @@ pub fn loads() -> Vec<Entry> {
     singles.chain(mixes).collect()
 }
 
+/// Every figure the probes declare, in registry order: its key (what
+/// `compare --figure` takes), its label, the probes that have it, and `*`
+/// when `compare` shows it by default; then `work`, the loads' rate.
+pub fn render_figures() -> String {
+    let mut figures: Vec<(String, String, bool, Vec<&str>)> = Vec::new();
+    for probe in probe::PROBES {
+        for def in probe.sheet().figures {
+            match figures.iter_mut().find(|f| f.0 == def.key) {
+                Some(known) => known.3.push(probe.name),
+                None => figures.push((def.key, def.label, def.compared, vec![probe.name])),
+            }
+        }
+    }
+    let mut out = String::new();
+    for (key, label, compared, probes) in figures {
+        let mark = if compared { "*" } else { " " };
+        out.push_str(&format!(
+            "  {key:<11}{mark} {label} ({})\n",
+            probes.join(", ")
+        ));
+    }
+    out + "  work       * each load part's work per second (every load)\n"
+}
+
 /// `entries` as aligned lines indented by two spaces.
 pub fn render_lines(entries: &[Entry]) -> String {
     entries
@@ -73,9 +97,10 @@ fn render_table(headings: [&str; 2], entries: &[Entry]) -> String {
 pub fn render(format: ListFormat) -> String {
     match format {
         ListFormat::Table => format!(
-            "Probes (--probe, -W, -X):\n{}\nLoads (--load, -w, -x):\n{}",
+            "Probes (--probe, -W, -X):\n{}\nLoads (--load, -w, -x):\n{}\nFigures (compare --figure; * compared by default):\n{}",
             render_lines(&probes()),
-            render_lines(&loads())
+            render_lines(&loads()),
+            render_figures()
         ),
         ListFormat::Md => format!(
             "{}\n{}",
@@ -98,6 +123,12 @@ mod tests {
             .chain(load::ALIASES.iter().map(|(alias, _)| *alias));
         let table = render(ListFormat::Table);
         let md = render(ListFormat::Md);
+        for key in probe::figure_keys(false) {
+            assert!(
+                table.contains(&format!("\n  {key:<11}")),
+                "figure {key} missing"
+            );
+        }
         for name in names {
             let line = format!("  {name:<10} ");
             assert!(table.contains(&line), "{name} missing:\n{table}");
