@@ -49,8 +49,14 @@ fn names(config: &RunConfig) -> Vec<String> {
 #[test]
 fn default_run_is_every_periodic_probe_under_every_default_load() {
     let c = config(&[]).unwrap();
-    // x, audio, video, gaming under none, burn, video, x, write, read, hack, spawn.
-    assert_eq!(c.scenarios.len(), 32);
+    let params = crate::sim::WorkParams::for_tests();
+    let default_loads = || crate::load::LOADS.iter().filter(|l| (l.default)(&params));
+    let expected: Vec<String> = crate::probe::PROBES
+        .iter()
+        .filter(|p| (p.default)(&params))
+        .flat_map(|p| default_loads().map(move |l| format!("{} under {}", p.name, l.name)))
+        .collect();
+    assert_eq!(names(&c), expected);
     assert!(names(&c).contains(&"audio under read".to_string()));
     assert!(names(&c).contains(&"audio under hack".to_string()));
     assert!(!names(&c).iter().any(|n| n.contains("smallwrite")));
