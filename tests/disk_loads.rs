@@ -1,6 +1,6 @@
 //! The disk loads on short real runs with small files: their work reaches
 //! the device (writes in the device accounting, reads not from the page
-//! cache), `compile` runs its three parts, a file too large for the disk is
+//! cache, and the device's own counters show the reads), `compile` runs its three parts, a file too large for the disk is
 //! refused before anything runs, and no work directory is left behind.
 
 mod common;
@@ -85,6 +85,11 @@ fn read_comes_from_the_device_not_the_page_cache() {
     assert_eq!(read["unit"], "MB");
     let (device, rate) = (f(read, "device_read_mb_s"), f(read, "rate_per_s"));
     assert!(device > 0.0 && device >= rate / 2.0, "{read}");
+    // The work directory's device itself read while the probe measured.
+    let run = read_json(&dir.path().join("run.json"));
+    let own = &run["scenarios"][0]["telemetry"]["figures"]["device"];
+    assert!(f(own, "read_mb_s") > 0.0, "{own}");
+    assert!((0.0..=100.0).contains(&f(own, "busy_pct")), "{own}");
 }
 
 #[test]

@@ -42,6 +42,9 @@ pub struct ScenarioSettings {
     /// The `cgroup.procs` file of the memory cgroup the load workers join
     /// (`--mem-limit`). The probe stays outside: it is what is measured.
     pub load_cgroup_procs: Option<PathBuf>,
+    /// `MAJ:MIN` of the work directory's block device, whose own counters
+    /// telemetry samples.
+    pub workdir_device: Option<String>,
 }
 
 /// One probe under one load mix.
@@ -131,6 +134,9 @@ fn measure(
     waiter: &mut Waiter,
 ) -> Result<Measured, Stop> {
     let mut sampler = Sampler::new(Path::new("/proc"), RUN_MARKER_VAR, &settings.marker);
+    if let Some(device) = &settings.workdir_device {
+        sampler = sampler.with_device(Path::new("/sys"), device);
+    }
     let parts = start_loads(&scenario.load, settings, dir, group, waiter)?;
     let loads: Vec<usize> = parts
         .iter()

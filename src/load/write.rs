@@ -50,6 +50,12 @@ pub const LARGEWRITE: LoadDef = variant(
     |_| false,
 );
 
+/// Whether `def` is one of the writers, which stream through the page
+/// cache (so a file that fits under the dirty-page limit measures memory).
+pub fn streams_writes(def: &LoadDef) -> bool {
+    [WRITE.name, SMALLWRITE.name, LARGEWRITE.name].contains(&def.name)
+}
+
 /// A writer's registry entry: the variants differ in name, summary, write
 /// size (fixed by `build`) and whether they run by default.
 const fn variant(

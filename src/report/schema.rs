@@ -106,6 +106,9 @@ pub enum WarningCode {
     DiskLoadsSkipped,
     /// The disk loads' files are on tmpfs, so they measure memory.
     WorkdirOnTmpfs,
+    /// A write load's file fits under the dirty-page limit, so its writes
+    /// can stay in memory.
+    FitsInDirtyLimit,
     /// Other processes used CPU, or the hypervisor stole time, just before measuring.
     NoisyMachine,
 }

@@ -8,6 +8,7 @@ use super::schema::{
 };
 use crate::figures::{rate, Column, ProbeSheet};
 use crate::measure::batches::BATCHES;
+use crate::system::blockdev::DeviceFigures;
 
 /// Column titles of a probe's table.
 pub fn header_cells(sheet: &ProbeSheet) -> Vec<&str> {
@@ -31,32 +32,46 @@ fn column_cell(column: &Column, sheet: &ProbeSheet, measurement: &Measurement) -
     values.map_or_else(|| column.missing.clone(), |v| v.join(" +/- "))
 }
 
-/// The load-work cell: each part's rate and CPU use.
-pub fn load_work_cell(work: &[LoadWork]) -> String {
+/// Whether a load part did disk I/O worth showing.
+fn did_io(w: &LoadWork) -> bool {
+    w.device_read_mb_s + w.device_write_mb_s >= 0.1
+}
+
+/// The load-work cell: each part's rate and CPU use, the I/O its processes
+/// caused (bytes read from the device, bytes of pages dirtied: not yet
+/// written) and, when they did I/O, what the work directory's device itself
+/// read and wrote (`device`, from the scenario's telemetry).
+pub fn load_work_cell(work: &[LoadWork], device: Option<&DeviceFigures>) -> String {
     if work.is_empty() {
         return "-".to_string();
     }
-    work.iter()
-        .map(|w| {
-            let device = if w.device_read_mb_s + w.device_write_mb_s >= 0.1 {
-                format!(
-                    " (disk read {} write {} MB/s)",
-                    rate(w.device_read_mb_s),
-                    rate(w.device_write_mb_s)
-                )
-            } else {
-                String::new()
-            };
+    let parts = work.iter().map(|w| {
+        let io = if did_io(w) {
             format!(
-                "{} {} {}/s, {:.0} % CPU{device}",
-                w.load,
-                rate(w.rate_per_s),
-                w.unit,
-                w.cpu_pct
+                " (read {}, dirtied {} MB/s)",
+                rate(w.device_read_mb_s),
+                rate(w.device_write_mb_s)
             )
-        })
-        .collect::<Vec<_>>()
-        .join("; ")
+        } else {
+            String::new()
+        };
+        format!(
+            "{} {} {}/s, {:.0} % CPU{io}",
+            w.load,
+            rate(w.rate_per_s),
+            w.unit,
+            w.cpu_pct
+        )
+    });
+    let device = device.filter(|_| work.iter().any(did_io)).map(|d| {
+        format!(
+            "device read {} write {} MB/s, {:.0} % busy",
+            rate(d.read_mb_s),
+            rate(d.write_mb_s),
+            d.busy_pct
+        )
+    });
+    parts.chain(device).collect::<Vec<_>>().join("; ")
 }
 
 /// The cells of one scenario's row; a failed scenario has its reason in the
@@ -69,7 +84,13 @@ pub fn row_cells(scenario: &ScenarioResult, sheet: &ProbeSheet) -> Vec<String> {
     }
     std::iter::once(scenario.load.clone())
         .chain(sheet.columns.iter().map(|c| column_cell(c, sheet, outcome)))
-        .chain(std::iter::once(load_work_cell(&outcome.load_work)))
+        .chain(std::iter::once(load_work_cell(
+            &outcome.load_work,
+            outcome
+                .telemetry
+                .as_ref()
+                .and_then(|t| t.figures.device.as_ref()),
+        )))
         .collect()
 }
 
@@ -251,6 +272,14 @@ fn telemetry_line(measurement: &Measurement, label: &str) -> String {
         count(f.vmstat.major_faults),
         pct(f.foreign.as_ref().map(|o| o.cpu_pct)),
     );
+    if let Some(d) = &f.device {
+        text.push_str(&format!(
+            " | device read {} write {} MB/s busy {:.0} %",
+            crate::figures::rate(d.read_mb_s),
+            crate::figures::rate(d.write_mb_s),
+            d.busy_pct
+        ));
+    }
     if f.disturbed.is_some() {
         text.push_str(" | DISTURBED");
     }

@@ -4,6 +4,7 @@
 //! can feed it captured files. It uses no other module of feelbench.
 
 pub mod atomic;
+pub mod blockdev;
 pub mod cgroup;
 pub mod counters;
 pub mod environment;
@@ -14,6 +15,7 @@ pub mod noise;
 pub mod procfs;
 pub mod swap;
 pub mod telemetry;
+pub mod writeback;
 
 use serde::{Deserialize, Serialize};
 use std::path::Path;

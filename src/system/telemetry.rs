@@ -21,6 +21,7 @@ use figures::{derive, TelemetryFigures};
 #[cfg(test)]
 use figures::{CpuSplit, PsiFigures, VmstatDeltas};
 
+use super::blockdev::{self, DeviceCounters};
 use super::counters::{self, Pressure, ProcessTicks, StatCounters};
 use super::procfs::{clock_ticks_per_s, ProcError};
 use serde::{Deserialize, Serialize};
@@ -80,6 +81,9 @@ pub struct TelemetrySample {
     pub vmstat: Option<BTreeMap<String, u64>>,
     /// The CPU times, context switches and interrupts of /proc/stat.
     pub stat: Option<StatCounters>,
+    /// The counters of the work directory's block device.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub device: Option<DeviceCounters>,
     /// Why a counter that should be there could not be read.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub errors: Vec<String>,
@@ -92,6 +96,8 @@ pub struct TelemetrySample {
 /// whose environment holds `FEELBENCH_RUN=<marker>`, and this one) from the rest.
 pub struct Sampler {
     proc_root: PathBuf,
+    /// `/sys` and `MAJ:MIN` of the block device sampled, if any.
+    device: Option<(PathBuf, String)>,
     needle: Vec<u8>,
     me: u32,
     /// Whether a process (pid, start time) is the run's, as first looked up.
@@ -103,9 +109,19 @@ impl Sampler {
     pub fn new(proc_root: &Path, marker_var: &str, marker: &str) -> Self {
         Self {
             proc_root: proc_root.to_path_buf(),
+            device: None,
             needle: format!("{marker_var}={marker}").into_bytes(),
             me: std::process::id(),
             ours: HashMap::new(),
+        }
+    }
+
+    /// The same sampler, also reading block device `device_numbers`
+    /// (`MAJ:MIN`) below `sys_root`.
+    pub fn with_device(self, sys_root: &Path, device_numbers: &str) -> Self {
+        Self {
+            device: Some((sys_root.to_path_buf(), device_numbers.to_string())),
+            ..self
         }
     }
 
@@ -127,6 +143,9 @@ impl Sampler {
             }),
         );
         let stat = keep(&mut errors, counters::read_stat(&root).map(Some));
+        let device = self.device.as_ref().and_then(|(sys_root, numbers)| {
+            keep(&mut errors, blockdev::read_counters(sys_root, numbers))
+        });
         let processes = counters::read_processes(&root, |pid| !self.is_ours(pid));
         TelemetrySample {
             taken_ns: now_ns,
@@ -135,6 +154,7 @@ impl Sampler {
             psi_io,
             vmstat,
             stat,
+            device,
             errors,
             foreign: Some(ForeignProcesses {
                 ticks_per_s: clock_ticks_per_s(),
@@ -258,6 +278,12 @@ mod tests {
                 ("pgscan_kswapd", 5),
             ]),
             stat: stat(1000, 5000, Some(100), 50_000),
+            device: Some(DeviceCounters {
+                read_bytes: 0,
+                write_bytes: 0,
+                busy_ms: 0,
+                in_flight: 0,
+            }),
             errors: vec![],
             foreign: Some(ForeignProcesses {
                 ticks_per_s: 100,
@@ -281,6 +307,12 @@ mod tests {
             ]),
             // 400 ticks: 300 user, 94 idle, 6 steal.
             stat: stat(1300, 5094, Some(106), 54_000),
+            device: Some(DeviceCounters {
+                read_bytes: 0,
+                write_bytes: 100_000_000,
+                busy_ms: 1_000,
+                in_flight: 2,
+            }),
             errors: vec![],
             foreign: Some(ForeignProcesses {
                 ticks_per_s: 100,
@@ -476,5 +508,16 @@ mod tests {
         assert!(s.errors[0].contains("stat") && s.errors[0].contains("oops"));
         let pids: Vec<u32> = s.foreign.unwrap().processes.iter().map(|p| p.pid).collect();
         assert_eq!(pids, [21]);
+    }
+
+    #[test]
+    fn the_work_directorys_device_gives_its_own_rates() {
+        let (before, after) = samples();
+        let device = ScenarioTelemetry::new(before, after)
+            .figures
+            .device
+            .unwrap();
+        assert_eq!((device.read_mb_s, device.write_mb_s), (0.0, 50.0));
+        assert_eq!((device.busy_pct, device.in_flight), (50.0, 2));
     }
 }

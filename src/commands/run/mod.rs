@@ -21,6 +21,7 @@ use crate::progress::Progress;
 use crate::report::file::write_run;
 use crate::report::schema::{RunDocument, ScenarioResult, ScenarioStatus, Warning};
 use crate::report::table;
+use crate::system::blockdev;
 use crate::system::cgroup::MemoryCgroup;
 use crate::system::SystemInfo;
 use anyhow::Context as _;
@@ -96,6 +97,7 @@ impl Measuring<'_> {
                 .load_cgroup
                 .as_ref()
                 .map(MemoryCgroup::procs_file),
+            workdir_device: blockdev::device_of(Path::new("/proc"), &self.config.workdir),
         };
         let scenario_time = Duration::from_nanos(timing.duration_ns + timing.warmup_ns);
         let measurements = self.work.scenarios.len() * timing.repeats as usize;

@@ -6,11 +6,12 @@
 use super::config::{RunConfig, WorkSettings};
 use crate::engine::scenario::Scenario;
 use crate::exit::UsageError;
+use crate::load;
 use crate::measure::calibrate::{self, CalibrationSource, MachineIdentity};
 use crate::report::schema::{Warning, WarningCode};
 use crate::sim::WorkParams;
-use crate::system::procfs;
 use crate::system::SystemInfo;
+use crate::system::{procfs, writeback};
 use anyhow::Context as _;
 use std::path::{Path, PathBuf};
 
@@ -58,7 +59,8 @@ pub fn prepare(
     for scenario in &config.scenarios {
         scenario.load.check(&params).map_err(UsageError::input)?;
     }
-    let (scenarios, warnings) = fit_on_disk(config, &params, dir, room.free_bytes)?;
+    let (scenarios, mut warnings) = fit_on_disk(config, &params, dir, room.free_bytes)?;
+    warnings.extend(dirty_limit_warning(&scenarios, &params, &room));
     Ok(PreparedWork {
         params,
         calibration,
@@ -129,6 +131,31 @@ fn fit_on_disk(
         .cloned()
         .collect();
     Ok((scenarios, warnings))
+}
+
+/// A warning when a write load's file fits under the dirty-page limit: its
+/// writes can then be absorbed by memory, and it measures memory, not the disk.
+fn dirty_limit_warning(
+    scenarios: &[Scenario],
+    params: &WorkParams,
+    room: &Room,
+) -> Option<Warning> {
+    let writes = scenarios
+        .iter()
+        .flat_map(|s| &s.load.parts)
+        .any(|p| load::write::streams_writes(p.def));
+    let limit = writeback::read_dirty_limit(Path::new("/proc"), room.mem_available_bytes)?;
+    (writes && params.file_bytes <= limit).then(|| {
+        Warning::new(
+            WarningCode::FitsInDirtyLimit,
+            format!(
+                "the write loads' file ({} MiB) fits under the dirty-page limit ({} MiB, vm.dirty_bytes or vm.dirty_ratio of available memory): their writes can stay in memory, so they measure memory more than the disk; give --file-size above {} MiB",
+                params.file_bytes >> 20,
+                limit >> 20,
+                limit >> 20
+            ),
+        )
+    })
 }
 
 /// A warning when disk loads would write to tmpfs, which measures memory.

@@ -7,6 +7,7 @@
 
 use super::foreign::{disturbance, foreign_cpu, ForeignCpu};
 use super::TelemetrySample;
+use crate::system::blockdev::{self, DeviceFigures};
 use crate::system::counters::{Pressure, StatCounters};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
@@ -99,6 +100,9 @@ pub struct TelemetryFigures {
     pub cpu: CpuSplit,
     /// CPU of the processes that are not the run's.
     pub foreign: Option<ForeignCpu>,
+    /// What the work directory's block device itself read and wrote.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub device: Option<DeviceFigures>,
     /// Why the measurement should not be trusted, when it was disturbed.
     pub disturbed: Option<String>,
 }
@@ -152,6 +156,10 @@ pub fn derive(before: &TelemetrySample, after: &TelemetrySample, wall_ns: u64) -
         _ => None,
     };
     let disturbed = disturbance(cpu.steal_pct, foreign.as_ref());
+    let device = match (before.device, after.device) {
+        (Some(b), Some(a)) => blockdev::figures(b, a, wall_ns),
+        _ => None,
+    };
     TelemetryFigures {
         interval_ms: wall_ns as f64 / 1e6,
         psi,
@@ -166,6 +174,7 @@ pub fn derive(before: &TelemetrySample, after: &TelemetrySample, wall_ns: u64) -
         )),
         cpu,
         foreign,
+        device,
         disturbed,
     }
 }
