@@ -4,9 +4,11 @@
 #   burn  vs stress-ng --cpu N      (CPU-seconds used per second)
 #   write vs dd bs=1M to a file     (MB/s written, buffered)
 #   read  vs dd iflag=direct        (MB/s read from the device)
-#   spawn vs stress-ng --fork       (processes created per second: a spawn
-#                                    is sh plus the /bin/true it starts, 2;
-#                                    stress-ng's exec stressor refuses root)
+#   spawn vs a shell loop per CPU   (spawns per second: each starts
+#            running sh -c '/bin/true; :'    /bin/sh, which starts /bin/true, and
+#                                    reaps it: the same work, like for like;
+#                                    stress-ng --fork forks without exec, and
+#                                    its exec stressor refuses root)
 #   hack  vs hackbench              (messages per second)
 # Goal: ratio >= 0.9 for each. The feelbench probe during these runs is a
 # 100 ms idle timer (custom, 0 % CPU), so the load has the machine to itself.
@@ -14,24 +16,31 @@ set -euo pipefail
 
 usage() {
     cat <<EOF2
-Usage: $(basename "$0") [-t SECS] [-r ROUNDS] [-h]
+Usage: $(basename "$0") [-t SECS] [-r ROUNDS] [-l LOADS] [-h]
   -t SECS    seconds per measurement (default 10); needs about 33 GiB free here
   -r ROUNDS  rounds, the tools taking turns going first (default 3)
+  -l LOADS   comma-separated loads to measure (default burn,write,read,spawn,hack)
 EOF2
 }
 secs=10
 rounds=3
+loads=burn,write,read,spawn,hack
 size=1G # feelbench's disk-load file size (write overrides it)
-while getopts ":t:r:h" opt; do
+while getopts ":t:r:l:h" opt; do
     case $opt in
         t) secs=$OPTARG ;;
         r) rounds=$OPTARG ;;
+        l) loads=$OPTARG ;;
         h) usage; exit 0 ;;
         *) usage >&2; exit 2 ;;
     esac
 done
 [[ $secs =~ ^[1-9][0-9]*$ ]] || { echo "loads.sh: -t takes whole seconds >= 1" >&2; exit 2; }
 [[ $rounds =~ ^[1-9][0-9]*$ ]] || { echo "loads.sh: -r takes a whole number >= 1" >&2; exit 2; }
+IFS=, read -ra chosen <<<"$loads"
+for load in "${chosen[@]}"; do
+    [[ $load =~ ^(burn|write|read|spawn|hack)$ ]] || { echo "loads.sh: -l: unknown load '$load' (burn, write, read, spawn, hack)" >&2; exit 2; }
+done
 
 need=()
 command -v stress-ng >/dev/null || need+=(stress-ng)
@@ -72,17 +81,6 @@ print((r.ru_utime + r.ru_stime) / wall)
 PY
 }
 
-# stress_rate STRESSOR: bogo ops per second of `stress-ng --STRESSOR cpus`.
-stress_rate() {
-    stress-ng --"$1" "$cpus" -t "${secs}s" --metrics-brief --yaml "$tmp/sng.yaml" >/dev/null 2>&1
-    python3 - "$tmp/sng.yaml" "$1" <<'PY'
-import re, sys
-text = open(sys.argv[1]).read()
-m = re.search(r"stressor: " + sys.argv[2] + r"\n(?:.*\n)*?\s+bogo-ops-per-second-real-time: ([0-9.e+]+)", text)
-print(m.group(1))
-PY
-}
-
 # io_mb_s FIELD CMD...: MB/s of CMD's /proc/PID/io FIELD (wchar: bytes
 # written by its system calls, rchar: read) over $secs, after the same 0.6 s
 # start as feelbench's loads get (warm-up + probe start), so a first burst
@@ -117,9 +115,27 @@ sn_write() { io_mb_s wchar dd if=/dev/zero of="$tmp/ddw" bs=1M count=16384; rm -
 # feelbench's read load cycles through its own file.
 fb_read() { fb read device_read_mb_s; }
 sn_read() { io_mb_s rchar dd if="$tmp/dd" of=/dev/null bs=1M iflag=direct; }
-# A spawn makes two processes (the shell and the /bin/true it starts).
-fb_spawn() { echo "2 * $(fb spawn rate_per_s)" | bc -l; }
-sn_spawn() { stress_rate fork; }
+# Spawns per second: feelbench's load and, as its stand-in, one shell loop
+# per CPU doing the same thing (start /bin/sh -c '/bin/true; :', wait for it),
+# timed with $EPOCHREALTIME so the loop itself forks nothing else.
+fb_spawn() { fb spawn rate_per_s; }
+sn_spawn() {
+    local i
+    for ((i = 0; i < cpus; i++)); do
+        (
+            n=0
+            end=$((${EPOCHREALTIME/./} + secs * 1000000))
+            while ((${EPOCHREALTIME/./} < end)); do
+                /bin/sh -c '/bin/true; :'
+                n=$((n + 1))
+            done
+            echo "$n"
+        ) >"$tmp/spawn.$i" &
+    done
+    wait
+    cat "$tmp"/spawn.* | awk -v s="$secs" '{t += $1} END {print t / s}'
+    rm -f "$tmp"/spawn.*
+}
 # Same geometry as the hack load (a group per CPU, 10 senders x 10
 # receivers, 100-byte messages), hackbench's loops sized to about $secs s.
 fb_hack() { fb hack rate_per_s | tee "$tmp/hack_rate"; }
@@ -131,12 +147,14 @@ sn_hack() {
     python3 -c "print($cpus * 100 * $loops / $hb_time)"
 }
 
-echo "== making a 16 GiB file for dd to read" >&2
-dd if=/dev/zero of="$tmp/dd" bs=1M count=16384 conv=fdatasync status=none
+if [[ ,$loads, == *,read,* ]]; then
+    echo "== making a 16 GiB file for dd to read" >&2
+    dd if=/dev/zero of="$tmp/dd" bs=1M count=16384 conv=fdatasync status=none
+fi
 
 results=$tmp/results
 for ((round = 1; round <= rounds; round++)); do
-    for load in burn write read spawn hack; do
+    for load in "${chosen[@]}"; do
         echo "== round $round/$rounds: $load (${secs}s per tool)" >&2
         if ((round % 2)); then
             f=$("fb_$load"); o=$("sn_$load")
@@ -153,7 +171,7 @@ runs = {}
 for line in open(sys.argv[1]):
     name, fb, other = line.split()
     runs.setdefault(name, []).append((float(fb), float(other)))
-units = {"burn": "CPU-s/s", "write": "MB/s", "read": "MB/s", "spawn": "proc/s", "hack": "msg/s"}
+units = {"burn": "CPU-s/s", "write": "MB/s", "read": "MB/s", "spawn": "spawn/s", "hack": "msg/s"}
 print(f"median of {max(len(r) for r in runs.values())} rounds (tools alternate going first); goal >= 0.9")
 print(f"{'load':<8}{'unit':<9}{'feelbench':>12}{'stand-in':>12}{'ratio':>8}  ratios per round")
 for name, pairs in runs.items():
