@@ -5,8 +5,8 @@
 #   desktop  no PM QoS: feelbench's default against `cyclictest --laptop`
 #   pmqos0   PM QoS held at 0: feelbench --cpu-dma-latency 0 against
 #            cyclictest's default (it writes 0 to /dev/cpu_dma_latency)
-# and reports p50/p99/max. Goal: feelbench/cyclictest <= 1.1 for p50 and p99
-# in both settings. Needs root.
+# and reports p50/p99/max, with how busy the machine was meanwhile. Goal:
+# feelbench/cyclictest <= 1.1 for p50 and p99 in both settings. Needs root.
 set -euo pipefail
 
 usage() {
@@ -73,11 +73,28 @@ fi
 run_cyclictest() { # SETTING ; JSON goes to $tmp/ct-$setting.json
     local pm_qos=()
     [[ $1 == desktop ]] && pm_qos=(--laptop)
+    local before; before=$(cpu_ticks)
     ( echo 1 >"/proc/$BASHPID/timerslack_ns"
       cyclictest -m -q -N -t 1 -i 1000 -D "$secs" -h 1000000 \
           --json="$tmp/ct-$1.json" "${ct_policy[@]}" "${pm_qos[@]}" >/dev/null 2>&1 &
       wait $! )
-    echo "$1 cyclictest $(ct_summary "$tmp/ct-$1.json")" >>"$tmp/results"
+    echo "$1 cyclictest $(ct_summary "$tmp/ct-$1.json") $(busy_pct "$before")" >>"$tmp/results"
+}
+
+# "busy total" CPU ticks of the whole machine from /proc/stat (busy: all but
+# idle and iowait).
+cpu_ticks() {
+    awk '/^cpu /{busy = $2 + $3 + $4 + $7 + $8 + $9; print busy, busy + $5 + $6}' /proc/stat
+}
+
+# The % of the machine's CPU time that was busy since BEFORE (cpu_ticks
+# output), the measuring tool included (it uses a few %): more means other
+# work disturbed the measurement.
+busy_pct() {
+    local b0 t0 b1 t1
+    read -r b0 t0 <<<"$1"
+    read -r b1 t1 <<<"$(cpu_ticks)"
+    awk -v b="$((b1 - b0))" -v t="$((t1 - t0))" 'BEGIN { printf "%.1f", (t > 0 ? 100 * b / t : 0) }'
 }
 
 # Prints "p50 p99 max" in µs from cyclictest's JSON. Its histogram lists only
@@ -112,10 +129,11 @@ PY
 run_feelbench() { # SETTING
     local pm_qos=()
     [[ $1 == pmqos0 ]] && pm_qos=(--cpu-dma-latency 0)
+    local before; before=$(cpu_ticks)
     "$feelbench" run --probe custom -C 0 -I 1000 --load none "${fb_policy[@]}" \
         "${pm_qos[@]}" -t "$secs" -q -o "$tmp/fb-$1.json" >/dev/null 2>"$tmp/fb.err" || true
     [[ -s $tmp/fb-$1.json ]] || { echo "floor.sh: feelbench wrote no JSON:" >&2; cat "$tmp/fb.err" >&2; exit 1; }
-    echo "$1 feelbench $(fb_summary "$tmp/fb-$1.json")" >>"$tmp/results"
+    echo "$1 feelbench $(fb_summary "$tmp/fb-$1.json") $(busy_pct "$before")" >>"$tmp/results"
 }
 
 for ((round = 1; round <= rounds; round++)); do
@@ -138,11 +156,12 @@ print(f"feelbench vs cyclictest, 1 ms period, no work, idle, {sys.argv[3]}, "
       f"{sys.argv[2]} s per tool, setting and round")
 print("desktop: feelbench default vs cyclictest --laptop (no PM QoS)")
 print("pmqos0:  feelbench --cpu-dma-latency 0 vs cyclictest default (PM QoS 0)")
-print(f"{'setting':<9}{'tool':<12}{'p50 us':>10}{'p99 us':>10}{'max us':>10}")
+print("busy %: the machine's CPU time in use meanwhile, the tool's own included")
+print(f"{'setting':<9}{'tool':<12}{'p50 us':>10}{'p99 us':>10}{'max us':>10}{'busy %':>8}")
 fig = {}
 for s, t, *v in rows:
     v = [float(x) for x in v]
-    print(f"{s:<9}{t:<12}{v[0]:>10.2f}{v[1]:>10.2f}{v[2]:>10.2f}")
+    print(f"{s:<9}{t:<12}{v[0]:>10.2f}{v[1]:>10.2f}{v[2]:>10.2f}{v[3]:>8.1f}")
     fig.setdefault((s, t), []).append(v)
 print(f"\nmedian of {len(fig[('desktop', 'feelbench')])} rounds (max: largest). Goal: ratio <= 1.1")
 med = {}
