@@ -1,38 +1,48 @@
 #!/usr/bin/env bash
 # Benchmark, not a test: feelbench's latency floor against cyclictest's on an
-# idle machine. Both wake every 1 ms, run back to back under the same policy
-# (SCHED_OTHER with 1 ns timer slack, then SCHED_FIFO 80), and report p50/p99/max.
-# Goal: feelbench/cyclictest <= 1.1 for p50 and p99. Needs root.
+# idle machine, like with like. Both wake every 1 ms and do no work, under the
+# same policy (SCHED_FIFO 80 by default), back to back, in two settings:
+#   desktop  no PM QoS: feelbench's default against `cyclictest --laptop`
+#   pmqos0   PM QoS held at 0: feelbench --cpu-dma-latency 0 against
+#            cyclictest's default (it writes 0 to /dev/cpu_dma_latency)
+# and reports p50/p99/max, with how busy the machine was meanwhile. Goal:
+# feelbench/cyclictest <= 1.1 for p50 and p99 in both settings. Needs root.
 set -euo pipefail
 
 usage() {
     cat <<EOF
-Usage: $(basename "$0") [-t SECS] [-r ROUNDS] [-h]
-  -t SECS    measurement seconds per tool, policy and round (default 30)
+Usage: $(basename "$0") [-t SECS] [-r ROUNDS] [-p POLICY] [-h]
+  -t SECS    measurement seconds per tool, setting and round (default 30)
   -r ROUNDS  rounds; the tools take turns going first (default 3)
+  -p POLICY  fifo (SCHED_FIFO 80, default) or other (SCHED_OTHER, 1 ns timer slack)
   -h         this help
-Compares feelbench's latency floor with cyclictest's (1 ms period, idle machine,
-SCHED_OTHER with 1 ns timer slack, then SCHED_FIFO 80). Goal: ratio <= 1.1.
+Compares feelbench's latency floor with cyclictest's (1 ms period, no work, idle
+machine) without PM QoS (feelbench's default against cyclictest --laptop) and
+with PM QoS held at 0 (feelbench --cpu-dma-latency 0 against cyclictest's
+default). Goal: ratio <= 1.1.
 EOF
 }
 
 secs=30
 rounds=3
-while getopts ":t:r:h" opt; do
+policy=fifo
+while getopts ":t:r:p:h" opt; do
     case $opt in
         t) secs=$OPTARG ;;
         r) rounds=$OPTARG ;;
+        p) policy=$OPTARG ;;
         h) usage; exit 0 ;;
         *) usage >&2; exit 2 ;;
     esac
 done
 [[ $secs =~ ^[1-9][0-9]*$ ]] || { echo "floor.sh: -t takes whole seconds >= 1" >&2; exit 2; }
 [[ $rounds =~ ^[1-9][0-9]*$ ]] || { echo "floor.sh: -r takes a whole number >= 1" >&2; exit 2; }
-[[ $EUID -eq 0 ]] || { echo "floor.sh: run as root (SCHED_FIFO, mlockall)" >&2; exit 1; }
-
-if ! command -v cyclictest >/dev/null; then
-    apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq rt-tests >/dev/null
-fi
+[[ $policy == fifo || $policy == other ]] || { echo "floor.sh: -p takes fifo or other" >&2; exit 2; }
+[[ $EUID -eq 0 ]] || { echo "floor.sh: run as root (SCHED_FIFO, mlockall, /dev/cpu_dma_latency)" >&2; exit 1; }
+command -v cyclictest >/dev/null || {
+    echo "floor.sh: cyclictest is missing; install it with: apt-get install rt-tests" >&2
+    exit 1
+}
 
 cd "$(dirname "$0")/.."
 cargo build --release
@@ -43,19 +53,48 @@ trap 'rm -rf "$tmp"' EXIT
 trap 'exit 130' INT
 trap 'exit 143' TERM
 
-# cyclictest has no timer-slack option, so it inherits ours. Writing
-# /proc/PID/timerslack_ns sets only the *current* slack; the kernel puts a task
-# back to its *default* slack (its parent's slack at fork) when it leaves
-# SCHED_FIFO, which cyclictest's start-up does. So set 1 ns in a subshell and
-# fork (&) cyclictest from it, making 1 ns its default too.
+# The same policy for both tools.
+if [[ $policy == fifo ]]; then
+    fb_policy=(--rt --rt-priority 80)
+    ct_policy=(--policy=fifo -p 80)
+else
+    fb_policy=(--timer-slack 1)
+    ct_policy=(--policy=other)
+fi
+
+# cyclictest has no timer-slack option, so it inherits ours (SCHED_FIFO
+# ignores slack; SCHED_OTHER does not). Writing /proc/PID/timerslack_ns sets
+# only the *current* slack; the kernel puts a task back to its *default* slack
+# (its parent's slack at fork) when it leaves SCHED_FIFO, which cyclictest's
+# start-up does. So set 1 ns in a subshell and fork (&) cyclictest from it,
+# making 1 ns its default too.
 # -N: nanosecond histogram buckets (cyclictest caps them at 10^6, so 0-1 ms;
-# later wake-ups are overflows). --default-system: leave /dev/cpu_dma_latency
-# alone, as feelbench does.
-run_cyclictest() { # POLICY_ARGS... ; JSON goes to $tmp/ct-$policy.json
+# later wake-ups are overflows).
+run_cyclictest() { # SETTING ; JSON goes to $tmp/ct-$setting.json
+    local pm_qos=()
+    [[ $1 == desktop ]] && pm_qos=(--laptop)
+    local before; before=$(cpu_ticks)
     ( echo 1 >"/proc/$BASHPID/timerslack_ns"
-      cyclictest -m -q -N --default-system -t 1 -i 1000 -D "$secs" -h 1000000 \
-          --json="$tmp/ct-$policy.json" "$@" >/dev/null &
+      cyclictest -m -q -N -t 1 -i 1000 -D "$secs" -h 1000000 \
+          --json="$tmp/ct-$1.json" "${ct_policy[@]}" "${pm_qos[@]}" >/dev/null 2>&1 &
       wait $! )
+    echo "$1 cyclictest $(ct_summary "$tmp/ct-$1.json") $(busy_pct "$before")" >>"$tmp/results"
+}
+
+# "busy total" CPU ticks of the whole machine from /proc/stat (busy: all but
+# idle and iowait).
+cpu_ticks() {
+    awk '/^cpu /{busy = $2 + $3 + $4 + $7 + $8 + $9; print busy, busy + $5 + $6}' /proc/stat
+}
+
+# The % of the machine's CPU time that was busy since BEFORE (cpu_ticks
+# output), the measuring tool included (it uses a few %): more means other
+# work disturbed the measurement.
+busy_pct() {
+    local b0 t0 b1 t1
+    read -r b0 t0 <<<"$1"
+    read -r b1 t1 <<<"$(cpu_ticks)"
+    awk -v b="$((b1 - b0))" -v t="$((t1 - t0))" 'BEGIN { printf "%.1f", (t > 0 ? 100 * b / t : 0) }'
 }
 
 # Prints "p50 p99 max" in µs from cyclictest's JSON. Its histogram lists only
@@ -87,56 +126,54 @@ print(f["latency_p50_us"], f["latency_p99_us"], f["latency_max_us"])
 PY
 }
 
-run_feelbench() { # POLICY
-    local rt_flag=()
-    [[ $1 == rt ]] && rt_flag=(--rt --rt-priority 80)
-    "$feelbench" run --probe custom --custom-cpu 0 --custom-interval 1000 --load none \
-        --timer-slack 1 -t "$secs" -q -o "$tmp/fb-$1.json" "${rt_flag[@]}" >/dev/null 2>&1
-    [[ -s $tmp/fb-$1.json ]] || { echo "floor.sh: feelbench wrote no JSON" >&2; exit 1; }
-    echo "$1 feelbench $(fb_summary "$tmp/fb-$1.json")" >>"$tmp/results"
-}
-
-run_cyclictest_policy() { # POLICY
-    local ct_policy=(--policy=other)
-    [[ $1 == rt ]] && ct_policy=(--policy=fifo -p 80)
-    run_cyclictest "${ct_policy[@]}" 2>/dev/null
-    echo "$1 cyclictest $(ct_summary "$tmp/ct-$1.json")" >>"$tmp/results"
+run_feelbench() { # SETTING
+    local pm_qos=()
+    [[ $1 == pmqos0 ]] && pm_qos=(--cpu-dma-latency 0)
+    local before; before=$(cpu_ticks)
+    "$feelbench" run --probe custom -C 0 -I 1000 --load none "${fb_policy[@]}" \
+        "${pm_qos[@]}" -t "$secs" -q -o "$tmp/fb-$1.json" >/dev/null 2>"$tmp/fb.err" || true
+    [[ -s $tmp/fb-$1.json ]] || { echo "floor.sh: feelbench wrote no JSON:" >&2; cat "$tmp/fb.err" >&2; exit 1; }
+    echo "$1 feelbench $(fb_summary "$tmp/fb-$1.json") $(busy_pct "$before")" >>"$tmp/results"
 }
 
 for ((round = 1; round <= rounds; round++)); do
-    for policy in other rt; do
-        echo "== round $round/$rounds, $policy: both tools, ${secs}s each" >&2
+    for setting in desktop pmqos0; do
+        echo "== round $round/$rounds, $setting: both tools, ${secs}s each" >&2
         if ((round % 2)); then
-            run_feelbench "$policy"; run_cyclictest_policy "$policy"
+            run_feelbench "$setting"; run_cyclictest "$setting"
         else
-            run_cyclictest_policy "$policy"; run_feelbench "$policy"
+            run_cyclictest "$setting"; run_feelbench "$setting"
         fi
     done
 done
 
-# Table: every round, then the median per policy and tool and the ratios of
+# Table: every round, then the median per setting and tool and the ratios of
 # the medians (max: the largest of all rounds).
-python3 - "$tmp/results" "$secs" <<'PY'
+python3 - "$tmp/results" "$secs" "$policy" <<'PY'
 import math, statistics, sys
 rows = [l.split() for l in open(sys.argv[1])]
-print(f"feelbench vs cyclictest, 1 ms period, idle, {sys.argv[2]} s per tool, policy and round")
-print(f"{'policy':<7}{'tool':<12}{'p50 us':>10}{'p99 us':>10}{'max us':>10}")
+print(f"feelbench vs cyclictest, 1 ms period, no work, idle, {sys.argv[3]}, "
+      f"{sys.argv[2]} s per tool, setting and round")
+print("desktop: feelbench default vs cyclictest --laptop (no PM QoS)")
+print("pmqos0:  feelbench --cpu-dma-latency 0 vs cyclictest default (PM QoS 0)")
+print("busy %: the machine's CPU time in use meanwhile, the tool's own included")
+print(f"{'setting':<9}{'tool':<12}{'p50 us':>10}{'p99 us':>10}{'max us':>10}{'busy %':>8}")
 fig = {}
-for p, t, *v in rows:
+for s, t, *v in rows:
     v = [float(x) for x in v]
-    print(f"{p:<7}{t:<12}{v[0]:>10.2f}{v[1]:>10.2f}{v[2]:>10.2f}")
-    fig.setdefault((p, t), []).append(v)
-print(f"\nmedian of {len(fig[('other', 'feelbench')])} rounds (max: largest). Goal: ratio <= 1.1")
+    print(f"{s:<9}{t:<12}{v[0]:>10.2f}{v[1]:>10.2f}{v[2]:>10.2f}{v[3]:>8.1f}")
+    fig.setdefault((s, t), []).append(v)
+print(f"\nmedian of {len(fig[('desktop', 'feelbench')])} rounds (max: largest). Goal: ratio <= 1.1")
 med = {}
-for (p, t), runs in fig.items():
-    med[(p, t)] = [statistics.median(r[0] for r in runs), statistics.median(r[1] for r in runs)]
-    print(f"{p:<7}{t:<12}{med[(p, t)][0]:>10.2f}{med[(p, t)][1]:>10.2f}{max(r[2] for r in runs):>10.2f}")
-for p in ("other", "rt"):
-    fb, ct = med[(p, "feelbench")], med[(p, "cyclictest")]
+for (s, t), runs in fig.items():
+    med[(s, t)] = [statistics.median(r[0] for r in runs), statistics.median(r[1] for r in runs)]
+    print(f"{s:<9}{t:<12}{med[(s, t)][0]:>10.2f}{med[(s, t)][1]:>10.2f}{max(r[2] for r in runs):>10.2f}")
+for s in ("desktop", "pmqos0"):
+    fb, ct = med[(s, "feelbench")], med[(s, "cyclictest")]
     for name, i in (("p50", 0), ("p99", 1)):
         if math.isinf(fb[i]) or math.isinf(ct[i]) or ct[i] <= 0:
-            print(f"{p:<7}ratio {name}: n/a (histogram overflow or zero)")
+            print(f"{s:<9}ratio {name}: n/a (histogram overflow or zero)")
             continue
         r = fb[i] / ct[i]
-        print(f"{p:<7}ratio {name} feelbench/cyclictest = {r:.2f}  {'ok' if r <= 1.1 else 'ABOVE GOAL'}")
+        print(f"{s:<9}ratio {name} feelbench/cyclictest = {r:.2f}  {'ok' if r <= 1.1 else 'ABOVE GOAL'}")
 PY

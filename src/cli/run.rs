@@ -13,6 +13,7 @@ use crate::engine::scenario::Scenario;
 use crate::exit::UsageError;
 use crate::measure::sched::SchedRequest;
 use crate::sim::CustomShape;
+use crate::system::pmqos;
 use clap::Args;
 use std::path::PathBuf;
 
@@ -40,6 +41,8 @@ pub struct RunArgs {
     output: OutputArgs,
     #[command(flatten)]
     safety: SafetyArgs,
+    #[command(flatten)]
+    power: PowerArgs,
 }
 
 /// How long and how often each scenario is measured.
@@ -226,6 +229,18 @@ struct SafetyArgs {
     strict: bool,
 }
 
+/// How the machine's power management is held during the run.
+#[derive(Debug, Args)]
+#[command(next_help_heading = "Power management")]
+struct PowerArgs {
+    /// Hold PM QoS at this CPU wake-up latency for the whole run, as
+    /// cyclictest does (it holds 0 unless given --laptop): CPUs then stay
+    /// out of idle states slower to leave than US µs. Needs root. Without
+    /// it the machine idles as a desktop does.
+    #[arg(long = "cpu-dma-latency", value_name = "US")]
+    cpu_dma_latency_us: Option<u32>,
+}
+
 impl RunArgs {
     /// Checks every option and name and builds the run's settings for
     /// `machine`.
@@ -235,6 +250,7 @@ impl RunArgs {
         let probe_sched = self.probe.request()?;
         let load_nice = check_nice("-N/--load-nice", self.loads.load_nice)?;
         let preflight = self.safety.preflight()?;
+        let cpu_dma_latency_us = self.power.cpu_dma_latency()?;
         let scenarios = self.selection.scenarios(self.timing.full, &work)?;
         Ok(RunConfig {
             scenarios,
@@ -248,6 +264,7 @@ impl RunArgs {
             swap_file_bytes: self.loads.swap_bytes,
             preflight,
             output: self.output.settings(),
+            cpu_dma_latency_us,
         })
     }
 }
@@ -382,5 +399,20 @@ impl SafetyArgs {
             noise_check_ns: seconds_to_ns("--noise-check", self.noise_check_s, 0.0)?,
             strict: self.strict,
         })
+    }
+}
+
+impl PowerArgs {
+    fn cpu_dma_latency(&self) -> Result<Option<u32>, UsageError> {
+        self.cpu_dma_latency_us
+            .map(|us| {
+                check(us <= pmqos::MAX_US, us, || {
+                    format!(
+                        "--cpu-dma-latency takes 0 to {} µs, not {us}",
+                        pmqos::MAX_US
+                    )
+                })
+            })
+            .transpose()
     }
 }

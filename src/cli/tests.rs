@@ -151,8 +151,25 @@ fn out_of_range_values_are_refused() {
         &["--rt-priority", "100"],
         &["--noise-check", "100000"],
         &["--warmup", "inf"],
+        &["--cpu-dma-latency", "2000000001"],
     ] {
         assert!(config(args).is_err(), "{args:?}");
+    }
+}
+
+#[test]
+fn cpu_dma_latency_is_kept_when_given_and_refused_when_not_a_limit() {
+    assert_eq!(config(&[]).unwrap().cpu_dma_latency_us, None);
+    let held = |us: &str| {
+        config(&["--cpu-dma-latency", us])
+            .unwrap()
+            .cpu_dma_latency_us
+    };
+    assert_eq!(held("0"), Some(0));
+    assert_eq!(held("2000000000"), Some(2_000_000_000));
+    for value in ["-1", "1.5", "zero", "4294967296"] {
+        let parsed = Cli::try_parse_from(["feelbench", "run", "--cpu-dma-latency", value]);
+        assert!(parsed.is_err(), "{value}");
     }
 }
 

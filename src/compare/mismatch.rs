@@ -65,7 +65,13 @@ const SETTINGS: &[Fact] = &[
             .swap_bytes
             .map_or("none".into(), |b| (b >> 20).to_string())
     }),
+    ("PM QoS (µs)", |r| pm_qos(r.settings.cpu_dma_latency_us)),
 ];
+
+/// The PM QoS limit a run held, or `not held`.
+fn pm_qos(limit_us: Option<u32>) -> String {
+    limit_us.map_or("not held".into(), |us| us.to_string())
+}
 
 fn gib(bytes: u64) -> String {
     format!("{:.1}", bytes as f64 / f64::from(1u32 << 30))
@@ -140,6 +146,16 @@ mod tests {
         let what: Vec<&str> = d.iter().map(|d| d.what.as_str()).collect();
         assert_eq!(what, ["kernel", "load nice"]);
         assert_eq!(d[1].values, ["0", "19"]);
+    }
+
+    #[test]
+    fn a_pm_qos_limit_is_a_difference() {
+        let mut held = fixture::run();
+        held.settings.cpu_dma_latency_us = Some(0);
+        let d = differences(&[fixture::run(), held]);
+        assert_eq!(d.len(), 1, "{d:?}");
+        assert_eq!(d[0].what, "PM QoS (µs)");
+        assert_eq!(d[0].values, ["not held", "0"]);
     }
 
     #[test]

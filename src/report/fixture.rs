@@ -138,6 +138,7 @@ pub fn run() -> RunDocument {
             mem_limit_bytes: None,
             swap_bytes: None,
             repeats: 1,
+            cpu_dma_latency_us: None,
         },
         probes: ["audio", "gaming"]
             .map(|p| (p.to_string(), crate::probe::sheet_of(p).unwrap()))

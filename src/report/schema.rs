@@ -87,6 +87,10 @@ pub struct RunSettingsRecord {
     /// runs, the sum of theirs). 1 in files older than the option.
     #[serde(default = "one")]
     pub repeats: u32,
+    /// The PM QoS CPU latency limit held for the run (`--cpu-dma-latency`);
+    /// `None` when the run left power management alone (and in older files).
+    #[serde(default)]
+    pub cpu_dma_latency_us: Option<u32>,
 }
 
 /// The repeat count of runs that do not record one.

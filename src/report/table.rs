@@ -132,8 +132,12 @@ pub fn render_preamble(run: &RunDocument) -> String {
     } else {
         String::new()
     };
+    let pm_qos = s
+        .cpu_dma_latency_us
+        .map(|us| format!(", PM QoS held at {us} µs"))
+        .unwrap_or_default();
     let mut out = format!(
-        "feelbench {} on {} ({} CPUs), kernel {}\n{} s per scenario{repeats}, loops_per_ms {:.0}, probe {} nice {}, loads nice {}\n",
+        "feelbench {} on {} ({} CPUs), kernel {}\n{} s per scenario{repeats}, loops_per_ms {:.0}, probe {} nice {}, loads nice {}{pm_qos}\n",
         run.tool.version,
         run.system.hostname,
         run.system.cpus,
@@ -399,5 +403,13 @@ mod tests {
         assert!(render_preamble(&run).contains("\n3 s per scenario, loops_per_ms"));
         run.settings.repeats = 3;
         assert!(render_preamble(&run).contains("\n3 s per scenario × 3 repeats, loops_per_ms"));
+    }
+
+    #[test]
+    fn preamble_names_the_pm_qos_limit_only_when_held() {
+        let mut run = crate::report::fixture::run();
+        assert!(!render_preamble(&run).contains("PM QoS"));
+        run.settings.cpu_dma_latency_us = Some(0);
+        assert!(render_preamble(&run).contains("loads nice 0, PM QoS held at 0 µs\n"));
     }
 }

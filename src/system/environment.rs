@@ -1,24 +1,27 @@
 //! The environment a run was made in, recorded in every run document: the
-//! kernel and its scheduler settings, the CPUs, memory and swap, the work
-//! directory's file system and I/O scheduler, and the machine's load at the
-//! start. Every key a kernel may lack is an `Option`: absent is recorded as
-//! `null`, never as zero or an error. A file that exists but cannot be read
-//! or understood also gives `null`, and its error is kept in `unreadable`.
+//! kernel and its scheduler settings, the CPUs and their idle states, memory
+//! and swap, the work directory's file system and I/O scheduler, and the
+//! machine's load at the start. Every key a kernel may lack is an `Option`:
+//! absent is recorded as `null`, never as zero or an error. A file that
+//! exists but cannot be read or understood also gives `null`, and its error
+//! is kept in `unreadable`.
 //!
 //! [`keys::KEYS`] is the flat namespace of `--expect KEY=VALUE` and of
 //! `report --env`: each key renders one field as text.
 //!
 //! This file holds the document and the order of its capture; each part is
-//! read by a module of its own (`kernel`, `cpus`, `memory`, `workdir`)
+//! read by a module of its own (`kernel`, `cpus`, `idle`, `memory`, `workdir`)
 //! through one `Reader`, and `keys` renders the result.
 
 mod cpus;
+mod idle;
 mod kernel;
 pub mod keys;
 mod memory;
 mod reader;
 mod workdir;
 
+pub use idle::IdleState;
 pub use keys::{key, key_names, mismatches, render};
 pub use memory::SwapDevice;
 
@@ -88,6 +91,12 @@ pub struct Environment {
     pub cpufreq_driver: Option<String>,
     /// The cpufreq governor of CPU 0.
     pub governor: Option<String>,
+    /// The cpuidle driver (`intel_idle`, `acpi_idle`, `haltpoll`).
+    pub cpuidle_driver: Option<String>,
+    /// The cpuidle governor (`menu`, `teo`, `ladder`, `haltpoll`).
+    pub cpuidle_governor: Option<String>,
+    /// CPU 0's idle states, shallowest first.
+    pub idle_states: Option<Vec<IdleState>>,
     /// Total memory (MemTotal).
     pub mem_bytes: Option<u64>,
     /// Total swap (SwapTotal).
@@ -146,6 +155,7 @@ pub fn capture(roots: &Roots, workdir: &Path, steal_sample: Duration) -> Environ
     };
     kernel::read_kernel(&mut r, &mut env);
     cpus::read_cpus(&mut r, &mut env);
+    idle::read_idle(&mut r, &mut env);
     memory::read_memory(&mut r, &mut env);
     workdir::read_workdir(&mut r, &mut env, workdir);
     cpus::read_load(&mut r, &mut env);

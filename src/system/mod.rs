@@ -12,6 +12,7 @@ pub mod kconfig;
 pub mod mounts;
 pub mod msgqueue;
 pub mod noise;
+pub mod pmqos;
 pub mod procfs;
 pub mod swap;
 pub mod telemetry;

@@ -35,6 +35,8 @@ pub struct RunConfig {
     pub preflight: Preflight,
     /// What the run writes and prints.
     pub output: OutputSettings,
+    /// PM QoS CPU latency limit held for the run (`--cpu-dma-latency`), in µs.
+    pub cpu_dma_latency_us: Option<u32>,
 }
 
 /// How long and how often each scenario is measured.

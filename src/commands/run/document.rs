@@ -99,6 +99,7 @@ fn settings_record(config: &RunConfig, work: &PreparedWork) -> RunSettingsRecord
         mem_limit_bytes: config.mem_limit_bytes,
         swap_bytes: config.swap_file_bytes,
         repeats: config.timing.repeats,
+        cpu_dma_latency_us: config.cpu_dma_latency_us,
     }
 }
 

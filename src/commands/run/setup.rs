@@ -1,13 +1,16 @@
 //! What `feelbench run` makes on the system before measuring: its private
 //! work directory, a swap file (`--swap`) and a memory cgroup for the loads
 //! (`--mem-limit`), each recorded in the workspace before it is made so
-//! that the next run undoes what a killed run left.
+//! that the next run undoes what a killed run left; and the PM QoS limit
+//! (`--cpu-dma-latency`), which the kernel itself lifts when the run ends.
 
 use super::config::RunConfig;
 use crate::engine::workspace::Workspace;
 use crate::exit::UsageError;
 use crate::system::cgroup::{MemoryCgroup, MemoryController};
+use crate::system::pmqos::{self, CpuLatencyLimit};
 use crate::system::swap::SwapFile;
+use anyhow::Context as _;
 use std::path::Path;
 
 /// What the run made, undone when dropped. Fields drop in declaration
@@ -19,12 +22,18 @@ pub struct Setup {
     _swap: Option<SwapFile>,
     /// The run's private work directory.
     pub workspace: Workspace,
+    _cpu_latency: Option<CpuLatencyLimit>,
 }
 
 impl Setup {
     /// Makes the workspace in `config.workdir`, then the swap file and the
     /// cgroup `config` asks for.
     pub fn make(config: &RunConfig) -> anyhow::Result<Self> {
+        // First, as the one change a user without root cannot ask for.
+        let cpu_latency = config
+            .cpu_dma_latency_us
+            .map(hold_cpu_latency)
+            .transpose()?;
         let mut workspace = Workspace::create(&config.workdir)?;
         let swap = config
             .swap_file_bytes
@@ -38,6 +47,7 @@ impl Setup {
             load_cgroup,
             _swap: swap,
             workspace,
+            _cpu_latency: cpu_latency,
         })
     }
 }
@@ -73,4 +83,19 @@ fn make_load_cgroup(workspace: &mut Workspace, limit_bytes: u64) -> anyhow::Resu
         controller.version()
     );
     Ok(cgroup)
+}
+
+/// Holds PM QoS at `value_us` for the run (`--cpu-dma-latency`). Nothing is
+/// recorded for a killed run to undo: the kernel lifts the limit when the
+/// device's file is closed, which the end of the process does, however it
+/// ends. A device that cannot be opened is bad input for that option.
+fn hold_cpu_latency(value_us: u32) -> anyhow::Result<CpuLatencyLimit> {
+    let limit = CpuLatencyLimit::hold(Path::new(pmqos::DEVICE), value_us)
+        .map_err(UsageError::input)
+        .context("--cpu-dma-latency")?;
+    eprintln!(
+        "feelbench: PM QoS held at {value_us} µs ({}) for the run",
+        pmqos::DEVICE
+    );
+    Ok(limit)
 }

@@ -66,6 +66,10 @@ const RULES: &[Rule] = &[
         optional_size(r.settings.mem_limit_bytes)
     }),
     Rule::Exact("swap file", |r| optional_size(r.settings.swap_bytes)),
+    Rule::Exact("PM QoS limit", |r| match r.settings.cpu_dma_latency_us {
+        Some(us) => format!("{us} µs"),
+        None => "not held".into(),
+    }),
     Rule::Near(
         "loops_per_ms",
         |r| r.settings.loops_per_ms,
@@ -208,6 +212,11 @@ mod tests {
         assert_eq!(
             differs(|r| r.settings.warmup_s = 0.0).unwrap().what,
             "warm-up"
+        );
+        let d = differs(|r| r.settings.cpu_dma_latency_us = Some(0)).unwrap();
+        assert_eq!(
+            (d.what, d.first.as_str(), d.other.as_str()),
+            ("PM QoS limit", "not held", "0 µs")
         );
     }
 

@@ -2,7 +2,7 @@
 //! `--expect KEY=VALUE` and of `report --env`, each key rendering one field;
 //! [`mismatches`] checks expectations against it and [`render`] lists it.
 
-use super::{Environment, SwapDevice};
+use super::{idle, Environment, SwapDevice};
 
 /// One key of the flat namespace of `--expect` and `report --env`.
 pub struct Key {
@@ -108,6 +108,18 @@ pub const KEYS: &[Key] = &[
     Key {
         name: "governor",
         value: |e| text(&e.governor),
+    },
+    Key {
+        name: "cpuidle_driver",
+        value: |e| text(&e.cpuidle_driver),
+    },
+    Key {
+        name: "cpuidle_governor",
+        value: |e| text(&e.cpuidle_governor),
+    },
+    Key {
+        name: "idle_states",
+        value: |e| e.idle_states.as_deref().map(idle::compact),
     },
     Key {
         name: "mem_bytes",

@@ -22,6 +22,15 @@ const THIS_MACHINE: &[(&str, &str)] = &[
     ("proc/self/mountinfo", "22 27 0:21 / /proc rw,relatime - proc proc rw\n27 1 254:0 / / rw,relatime - ext4 /dev/vda rw,discard\n31 23 0:28 / /sys/fs/cgroup rw,relatime - tmpfs tmpfs rw,mode=755\n32 31 0:29 / /sys/fs/cgroup/cpu rw,relatime - cgroup cgroup rw,cpu\n41 31 0:38 / /sys/fs/cgroup/unified rw,relatime - cgroup2 cgroup2 rw\n"),
     ("sys/devices/system/cpu/online", "0-1\n"),
     ("sys/devices/system/cpu/smt/active", "0\n"),
+    ("sys/devices/system/cpu/cpuidle/current_driver", "haltpoll\n"),
+    ("sys/devices/system/cpu/cpuidle/current_governor", "haltpoll\n"),
+    ("sys/devices/system/cpu/cpuidle/current_governor_ro", "haltpoll\n"),
+    ("sys/devices/system/cpu/cpu0/cpuidle/state0/name", "POLL\n"),
+    ("sys/devices/system/cpu/cpu0/cpuidle/state0/latency", "0\n"),
+    ("sys/devices/system/cpu/cpu0/cpuidle/state0/disable", "0\n"),
+    ("sys/devices/system/cpu/cpu0/cpuidle/state1/name", "haltpoll idle\n"),
+    ("sys/devices/system/cpu/cpu0/cpuidle/state1/latency", "1\n"),
+    ("sys/devices/system/cpu/cpu0/cpuidle/state1/disable", "0\n"),
     ("sys/kernel/mm/transparent_hugepage/enabled", "always [madvise] never\n"),
     ("sys/dev/block/254:0/queue/scheduler", "none [mq-deadline] kyber bfq \n"),
     ("boot/config-6.18.44-fc-v782", "CONFIG_PREEMPT_NONE=y\nCONFIG_PREEMPT_DYNAMIC=y\nCONFIG_HZ_250=y\nCONFIG_HZ=250\n"),
@@ -95,6 +104,19 @@ fn this_machine_is_read_in_full() {
     assert_eq!(env.cgroup.as_deref(), Some("hybrid"));
     assert_eq!(env.loadavg_1m, Some(2.72));
     assert_eq!(env.steal_pct, None, "not sampled");
+    assert_eq!(env.cpuidle_driver.as_deref(), Some("haltpoll"));
+    assert_eq!(env.cpuidle_governor.as_deref(), Some("haltpoll"));
+    let states = env.idle_states.clone().unwrap();
+    let names: Vec<&str> = states.iter().map(|s| s.name.as_str()).collect();
+    assert_eq!(names, ["POLL", "haltpoll idle"]);
+    assert_eq!(
+        states[1],
+        IdleState {
+            name: "haltpoll idle".into(),
+            exit_latency_us: 1,
+            disabled: false
+        }
+    );
     let text = render(&env);
     assert!(
         text.contains("kernel_release:         6.18.44-fc-v782\n"),
@@ -129,6 +151,89 @@ fn an_old_kernel_gives_absent_keys_not_errors() {
     assert_eq!(env.workdir_fs.as_deref(), Some("tmpfs"));
     assert_eq!((env.io_scheduler.clone(), env.cgroup.clone()), (None, None));
     assert_eq!(env.steal_pct, None, "no steal column");
+    assert_eq!(
+        (env.cpuidle_driver.clone(), env.cpuidle_governor.clone()),
+        (None, None)
+    );
+    assert_eq!(env.idle_states, None);
+}
+
+/// CPU 0's idle state `n` as (file, text) pairs.
+fn idle_state(n: u32, name: &str, latency: &str, disable: &str) -> Vec<(String, String)> {
+    let dir = format!("sys/devices/system/cpu/cpu0/cpuidle/state{n}");
+    [("name", name), ("latency", latency), ("disable", disable)]
+        .iter()
+        .map(|(file, text)| (format!("{dir}/{file}"), format!("{text}\n")))
+        .collect()
+}
+
+/// A tree of `files` plus the owned pairs `more`.
+fn tree_with(files: &[(&str, &str)], more: &[(String, String)]) -> (tempfile::TempDir, Roots) {
+    let mut all = files.to_vec();
+    all.extend(more.iter().map(|(p, t)| (p.as_str(), t.as_str())));
+    tree(&all)
+}
+
+#[test]
+fn idle_states_come_in_numeric_order_with_the_read_only_governor() {
+    let mut states = Vec::new();
+    for n in 0..11 {
+        states.extend(idle_state(n, &format!("C{n}"), &format!("{}", n * 10), "0"));
+    }
+    states.extend(idle_state(11, "C11", "200", "1"));
+    let governor_ro = [(
+        "sys/devices/system/cpu/cpuidle/current_governor_ro",
+        "menu\n",
+    )];
+    let (_dir, roots) = tree_with(&governor_ro, &states);
+    let env = capture(&roots, Path::new("/"), Duration::ZERO);
+    assert_eq!(env.cpuidle_governor.as_deref(), Some("menu"));
+    assert_eq!(env.cpuidle_driver, None);
+    let states = env.idle_states.clone().unwrap();
+    assert_eq!(states.len(), 12);
+    assert_eq!(
+        (states[10].name.as_str(), states[10].exit_latency_us),
+        ("C10", 100)
+    );
+    assert!(states[11].disabled && !states[10].disabled);
+    let text = key("idle_states")
+        .map(|k| (k.value)(&env))
+        .unwrap()
+        .unwrap();
+    assert!(text.starts_with("C0:0,C1:10,C2:20,"), "{text}");
+    assert!(text.ends_with(",C10:100,C11:200:off"), "{text}");
+}
+
+#[test]
+fn a_cpu_without_idle_states_has_none_listed() {
+    let (dir, roots) = tree(&[]);
+    std::fs::create_dir_all(dir.path().join("sys/devices/system/cpu/cpu0/cpuidle")).unwrap();
+    let env = capture(&roots, Path::new("/"), Duration::ZERO);
+    assert_eq!(env.idle_states, Some(vec![]));
+    let text = key("idle_states").map(|k| (k.value)(&env)).unwrap();
+    assert_eq!(text.as_deref(), Some("none"));
+}
+
+#[test]
+fn damaged_idle_states_are_noted_and_absent() {
+    let mut states = idle_state(0, "POLL", "0", "0");
+    states.extend(idle_state(1, "C1", "lots", "0"));
+    let (_dir, roots) = tree_with(&[], &states);
+    let env = capture(&roots, Path::new("/"), Duration::ZERO);
+    assert_eq!(env.idle_states, None);
+    let notes = env.unreadable.join("\n");
+    assert!(
+        notes.contains("state1/latency") && notes.contains("lots"),
+        "{notes}"
+    );
+
+    let mut states = idle_state(0, "POLL", "0", "0");
+    states.retain(|(path, _)| !path.ends_with("disable"));
+    let (_dir, roots) = tree_with(&[], &states);
+    let env = capture(&roots, Path::new("/"), Duration::ZERO);
+    assert_eq!(env.idle_states, None);
+    let notes = env.unreadable.join("\n");
+    assert!(notes.contains("state0/disable"), "{notes}");
 }
 
 #[test]
@@ -186,6 +291,9 @@ fn expectations_name_the_key_the_wanted_and_the_actual_value() {
         ("hz", "250"),
         ("autogroup", "1"),
         ("thp", "MADVISE"),
+        ("cpuidle_driver", "haltpoll"),
+        ("cpuidle_governor", "haltpoll"),
+        ("idle_states", "POLL:0,haltpoll idle:1"),
     ]);
     assert_eq!(mismatches(&env, &ok), Vec::<String>::new());
     let bad = mismatches(
