@@ -138,6 +138,8 @@ pub fn run() -> RunDocument {
             mem_limit_bytes: None,
             swap_bytes: None,
             repeats: 1,
+            precision_pct: None,
+            max_time_s: None,
         },
         probes: ["audio", "gaming"]
             .map(|p| (p.to_string(), crate::probe::sheet_of(p).unwrap()))

@@ -99,6 +99,11 @@ fn settings_record(config: &RunConfig, work: &PreparedWork) -> RunSettingsRecord
         mem_limit_bytes: config.mem_limit_bytes,
         swap_bytes: config.swap_file_bytes,
         repeats: config.timing.repeats,
+        precision_pct: config.timing.precision.map(|goal| goal.pct),
+        max_time_s: config
+            .timing
+            .precision
+            .map(|goal| goal.max_time_ns as f64 / 1e9),
     }
 }
 
