@@ -51,6 +51,17 @@ pub struct Timing {
     pub precision: Option<PrecisionGoal>,
 }
 
+impl Timing {
+    /// Most measurements one scenario can take: `repeats`, or with
+    /// `--precision` as many as `--max-time` allows.
+    pub fn most_measurements(&self) -> u32 {
+        match self.precision {
+            Some(goal) => goal.max_measurements(self.duration_ns),
+            None => self.repeats,
+        }
+    }
+}
+
 /// `--precision PCT --max-time SECS`: measure a scenario again and again
 /// until the intervals of its headline figures are within `pct` (see
 /// `report::precision`), or until it has been measured for `max_time_ns`.

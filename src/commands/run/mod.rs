@@ -105,11 +105,7 @@ impl Measuring<'_> {
             workdir_device: blockdev::device_of(Path::new("/proc"), &self.config.workdir),
         };
         let scenario_time = Duration::from_nanos(timing.duration_ns + timing.warmup_ns);
-        let per_scenario = match timing.precision {
-            Some(goal) => goal.max_measurements(timing.duration_ns),
-            None => timing.repeats,
-        };
-        let measurements = self.work.scenarios.len() * per_scenario as usize;
+        let measurements = self.work.scenarios.len() * timing.most_measurements() as usize;
         let mut progress = Progress::new(measurements, scenario_time, self.config.output.quiet);
         progress.print(&table::render_preamble(run));
         let rounds = Rounds {
