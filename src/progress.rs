@@ -16,7 +16,7 @@ pub struct Progress {
 }
 
 impl Progress {
-    /// A bar for `scenarios` scenarios of `scenario` each.
+    /// A bar for `scenarios` measurements of `scenario` each.
     pub fn new(scenarios: usize, scenario: Duration, quiet: bool) -> Self {
         let scenario_s = scenario.as_secs().max(1);
         let total = scenarios as u64 * scenario_s;
@@ -60,7 +60,13 @@ impl Progress {
 
     /// The running scenario is over.
     pub fn finish_scenario(&mut self) {
-        self.finished += 1;
+        self.skip(1);
+    }
+
+    /// `measurements` the bar counted on will not run (a scenario of
+    /// `--precision` that was precise before its last allowed one).
+    pub fn skip(&mut self, measurements: usize) {
+        self.finished += measurements as u64;
         self.bar.set_position(self.finished * self.scenario_s);
     }
 

@@ -209,6 +209,49 @@ fn repeat_is_one_by_default_and_refused_below_one() {
 }
 
 #[test]
+fn precision_takes_a_cap_of_ten_measurements_by_default() {
+    assert_eq!(config(&[]).unwrap().timing.precision, None);
+    let goal = |args: &[&str]| config(args).unwrap().timing.precision.unwrap();
+    let default = goal(&["-t", "2", "--precision", "5%"]);
+    assert_eq!(default.pct, 5.0);
+    assert_eq!(default.max_time_ns, 20_000_000_000);
+    assert_eq!(default.max_measurements(2_000_000_000), 10);
+    let capped = goal(&["-t", "2", "--precision", "5", "--max-time", "7"]);
+    assert_eq!(capped.max_measurements(2_000_000_000), 3);
+    assert_eq!(config(&["--precision", "5"]).unwrap().timing.repeats, 1);
+}
+
+#[test]
+fn precision_refuses_repeat_and_a_cap_below_one_measurement() {
+    let parse = |args: &[&str]| {
+        let mut full = vec!["feelbench", "run"];
+        full.extend_from_slice(args);
+        Cli::try_parse_from(full).map(|_| ()).unwrap_err().kind()
+    };
+    use clap::error::ErrorKind;
+    assert_eq!(
+        parse(&["--precision", "5", "--repeat", "3"]),
+        ErrorKind::ArgumentConflict
+    );
+    assert_eq!(
+        parse(&["--max-time", "30"]),
+        ErrorKind::MissingRequiredArgument
+    );
+    assert_eq!(parse(&["--precision", "0"]), ErrorKind::ValueValidation);
+    let err = config(&["-t", "3", "--precision", "5", "--max-time", "2"])
+        .unwrap_err()
+        .to_string();
+    assert_eq!(err, "--max-time takes seconds from 3 to 86400, not 2");
+    let err = config(&["-t", "0.1", "--precision", "5", "--max-time", "200"])
+        .unwrap_err()
+        .to_string();
+    assert!(
+        err.starts_with("--max-time allows at most 1000 measurements"),
+        "{err}"
+    );
+}
+
+#[test]
 fn duration_is_kept_exactly() {
     assert_eq!(
         config(&["-t", "2.5"]).unwrap().timing.duration_ns,

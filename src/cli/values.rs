@@ -31,6 +31,17 @@ pub fn parse_expect(text: &str) -> Result<(String, String), String> {
     }
 }
 
+/// A percentage above 0 and at most 100, such as `5` or `5%`.
+pub fn parse_percent(text: &str) -> Result<f64, String> {
+    let number = text.trim().trim_end_matches('%').trim_end();
+    match number.parse::<f64>() {
+        Ok(pct) if pct > 0.0 && pct <= 100.0 => Ok(pct),
+        _ => Err(format!(
+            "give a percentage above 0 and at most 100, such as 5 or 5%, not {text:?}"
+        )),
+    }
+}
+
 /// `value` when `ok`, else the usage error `message` says.
 pub fn check<T>(ok: bool, value: T, message: impl FnOnce() -> String) -> Result<T, UsageError> {
     if ok {
@@ -77,6 +88,18 @@ mod tests {
         assert!(parse_expect("colour=blue")
             .unwrap_err()
             .contains("unknown key"));
+    }
+
+    #[test]
+    fn percentages_take_an_optional_sign_and_stay_in_range() {
+        assert_eq!(parse_percent("5"), Ok(5.0));
+        assert_eq!(parse_percent("2.5%"), Ok(2.5));
+        for bad in ["0", "101", "-3", "five", "NaN"] {
+            assert!(
+                parse_percent(bad).unwrap_err().contains("such as 5"),
+                "{bad}"
+            );
+        }
     }
 
     #[test]

@@ -42,6 +42,12 @@ const SETTINGS: &[Fact] = &[
     ("seconds per scenario", |r| {
         r.settings.duration_s.to_string()
     }),
+    ("--precision", |r| {
+        match (r.settings.precision_pct, r.settings.max_time_s) {
+            (Some(pct), Some(max_s)) => format!("±{pct} (at most {max_s} s)"),
+            _ => "none".into(),
+        }
+    }),
     ("probe policy", |r| {
         match r.settings.probe_sched.fifo_priority {
             Some(p) => format!("SCHED_FIFO {p}"),
@@ -156,6 +162,16 @@ mod tests {
         assert_eq!(d.len(), 1, "{d:?}");
         assert_eq!(d[0].what, "PM QoS (µs)");
         assert_eq!(d[0].values, ["not held", "0"]);
+    }
+
+    #[test]
+    fn a_precision_goal_is_a_listed_setting() {
+        let mut other = fixture::run();
+        other.settings.precision_pct = Some(5.0);
+        other.settings.max_time_s = Some(30.0);
+        let d = differences(&[fixture::run(), other]);
+        assert_eq!(d.len(), 1, "{d:?}");
+        assert_eq!(d[0].values, ["none", "±5 (at most 30 s)"]);
     }
 
     #[test]

@@ -139,6 +139,8 @@ pub fn run() -> RunDocument {
             swap_bytes: None,
             repeats: 1,
             cpu_dma_latency_us: None,
+            precision_pct: None,
+            max_time_s: None,
         },
         probes: ["audio", "gaming"]
             .map(|p| (p.to_string(), crate::probe::sheet_of(p).unwrap()))

@@ -7,6 +7,7 @@ pub mod figure;
 pub mod file;
 pub mod markdown;
 pub mod merge;
+pub mod precision;
 pub mod schema;
 pub mod table;
 pub mod v1;

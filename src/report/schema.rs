@@ -91,6 +91,14 @@ pub struct RunSettingsRecord {
     /// `None` when the run left power management alone (and in older files).
     #[serde(default)]
     pub cpu_dma_latency_us: Option<u32>,
+    /// `--precision`: each scenario was measured again, back to back, until
+    /// the 95 % intervals of its headline figures were this narrow (see
+    /// `report::precision`); `None` for a fixed number of measurements.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub precision_pct: Option<f64>,
+    /// `--max-time`: with `precision_pct`, the most time measured per scenario.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_time_s: Option<f64>,
 }
 
 /// The repeat count of runs that do not record one.

@@ -3,8 +3,10 @@
 //! scenarios finish; `report` prints the same pieces from the saved run.
 
 use super::figure::Figure;
+use super::precision;
 use super::schema::{
-    IntervalMethod, LoadWork, Measurement, RunDocument, ScenarioResult, ScenarioStatus,
+    IntervalMethod, LoadWork, Measurement, RunDocument, RunSettingsRecord, ScenarioResult,
+    ScenarioStatus,
 };
 use crate::figures::{rate, Column, ProbeSheet};
 use crate::measure::batches::BATCHES;
@@ -127,22 +129,24 @@ pub fn render_preamble(run: &RunDocument) -> String {
         Some(p) => format!("SCHED_FIFO {p}"),
         None => "SCHED_OTHER".to_string(),
     };
-    let repeats = if s.repeats > 1 {
-        format!(" × {} repeats", s.repeats)
-    } else {
-        String::new()
+    let timing = match (s.precision_pct, s.max_time_s) {
+        (Some(pct), Some(max_s)) => format!(
+            "{} s per measurement until ±{pct} % (at most {max_s} s per scenario)",
+            s.duration_s
+        ),
+        _ if s.repeats > 1 => format!("{} s per scenario × {} repeats", s.duration_s, s.repeats),
+        _ => format!("{} s per scenario", s.duration_s),
     };
     let pm_qos = s
         .cpu_dma_latency_us
         .map(|us| format!(", PM QoS held at {us} µs"))
         .unwrap_or_default();
     let mut out = format!(
-        "feelbench {} on {} ({} CPUs), kernel {}\n{} s per scenario{repeats}, loops_per_ms {:.0}, probe {} nice {}, loads nice {}{pm_qos}\n",
+        "feelbench {} on {} ({} CPUs), kernel {}\n{timing}, loops_per_ms {:.0}, probe {} nice {}, loads nice {}{pm_qos}\n",
         run.tool.version,
         run.system.hostname,
         run.system.cpus,
         run.system.kernel_release,
-        s.duration_s,
         s.loops_per_ms,
         policy,
         s.probe_sched.nice,
@@ -164,9 +168,14 @@ pub fn render_probe_header(probe_name: &str, sheet: &ProbeSheet) -> String {
 }
 
 /// One scenario's row, and its confidence intervals on a line below when
-/// it has them; a load name too long for its column gets a line of its own
+/// it has them (in a run with `--precision`, always, with the measurements
+/// it took); a load name too long for its column gets a line of its own
 /// above the figures.
-pub fn render_row(scenario: &ScenarioResult, sheet: &ProbeSheet) -> String {
+pub fn render_row(
+    scenario: &ScenarioResult,
+    sheet: &ProbeSheet,
+    settings: &RunSettingsRecord,
+) -> String {
     let mut cells = row_cells(scenario, sheet);
     let widths = widths(sheet);
     let figures = if cells[0].chars().count() < LOAD_WIDTH {
@@ -175,13 +184,22 @@ pub fn render_row(scenario: &ScenarioResult, sheet: &ProbeSheet) -> String {
         let name = std::mem::take(&mut cells[0]);
         format!("{name}\n{}", line(&cells, &widths))
     };
-    figures + &render_intervals(scenario, sheet)
+    figures + &render_intervals(scenario, sheet, settings)
 }
 
-/// `  95% CI mean 0.980–1.050 ms, p99 ...` for a scenario with intervals.
-fn render_intervals(scenario: &ScenarioResult, sheet: &ProbeSheet) -> String {
+/// `  95% CI mean 0.980–1.050 ms, p99 ... (method)` for a scenario with
+/// intervals, the method followed by the measurements it took in a run
+/// with `--precision`.
+fn render_intervals(
+    scenario: &ScenarioResult,
+    sheet: &ProbeSheet,
+    settings: &RunSettingsRecord,
+) -> String {
+    let measured = measurements_note(scenario, sheet, settings);
     let Some(intervals) = &scenario.intervals else {
-        return String::new();
+        return measured.map_or_else(String::new, |m| {
+            format!("{:w$}no CI ({m})\n", "", w = LOAD_WIDTH)
+        });
     };
     let ranges: Vec<String> = intervals
         .figures
@@ -197,14 +215,38 @@ fn render_intervals(scenario: &ScenarioResult, sheet: &ProbeSheet) -> String {
             ))
         })
         .collect();
+    let source = std::iter::once(method_name(intervals.method).to_string())
+        .chain(measured)
+        .collect::<Vec<_>>()
+        .join(", ");
     format!(
-        "{:w$}{:.0}% CI {} ({})\n",
+        "{:w$}{:.0}% CI {} ({source})\n",
         "",
         intervals.level * 100.0,
         ranges.join(", "),
-        method_name(intervals.method),
         w = LOAD_WIDTH
     )
+}
+
+/// In a run with `--precision`, for a scenario that ran: `4 × 3 s`, the
+/// measurements it took, and the headline figures that did not reach the
+/// goal (`; not within ±5: p99`).
+fn measurements_note(
+    scenario: &ScenarioResult,
+    sheet: &ProbeSheet,
+    settings: &RunSettingsRecord,
+) -> Option<String> {
+    let pct = settings.precision_pct?;
+    if scenario.outcome.status != ScenarioStatus::Ok {
+        return None;
+    }
+    let count = scenario.measurements().len();
+    let mut note = format!("{count} × {} s", settings.duration_s);
+    let imprecise = precision::imprecise_figures(scenario, sheet, pct);
+    if !imprecise.is_empty() {
+        note.push_str(&format!("; not within ±{pct}: {}", imprecise.join(", ")));
+    }
+    Some(note)
 }
 
 fn method_name(method: IntervalMethod) -> &'static str {
@@ -299,7 +341,7 @@ pub fn render(run: &RunDocument, verbose: bool) -> String {
         let sheet = run.sheet(probe_name).cloned().unwrap_or_default();
         out.push_str(&render_probe_header(probe_name, &sheet));
         for scenario in run.scenarios_of(probe_name) {
-            out.push_str(&render_row(scenario, &sheet));
+            out.push_str(&render_row(scenario, &sheet, &run.settings));
             if verbose {
                 out.push_str(&render_telemetry(scenario));
             }
@@ -343,7 +385,7 @@ mod tests {
             ],
         });
         let sheet = run.sheet(&run.scenarios[0].probe).unwrap();
-        let row = render_row(&run.scenarios[0], sheet);
+        let row = render_row(&run.scenarios[0], sheet, &run.settings);
         assert!(
             row.ends_with(
                 "\n          95% CI mean 0.050–0.055 ms, deadlines 88.2–91.8 % (batch means)\n"
@@ -395,6 +437,46 @@ mod tests {
         let lines = render_telemetry(&scenario);
         let starts: Vec<_> = lines.lines().map(|l| &l[..20]).collect();
         assert_eq!(starts, ["  repeat 1: psi some", "  repeat 2: psi some"]);
+    }
+
+    #[test]
+    fn with_precision_each_row_says_its_measurements_and_what_is_not_precise() {
+        use crate::report::schema::{FigureInterval, Intervals};
+        let mut run = crate::report::fixture::run();
+        run.settings.precision_pct = Some(5.0);
+        run.settings.max_time_s = Some(30.0);
+        assert!(render_preamble(&run).contains(
+            "\n3 s per measurement until ±5 % (at most 30 s per scenario), loops_per_ms"
+        ));
+        let mut scenario = run.scenarios[0].clone();
+        let sheet = run.sheet(&scenario.probe).unwrap().clone();
+        let row = render_row(&scenario, &sheet, &run.settings);
+        assert!(
+            row.ends_with("\n          no CI (1 × 3 s; not within ±5: mean, p99, deadlines)\n"),
+            "{row}"
+        );
+        let interval = |figure: &str, value: f64| FigureInterval {
+            figure: figure.into(),
+            value,
+            low: value - 1.0,
+            high: value + 1.0,
+            se: 0.5,
+            df: 3.0,
+            samples: 4,
+        };
+        scenario.repeats = vec![scenario.outcome.clone(); 4];
+        scenario.intervals = Some(Intervals {
+            method: IntervalMethod::Repeats,
+            level: 0.95,
+            figures: vec![interval("mean", 52.0), interval("p99", 300.0)],
+        });
+        let row = render_row(&scenario, &sheet, &run.settings);
+        assert!(
+            row.ends_with("(repeats, 4 × 3 s; not within ±5: deadlines)\n"),
+            "{row}"
+        );
+        let failed = &run.scenarios[3];
+        assert!(!render_row(failed, &sheet, &run.settings).contains("CI"));
     }
 
     #[test]

@@ -40,7 +40,7 @@ pub struct RunConfig {
 }
 
 /// How long and how often each scenario is measured.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Timing {
     /// Time measured per scenario.
     pub duration_ns: u64,
@@ -48,6 +48,40 @@ pub struct Timing {
     pub warmup_ns: u64,
     /// Times each scenario is measured (`--repeat`).
     pub repeats: u32,
+    /// With `--precision`: measure each scenario until it is this precise
+    /// (then `repeats` is 1).
+    pub precision: Option<PrecisionGoal>,
+}
+
+impl Timing {
+    /// Most measurements one scenario can take: `repeats`, or with
+    /// `--precision` as many as `--max-time` allows.
+    pub fn most_measurements(&self) -> u32 {
+        match self.precision {
+            Some(goal) => goal.max_measurements(self.duration_ns),
+            None => self.repeats,
+        }
+    }
+}
+
+/// `--precision PCT --max-time SECS`: measure a scenario again and again
+/// until the intervals of its headline figures are within `pct` (see
+/// `report::precision`), or until it has been measured for `max_time_ns`.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct PrecisionGoal {
+    /// Half-width allowed: % of the value, or points for shares in %.
+    pub pct: f64,
+    /// Most time measured per scenario, at least one measurement's.
+    pub max_time_ns: u64,
+}
+
+impl PrecisionGoal {
+    /// Most measurements of `duration_ns` that fit in the time allowed
+    /// (at least one).
+    pub fn max_measurements(&self, duration_ns: u64) -> u32 {
+        let fit = self.max_time_ns / duration_ns.max(1);
+        u32::try_from(fit).unwrap_or(u32::MAX).max(1)
+    }
 }
 
 /// What the probes' and loads' work is made of, as far as the machine and

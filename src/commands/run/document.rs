@@ -100,6 +100,11 @@ fn settings_record(config: &RunConfig, work: &PreparedWork) -> RunSettingsRecord
         swap_bytes: config.swap_file_bytes,
         repeats: config.timing.repeats,
         cpu_dma_latency_us: config.cpu_dma_latency_us,
+        precision_pct: config.timing.precision.map(|goal| goal.pct),
+        max_time_s: config
+            .timing
+            .precision
+            .map(|goal| goal.max_time_ns as f64 / 1e9),
     }
 }
 

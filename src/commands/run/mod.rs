@@ -1,9 +1,11 @@
 //! `feelbench run`: check the system, set up, make the work complete
 //! (sizes and calibration), then run every scenario in order (`--repeat`
-//! times, in rounds: see [`rounds`]), printing each row as it finishes and
-//! rewriting the run file after each measurement, so an interrupted run
-//! keeps what finished. Each phase is a function of its own module.
+//! times, in rounds: see [`rounds`]; or, with `--precision`, until precise:
+//! see [`adaptive`]), printing each row as it finishes and rewriting the run
+//! file after each measurement, so an interrupted run keeps what finished.
+//! Each phase is a function of its own module.
 
+mod adaptive;
 mod config;
 mod document;
 mod preflight;
@@ -11,7 +13,9 @@ mod rounds;
 mod setup;
 mod work;
 
-pub use config::{OutputChoice, OutputSettings, Preflight, RunConfig, Timing, WorkSettings};
+pub use config::{
+    OutputChoice, OutputSettings, PrecisionGoal, Preflight, RunConfig, Timing, WorkSettings,
+};
 
 use crate::engine::interrupt::Interrupt;
 use crate::engine::scenario::ScenarioSettings;
@@ -66,7 +70,8 @@ pub fn run(config: RunConfig, system: SystemInfo) -> anyhow::Result<ExitCode> {
         eprintln!("feelbench: run written to {}", path.display());
     }
     if run.run.interrupted {
-        report_interruption(&run, config.timing.repeats);
+        let repeated = config.timing.repeats > 1 || config.timing.precision.is_some();
+        report_interruption(&run, repeated);
     }
     Ok(exit_code(&run))
 }
@@ -100,7 +105,7 @@ impl Measuring<'_> {
             workdir_device: blockdev::device_of(Path::new("/proc"), &self.config.workdir),
         };
         let scenario_time = Duration::from_nanos(timing.duration_ns + timing.warmup_ns);
-        let measurements = self.work.scenarios.len() * timing.repeats as usize;
+        let measurements = self.work.scenarios.len() * timing.most_measurements() as usize;
         let mut progress = Progress::new(measurements, scenario_time, self.config.output.quiet);
         progress.print(&table::render_preamble(run));
         let rounds = Rounds {
@@ -112,7 +117,10 @@ impl Measuring<'_> {
             output: self.output,
             verbose: self.config.output.verbose,
         };
-        rounds.measure(run, &mut progress)?;
+        match timing.precision {
+            Some(goal) => rounds.measure_until_precise(run, &mut progress, goal)?,
+            None => rounds.measure(run, &mut progress)?,
+        }
         progress.print(&table::render_legend(run));
         Ok(())
     }
@@ -146,10 +154,11 @@ fn exit_code(run: &RunDocument) -> ExitCode {
     }
 }
 
-/// Says what an interrupted run kept.
-fn report_interruption(run: &RunDocument, repeats: u32) {
+/// Says what an interrupted run kept (`repeated`: when scenarios were
+/// measured more than once).
+fn report_interruption(run: &RunDocument, repeated: bool) {
     let scenarios = run.scenarios.len();
-    if repeats == 1 {
+    if !repeated {
         eprintln!(
             "feelbench: interrupted; {scenarios} finished scenario(s) kept, the running one dropped"
         );

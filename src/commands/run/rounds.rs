@@ -15,11 +15,12 @@ use crate::report::table;
 use anyhow::Context as _;
 use std::path::Path;
 
-/// What the scenario loop works with.
+/// What the scenario loops work with (this module's rounds, and
+/// `--precision`'s in [`super::adaptive`]).
 pub struct Rounds<'a> {
     /// The scenarios, in run order.
     pub scenarios: &'a [Scenario],
-    /// Times each scenario is measured.
+    /// Times each scenario is measured (1 with `--precision`).
     pub repeats: u32,
     /// What every scenario shares.
     pub settings: &'a ScenarioSettings,
@@ -42,33 +43,23 @@ impl Rounds<'_> {
     pub fn measure(&self, run: &mut RunDocument, progress: &mut Progress) -> anyhow::Result<()> {
         let mut printed = 0;
         'rounds: for round in 1..=self.repeats {
+            let (label, repeat) = match self.repeats {
+                1 => (String::new(), String::new()),
+                n => (
+                    format!(", round {round}/{n}"),
+                    format!(" (repeat {round} of {n})"),
+                ),
+            };
             for index in 0..self.scenarios.len() {
-                let Some(result) = self.measure_once(index, round, progress)? else {
+                let Some(result) = self.measure_once(index, &label, progress)? else {
                     run.run.interrupted = true;
                     break 'rounds;
                 };
-                self.warn_about(&result, round, progress);
-                let sheet = run.sheet(&result.probe).cloned().unwrap_or_default();
-                match run.scenarios.get_mut(index) {
-                    Some(scenario) => {
-                        scenario
-                            .add_repeat(result.outcome, &sheet)
-                            .with_context(|| {
-                                format!(
-                                    "merging the repeats of {} under {}",
-                                    result.probe, result.load
-                                )
-                            })?
-                    }
-                    None => run.scenarios.push(result),
-                }
+                self.warn_about(&result, &repeat, progress);
+                self.keep(run, index, result)?;
                 if round == self.repeats {
                     self.print_row(run, index, progress);
                     printed += 1;
-                }
-                if let Some(path) = self.output {
-                    write_run(path, run)
-                        .with_context(|| format!("cannot write the run to {}", path.display()))?;
                 }
             }
         }
@@ -78,21 +69,17 @@ impl Rounds<'_> {
         Ok(())
     }
 
-    /// Measures scenario `index` once; `None` when a signal interrupted it.
-    fn measure_once(
+    /// Measures scenario `index` once, `note` after its place in the
+    /// progress bar's label; `None` when a signal interrupted it.
+    pub(super) fn measure_once(
         &self,
         index: usize,
-        round: u32,
+        note: &str,
         progress: &mut Progress,
     ) -> anyhow::Result<Option<ScenarioResult>> {
         let scenario = &self.scenarios[index];
-        let rounds = if self.repeats > 1 {
-            format!(", round {round}/{}", self.repeats)
-        } else {
-            String::new()
-        };
         progress.start_scenario(&format!(
-            "{} under {} ({}/{}{rounds})",
+            "{} under {} ({}/{}{note})",
             scenario.probe.name,
             scenario.load.name,
             index + 1,
@@ -107,14 +94,37 @@ impl Rounds<'_> {
         Ok(outcome.ok())
     }
 
-    /// Says that a measurement failed or was disturbed.
-    fn warn_about(&self, result: &ScenarioResult, round: u32, progress: &Progress) {
-        let repeat = if self.repeats > 1 {
-            format!(" (repeat {round} of {})", self.repeats)
-        } else {
-            String::new()
-        };
-        let what = format!("{} under {}{repeat}", result.probe, result.load);
+    /// Keeps `result` as scenario `index`'s first measurement or its latest
+    /// repeat, and writes the run again.
+    pub(super) fn keep(
+        &self,
+        run: &mut RunDocument,
+        index: usize,
+        result: ScenarioResult,
+    ) -> anyhow::Result<()> {
+        let sheet = run.sheet(&result.probe).cloned().unwrap_or_default();
+        match run.scenarios.get_mut(index) {
+            Some(scenario) => scenario
+                .add_repeat(result.outcome, &sheet)
+                .with_context(|| {
+                    format!(
+                        "merging the repeats of {} under {}",
+                        result.probe, result.load
+                    )
+                })?,
+            None => run.scenarios.push(result),
+        }
+        if let Some(path) = self.output {
+            write_run(path, run)
+                .with_context(|| format!("cannot write the run to {}", path.display()))?;
+        }
+        Ok(())
+    }
+
+    /// Says that a measurement failed or was disturbed, naming it by its
+    /// scenario and `which` (` (repeat 2 of 3)`).
+    pub(super) fn warn_about(&self, result: &ScenarioResult, which: &str, progress: &Progress) {
+        let what = format!("{} under {}{which}", result.probe, result.load);
         let outcome = &result.outcome;
         if outcome.status == ScenarioStatus::Failed {
             progress.warn(&format!(
@@ -133,13 +143,13 @@ impl Rounds<'_> {
 
     /// Prints scenario `index`'s row, after its probe's header when it is
     /// the probe's first.
-    fn print_row(&self, run: &RunDocument, index: usize, progress: &Progress) {
+    pub(super) fn print_row(&self, run: &RunDocument, index: usize, progress: &Progress) {
         let scenario = &run.scenarios[index];
         let sheet = run.sheet(&scenario.probe).cloned().unwrap_or_default();
         if index == 0 || run.scenarios[index - 1].probe != scenario.probe {
             progress.print(&table::render_probe_header(&scenario.probe, &sheet));
         }
-        progress.print(&table::render_row(scenario, &sheet));
+        progress.print(&table::render_row(scenario, &sheet, &run.settings));
         if self.verbose {
             progress.print(&table::render_telemetry(scenario));
         }
