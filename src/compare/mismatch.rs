@@ -3,6 +3,7 @@
 //! the settings and kernel (shown, since they are usually the point).
 
 use crate::report::schema::RunDocument;
+use crate::system::cpulist::CpuList;
 use serde::Serialize;
 
 /// How far calibrations may differ (as a fraction) before the comparison warns.
@@ -65,7 +66,21 @@ const SETTINGS: &[Fact] = &[
             .swap_bytes
             .map_or("none".into(), |b| (b >> 20).to_string())
     }),
+    ("probe CPUs", |r| {
+        any_or_list(r.settings.probe_cpus.as_ref())
+    }),
+    ("load CPUs", |r| any_or_list(r.settings.load_cpus.as_ref())),
+    ("load CPU weight", |r| {
+        r.settings
+            .load_cpu_weight
+            .map_or("none".into(), |w| w.to_string())
+    }),
 ];
+
+/// A CPU list, or `any` when the run left the choice to the scheduler.
+fn any_or_list(cpus: Option<&CpuList>) -> String {
+    cpus.map_or("any".into(), CpuList::to_string)
+}
 
 fn gib(bytes: u64) -> String {
     format!("{:.1}", bytes as f64 / f64::from(1u32 << 30))
@@ -140,6 +155,30 @@ mod tests {
         let what: Vec<&str> = d.iter().map(|d| d.what.as_str()).collect();
         assert_eq!(what, ["kernel", "load nice"]);
         assert_eq!(d[1].values, ["0", "19"]);
+    }
+
+    #[test]
+    fn placement_differences_are_listed() {
+        let mut other = fixture::run();
+        other.settings.probe_cpus = "0".parse().ok();
+        other.settings.load_cpus = "1".parse().ok();
+        other.settings.load_cpu_weight = Some(10);
+        let d = differences(&[fixture::run(), other]);
+        let rows: Vec<(&str, &[String])> = d
+            .iter()
+            .map(|d| (d.what.as_str(), d.values.as_slice()))
+            .collect();
+        assert_eq!(
+            rows,
+            [
+                ("probe CPUs", &["any".to_string(), "0".to_string()][..]),
+                ("load CPUs", &["any".to_string(), "1".to_string()][..]),
+                (
+                    "load CPU weight",
+                    &["none".to_string(), "10".to_string()][..]
+                ),
+            ]
+        );
     }
 
     #[test]

@@ -70,6 +70,7 @@ fn scenario(probe: &str, load: &str, mean_us: f64) -> ScenarioResult {
                     device_write_mb_s: 0.0,
                     processes: 4,
                     usage: vec![],
+                    cpus: None,
                 }],
             },
             telemetry: None,
@@ -138,6 +139,9 @@ pub fn run() -> RunDocument {
             mem_limit_bytes: None,
             swap_bytes: None,
             repeats: 1,
+            probe_cpus: None,
+            load_cpus: None,
+            load_cpu_weight: None,
         },
         probes: ["audio", "gaming"]
             .map(|p| (p.to_string(), crate::probe::sheet_of(p).unwrap()))

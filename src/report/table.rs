@@ -4,7 +4,8 @@
 
 use super::figure::Figure;
 use super::schema::{
-    IntervalMethod, LoadWork, Measurement, RunDocument, ScenarioResult, ScenarioStatus,
+    IntervalMethod, LoadWork, Measurement, RunDocument, RunSettingsRecord, ScenarioResult,
+    ScenarioStatus,
 };
 use crate::figures::{rate, Column, ProbeSheet};
 use crate::measure::batches::BATCHES;
@@ -112,7 +113,7 @@ pub fn render_preamble(run: &RunDocument) -> String {
         String::new()
     };
     let mut out = format!(
-        "feelbench {} on {} ({} CPUs), kernel {}\n{} s per scenario{repeats}, loops_per_ms {:.0}, probe {} nice {}, loads nice {}\n",
+        "feelbench {} on {} ({} CPUs), kernel {}\n{} s per scenario{repeats}, loops_per_ms {:.0}, probe {} nice {}, loads nice {}{}\n",
         run.tool.version,
         run.system.hostname,
         run.system.cpus,
@@ -122,11 +123,28 @@ pub fn render_preamble(run: &RunDocument) -> String {
         policy,
         s.probe_sched.nice,
         s.load_nice,
+        placement(s),
     );
     if let Some(comment) = &run.run.comment {
         out.push_str(&format!("comment: {comment}\n"));
     }
     out
+}
+
+/// Where the probe and the loads ran, when the run chose it: `, probe on
+/// CPUs 0, loads on CPUs 1, loads at CPU weight 10`.
+fn placement(s: &RunSettingsRecord) -> String {
+    let parts = [
+        s.probe_cpus.as_ref().map(|c| format!("probe on CPUs {c}")),
+        s.load_cpus.as_ref().map(|c| format!("loads on CPUs {c}")),
+        s.load_cpu_weight
+            .map(|w| format!("loads at CPU weight {w}")),
+    ];
+    parts
+        .into_iter()
+        .flatten()
+        .map(|p| format!(", {p}"))
+        .collect()
 }
 
 /// The title and column header of a probe's table.
@@ -370,5 +388,17 @@ mod tests {
         assert!(render_preamble(&run).contains("\n3 s per scenario, loops_per_ms"));
         run.settings.repeats = 3;
         assert!(render_preamble(&run).contains("\n3 s per scenario × 3 repeats, loops_per_ms"));
+    }
+
+    #[test]
+    fn preamble_names_the_placement_only_when_chosen() {
+        let mut run = crate::report::fixture::run();
+        assert!(render_preamble(&run).contains("loads nice 0\n"));
+        run.settings.load_cpus = "1".parse().ok();
+        assert!(render_preamble(&run).contains("loads nice 0, loads on CPUs 1\n"));
+        run.settings.probe_cpus = "0".parse().ok();
+        run.settings.load_cpu_weight = Some(10);
+        assert!(render_preamble(&run)
+            .contains("loads nice 0, probe on CPUs 0, loads on CPUs 1, loads at CPU weight 10\n"));
     }
 }

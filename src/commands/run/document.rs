@@ -99,6 +99,9 @@ fn settings_record(config: &RunConfig, work: &PreparedWork) -> RunSettingsRecord
         mem_limit_bytes: config.mem_limit_bytes,
         swap_bytes: config.swap_file_bytes,
         repeats: config.timing.repeats,
+        probe_cpus: config.placement.probe_cpus.clone(),
+        load_cpus: config.placement.load_cpus.clone(),
+        load_cpu_weight: config.placement.load_cpu_weight,
     }
 }
 

@@ -11,7 +11,9 @@ mod rounds;
 mod setup;
 mod work;
 
-pub use config::{OutputChoice, OutputSettings, Preflight, RunConfig, Timing, WorkSettings};
+pub use config::{
+    OutputChoice, OutputSettings, Placement, Preflight, RunConfig, Timing, WorkSettings,
+};
 
 use crate::engine::interrupt::Interrupt;
 use crate::engine::scenario::ScenarioSettings;
@@ -21,7 +23,7 @@ use crate::progress::Progress;
 use crate::report::file::write_run;
 use crate::report::schema::{RunDocument, ScenarioResult, ScenarioStatus, Warning};
 use crate::report::table;
-use crate::system::cgroup::MemoryCgroup;
+use crate::system::cgroup::Cgroup;
 use crate::system::SystemInfo;
 use anyhow::Context as _;
 use rounds::Rounds;
@@ -93,9 +95,12 @@ impl Measuring<'_> {
             load_nice: self.config.load_nice,
             load_cgroup_procs: self
                 .setup
-                .load_cgroup
-                .as_ref()
-                .map(MemoryCgroup::procs_file),
+                .load_cgroups
+                .iter()
+                .map(Cgroup::procs_file)
+                .collect(),
+            probe_cpus: self.config.placement.probe_cpus.clone(),
+            load_cpus: self.config.placement.load_cpus.clone(),
         };
         let scenario_time = Duration::from_nanos(timing.duration_ns + timing.warmup_ns);
         let measurements = self.work.scenarios.len() * timing.repeats as usize;
