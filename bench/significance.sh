@@ -9,13 +9,16 @@ usage() {
     cat <<EOF
 Usage: $(basename "$0") [-p nice|rt] [-d "SECS ..."] [-n REPEATS] [-a ALPHA] [-h]
   -p PAIR     nice: loads at nice 0 (baseline) vs nice 19;
-              rt:   probe SCHED_OTHER (baseline) vs --rt (SCHED_FIFO)   (default nice)
+              rt:   probe SCHED_OTHER (baseline) vs --rt (SCHED_FIFO);
+              pin:  loads on any CPU (baseline) vs --load-cpus 1;
+              weight: --load-cpu-weight 100 (baseline) vs 10   (default nice)
   -d "SECS"   measured seconds per scenario to try, in order (default "0.5 1 2 4 8")
   -n REPEATS  --repeat of each run (default 1: batch-means intervals)
   -a ALPHA    significance level of compare (default 0.01)
   -h          this help
 Prints, per duration, each figure's change, verdict and p-value, and the
-measuring time the pair took (2 runs x REPEATS x SECS). Needs root for --rt.
+measuring time the pair took (2 runs x REPEATS x SECS). Needs root for --rt
+and weight.
 EOF
 }
 
@@ -36,7 +39,10 @@ done
 case $pair in
     nice) base=(--load-nice 0 -m "loads nice 0"); other=(--load-nice 19 -m "loads nice 19") ;;
     rt) base=(-m "SCHED_OTHER"); other=(--rt -m "SCHED_FIFO") ;;
-    *) echo "significance.sh: -p takes nice or rt" >&2; exit 2 ;;
+    pin) base=(-m "loads on any CPU"); other=(--load-cpus 1 -m "loads on CPU 1") ;;
+    weight) base=(--load-cpu-weight 100 -m "loads at weight 100")
+        other=(--load-cpu-weight 10 -m "loads at weight 10") ;;
+    *) echo "significance.sh: -p takes nice, rt, pin or weight" >&2; exit 2 ;;
 esac
 [[ $repeats =~ ^[1-9][0-9]*$ ]] || { echo "significance.sh: -n takes a whole number >= 1" >&2; exit 2; }
 

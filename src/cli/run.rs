@@ -268,9 +268,7 @@ impl RunArgs {
             output: self.output.settings(),
         })
     }
-}
 
-impl RunArgs {
     /// Where the probe and the loads run: CPUs that are online on
     /// `machine`, a weight in range.
     fn placement(&self, machine: &Machine) -> Result<Placement, UsageError> {

@@ -46,7 +46,7 @@ pub fn run(spec_json: &str) -> i32 {
                 cpus,
             } => {
                 let context = LoadContext { params, arg, dir };
-                let place = Placement { cgroup_procs, cpus };
+                let place = LoadPlacement { cgroup_procs, cpus };
                 run_load(&load, &context, nice, &place)
             }
         });
@@ -102,14 +102,14 @@ fn run_probe(
 }
 
 /// Where a load worker puts itself before it works.
-struct Placement {
+struct LoadPlacement {
     /// `cgroup.procs` files of the cgroups to join.
     cgroup_procs: Vec<PathBuf>,
     /// The CPUs to run on.
     cpus: Option<CpuList>,
 }
 
-impl Placement {
+impl LoadPlacement {
     /// Joins the cgroups and sets the affinity (while this is the only
     /// thread, so what the load starts inherits both); returns the CPUs the
     /// worker may run on.
@@ -124,7 +124,12 @@ impl Placement {
     }
 }
 
-fn run_load(name: &str, context: &LoadContext, nice: i32, place: &Placement) -> anyhow::Result<()> {
+fn run_load(
+    name: &str,
+    context: &LoadContext,
+    nice: i32,
+    place: &LoadPlacement,
+) -> anyhow::Result<()> {
     // First, so that everything the load allocates is charged to the cgroups.
     let cpus = place.apply()?;
     sched::set_thread_name(&format!("fb-load-{name}"));
