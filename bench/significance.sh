@@ -8,10 +8,12 @@ set -euo pipefail
 
 usage() {
     cat <<EOF
-Usage: $(basename "$0") [-p nice|rt] [-d "SECS ..."] [-P "PCT ..."] [-T SECS] [-M SECS]
+Usage: $(basename "$0") [-p nice|rt|pin|weight] [-d "SECS ..."] [-P "PCT ..."] [-T SECS] [-M SECS]
                        [-n REPEATS] [-k TRIES] [-a ALPHA] [-h]
   -p PAIR     nice: loads at nice 0 (baseline) vs nice 19;
-              rt:   probe SCHED_OTHER (baseline) vs --rt (SCHED_FIFO)   (default nice)
+              rt:   probe SCHED_OTHER (baseline) vs --rt (SCHED_FIFO);
+              pin:  loads on any CPU (baseline) vs --load-cpus 1;
+              weight: --load-cpu-weight 100 (baseline) vs 10   (default nice)
   -d "SECS"   plain measured seconds per scenario to try, in order (default "0.5 1 2 4 8";
               "" for none)
   -P "PCT"    --precision goals to try after them (default none), each with -t from -T
@@ -24,7 +26,7 @@ Prints, per try, each figure's change, verdict and p-value, and the seconds
 measured per scenario (baseline/other: measurements x -t) and how many
 measurements feelbench found disturbed by other processes, then per setting
 how many of the tries found each figure significant and the mean seconds
-measured per scenario. Needs root for --rt. Logs and runs stay under
+measured per scenario. Needs root for --rt and weight. Logs and runs stay under
 target/bench-significance/ (the last try's).
 EOF
 }
@@ -54,7 +56,10 @@ done
 case $pair in
     nice) base=(--load-nice 0 -m "loads nice 0"); other=(--load-nice 19 -m "loads nice 19") ;;
     rt) base=(-m "SCHED_OTHER"); other=(--rt -m "SCHED_FIFO") ;;
-    *) echo "significance.sh: -p takes nice or rt" >&2; exit 2 ;;
+    pin) base=(-m "loads on any CPU"); other=(--load-cpus 1 -m "loads on CPU 1") ;;
+    weight) base=(--load-cpu-weight 100 -m "loads at weight 100")
+        other=(--load-cpu-weight 10 -m "loads at weight 10") ;;
+    *) echo "significance.sh: -p takes nice, rt, pin or weight" >&2; exit 2 ;;
 esac
 for n in "$repeats" "$tries"; do
     [[ $n =~ ^[1-9][0-9]*$ ]] || { echo "significance.sh: -n and -k take a whole number >= 1" >&2; exit 2; }

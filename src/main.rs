@@ -44,6 +44,7 @@ fn dispatch(command: UserCommand) -> anyhow::Result<ExitCode> {
             .ok()
             .and_then(|m| m.get("SwapFree"))
             .unwrap_or(0),
+        online_cpus: system::cpulist::online(Path::new("/sys")).ok(),
     };
     let task = command.into_task(&machine)?;
     commands::execute(task, system)

@@ -18,6 +18,7 @@ use crate::compare::{CompareOptions, Layout};
 use crate::exit::UsageError;
 use crate::probe;
 use crate::report;
+use crate::system::cpulist::CpuList;
 use clap::{Args, Parser, Subcommand, ValueEnum};
 use run::RunArgs;
 use std::path::PathBuf;
@@ -81,12 +82,14 @@ pub enum UserCommand {
 }
 
 /// What the settings of a command depend on about the machine.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Machine {
     /// CPUs the run may use.
     pub cpus: usize,
     /// Swap free on the system now.
     pub free_swap_bytes: u64,
+    /// The CPUs online now; `None` when /sys does not say.
+    pub online_cpus: Option<CpuList>,
 }
 
 impl UserCommand {

@@ -4,15 +4,20 @@
 
 use super::docs;
 use super::select::{Loads, Probes, Selection};
-use super::values::{check, check_nice, parse_bytes, parse_expect, parse_percent, seconds_to_ns};
+use super::values::{
+    check, check_nice, check_online, parse_bytes, parse_cpu_list, parse_expect, parse_percent,
+    seconds_to_ns,
+};
 use super::Machine;
 use crate::commands::run::{
-    OutputChoice, OutputSettings, PrecisionGoal, Preflight, RunConfig, Timing, WorkSettings,
+    OutputChoice, OutputSettings, Placement, PrecisionGoal, Preflight, RunConfig, Timing,
+    WorkSettings,
 };
 use crate::engine::scenario::Scenario;
 use crate::exit::UsageError;
 use crate::measure::sched::SchedRequest;
 use crate::sim::CustomShape;
+use crate::system::cpulist::CpuList;
 use crate::system::pmqos;
 use clap::Args;
 use std::path::PathBuf;
@@ -29,6 +34,8 @@ const MAX_REPEATS: u32 = 1000;
 /// long; it also bounds a default run with `--precision` to 10 times its
 /// usual length.
 const DEFAULT_MAX_MEASUREMENTS: f64 = 10.0;
+/// The range of cgroup CPU weights (v2 `cpu.weight`).
+const CPU_WEIGHTS: std::ops::RangeInclusive<u32> = 1..=10_000;
 
 /// Options of `feelbench run` (interbench's letters where they do not clash).
 #[derive(Debug, Args)]
@@ -143,6 +150,9 @@ struct ProbeSchedArgs {
     /// Timer slack of the probe in ns (set after the last policy change).
     #[arg(long = "timer-slack", value_name = "NS", default_value_t = 1)]
     timer_slack_ns: u64,
+    /// Run the probe on these CPUs only, e.g. 0 or 0,2-3 (sched_setaffinity).
+    #[arg(long = "probe-cpus", value_name = "LIST", value_parser = parse_cpu_list)]
+    probe_cpus: Option<CpuList>,
 }
 
 /// What the probes' and loads' work is made of.
@@ -202,6 +212,14 @@ struct LoadArgs {
     /// Add a temporary swap file of this size for the run, e.g. 2G.
     #[arg(long = "swap", value_name = "SIZE", value_parser = parse_bytes)]
     swap_bytes: Option<u64>,
+    /// Run the loads, and all they start, on these CPUs only, e.g. 1 or 1-3
+    /// (sched_setaffinity).
+    #[arg(long = "load-cpus", value_name = "LIST", value_parser = parse_cpu_list)]
+    load_cpus: Option<CpuList>,
+    /// Run the loads in a CPU cgroup of this weight, 1 to 10000 (100 is the
+    /// default share; cgroup v2 cpu.weight, else v1 cpu.shares = N × 1024 / 100).
+    #[arg(long = "load-cpu-weight", value_name = "N")]
+    load_cpu_weight: Option<u32>,
 }
 
 /// What the run writes and prints.
@@ -272,6 +290,7 @@ impl RunArgs {
         let preflight = self.safety.preflight()?;
         let cpu_dma_latency_us = self.power.cpu_dma_latency()?;
         let scenarios = self.selection.scenarios(self.timing.full, &work)?;
+        let placement = self.placement(machine)?;
         Ok(RunConfig {
             scenarios,
             loads_given: self.selection.loads_given(),
@@ -282,9 +301,27 @@ impl RunArgs {
             workdir: self.loads.workdir,
             mem_limit_bytes: self.loads.mem_limit_bytes,
             swap_file_bytes: self.loads.swap_bytes,
+            placement,
             preflight,
             output: self.output.settings(),
             cpu_dma_latency_us,
+        })
+    }
+
+    /// Where the probe and the loads run: CPUs that are online on
+    /// `machine`, a weight in range.
+    fn placement(&self, machine: &Machine) -> Result<Placement, UsageError> {
+        let online = machine.online_cpus.as_ref();
+        let weight = self.loads.load_cpu_weight;
+        if let Some(weight) = weight {
+            check(CPU_WEIGHTS.contains(&weight), (), || {
+                format!("--load-cpu-weight takes 1 to 10000, not {weight}")
+            })?;
+        }
+        Ok(Placement {
+            probe_cpus: check_online("--probe-cpus", self.probe.probe_cpus.clone(), online)?,
+            load_cpus: check_online("--load-cpus", self.loads.load_cpus.clone(), online)?,
+            load_cpu_weight: weight,
         })
     }
 }

@@ -15,6 +15,7 @@ fn machine(free_swap_bytes: u64) -> Machine {
     Machine {
         cpus: 2,
         free_swap_bytes,
+        online_cpus: "0-1".parse().ok(),
     }
 }
 
@@ -170,6 +171,47 @@ fn cpu_dma_latency_is_kept_when_given_and_refused_when_not_a_limit() {
     for value in ["-1", "1.5", "zero", "4294967296"] {
         let parsed = Cli::try_parse_from(["feelbench", "run", "--cpu-dma-latency", value]);
         assert!(parsed.is_err(), "{value}");
+    }
+}
+
+#[test]
+fn placement_takes_online_cpus_and_weights_in_range() {
+    let c = config(&[
+        "--probe-cpus",
+        "0",
+        "--load-cpus",
+        "1",
+        "--load-cpu-weight",
+        "10",
+    ])
+    .unwrap();
+    let shown = |cpus: &Option<CpuList>| cpus.as_ref().map(CpuList::to_string);
+    assert_eq!(shown(&c.placement.probe_cpus).as_deref(), Some("0"));
+    assert_eq!(shown(&c.placement.load_cpus).as_deref(), Some("1"));
+    assert_eq!(c.placement.load_cpu_weight, Some(10));
+    assert_eq!(config(&[]).unwrap().placement, Default::default());
+    let err = config(&["--load-cpus", "1-2"]).unwrap_err().to_string();
+    assert_eq!(
+        err,
+        "--load-cpus: CPU 2 is not online (the online CPUs are 0-1)"
+    );
+    for weight in ["0", "10001"] {
+        let err = config(&["--load-cpu-weight", weight])
+            .unwrap_err()
+            .to_string();
+        assert_eq!(
+            err,
+            format!("--load-cpu-weight takes 1 to 10000, not {weight}")
+        );
+    }
+}
+
+#[test]
+fn malformed_cpu_lists_are_refused_by_the_parser() {
+    for list in ["", "x", "1-", "2-1"] {
+        let err = Cli::try_parse_from(["feelbench", "run", "--probe-cpus", list]).unwrap_err();
+        assert_eq!(err.exit_code(), 2, "{list:?}");
+        assert!(err.to_string().contains("not a CPU list"), "{err}");
     }
 }
 

@@ -3,6 +3,7 @@
 //! [`UsageError`] naming the option and its range.
 
 use crate::exit::UsageError;
+use crate::system::cpulist::CpuList;
 use crate::system::environment;
 
 /// A size such as `512M`, `4G` or `1048576` (K, M, G and T are powers of 1024).
@@ -39,6 +40,28 @@ pub fn parse_percent(text: &str) -> Result<f64, String> {
         _ => Err(format!(
             "give a percentage above 0 and at most 100, such as 5 or 5%, not {text:?}"
         )),
+    }
+}
+
+/// A CPU list such as `0`, `1-3` or `0,2`.
+pub fn parse_cpu_list(text: &str) -> Result<CpuList, String> {
+    text.parse()
+        .map_err(|e: crate::system::cpulist::CpuListError| e.to_string())
+}
+
+/// `cpus` of `option`, when every one is online (unchecked when the
+/// online CPUs are not known).
+pub fn check_online(
+    option: &str,
+    cpus: Option<CpuList>,
+    online: Option<&CpuList>,
+) -> Result<Option<CpuList>, UsageError> {
+    match (cpus, online) {
+        (Some(cpus), Some(online)) => cpus
+            .within(online)
+            .map(Some)
+            .map_err(|e| UsageError::new(format!("{option}: {e}"))),
+        (cpus, _) => Ok(cpus),
     }
 }
 
@@ -100,6 +123,31 @@ mod tests {
                 "{bad}"
             );
         }
+    }
+
+    #[test]
+    fn cpu_lists_parse_and_are_checked_against_the_online_cpus() {
+        assert_eq!(parse_cpu_list("1-3").unwrap().to_string(), "1-3");
+        assert!(parse_cpu_list("one")
+            .unwrap_err()
+            .contains("not a CPU list"));
+        let online = parse_cpu_list("0-1").ok();
+        let cpus = parse_cpu_list("0,1").ok();
+        let checked = check_online("--load-cpus", cpus.clone(), online.as_ref());
+        assert_eq!(checked.unwrap(), cpus);
+        let err = check_online("--load-cpus", parse_cpu_list("2").ok(), online.as_ref())
+            .unwrap_err()
+            .to_string();
+        assert_eq!(
+            err,
+            "--load-cpus: CPU 2 is not online (the online CPUs are 0-1)"
+        );
+        assert_eq!(
+            check_online("--probe-cpus", None, online.as_ref()).unwrap(),
+            None
+        );
+        let unknown = check_online("--probe-cpus", parse_cpu_list("7").ok(), None);
+        assert_eq!(unknown.unwrap(), parse_cpu_list("7").ok());
     }
 
     #[test]

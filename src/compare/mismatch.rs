@@ -3,6 +3,7 @@
 //! the settings and kernel (shown, since they are usually the point).
 
 use crate::report::schema::RunDocument;
+use crate::system::cpulist::CpuList;
 use serde::Serialize;
 
 /// How far calibrations may differ (as a fraction) before the comparison warns.
@@ -72,11 +73,25 @@ const SETTINGS: &[Fact] = &[
             .map_or("none".into(), |b| (b >> 20).to_string())
     }),
     ("PM QoS (µs)", |r| pm_qos(r.settings.cpu_dma_latency_us)),
+    ("probe CPUs", |r| {
+        any_or_list(r.settings.probe_cpus.as_ref())
+    }),
+    ("load CPUs", |r| any_or_list(r.settings.load_cpus.as_ref())),
+    ("load CPU weight", |r| {
+        r.settings
+            .load_cpu_weight
+            .map_or("none".into(), |w| w.to_string())
+    }),
 ];
 
 /// The PM QoS limit a run held, or `not held`.
 fn pm_qos(limit_us: Option<u32>) -> String {
     limit_us.map_or("not held".into(), |us| us.to_string())
+}
+
+/// A CPU list, or `any` when the run left the choice to the scheduler.
+fn any_or_list(cpus: Option<&CpuList>) -> String {
+    cpus.map_or("any".into(), CpuList::to_string)
 }
 
 fn gib(bytes: u64) -> String {
@@ -172,6 +187,30 @@ mod tests {
         let d = differences(&[fixture::run(), other]);
         assert_eq!(d.len(), 1, "{d:?}");
         assert_eq!(d[0].values, ["none", "±5 (at most 30 s)"]);
+    }
+
+    #[test]
+    fn placement_differences_are_listed() {
+        let mut other = fixture::run();
+        other.settings.probe_cpus = "0".parse().ok();
+        other.settings.load_cpus = "1".parse().ok();
+        other.settings.load_cpu_weight = Some(10);
+        let d = differences(&[fixture::run(), other]);
+        let rows: Vec<(&str, &[String])> = d
+            .iter()
+            .map(|d| (d.what.as_str(), d.values.as_slice()))
+            .collect();
+        assert_eq!(
+            rows,
+            [
+                ("probe CPUs", &["any".to_string(), "0".to_string()][..]),
+                ("load CPUs", &["any".to_string(), "1".to_string()][..]),
+                (
+                    "load CPU weight",
+                    &["none".to_string(), "10".to_string()][..]
+                ),
+            ]
+        );
     }
 
     #[test]

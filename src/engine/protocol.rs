@@ -7,6 +7,7 @@ use crate::figures::ProbeResult;
 use crate::measure::sched::SchedRequest;
 use crate::measure::window::Window;
 use crate::sim::WorkParams;
+use crate::system::cpulist::CpuList;
 use crate::system::telemetry::ProcessUsage;
 use serde::{Deserialize, Serialize};
 use std::path::PathBuf;
@@ -21,6 +22,8 @@ pub enum WorkerSpec {
         params: WorkParams,
         duration_ns: u64,
         sched: SchedRequest,
+        /// The CPUs the probe runs on (`--probe-cpus`), set first.
+        cpus: Option<CpuList>,
     },
     /// Run one process's share of `load` until stopped.
     Load {
@@ -29,9 +32,11 @@ pub enum WorkerSpec {
         params: WorkParams,
         nice: i32,
         dir: PathBuf,
-        /// The `cgroup.procs` file of the memory cgroup the worker joins
-        /// before anything else (`--mem-limit`).
-        cgroup_procs: Option<PathBuf>,
+        /// The `cgroup.procs` files of the cgroups the worker joins before
+        /// anything else (`--mem-limit`, `--load-cpu-weight`).
+        cgroup_procs: Vec<PathBuf>,
+        /// The CPUs the load runs on (`--load-cpus`), set first.
+        cpus: Option<CpuList>,
     },
 }
 
@@ -58,7 +63,7 @@ impl WorkerMessage {
 
 /// What one load process got done between the first and last moment it saw
 /// inside the measurement window.
-#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct LoadSample {
     /// Units of work done between the two observations.
     pub units: f64,
@@ -73,6 +78,9 @@ pub struct LoadSample {
     /// What the process used over its life, taken as it stops.
     #[serde(default)]
     pub usage: Option<ProcessUsage>,
+    /// The CPUs the process could run on, read back as it started.
+    #[serde(default)]
+    pub cpus: Option<CpuList>,
 }
 
 /// The command that gives load workers the measurement window.
@@ -115,7 +123,8 @@ mod tests {
             params: WorkParams::for_tests(),
             nice: 5,
             dir: "/tmp/x".into(),
-            cgroup_procs: Some("/sys/fs/cgroup/memory/feelbench-1/cgroup.procs".into()),
+            cgroup_procs: vec!["/sys/fs/cgroup/memory/feelbench-1/cgroup.procs".into()],
+            cpus: Some("1".parse().unwrap()),
         };
         let text = serde_json::to_string(&spec).unwrap();
         assert!(text.contains(r#""role":"load""#), "{text}");

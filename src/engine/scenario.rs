@@ -15,6 +15,7 @@ use crate::measure::window::Window;
 use crate::probe::ProbeDef;
 use crate::report::schema::{LoadWork, Measurement, ScenarioResult, ScenarioStatus};
 use crate::sim::WorkParams;
+use crate::system::cpulist::CpuList;
 use crate::system::telemetry::{Sampler, ScenarioTelemetry};
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
@@ -39,9 +40,14 @@ pub struct ScenarioSettings {
     pub params: WorkParams,
     pub probe_sched: SchedRequest,
     pub load_nice: i32,
-    /// The `cgroup.procs` file of the memory cgroup the load workers join
-    /// (`--mem-limit`). The probe stays outside: it is what is measured.
-    pub load_cgroup_procs: Option<PathBuf>,
+    /// The `cgroup.procs` files of the cgroups the load workers join
+    /// (`--mem-limit`, `--load-cpu-weight`). The probe stays outside: it is
+    /// what is measured.
+    pub load_cgroup_procs: Vec<PathBuf>,
+    /// The CPUs the probe runs on (`--probe-cpus`).
+    pub probe_cpus: Option<CpuList>,
+    /// The CPUs the loads run on (`--load-cpus`).
+    pub load_cpus: Option<CpuList>,
     /// `MAJ:MIN` of the work directory's block device, whose own counters
     /// telemetry samples.
     pub workdir_device: Option<String>,
@@ -196,6 +202,7 @@ fn start_loads<'a>(
                 nice: settings.load_nice,
                 dir: dir.to_path_buf(),
                 cgroup_procs: settings.load_cgroup_procs.clone(),
+                cpus: settings.load_cpus.clone(),
             };
             let label = format!(
                 "load {} (process {} of {processes})",
@@ -233,6 +240,7 @@ fn start_probe(
         params: settings.params,
         duration_ns: settings.duration_ns,
         sched: settings.probe_sched,
+        cpus: settings.probe_cpus.clone(),
     };
     let probe = group
         .spawn(format!("probe {}", def.name), &spec)
@@ -323,6 +331,11 @@ fn combine_samples(def: &LoadDef, samples: &[LoadSample]) -> Result<LoadWork, St
             .sum(),
         processes: samples.len(),
         usage: samples.iter().filter_map(|s| s.usage).collect(),
+        cpus: CpuList::from_cpus(
+            samples
+                .iter()
+                .flat_map(|s| s.cpus.iter().flat_map(CpuList::cpus)),
+        ),
     })
 }
 

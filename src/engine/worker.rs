@@ -5,15 +5,17 @@
 use super::protocol::{parse_window_command, LoadSample, WorkerMessage, WorkerSpec};
 use crate::figures::ProbeResult;
 use crate::load::{self, Load, LoadContext, LoadError};
+use crate::measure::affinity;
 use crate::measure::clock::{now_ns, process_and_children_cpu_ns};
 use crate::measure::sched::{self, SchedRequest};
 use crate::measure::window::{Counters, Window, WindowMeter};
 use crate::probe;
 use crate::sim::WorkParams;
+use crate::system::cpulist::CpuList;
 use crate::system::{cgroup, procfs, telemetry};
 use anyhow::{anyhow, Context as _};
 use std::io::{BufRead as _, Write as _};
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Arc;
 
@@ -32,7 +34,8 @@ pub fn run(spec_json: &str) -> i32 {
                 params,
                 duration_ns,
                 sched,
-            } => run_probe(&probe, &params, duration_ns, &sched),
+                cpus,
+            } => run_probe(&probe, &params, duration_ns, &sched, cpus.as_ref()),
             WorkerSpec::Load {
                 load,
                 arg,
@@ -40,9 +43,11 @@ pub fn run(spec_json: &str) -> i32 {
                 nice,
                 dir,
                 cgroup_procs,
+                cpus,
             } => {
                 let context = LoadContext { params, arg, dir };
-                run_load(&load, &context, nice, cgroup_procs.as_deref())
+                let place = LoadPlacement { cgroup_procs, cpus };
+                run_load(&load, &context, nice, &place)
             }
         });
     match outcome {
@@ -71,7 +76,10 @@ fn run_probe(
     params: &WorkParams,
     duration_ns: u64,
     request: &SchedRequest,
+    cpus: Option<&CpuList>,
 ) -> anyhow::Result<()> {
+    // First, while this is the only thread: the threads the probe starts inherit it.
+    cpus.map(affinity::set).transpose()?;
     sched::set_thread_name(&format!("fb-probe-{name}"));
     let def = probe::find(name).ok_or_else(|| anyhow!("unknown probe {name}"))?;
     let probe = (def.build)(params)?;
@@ -93,16 +101,37 @@ fn run_probe(
     Ok(())
 }
 
+/// Where a load worker puts itself before it works.
+struct LoadPlacement {
+    /// `cgroup.procs` files of the cgroups to join.
+    cgroup_procs: Vec<PathBuf>,
+    /// The CPUs to run on.
+    cpus: Option<CpuList>,
+}
+
+impl LoadPlacement {
+    /// Joins the cgroups and sets the affinity (while this is the only
+    /// thread, so what the load starts inherits both); returns the CPUs the
+    /// worker may run on.
+    fn apply(&self) -> anyhow::Result<CpuList> {
+        for procs in &self.cgroup_procs {
+            cgroup::join(procs)?;
+        }
+        match &self.cpus {
+            Some(cpus) => Ok(affinity::set(cpus)?),
+            None => Ok(affinity::current()?),
+        }
+    }
+}
+
 fn run_load(
     name: &str,
     context: &LoadContext,
     nice: i32,
-    cgroup_procs: Option<&Path>,
+    place: &LoadPlacement,
 ) -> anyhow::Result<()> {
-    // First, so that everything the load allocates is charged to the cgroup.
-    if let Some(procs) = cgroup_procs {
-        cgroup::join(procs)?;
-    }
+    // First, so that everything the load allocates is charged to the cgroups.
+    let cpus = place.apply()?;
     sched::set_thread_name(&format!("fb-load-{name}"));
     let def = load::find(name).ok_or_else(|| anyhow!("unknown load {name}"))?;
     sched::set_nice(nice)?;
@@ -111,7 +140,10 @@ fn run_load(
     let mut load = (def.build)(context)?;
     let commands = listen_for_commands().context("cannot start the thread reading commands")?;
     send(&WorkerMessage::Ready { window: None });
-    let work = work_until_stopped(load.as_mut(), &commands)?;
+    let work = LoadSample {
+        cpus: Some(cpus),
+        ..work_until_stopped(load.as_mut(), &commands)?
+    };
     // Cleaned up before the last message: the orchestrator kills the
     // process group once it has every load's figures.
     drop(load);
@@ -178,6 +210,7 @@ fn work_until_stopped(load: &mut dyn Load, commands: &Commands) -> Result<LoadSa
         read_bytes: counters.read_bytes,
         write_bytes: counters.write_bytes,
         usage: telemetry::self_usage(),
+        cpus: None,
     })
 }
 

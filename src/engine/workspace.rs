@@ -29,8 +29,12 @@ pub struct Footprint {
     pub dir: PathBuf,
     /// A swap file the run turned on.
     pub swap_file: Option<PathBuf>,
-    /// A cgroup directory the run made.
-    pub cgroup: Option<PathBuf>,
+    /// The cgroup directories the run made.
+    #[serde(default)]
+    pub cgroups: Vec<PathBuf>,
+    /// The one cgroup a record written before `cgroups` names.
+    #[serde(default, skip_serializing)]
+    cgroup: Option<PathBuf>,
 }
 
 /// The private directory and the record of the run's footprint.
@@ -75,6 +79,7 @@ impl Workspace {
             marker: format!("{pid}-{start_ticks}"),
             dir: dir.path().to_path_buf(),
             swap_file: None,
+            cgroups: Vec::new(),
             cgroup: None,
         };
         let record = records_dir().map(|d| d.join(format!("{pid}.json")));
@@ -104,9 +109,9 @@ impl Workspace {
         self.save()
     }
 
-    /// Records a cgroup the run made.
+    /// Records a cgroup the run makes (one more, when it makes several).
     pub fn note_cgroup(&mut self, path: &Path) -> anyhow::Result<()> {
-        self.footprint.cgroup = Some(path.to_path_buf());
+        self.footprint.cgroups.push(path.to_path_buf());
         self.save()
     }
 
@@ -218,7 +223,7 @@ fn undo(
             ),
         });
     }
-    if let Some(cgroup) = &footprint.cgroup {
+    for cgroup in footprint.cgroups.iter().chain(&footprint.cgroup) {
         done.push(match remove_cgroup(cgroup) {
             Ok(()) => format!("{run}: removed cgroup {}", cgroup.display()),
             Err(e) => format!("{run}: could not remove cgroup {}: {e:#}", cgroup.display()),
@@ -247,6 +252,47 @@ mod tests {
             assert_eq!(mode, 0o700, "{}", dir.display());
         }
         assert!(workspace.scenario_dir(0).is_err(), "made exclusively");
+    }
+
+    #[test]
+    fn every_cgroup_is_recorded_and_older_records_still_name_theirs() {
+        let footprint = Footprint {
+            cgroups: vec!["/cg/memory/fb".into(), "/cg/cpu/fb".into()],
+            ..Footprint::default()
+        };
+        let text = serde_json::to_string(&footprint).unwrap();
+        assert!(!text.contains(r#""cgroup""#), "{text}");
+        assert_eq!(serde_json::from_str::<Footprint>(&text).unwrap(), footprint);
+        let old = r#"{"pid":1,"start_ticks":2,"marker":"1-2","dir":"/x","swap_file":null,"cgroup":"/cg/memory/fb"}"#;
+        let read: Footprint = serde_json::from_str(old).unwrap();
+        assert_eq!(read.cgroup.as_deref(), Some(Path::new("/cg/memory/fb")));
+        assert!(read.cgroups.is_empty());
+    }
+
+    #[test]
+    fn undoing_a_dead_run_removes_every_cgroup_it_recorded() {
+        let footprint = Footprint {
+            marker: format!("unit-test-{}", std::process::id()),
+            dir: "/nonexistent/feelbench-test".into(),
+            cgroups: vec!["/cg/memory/fb".into(), "/cg/cpu/fb".into()],
+            cgroup: Some("/cg/old".into()),
+            ..Footprint::default()
+        };
+        let removed = std::cell::RefCell::new(Vec::new());
+        let lines = undo(
+            &footprint,
+            |_| unreachable!("no swap file was recorded"),
+            |path| {
+                removed.borrow_mut().push(path.to_path_buf());
+                Ok(())
+            },
+        );
+        let expected: Vec<PathBuf> = ["/cg/memory/fb", "/cg/cpu/fb", "/cg/old"]
+            .map(PathBuf::from)
+            .into();
+        assert_eq!(removed.into_inner(), expected);
+        assert_eq!(lines.len(), 3, "{lines:?}");
+        assert!(lines[1].ends_with("removed cgroup /cg/cpu/fb"), "{lines:?}");
     }
 
     #[test]

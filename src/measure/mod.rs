@@ -1,8 +1,9 @@
 //! Measuring primitives: the clock, the calibrated unit of CPU work, scheduling
-//! settings, the measurement window, and the pure accounting of frames,
+//! settings and CPU affinity, the measurement window, and the pure accounting of frames,
 //! sub-windows and latency statistics. It builds on `system` alone: nothing
 //! here knows probes, loads, the simulation, the engine or the run document.
 
+pub mod affinity;
 pub mod batches;
 pub mod calibrate;
 pub mod clock;

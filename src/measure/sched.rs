@@ -2,6 +2,7 @@
 //! timer slack, memory locking and the thread name. Thin wrappers around the
 //! system calls (`nix` lacks most of them), each with the reason it can fail.
 
+use crate::system::cpulist::CpuList;
 use serde::{Deserialize, Serialize};
 use std::io;
 
@@ -43,6 +44,10 @@ pub struct SchedApplied {
     pub timer_slack_ns: u64,
     /// Whether mlockall succeeded (it can fail under RLIMIT_MEMLOCK).
     pub memory_locked: bool,
+    /// The CPUs the probe could run on, read back once its affinity was
+    /// set (`--probe-cpus`); absent in files older than the option.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cpus: Option<CpuList>,
 }
 
 #[cfg(test)]
@@ -55,6 +60,7 @@ impl SchedApplied {
             nice: 0,
             timer_slack_ns: 1,
             memory_locked: true,
+            cpus: None,
         }
     }
 }
@@ -155,7 +161,8 @@ pub fn set_thread_name(name: &str) {
 
 /// Applies `request` to the calling process and thread: nice first, then the
 /// policy, then the timer slack (a policy change resets the slack, so it must
-/// come last), then locks memory.
+/// come last), then locks memory; the record says on which CPUs the
+/// thread may run (set before, see `affinity`).
 pub fn apply(request: &SchedRequest) -> Result<SchedApplied, SchedError> {
     set_nice(request.nice)?;
     if let Some(priority) = request.fifo_priority {
@@ -169,6 +176,7 @@ pub fn apply(request: &SchedRequest) -> Result<SchedApplied, SchedError> {
         nice: current_nice(),
         timer_slack_ns,
         memory_locked,
+        cpus: super::affinity::current().ok(),
     })
 }
 

@@ -70,6 +70,7 @@ fn scenario(probe: &str, load: &str, mean_us: f64) -> ScenarioResult {
                     device_write_mb_s: 0.0,
                     processes: 4,
                     usage: vec![],
+                    cpus: None,
                 }],
             },
             telemetry: None,
@@ -141,6 +142,9 @@ pub fn run() -> RunDocument {
             cpu_dma_latency_us: None,
             precision_pct: None,
             max_time_s: None,
+            probe_cpus: None,
+            load_cpus: None,
+            load_cpu_weight: None,
         },
         probes: ["audio", "gaming"]
             .map(|p| (p.to_string(), crate::probe::sheet_of(p).unwrap()))

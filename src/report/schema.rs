@@ -5,6 +5,7 @@ use crate::figures::{ProbeResult, ProbeSheet};
 use crate::measure::calibrate::CalibrationSource;
 use crate::measure::sched::SchedRequest;
 use crate::sim::CustomShape;
+use crate::system::cpulist::CpuList;
 use crate::system::environment::Environment;
 use crate::system::telemetry::{ProcessUsage, ScenarioTelemetry};
 use crate::system::SystemInfo;
@@ -99,6 +100,15 @@ pub struct RunSettingsRecord {
     /// `--max-time`: with `precision_pct`, the most time measured per scenario.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub max_time_s: Option<f64>,
+    /// The CPUs the probe was put on (`--probe-cpus`).
+    #[serde(default)]
+    pub probe_cpus: Option<CpuList>,
+    /// The CPUs the loads were put on (`--load-cpus`).
+    #[serde(default)]
+    pub load_cpus: Option<CpuList>,
+    /// The cgroup CPU weight of the loads (`--load-cpu-weight`, 1–10000).
+    #[serde(default)]
+    pub load_cpu_weight: Option<u32>,
 }
 
 /// The repeat count of runs that do not record one.
@@ -242,6 +252,9 @@ pub struct LoadWork {
     /// What each of those processes used over its life, in process order.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub usage: Vec<ProcessUsage>,
+    /// The CPUs those processes could run on, read back as they started.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cpus: Option<CpuList>,
 }
 
 impl RunDocument {

@@ -142,7 +142,7 @@ pub fn render_preamble(run: &RunDocument) -> String {
         .map(|us| format!(", PM QoS held at {us} µs"))
         .unwrap_or_default();
     let mut out = format!(
-        "feelbench {} on {} ({} CPUs), kernel {}\n{timing}, loops_per_ms {:.0}, probe {} nice {}, loads nice {}{pm_qos}\n",
+        "feelbench {} on {} ({} CPUs), kernel {}\n{timing}, loops_per_ms {:.0}, probe {} nice {}, loads nice {}{}{pm_qos}\n",
         run.tool.version,
         run.system.hostname,
         run.system.cpus,
@@ -151,11 +151,28 @@ pub fn render_preamble(run: &RunDocument) -> String {
         policy,
         s.probe_sched.nice,
         s.load_nice,
+        placement(s),
     );
     if let Some(comment) = &run.run.comment {
         out.push_str(&format!("comment: {comment}\n"));
     }
     out
+}
+
+/// Where the probe and the loads ran, when the run chose it: `, probe on
+/// CPUs 0, loads on CPUs 1, loads at CPU weight 10`.
+fn placement(s: &RunSettingsRecord) -> String {
+    let parts = [
+        s.probe_cpus.as_ref().map(|c| format!("probe on CPUs {c}")),
+        s.load_cpus.as_ref().map(|c| format!("loads on CPUs {c}")),
+        s.load_cpu_weight
+            .map(|w| format!("loads at CPU weight {w}")),
+    ];
+    parts
+        .into_iter()
+        .flatten()
+        .map(|p| format!(", {p}"))
+        .collect()
 }
 
 /// The title and column header of a probe's table.
@@ -493,5 +510,17 @@ mod tests {
         assert!(!render_preamble(&run).contains("PM QoS"));
         run.settings.cpu_dma_latency_us = Some(0);
         assert!(render_preamble(&run).contains("loads nice 0, PM QoS held at 0 µs\n"));
+    }
+
+    #[test]
+    fn preamble_names_the_placement_only_when_chosen() {
+        let mut run = crate::report::fixture::run();
+        assert!(render_preamble(&run).contains("loads nice 0\n"));
+        run.settings.load_cpus = "1".parse().ok();
+        assert!(render_preamble(&run).contains("loads nice 0, loads on CPUs 1\n"));
+        run.settings.probe_cpus = "0".parse().ok();
+        run.settings.load_cpu_weight = Some(10);
+        assert!(render_preamble(&run)
+            .contains("loads nice 0, probe on CPUs 0, loads on CPUs 1, loads at CPU weight 10\n"));
     }
 }

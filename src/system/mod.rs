@@ -7,6 +7,7 @@ pub mod atomic;
 pub mod blockdev;
 pub mod cgroup;
 pub mod counters;
+pub mod cpulist;
 pub mod environment;
 pub mod kconfig;
 pub mod mounts;

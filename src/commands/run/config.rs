@@ -7,6 +7,7 @@
 use crate::engine::scenario::Scenario;
 use crate::measure::sched::SchedRequest;
 use crate::sim::{CustomShape, WorkParams};
+use crate::system::cpulist::CpuList;
 use std::path::PathBuf;
 
 /// Validated settings of a run.
@@ -31,6 +32,8 @@ pub struct RunConfig {
     pub mem_limit_bytes: Option<u64>,
     /// Temporary swap file added for the run (`--swap`), in bytes.
     pub swap_file_bytes: Option<u64>,
+    /// Where the probe and the loads run: CPUs and the loads' CPU weight.
+    pub placement: Placement,
     /// What is checked before the first scenario.
     pub preflight: Preflight,
     /// What the run writes and prints.
@@ -126,6 +129,18 @@ impl WorkSettings {
     pub fn params_before_the_run(&self) -> WorkParams {
         self.params(self.loops_per_ms.unwrap_or(1.0), 0, 0)
     }
+}
+
+/// Where the probe and the loads run (`--probe-cpus`, `--load-cpus`,
+/// `--load-cpu-weight`); `None` leaves each as the system has it.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Placement {
+    /// The CPUs the probe is put on, every one online.
+    pub probe_cpus: Option<CpuList>,
+    /// The CPUs the loads are put on, every one online.
+    pub load_cpus: Option<CpuList>,
+    /// The CPU weight of the loads' cgroup, 1 to 10000.
+    pub load_cpu_weight: Option<u32>,
 }
 
 /// What is checked before the first scenario.

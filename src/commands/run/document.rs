@@ -105,6 +105,9 @@ fn settings_record(config: &RunConfig, work: &PreparedWork) -> RunSettingsRecord
             .timing
             .precision
             .map(|goal| goal.max_time_ns as f64 / 1e9),
+        probe_cpus: config.placement.probe_cpus.clone(),
+        load_cpus: config.placement.load_cpus.clone(),
+        load_cpu_weight: config.placement.load_cpu_weight,
     }
 }
 

@@ -14,7 +14,8 @@ mod setup;
 mod work;
 
 pub use config::{
-    OutputChoice, OutputSettings, PrecisionGoal, Preflight, RunConfig, Timing, WorkSettings,
+    OutputChoice, OutputSettings, Placement, PrecisionGoal, Preflight, RunConfig, Timing,
+    WorkSettings,
 };
 
 use crate::engine::interrupt::Interrupt;
@@ -26,7 +27,7 @@ use crate::report::file::write_run;
 use crate::report::schema::{RunDocument, ScenarioResult, ScenarioStatus, Warning};
 use crate::report::table;
 use crate::system::blockdev;
-use crate::system::cgroup::MemoryCgroup;
+use crate::system::cgroup::Cgroup;
 use crate::system::SystemInfo;
 use anyhow::Context as _;
 use rounds::Rounds;
@@ -99,9 +100,12 @@ impl Measuring<'_> {
             load_nice: self.config.load_nice,
             load_cgroup_procs: self
                 .setup
-                .load_cgroup
-                .as_ref()
-                .map(MemoryCgroup::procs_file),
+                .load_cgroups
+                .iter()
+                .map(Cgroup::procs_file)
+                .collect(),
+            probe_cpus: self.config.placement.probe_cpus.clone(),
+            load_cpus: self.config.placement.load_cpus.clone(),
             workdir_device: blockdev::device_of(Path::new("/proc"), &self.config.workdir),
         };
         let scenario_time = Duration::from_nanos(timing.duration_ns + timing.warmup_ns);

@@ -7,6 +7,7 @@ use super::config::{Preflight, RunConfig};
 use crate::engine::workspace;
 use crate::exit::UsageError;
 use crate::load;
+use crate::measure::affinity;
 use crate::measure::sched::{self, SchedRequest};
 use crate::report::schema::{Warning, WarningCode};
 use crate::system::cgroup;
@@ -46,8 +47,9 @@ fn check_expectations(env: &Environment, expect: &[(String, String)]) -> Result<
 }
 
 /// Refuses at once what every scenario would fail on: a negative nice or
-/// SCHED_FIFO without the privileges, or a change to the system (`--swap`,
-/// `--mem-limit`) by someone who is not root.
+/// SCHED_FIFO without the privileges, CPUs the workers may not be put on,
+/// or a change to the system (`--swap`, `--mem-limit`,
+/// `--load-cpu-weight`) by someone who is not root.
 fn check_privileges(config: &RunConfig) -> Result<(), UsageError> {
     let changes = [
         (
@@ -59,6 +61,11 @@ fn check_privileges(config: &RunConfig) -> Result<(), UsageError> {
             "--mem-limit",
             "makes a memory cgroup",
             config.mem_limit_bytes.is_some(),
+        ),
+        (
+            "--load-cpu-weight",
+            "makes a CPU cgroup",
+            config.placement.load_cpu_weight.is_some(),
         ),
     ];
     if let Some((option, what, _)) = changes.iter().find(|(_, _, given)| *given) {
@@ -75,6 +82,13 @@ fn check_privileges(config: &RunConfig) -> Result<(), UsageError> {
     };
     for request in [&config.probe_sched, &loads] {
         sched::check_allowed(request).map_err(UsageError::input)?;
+    }
+    let placement = &config.placement;
+    for cpus in [&placement.probe_cpus, &placement.load_cpus]
+        .into_iter()
+        .flatten()
+    {
+        affinity::check_allowed(cpus).map_err(UsageError::input)?;
     }
     Ok(())
 }

@@ -1,24 +1,25 @@
 //! What `feelbench run` makes on the system before measuring: its private
-//! work directory, a swap file (`--swap`) and a memory cgroup for the loads
-//! (`--mem-limit`), each recorded in the workspace before it is made so
-//! that the next run undoes what a killed run left; and the PM QoS limit
-//! (`--cpu-dma-latency`), which the kernel itself lifts when the run ends.
+//! work directory, a swap file (`--swap`) and the cgroups of the loads
+//! (`--mem-limit`, `--load-cpu-weight`), each recorded in the workspace
+//! before it is made so that the next run undoes what a killed run left;
+//! and the PM QoS limit (`--cpu-dma-latency`), which the kernel itself lifts
+//! when the run ends.
 
 use super::config::RunConfig;
 use crate::engine::workspace::Workspace;
 use crate::exit::UsageError;
-use crate::system::cgroup::{MemoryCgroup, MemoryController};
+use crate::system::cgroup::{self, Cgroup, Limit, Plan};
 use crate::system::pmqos::{self, CpuLatencyLimit};
 use crate::system::swap::SwapFile;
 use anyhow::Context as _;
 use std::path::Path;
 
 /// What the run made, undone when dropped. Fields drop in declaration
-/// order: the cgroup first, then the swap file (it lives in the workspace,
+/// order: the cgroups first, then the swap file (it lives in the workspace,
 /// and an active swap file cannot be deleted), then the workspace.
 pub struct Setup {
-    /// The memory cgroup the loads run in.
-    pub load_cgroup: Option<MemoryCgroup>,
+    /// The cgroups the loads run in.
+    pub load_cgroups: Vec<Cgroup>,
     _swap: Option<SwapFile>,
     /// The run's private work directory.
     pub workspace: Workspace,
@@ -27,7 +28,7 @@ pub struct Setup {
 
 impl Setup {
     /// Makes the workspace in `config.workdir`, then the swap file and the
-    /// cgroup `config` asks for.
+    /// cgroups `config` asks for.
     pub fn make(config: &RunConfig) -> anyhow::Result<Self> {
         // First, as the one change a user without root cannot ask for.
         let cpu_latency = config
@@ -39,12 +40,16 @@ impl Setup {
             .swap_file_bytes
             .map(|bytes| add_swap(&mut workspace, bytes))
             .transpose()?;
-        let load_cgroup = config
-            .mem_limit_bytes
-            .map(|bytes| make_load_cgroup(&mut workspace, bytes))
-            .transpose()?;
+        let limits: Vec<Limit> = [
+            config.mem_limit_bytes.map(Limit::MemoryBytes),
+            config.placement.load_cpu_weight.map(Limit::CpuWeight),
+        ]
+        .into_iter()
+        .flatten()
+        .collect();
+        let load_cgroups = make_load_cgroups(&mut workspace, &limits)?;
         Ok(Self {
-            load_cgroup,
+            load_cgroups,
             _swap: swap,
             workspace,
             _cpu_latency: cpu_latency,
@@ -67,22 +72,42 @@ fn add_swap(workspace: &mut Workspace, bytes: u64) -> anyhow::Result<SwapFile> {
     Ok(swap)
 }
 
-/// Makes the memory cgroup the loads run in (`--mem-limit`); a system
-/// without a usable memory controller is bad input for that option.
-fn make_load_cgroup(workspace: &mut Workspace, limit_bytes: u64) -> anyhow::Result<MemoryCgroup> {
-    let controller = MemoryController::find(Path::new("/proc")).map_err(UsageError::input)?;
+/// Makes the cgroups the loads run in with `limits` (none without
+/// limits); a system without a usable controller for one is bad input for
+/// its option.
+fn make_load_cgroups(workspace: &mut Workspace, limits: &[Limit]) -> anyhow::Result<Vec<Cgroup>> {
     let name = format!("feelbench-{}", std::process::id());
-    let path = controller.path_of(&name);
-    // Recorded first, like the swap file.
-    workspace.note_cgroup(&path)?;
-    let cgroup = controller.create(&name, limit_bytes)?;
-    eprintln!(
-        "feelbench: loads limited to {} MiB of memory in {} ({})",
-        limit_bytes >> 20,
-        path.display(),
-        controller.version()
-    );
-    Ok(cgroup)
+    let plans = cgroup::plan(Path::new("/proc"), &name, limits).map_err(UsageError::input)?;
+    let mut cgroups = Vec::with_capacity(plans.len());
+    for plan in plans {
+        // Recorded first, like the swap file.
+        workspace.note_cgroup(plan.path())?;
+        let said = describe(&plan);
+        cgroups.push(plan.create()?);
+        eprintln!("feelbench: {said}");
+    }
+    Ok(cgroups)
+}
+
+/// What a cgroup of the loads does, for the user.
+fn describe(plan: &Plan) -> String {
+    let limits: Vec<String> = plan
+        .limits()
+        .iter()
+        .map(|limit| match *limit {
+            Limit::MemoryBytes(bytes) => format!("limited to {} MiB of memory", bytes >> 20),
+            Limit::CpuWeight(weight) => {
+                let (file, value) = limit.file_and_value(plan.version());
+                format!("at CPU weight {weight} ({file} {value})")
+            }
+        })
+        .collect();
+    format!(
+        "loads {} in {} ({})",
+        limits.join(" and "),
+        plan.path().display(),
+        plan.version()
+    )
 }
 
 /// Holds PM QoS at `value_us` for the run (`--cpu-dma-latency`). Nothing is

@@ -5,6 +5,7 @@
 
 use crate::measure::sched::SchedRequest;
 use crate::report::schema::RunDocument;
+use crate::system::cpulist::CpuList;
 
 /// How far apart, as a fraction of the larger, two runs' loops_per_ms and
 /// load sizes may be: the calibration of one machine varies by a few %
@@ -70,6 +71,13 @@ const RULES: &[Rule] = &[
         Some(us) => format!("{us} µs"),
         None => "not held".into(),
     }),
+    Rule::Exact("probe CPUs", |r| cpus(r.settings.probe_cpus.as_ref())),
+    Rule::Exact("load CPUs", |r| cpus(r.settings.load_cpus.as_ref())),
+    Rule::Exact("load CPU weight", |r| {
+        r.settings
+            .load_cpu_weight
+            .map_or_else(|| "none".into(), |w| w.to_string())
+    }),
     Rule::Near(
         "loops_per_ms",
         |r| r.settings.loops_per_ms,
@@ -92,6 +100,10 @@ fn sched(request: &SchedRequest) -> String {
         "{policy}, nice {}, timer slack {} ns",
         request.nice, request.timer_slack_ns
     )
+}
+
+fn cpus(list: Option<&CpuList>) -> String {
+    list.map_or_else(|| "any".into(), CpuList::to_string)
 }
 
 fn size(bytes: f64) -> String {
@@ -217,6 +229,22 @@ mod tests {
         assert_eq!(
             (d.what, d.first.as_str(), d.other.as_str()),
             ("PM QoS limit", "not held", "0 µs")
+        );
+    }
+
+    #[test]
+    fn runs_placed_otherwise_do_not_merge() {
+        let d = differs(|r| r.settings.probe_cpus = "0".parse().ok()).unwrap();
+        assert_eq!(
+            (d.what, d.first.as_str(), d.other.as_str()),
+            ("probe CPUs", "any", "0")
+        );
+        let d = differs(|r| r.settings.load_cpus = "1-3".parse().ok()).unwrap();
+        assert_eq!((d.what, d.other.as_str()), ("load CPUs", "1-3"));
+        let d = differs(|r| r.settings.load_cpu_weight = Some(10)).unwrap();
+        assert_eq!(
+            (d.what, d.first.as_str(), d.other.as_str()),
+            ("load CPU weight", "none", "10")
         );
     }
 

@@ -137,6 +137,7 @@ fn merge_load_work(finished: &[Finished]) -> Result<Vec<LoadWork>, MergeError> {
                 device_write_mb_s: weighted(|w| w.device_write_mb_s),
                 processes: w.processes,
                 usage: Vec::new(),
+                cpus: w.cpus.clone(),
             }
         })
         .collect();
@@ -275,6 +276,7 @@ pub(crate) mod tests {
             device_write_mb_s: 0.0,
             processes: 4,
             usage: Vec::new(),
+            cpus: None,
         }
     }
 
