@@ -1,7 +1,8 @@
-//! Measuring primitives: the clock, the calibrated unit of CPU work, scheduling
-//! settings and CPU affinity, the measurement window, and the pure accounting of frames,
-//! sub-windows and latency statistics. It builds on `system` alone: nothing
-//! here knows probes, loads, the simulation, the engine or the run document.
+//! Measuring primitives: the clock, the calibrated unit of CPU work and work
+//! done to the thread's CPU clock, scheduling settings and CPU affinity, the
+//! measurement window, and the pure accounting of frames, sub-windows and
+//! latency statistics. It builds on `system` alone: nothing here knows
+//! probes, loads, the simulation, the engine or the run document.
 
 pub mod affinity;
 pub mod batches;

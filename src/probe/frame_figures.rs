@@ -14,11 +14,12 @@ pub const DROPPED: &str = "dropped";
 pub const CPU_WANTED_MS: &str = "cpu_wanted_ms";
 /// CPU time received (thread CPU clock).
 pub const CPU_RECEIVED_MS: &str = "cpu_received_ms";
-/// CPU time the frames that ran wanted, by the calibration.
+/// CPU time the frames that ran wanted.
 pub const CPU_WANTED_RUN_MS: &str = "cpu_wanted_run_ms";
 
 /// Desired CPU % (received over wanted) and the work ratio (CPU used by the
-/// frames that ran over what the calibration says they needed).
+/// frames that ran over the CPU they wanted: above 1 by what their work
+/// overshot).
 pub fn cpu_figures() -> Vec<FigureDef> {
     let ratio = |num: &str, den: &str, scale: f64| Formula::Ratio {
         num: num.to_string(),
@@ -39,7 +40,7 @@ pub fn cpu_figures() -> Vec<FigureDef> {
         FigureDef::new(
             "work_ratio",
             "work_ratio",
-            "CPU per unit of work against the calibration",
+            "CPU used by the frames that ran over the CPU they wanted",
             Unit::Ratio,
             Better::Lower,
             ratio(CPU_RECEIVED_MS, CPU_WANTED_RUN_MS, 1.0),

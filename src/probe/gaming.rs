@@ -13,10 +13,10 @@ use crate::figures::{
     latency_figures, Better, FigureDef, Formula, Measured, ProbeSheet, Spread, Tally, Unit,
 };
 use crate::measure::batches::{batch_of, batch_seconds, BatchLatency, BATCHES};
-use crate::measure::clock::{now_ns, sleep_until_ns, thread_cpu_ns};
+use crate::measure::clock::{now_ns, sleep_until_ns};
 use crate::measure::latency::LatencyHistogram;
 use crate::measure::window::Window;
-use crate::measure::work::{burn_loops, loops_for_ns};
+use crate::measure::work::work_cpu_ns;
 use crate::sim::WorkParams;
 
 /// CPU work of one frame: what a 60 frames/s game spends per frame.
@@ -132,14 +132,11 @@ impl GameFrames {
 
 impl Probe for GamingProbe {
     fn measure(self: Box<Self>, window: Window) -> Measured {
-        let loops = loops_for_ns(self.loops_per_ms, FRAME_CPU_NS);
         let mut frames = self.frames;
         sleep_until_ns(window.start_ns);
         let mut started_ns = now_ns();
         while started_ns < window.end_ns {
-            let cpu_before = thread_cpu_ns();
-            burn_loops(loops);
-            let cpu_ns = thread_cpu_ns() - cpu_before;
+            let cpu_ns = work_cpu_ns(self.loops_per_ms, FRAME_CPU_NS);
             let finished_ns = now_ns();
             frames.record(window, started_ns, finished_ns, cpu_ns);
             started_ns = finished_ns;

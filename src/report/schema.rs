@@ -122,7 +122,7 @@ fn one() -> u32 {
 pub enum WarningCode {
     /// The probe could not lock its memory.
     MemoryNotLocked,
-    /// Frames on an idle system used a CPU time far from the calibrated one.
+    /// Frames on an idle system used a CPU time far from the one they wanted.
     CalibrationDrift,
     /// The default run left the disk loads out for lack of free space.
     DiskLoadsSkipped,

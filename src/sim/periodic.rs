@@ -1,11 +1,12 @@
 //! A periodic task (interbench's X, Audio, Video and Custom): wake at each
-//! period's absolute start, do the frame's calibrated CPU work, drop frames
-//! whose deadline has passed. Probes measure it; loads run it to be a load.
+//! period's absolute start, do the frame's CPU work (until the thread's CPU
+//! clock has advanced by what the frame wants), drop frames whose deadline
+//! has passed. Probes measure it; loads run it to be a load.
 
-use crate::measure::clock::{now_ns, sleep_until_ns, thread_cpu_ns};
+use crate::measure::clock::{now_ns, sleep_until_ns};
 use crate::measure::frames::{FrameAccount, FrameTimes, Timetable};
 use crate::measure::window::Window;
-use crate::measure::work::{burn_loops, loops_for_ns};
+use crate::measure::work::work_cpu_ns;
 
 /// How much CPU each frame wants.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -91,9 +92,7 @@ impl FrameRunner {
         sleep_until_ns(intended_ns);
         let started_ns = now_ns();
         let cpu_wanted_ns = self.shape.cpu_wanted_ns(index);
-        let cpu_before = thread_cpu_ns();
-        burn_loops(loops_for_ns(self.loops_per_ms, cpu_wanted_ns));
-        let cpu_used_ns = thread_cpu_ns() - cpu_before;
+        let cpu_used_ns = work_cpu_ns(self.loops_per_ms, cpu_wanted_ns);
         let finished_ns = now_ns();
         let frame = FrameTimes {
             intended_ns,

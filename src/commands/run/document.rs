@@ -12,7 +12,7 @@ use crate::system::SystemInfo;
 use std::path::PathBuf;
 use std::time::SystemTime;
 
-/// How far the CPU used per frame may stray from the calibration (as a
+/// How far the CPU used per frame may stray from the CPU it wanted (as a
 /// fraction) on an idle system before the run warns.
 const CALIBRATION_DRIFT_LIMIT: f64 = 0.05;
 
@@ -131,8 +131,10 @@ fn memory_not_locked(run: &RunDocument) -> Option<Warning> {
     ))
 }
 
-/// A warning when, with no load, a frame's CPU time strayed from the
-/// calibration: the CPU's speed changed since calibrating.
+/// A warning when, with no load, frames used more CPU time than they wanted.
+/// Work runs until the CPU clock says it is done, in chunks sized by the
+/// calibration, so only chunks that overshot can do that: the work loop ran
+/// at less than about half its calibrated speed.
 fn calibration_drift(run: &RunDocument) -> Option<Warning> {
     let worst = run
         .scenarios
@@ -150,7 +152,7 @@ fn calibration_drift(run: &RunDocument) -> Option<Warning> {
     ((worst - 1.0).abs() > CALIBRATION_DRIFT_LIMIT).then(|| Warning::new(
         WarningCode::CalibrationDrift,
         format!(
-            "on an idle system a frame used {:.0} % of its calibrated CPU time: the CPU's speed changed since calibrating; run feelbench calibrate (or -b)",
+            "on an idle system frames used {:.0} % of the CPU time they wanted: the work loop ran far slower than calibrated, so its chunks overshot; run feelbench calibrate (or -b)",
             worst * 100.0
         ),
     ))
