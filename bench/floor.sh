@@ -11,10 +11,12 @@ set -euo pipefail
 
 usage() {
     cat <<EOF
-Usage: $(basename "$0") [-t SECS] [-r ROUNDS] [-p POLICY] [-h]
+Usage: $(basename "$0") [-t SECS] [-r ROUNDS] [-p POLICY] [-b PCT] [-h]
   -t SECS    measurement seconds per tool, setting and round (default 30)
   -r ROUNDS  rounds; the tools take turns going first (default 3)
   -p POLICY  fifo (SCHED_FIFO 80, default) or other (SCHED_OTHER, 1 ns timer slack)
+  -b PCT     leave out of the medians the rounds of a setting in which either tool
+             saw the machine more than PCT % busy (default 100: keep every round)
   -h         this help
 Compares feelbench's latency floor with cyclictest's (1 ms period, no work, idle
 machine) without PM QoS (feelbench's default against cyclictest --laptop) and
@@ -26,11 +28,13 @@ EOF
 secs=30
 rounds=3
 policy=fifo
-while getopts ":t:r:p:h" opt; do
+busy_limit=100
+while getopts ":t:r:p:b:h" opt; do
     case $opt in
         t) secs=$OPTARG ;;
         r) rounds=$OPTARG ;;
         p) policy=$OPTARG ;;
+        b) busy_limit=$OPTARG ;;
         h) usage; exit 0 ;;
         *) usage >&2; exit 2 ;;
     esac
@@ -38,6 +42,7 @@ done
 [[ $secs =~ ^[1-9][0-9]*$ ]] || { echo "floor.sh: -t takes whole seconds >= 1" >&2; exit 2; }
 [[ $rounds =~ ^[1-9][0-9]*$ ]] || { echo "floor.sh: -r takes a whole number >= 1" >&2; exit 2; }
 [[ $policy == fifo || $policy == other ]] || { echo "floor.sh: -p takes fifo or other" >&2; exit 2; }
+[[ $busy_limit =~ ^[0-9]+$ ]] || { echo "floor.sh: -b takes a whole percentage" >&2; exit 2; }
 [[ $EUID -eq 0 ]] || { echo "floor.sh: run as root (SCHED_FIFO, mlockall, /dev/cpu_dma_latency)" >&2; exit 1; }
 command -v cyclictest >/dev/null || {
     echo "floor.sh: cyclictest is missing; install it with: apt-get install rt-tests" >&2
@@ -78,7 +83,7 @@ run_cyclictest() { # SETTING ; JSON goes to $tmp/ct-$setting.json
       cyclictest -m -q -N -t 1 -i 1000 -D "$secs" -h 1000000 \
           --json="$tmp/ct-$1.json" "${ct_policy[@]}" "${pm_qos[@]}" >/dev/null 2>&1 &
       wait $! )
-    echo "$1 cyclictest $(ct_summary "$tmp/ct-$1.json") $(busy_pct "$before")" >>"$tmp/results"
+    echo "$round $1 cyclictest $(ct_summary "$tmp/ct-$1.json") $(busy_pct "$before")" >>"$tmp/results"
 }
 
 # "busy total" CPU ticks of the whole machine from /proc/stat (busy: all but
@@ -133,7 +138,7 @@ run_feelbench() { # SETTING
     "$feelbench" run --probe custom -C 0 -I 1000 --load none "${fb_policy[@]}" \
         "${pm_qos[@]}" -t "$secs" -q -o "$tmp/fb-$1.json" >/dev/null 2>"$tmp/fb.err" || true
     [[ -s $tmp/fb-$1.json ]] || { echo "floor.sh: feelbench wrote no JSON:" >&2; cat "$tmp/fb.err" >&2; exit 1; }
-    echo "$1 feelbench $(fb_summary "$tmp/fb-$1.json") $(busy_pct "$before")" >>"$tmp/results"
+    echo "$round $1 feelbench $(fb_summary "$tmp/fb-$1.json") $(busy_pct "$before")" >>"$tmp/results"
 }
 
 for ((round = 1; round <= rounds; round++)); do
@@ -147,33 +152,42 @@ for ((round = 1; round <= rounds; round++)); do
     done
 done
 
-# Table: every round, then the median per setting and tool and the ratios of
-# the medians (max: the largest of all rounds).
-python3 - "$tmp/results" "$secs" "$policy" <<'PY'
+# Table: every round, then the median per setting and tool over the rounds
+# whose two measurements both saw the machine at most $busy_limit % busy, and
+# the ratios of those medians (max: the largest of those rounds).
+python3 - "$tmp/results" "$secs" "$policy" "$busy_limit" <<'PY'
 import math, statistics, sys
 rows = [l.split() for l in open(sys.argv[1])]
+limit = float(sys.argv[4])
 print(f"feelbench vs cyclictest, 1 ms period, no work, idle, {sys.argv[3]}, "
       f"{sys.argv[2]} s per tool, setting and round")
 print("desktop: feelbench default vs cyclictest --laptop (no PM QoS)")
 print("pmqos0:  feelbench --cpu-dma-latency 0 vs cyclictest default (PM QoS 0)")
 print("busy %: the machine's CPU time in use meanwhile, the tool's own included")
-print(f"{'setting':<9}{'tool':<12}{'p50 us':>10}{'p99 us':>10}{'max us':>10}{'busy %':>8}")
-fig = {}
-for s, t, *v in rows:
+print(f"{'round':<6}{'setting':<9}{'tool':<12}{'p50 us':>10}{'p99 us':>10}{'max us':>10}{'busy %':>8}")
+pairs = {}
+for rnd, s, t, *v in rows:
     v = [float(x) for x in v]
-    print(f"{s:<9}{t:<12}{v[0]:>10.2f}{v[1]:>10.2f}{v[2]:>10.2f}{v[3]:>8.1f}")
-    fig.setdefault((s, t), []).append(v)
-print(f"\nmedian of {len(fig[('desktop', 'feelbench')])} rounds (max: largest). Goal: ratio <= 1.1")
-med = {}
-for (s, t), runs in fig.items():
-    med[(s, t)] = [statistics.median(r[0] for r in runs), statistics.median(r[1] for r in runs)]
-    print(f"{s:<9}{t:<12}{med[(s, t)][0]:>10.2f}{med[(s, t)][1]:>10.2f}{max(r[2] for r in runs):>10.2f}")
+    print(f"{rnd:<6}{s:<9}{t:<12}{v[0]:>10.2f}{v[1]:>10.2f}{v[2]:>10.2f}{v[3]:>8.1f}")
+    pairs.setdefault((rnd, s), {})[t] = v
+quiet = {k: p for k, p in pairs.items() if all(v[3] <= limit for v in p.values())}
+print(f"\nmedians of the rounds at most {limit:g} % busy (max: largest). Goal: ratio <= 1.1")
 for s in ("desktop", "pmqos0"):
-    fb, ct = med[(s, "feelbench")], med[(s, "cyclictest")]
+    kept = [p for (_, setting), p in quiet.items() if setting == s]
+    if not kept:
+        print(f"{s:<9}no round quiet enough")
+        continue
+    med = {}
+    for t in ("feelbench", "cyclictest"):
+        runs = [p[t] for p in kept]
+        med[t] = [statistics.median(r[i] for r in runs) for i in (0, 1)]
+        print(f"{s:<9}{t:<12}{med[t][0]:>10.2f}{med[t][1]:>10.2f}"
+              f"{max(r[2] for r in runs):>10.2f}   ({len(runs)} rounds)")
     for name, i in (("p50", 0), ("p99", 1)):
-        if math.isinf(fb[i]) or math.isinf(ct[i]) or ct[i] <= 0:
+        fb, ct = med["feelbench"][i], med["cyclictest"][i]
+        if math.isinf(fb) or math.isinf(ct) or ct <= 0:
             print(f"{s:<9}ratio {name}: n/a (histogram overflow or zero)")
             continue
-        r = fb[i] / ct[i]
+        r = fb / ct
         print(f"{s:<9}ratio {name} feelbench/cyclictest = {r:.2f}  {'ok' if r <= 1.1 else 'ABOVE GOAL'}")
 PY
