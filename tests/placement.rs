@@ -214,6 +214,33 @@ fn exit_code_within(child: &mut Child, limit: Duration) -> Option<i32> {
     }
 }
 
+/// Starts a 30 s run of audio under burn at CPU weight 10 in `dir` with
+/// `output` options, and waits until its loads are in their cgroup; returns
+/// the run, its cgroups and a reader of what it said on stderr.
+fn start_weighted(
+    dir: &Path,
+    tag: &str,
+    output: &[&str],
+) -> (std::process::Child, Vec<PathBuf>, impl Fn() -> String) {
+    let stderr_file = dir.join("stderr");
+    let child = feelbench(tag, dir)
+        .args(["run", "--probe", "audio", "--load", "burn", "-t", "30"])
+        .args(["--warmup", "0.2", "-l", LOOPS_PER_MS, "-q"])
+        .args(output)
+        .args(["--load-cpu-weight", "10"])
+        .stdout(Stdio::null())
+        .stderr(std::fs::File::create(&stderr_file).unwrap())
+        .spawn()
+        .unwrap();
+    let said = move || std::fs::read_to_string(&stderr_file).unwrap_or_default();
+    wait_until("the run to make its cgroup", || {
+        !cgroups_named_in(&said()).is_empty()
+    });
+    let cgroups = cgroups_named_in(&said());
+    wait_until("the loads to join the cgroup", || has_members(&cgroups[0]));
+    (child, cgroups, said)
+}
+
 #[test]
 fn sigint_under_a_cpu_weight_leaves_no_cgroup() {
     if !require_root("a CPU cgroup") {
@@ -221,30 +248,8 @@ fn sigint_under_a_cpu_weight_leaves_no_cgroup() {
     }
     let dir = tempfile::tempdir().unwrap();
     let tag = new_tag();
-    let stderr_file = dir.path().join("stderr");
-    let mut child = feelbench(&tag, dir.path())
-        .args(["run", "--probe", "audio", "--load", "burn", "-t", "30"])
-        .args([
-            "--warmup",
-            "0.2",
-            "-l",
-            LOOPS_PER_MS,
-            "-q",
-            "-o",
-            "run.json",
-        ])
-        .args(["--load-cpu-weight", "10"])
-        .stdout(Stdio::null())
-        .stderr(std::fs::File::create(&stderr_file).unwrap())
-        .spawn()
-        .unwrap();
-    let said = || std::fs::read_to_string(&stderr_file).unwrap_or_default();
-    wait_until("the run to make its cgroup", || {
-        !cgroups_named_in(&said()).is_empty()
-    });
-    let cgroups = cgroups_named_in(&said());
+    let (mut child, cgroups, said) = start_weighted(dir.path(), &tag, &["-o", "run.json"]);
     let _undo = Undo(cgroups.clone());
-    wait_until("the loads to join the cgroup", || has_members(&cgroups[0]));
     kill(Pid::from_raw(child.id() as i32), Signal::SIGINT).unwrap();
     assert_eq!(
         exit_code_within(&mut child, Duration::from_secs(30)),
@@ -271,22 +276,8 @@ fn a_cpu_cgroup_left_by_a_killed_run_is_removed_by_the_next_run() {
     }
     let dir = tempfile::tempdir().unwrap();
     let tag = new_tag();
-    let stderr_file = dir.path().join("stderr");
-    let mut child = feelbench(&tag, dir.path())
-        .args(["run", "--probe", "audio", "--load", "burn", "-t", "30"])
-        .args(["--warmup", "0.2", "-l", LOOPS_PER_MS, "-q", "-c"])
-        .args(["--load-cpu-weight", "10"])
-        .stdout(Stdio::null())
-        .stderr(std::fs::File::create(&stderr_file).unwrap())
-        .spawn()
-        .unwrap();
-    let said = || std::fs::read_to_string(&stderr_file).unwrap_or_default();
-    wait_until("the run to make its cgroup", || {
-        !cgroups_named_in(&said()).is_empty()
-    });
-    let cgroups = cgroups_named_in(&said());
+    let (mut child, cgroups, _) = start_weighted(dir.path(), &tag, &["-c"]);
     let _undo = Undo(cgroups.clone());
-    wait_until("the loads to join the cgroup", || has_members(&cgroups[0]));
     kill(Pid::from_raw(child.id() as i32), Signal::SIGKILL).unwrap();
     child.wait().unwrap();
     assert_eq!(
