@@ -189,5 +189,5 @@ for s in ("desktop", "pmqos0"):
             print(f"{s:<9}ratio {name}: n/a (histogram overflow or zero)")
             continue
         r = fb / ct
-        print(f"{s:<9}ratio {name} feelbench/cyclictest = {r:.2f}  {'ok' if r <= 1.1 else 'ABOVE GOAL'}")
+        print(f"{s:<9}ratio {name} feelbench/cyclictest = {r:.3f}  {'ok' if r <= 1.1 else 'ABOVE GOAL'}")
 PY
