@@ -15,8 +15,9 @@ Usage: $(basename "$0") [-t SECS] [-r ROUNDS] [-p POLICY] [-b PCT] [-h]
   -t SECS    measurement seconds per tool, setting and round (default 30)
   -r ROUNDS  rounds; the tools take turns going first (default 3)
   -p POLICY  fifo (SCHED_FIFO 80, default) or other (SCHED_OTHER, 1 ns timer slack)
-  -b PCT     leave out of the medians the rounds of a setting in which either tool
-             saw the machine more than PCT % busy (default 100: keep every round)
+  -b PCT     before each round of a setting, wait until the machine has been at
+             most PCT % busy for 5 s, and leave out of the medians the rounds in
+             which either tool saw it busier (default 100: keep every round)
   -h         this help
 Compares feelbench's latency floor with cyclictest's (1 ms period, no work, idle
 machine) without PM QoS (feelbench's default against cyclictest --laptop) and
@@ -141,8 +142,22 @@ run_feelbench() { # SETTING
     echo "$round $1 feelbench $(fb_summary "$tmp/fb-$1.json") $(busy_pct "$before")" >>"$tmp/results"
 }
 
+# Waits until the machine has been at most $busy_limit % busy for 5 s.
+wait_for_quiet() {
+    ((busy_limit < 100)) || return 0
+    local before pct
+    while true; do
+        before=$(cpu_ticks)
+        sleep 5
+        pct=$(busy_pct "$before")
+        awk -v p="$pct" -v l="$busy_limit" 'BEGIN { exit !(p <= l) }' && return 0
+        echo "   machine ${pct} % busy; waiting for at most ${busy_limit} %" >&2
+    done
+}
+
 for ((round = 1; round <= rounds; round++)); do
     for setting in desktop pmqos0; do
+        wait_for_quiet
         echo "== round $round/$rounds, $setting: both tools, ${secs}s each" >&2
         if ((round % 2)); then
             run_feelbench "$setting"; run_cyclictest "$setting"

@@ -42,7 +42,7 @@ fn open_fix(error: &std::io::Error) -> &'static str {
         std::io::ErrorKind::NotFound => {
             "this kernel has no PM QoS (CONFIG_PM); leave the limit out"
         }
-        _ => "setting the CPU latency limit needs root; run as root or leave the limit out",
+        _ => "setting the CPU latency limit needs root (or write access to the device); run as root or leave the limit out",
     }
 }
 

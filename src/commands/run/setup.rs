@@ -23,12 +23,13 @@ pub struct Setup {
     _swap: Option<SwapFile>,
     /// The run's private work directory.
     pub workspace: Workspace,
+    // Last: the limit is lifted once everything else is undone.
     _cpu_latency: Option<CpuLatencyLimit>,
 }
 
 impl Setup {
-    /// Makes the workspace in `config.workdir`, then the swap file and the
-    /// cgroups `config` asks for.
+    /// Holds the PM QoS limit `config` asks for, then makes the workspace
+    /// in `config.workdir`, the swap file and the cgroups `config` asks for.
     pub fn make(config: &RunConfig) -> anyhow::Result<Self> {
         // First, as the one change a user without root cannot ask for.
         let cpu_latency = config
