@@ -10,21 +10,23 @@ use std::time::{Duration, Instant};
 /// Progress of a run, in seconds of scenario time.
 pub struct Progress {
     bar: ProgressBar,
-    scenario_s: u64,
-    finished: u64,
+    /// Seconds of the measurements done or skipped.
+    finished_s: u64,
+    /// Expected seconds of the running measurement.
+    running_s: u64,
     scenario_started: Instant,
 }
 
 impl Progress {
-    /// A bar for `scenarios` measurements of `scenario` each.
-    pub fn new(scenarios: usize, scenario: Duration, quiet: bool) -> Self {
-        let scenario_s = scenario.as_secs().max(1);
-        let total = scenarios as u64 * scenario_s;
+    /// A bar for measurements expected to take `total` together.
+    pub fn new(total: Duration, quiet: bool) -> Self {
         let bar = if quiet || !std::io::stderr().is_terminal() {
             ProgressBar::hidden()
         } else {
-            let bar =
-                ProgressBar::with_draw_target(Some(total), ProgressDrawTarget::stderr_with_hz(2));
+            let bar = ProgressBar::with_draw_target(
+                Some(total.as_secs().max(1)),
+                ProgressDrawTarget::stderr_with_hz(2),
+            );
             bar.set_style(
                 ProgressStyle::with_template(
                     "[{elapsed_precise}] {bar:30} {pos}/{len} s  ETA {eta}  {msg}",
@@ -35,39 +37,41 @@ impl Progress {
         };
         Self {
             bar,
-            scenario_s,
-            finished: 0,
+            finished_s: 0,
+            running_s: 0,
             scenario_started: Instant::now(),
         }
     }
 
-    /// A scenario begins.
-    pub fn start_scenario(&mut self, label: &str) {
+    /// A measurement expected to take `expected` begins.
+    pub fn start_scenario(&mut self, label: &str, expected: Duration) {
         self.scenario_started = Instant::now();
+        self.running_s = expected.as_secs();
         self.bar.set_message(label.to_string());
     }
 
-    /// Moves the bar to where the running scenario is.
+    /// Moves the bar to where the running measurement is.
     pub fn tick(&self) {
         let within = self
             .scenario_started
             .elapsed()
             .as_secs()
-            .min(self.scenario_s);
-        self.bar
-            .set_position(self.finished * self.scenario_s + within);
+            .min(self.running_s);
+        self.bar.set_position(self.finished_s + within);
     }
 
-    /// The running scenario is over.
+    /// The running measurement is over.
     pub fn finish_scenario(&mut self) {
-        self.skip(1);
+        self.skip(Duration::from_secs(self.running_s));
+        self.running_s = 0;
     }
 
-    /// `measurements` the bar counted on will not run (a scenario of
-    /// `--precision` that was precise before its last allowed one).
-    pub fn skip(&mut self, measurements: usize) {
-        self.finished += measurements as u64;
-        self.bar.set_position(self.finished * self.scenario_s);
+    /// Measurements the bar counted on, expected to take `expected`
+    /// together, will not run (a scenario of `--precision` that was
+    /// precise before its last allowed one).
+    pub fn skip(&mut self, expected: Duration) {
+        self.finished_s += expected.as_secs();
+        self.bar.set_position(self.finished_s);
     }
 
     /// Writes `text` to stdout without garbling the bar. A closed stdout

@@ -68,10 +68,15 @@ impl Registry for Probes {
         entry.name
     }
 
-    fn defaults(params: &WorkParams, _full: bool) -> Vec<Self::Entry> {
+    /// The default probes, or with `--full` every probe that can be built
+    /// with the run's parameters.
+    fn defaults(params: &WorkParams, full: bool) -> Vec<Self::Entry> {
         probe::PROBES
             .iter()
-            .filter(|p| (p.default)(params))
+            .filter(|p| match full {
+                true => (p.build)(params).is_ok(),
+                false => (p.default)(params),
+            })
             .collect()
     }
 

@@ -16,7 +16,7 @@ use std::path::PathBuf;
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "role", rename_all = "snake_case")]
 pub enum WorkerSpec {
-    /// Measure `probe` for `duration_ns`.
+    /// Measure `probe` for `duration_ns` (or as its pace says).
     Probe {
         probe: String,
         params: WorkParams,

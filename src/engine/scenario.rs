@@ -198,7 +198,7 @@ fn start_loads<'a>(
             let spec = WorkerSpec::Load {
                 load: part.def.name.to_string(),
                 arg: part.arg.clone(),
-                params: settings.params,
+                params: settings.params.clone(),
                 nice: settings.load_nice,
                 dir: dir.to_path_buf(),
                 cgroup_procs: settings.load_cgroup_procs.clone(),
@@ -237,7 +237,7 @@ fn start_probe(
 ) -> Result<(usize, Window), Stop> {
     let spec = WorkerSpec::Probe {
         probe: def.name.to_string(),
-        params: settings.params,
+        params: settings.params.clone(),
         duration_ns: settings.duration_ns,
         sched: settings.probe_sched,
         cpus: settings.probe_cpus.clone(),

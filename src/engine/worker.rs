@@ -87,7 +87,7 @@ fn run_probe(
     let start_ns = now_ns() + PROBE_LEAD_NS;
     let window = Window {
         start_ns,
-        end_ns: start_ns + duration_ns,
+        end_ns: start_ns + def.window_ns(params, duration_ns),
     };
     send(&WorkerMessage::Ready {
         window: Some(window),

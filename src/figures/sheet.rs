@@ -62,6 +62,33 @@ pub struct Column {
     pub width: usize,
     /// Shown when the figures have no value.
     pub missing: String,
+    /// Shows its first figure as a ratio to the same figure under the
+    /// `none` load of the same run (resp1's and contest's "ratio to no
+    /// load"), instead of the figures themselves.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub ratio_to_none: bool,
+}
+
+impl Column {
+    /// A column showing the figures `keys`, `width` wide, `-` when missing.
+    pub fn new(header: &str, keys: &[&str], width: usize) -> Self {
+        Self {
+            header: header.to_string(),
+            figures: keys.iter().map(|k| k.to_string()).collect(),
+            width,
+            missing: "-".to_string(),
+            ratio_to_none: false,
+        }
+    }
+
+    /// A column showing figure `key` as a ratio to the same figure under
+    /// the `none` load of the same run.
+    pub fn ratio_to_none(header: &str, key: &str, width: usize) -> Self {
+        Self {
+            ratio_to_none: true,
+            ..Self::new(header, &[key], width)
+        }
+    }
 }
 
 /// Everything rendering needs to know about a probe.

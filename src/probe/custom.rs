@@ -13,4 +13,5 @@ pub const DEF: ProbeDef = ProbeDef {
     sheet: super::periodic::sheet,
     build: |params| Ok(PeriodicProbe::boxed(shapes::custom(params)?, params)),
     default: |params| params.custom.is_some(),
+    pace: super::Pace::Duration,
 };

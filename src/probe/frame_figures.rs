@@ -56,26 +56,16 @@ pub fn count_figure(name: &str, field: &str, label: &str, better: Better) -> Fig
     FigureDef::new(name, field, label, Unit::Count, better, formula)
 }
 
-/// A table column of the figures `keys`, `width` wide, `-` when missing.
-pub fn column(header: &str, keys: &[&str], width: usize) -> Column {
-    Column {
-        header: header.to_string(),
-        figures: keys.iter().map(|k| k.to_string()).collect(),
-        width,
-        missing: "-".to_string(),
-    }
-}
-
 /// Latency with SD, p99, max and desired CPU: the first columns of every
 /// frame-based probe's table (interbench's).
 pub fn latency_columns() -> Vec<Column> {
     vec![
         Column {
             missing: "no frames".to_string(),
-            ..column("Latency +/- SD (ms)", &["mean", "sd"], 22)
+            ..Column::new("Latency +/- SD (ms)", &["mean", "sd"], 22)
         },
-        column("p99 (ms)", &["p99"], 10),
-        column("Max (ms)", &["max"], 10),
-        column("Desired CPU %", &["desired"], 14),
+        Column::new("p99 (ms)", &["p99"], 10),
+        Column::new("Max (ms)", &["max"], 10),
+        Column::new("Desired CPU %", &["desired"], 14),
     ]
 }

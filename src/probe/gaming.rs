@@ -4,13 +4,13 @@
 //! run; the figures are frames per second and the 1 % low.
 
 use super::frame_figures::{
-    column, count_figure, cpu_figures, latency_columns, CPU_RECEIVED_MS, CPU_WANTED_MS,
-    CPU_WANTED_RUN_MS, DROPPED, EXECUTED, LATENCY,
+    count_figure, cpu_figures, latency_columns, CPU_RECEIVED_MS, CPU_WANTED_MS, CPU_WANTED_RUN_MS,
+    DROPPED, EXECUTED, LATENCY,
 };
 use super::{Probe, ProbeDef};
 use crate::figures::result::MEASURED_S;
 use crate::figures::{
-    latency_figures, Better, FigureDef, Formula, Measured, ProbeSheet, Spread, Tally, Unit,
+    latency_figures, Better, Column, FigureDef, Formula, Measured, ProbeSheet, Spread, Tally, Unit,
 };
 use crate::measure::batches::{batch_of, batch_seconds, BatchLatency, BATCHES};
 use crate::measure::clock::{now_ns, sleep_until_ns};
@@ -34,6 +34,7 @@ pub const DEF: ProbeDef = ProbeDef {
         }))
     },
     default: super::always,
+    pace: super::Pace::Duration,
 };
 
 /// Frame times (wall time of each frame).
@@ -81,8 +82,8 @@ fn sheet(summary: &str) -> ProbeSheet {
     ]);
     let mut columns = latency_columns();
     columns.extend([
-        column("FPS", &["fps"], 16),
-        column("1% low FPS", &["low1"], 11),
+        Column::new("FPS", &["fps"], 16),
+        Column::new("1% low FPS", &["low1"], 11),
     ]);
     ProbeSheet {
         summary: summary.to_string(),

@@ -39,9 +39,46 @@ pub struct ProbeDef {
     pub build: fn(&WorkParams) -> Result<Box<dyn Probe>, BuildError>,
     /// Whether `feelbench run` includes it without being asked.
     pub default: fn(&WorkParams) -> bool,
+    /// How long it measures.
+    pub pace: Pace,
+}
+
+/// How long a probe measures.
+#[derive(Debug, Clone, Copy)]
+pub enum Pace {
+    /// For the scenario's duration (`-t`): a task that repeats for as long
+    /// as it is watched.
+    Duration,
+    /// Until its own work is done (a number of response points, a job run
+    /// to its end); the loads run until it reports. `expected_ns` is how
+    /// long that takes on an idle machine (for the progress bar), `cap_ns`
+    /// the longest it may take: its window ends there, and the probe stops
+    /// and says so in its figures.
+    OwnWork {
+        expected_ns: fn(&WorkParams) -> u64,
+        cap_ns: fn(&WorkParams) -> u64,
+    },
 }
 
 impl ProbeDef {
+    /// The length of its measurement window in a run whose scenarios last
+    /// `duration_ns`.
+    pub fn window_ns(&self, params: &WorkParams, duration_ns: u64) -> u64 {
+        match self.pace {
+            Pace::Duration => duration_ns,
+            Pace::OwnWork { cap_ns, .. } => cap_ns(params),
+        }
+    }
+
+    /// How long it is expected to measure in a run whose scenarios last
+    /// `duration_ns`.
+    pub fn expected_ns(&self, params: &WorkParams, duration_ns: u64) -> u64 {
+        match self.pace {
+            Pace::Duration => duration_ns,
+            Pace::OwnWork { expected_ns, .. } => expected_ns(params),
+        }
+    }
+
     /// The probe's figures and table: what every run document that
     /// measured it stores, and every renderer reads.
     pub fn sheet(&self) -> ProbeSheet {

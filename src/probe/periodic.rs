@@ -3,13 +3,13 @@
 //! a run document's figures.
 
 use super::frame_figures::{
-    column, count_figure, cpu_figures, latency_columns, CPU_RECEIVED_MS, CPU_WANTED_MS,
-    CPU_WANTED_RUN_MS, DROPPED, EXECUTED, LATENCY,
+    count_figure, cpu_figures, latency_columns, CPU_RECEIVED_MS, CPU_WANTED_MS, CPU_WANTED_RUN_MS,
+    DROPPED, EXECUTED, LATENCY,
 };
 use super::Probe;
 use crate::figures::result::MEASURED_S;
 use crate::figures::{
-    latency_figures, Better, FigureDef, Formula, Measured, ProbeSheet, Spread, Tally, Unit,
+    latency_figures, Better, Column, FigureDef, Formula, Measured, ProbeSheet, Spread, Tally, Unit,
 };
 use crate::measure::batches::batch_seconds;
 use crate::measure::frames::{FrameAccount, PeriodBatch};
@@ -108,7 +108,7 @@ pub fn sheet(summary: &str) -> ProbeSheet {
         summary: summary.to_string(),
         columns: [
             latency_columns(),
-            vec![column("Deadlines met %", &["deadlines"], 16)],
+            vec![Column::new("Deadlines met %", &["deadlines"], 16)],
         ]
         .concat(),
         figures,

@@ -12,4 +12,5 @@ pub const DEF: ProbeDef = ProbeDef {
     sheet: super::periodic::sheet,
     build: |params| Ok(PeriodicProbe::boxed(shapes::VIDEO, params)),
     default: super::always,
+    pace: super::Pace::Duration,
 };

@@ -16,4 +16,5 @@ pub const DEF: ProbeDef = ProbeDef {
     sheet: super::periodic::sheet,
     build: |params| Ok(PeriodicProbe::boxed(shapes::X, params)),
     default: super::always,
+    pace: super::Pace::Duration,
 };

@@ -34,7 +34,7 @@ pub fn render(run: &RunDocument) -> String {
         out.push_str(&pipe_row(&header));
         out.push_str(&pipe_row(&vec!["---"; header.len()]));
         for scenario in run.scenarios_of(probe_name) {
-            let mut cells = row_cells(scenario, &sheet);
+            let mut cells = row_cells(scenario, &sheet, run.baseline_of(probe_name));
             cells.resize(header.len(), String::new());
             out.push_str(&pipe_row(&cells));
         }

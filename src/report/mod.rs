@@ -72,12 +72,7 @@ mod declared_probe_tests {
 
     /// A stopwatch timing a job: its time (a distribution) and its runs.
     fn sheet() -> ProbeSheet {
-        let column = |header: &str, key: &str| Column {
-            header: header.into(),
-            figures: vec![key.into()],
-            width: 12,
-            missing: "-".into(),
-        };
+        let column = |header: &str, key: &str| Column::new(header, &[key], 12);
         let time = Formula::Mean {
             samples: "time".into(),
         };

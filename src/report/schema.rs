@@ -263,6 +263,14 @@ impl RunDocument {
         self.scenarios.iter().filter(move |s| s.probe == probe)
     }
 
+    /// What `probe` measured under the `none` load, when it did: the
+    /// baseline of the columns shown as a ratio to no load.
+    pub fn baseline_of<'a>(&'a self, probe: &'a str) -> Option<&'a Measurement> {
+        self.scenarios_of(probe)
+            .find(|s| s.load == "none" && s.outcome.status == ScenarioStatus::Ok)
+            .map(|s| &s.outcome)
+    }
+
     /// The declarations of `probe`, as the run stored them.
     pub fn sheet(&self, probe: &str) -> Option<&ProbeSheet> {
         self.probes.get(probe)

@@ -21,17 +21,33 @@ pub fn header_cells(sheet: &ProbeSheet) -> Vec<&str> {
 }
 
 /// The text of one column of a result: its figures joined by ` +/- `, or
-/// the column's mark for missing values.
-fn column_cell(column: &Column, sheet: &ProbeSheet, measurement: &Measurement) -> String {
-    let values: Option<Vec<String>> = column
-        .figures
-        .iter()
-        .map(|key| {
-            let def = sheet.figure(key)?;
-            Some(def.show(Figure::Probe(def.clone()).of(measurement)?))
+/// the ratio of its first figure to `baseline`'s for a ratio column, or the
+/// column's mark for missing values.
+fn column_cell(
+    column: &Column,
+    sheet: &ProbeSheet,
+    measurement: &Measurement,
+    baseline: Option<&Measurement>,
+) -> String {
+    let value = |key: &String, of: &Measurement| {
+        let def = sheet.figure(key)?;
+        Some((def, Figure::Probe(def.clone()).of(of)?))
+    };
+    let text = if column.ratio_to_none {
+        column.figures.first().and_then(|key| {
+            let (_, value_here) = value(key, measurement)?;
+            let (_, value_idle) = value(key, baseline?)?;
+            (value_idle > 0.0).then(|| format!("{:.2}", value_here / value_idle))
         })
-        .collect();
-    values.map_or_else(|| column.missing.clone(), |v| v.join(" +/- "))
+    } else {
+        column
+            .figures
+            .iter()
+            .map(|key| value(key, measurement).map(|(def, v)| def.show(v)))
+            .collect::<Option<Vec<String>>>()
+            .map(|v| v.join(" +/- "))
+    };
+    text.unwrap_or_else(|| column.missing.clone())
 }
 
 /// Whether a load part did disk I/O worth showing.
@@ -78,14 +94,25 @@ pub fn load_work_cell(work: &[LoadWork], device: Option<&DeviceFigures>) -> Stri
 
 /// The cells of one scenario's row; a failed scenario has its reason in the
 /// second cell and no others.
-pub fn row_cells(scenario: &ScenarioResult, sheet: &ProbeSheet) -> Vec<String> {
+/// `baseline` is what the probe measured under no load, for the ratio
+/// columns.
+pub fn row_cells(
+    scenario: &ScenarioResult,
+    sheet: &ProbeSheet,
+    baseline: Option<&Measurement>,
+) -> Vec<String> {
     let outcome = &scenario.outcome;
     if outcome.status != ScenarioStatus::Ok || outcome.result.is_none() {
         let reason = outcome.error.as_deref().unwrap_or("no result");
         return vec![scenario.load.clone(), format!("FAILED: {reason}")];
     }
     std::iter::once(scenario.load.clone())
-        .chain(sheet.columns.iter().map(|c| column_cell(c, sheet, outcome)))
+        .chain(
+            sheet
+                .columns
+                .iter()
+                .map(|c| column_cell(c, sheet, outcome, baseline)),
+        )
         .chain(std::iter::once(load_work_cell(
             &outcome.load_work,
             outcome
@@ -192,8 +219,9 @@ pub fn render_row(
     scenario: &ScenarioResult,
     sheet: &ProbeSheet,
     settings: &RunSettingsRecord,
+    baseline: Option<&Measurement>,
 ) -> String {
-    let mut cells = row_cells(scenario, sheet);
+    let mut cells = row_cells(scenario, sheet, baseline);
     let widths = widths(sheet);
     let figures = if cells[0].chars().count() < LOAD_WIDTH {
         line(&cells, &widths)
@@ -358,7 +386,12 @@ pub fn render(run: &RunDocument, verbose: bool) -> String {
         let sheet = run.sheet(probe_name).cloned().unwrap_or_default();
         out.push_str(&render_probe_header(probe_name, &sheet));
         for scenario in run.scenarios_of(probe_name) {
-            out.push_str(&render_row(scenario, &sheet, &run.settings));
+            out.push_str(&render_row(
+                scenario,
+                &sheet,
+                &run.settings,
+                run.baseline_of(probe_name),
+            ));
             if verbose {
                 out.push_str(&render_telemetry(scenario));
             }
@@ -402,7 +435,7 @@ mod tests {
             ],
         });
         let sheet = run.sheet(&run.scenarios[0].probe).unwrap();
-        let row = render_row(&run.scenarios[0], sheet, &run.settings);
+        let row = render_row(&run.scenarios[0], sheet, &run.settings, None);
         assert!(
             row.ends_with(
                 "\n          95% CI mean 0.050–0.055 ms, deadlines 88.2–91.8 % (batch means)\n"
@@ -412,6 +445,27 @@ mod tests {
         let text = render(&run, false);
         assert_eq!(text.matches("batch means:").count(), 1, "{text}");
         assert!(!render(&crate::report::fixture::run(), false).contains("CI"));
+    }
+
+    #[test]
+    fn a_ratio_column_divides_by_the_same_figure_under_no_load() {
+        let mut run = crate::report::fixture::run();
+        let sheet = run.probes.get_mut("audio").unwrap();
+        sheet.columns = vec![Column::ratio_to_none("Ratio", "mean", 6)];
+        let text = render(&run, false);
+        let rows: Vec<&str> = text
+            .lines()
+            .filter(|l| l.starts_with("none") || l.starts_with("burn"))
+            .collect();
+        // The audio rows (mean latency 52.5 and 1234.5 µs), then gaming's.
+        assert_eq!(rows[0].split_whitespace().nth(1), Some("1.00"), "{text}");
+        assert_eq!(rows[1].split_whitespace().nth(1), Some("23.51"), "{text}");
+        let without_baseline =
+            render_row(&run.scenarios[1], &run.probes["audio"], &run.settings, None);
+        assert!(
+            without_baseline.starts_with("burn           -"),
+            "{without_baseline}"
+        );
     }
 
     #[test]
@@ -467,7 +521,7 @@ mod tests {
         ));
         let mut scenario = run.scenarios[0].clone();
         let sheet = run.sheet(&scenario.probe).unwrap().clone();
-        let row = render_row(&scenario, &sheet, &run.settings);
+        let row = render_row(&scenario, &sheet, &run.settings, None);
         assert!(
             row.ends_with("\n          no CI (1 × 3 s; not within ±5: mean, p99, deadlines)\n"),
             "{row}"
@@ -487,13 +541,13 @@ mod tests {
             level: 0.95,
             figures: vec![interval("mean", 52.0), interval("p99", 300.0)],
         });
-        let row = render_row(&scenario, &sheet, &run.settings);
+        let row = render_row(&scenario, &sheet, &run.settings, None);
         assert!(
             row.ends_with("(repeats, 4 × 3 s; not within ±5: deadlines)\n"),
             "{row}"
         );
         let failed = &run.scenarios[3];
-        assert!(!render_row(failed, &sheet, &run.settings).contains("CI"));
+        assert!(!render_row(failed, &sheet, &run.settings, None).contains("CI"));
     }
 
     #[test]

@@ -11,7 +11,7 @@ pub mod shapes;
 use serde::{Deserialize, Serialize};
 
 /// Parameters of the work probes and loads do, fixed for a whole run.
-#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct WorkParams {
     /// Calibrated work loops per millisecond of CPU.
     pub loops_per_ms: f64,

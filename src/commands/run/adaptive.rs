@@ -56,7 +56,7 @@ impl Rounds<'_> {
         goal: PrecisionGoal,
         progress: &mut Progress,
     ) -> anyhow::Result<Ended> {
-        let most = goal.max_measurements(self.settings.duration_ns);
+        let most = goal.max_measurements(self.measuring_time(index).as_nanos() as u64);
         for count in 1..=most {
             let label = format!(", measurement {count} of at most {most}");
             let Some(result) = self.measure_once(index, &label, progress)? else {
@@ -67,7 +67,7 @@ impl Rounds<'_> {
             let sheet = run.sheet(&result.probe).cloned().unwrap_or_default();
             self.keep(run, index, result)?;
             if failed || precision::is_precise(&run.scenarios[index], &sheet, goal.pct) {
-                progress.skip((most - count) as usize);
+                progress.skip(self.scenario_time(index) * (most - count));
                 break;
             }
         }

@@ -57,11 +57,12 @@ pub struct Timing {
 }
 
 impl Timing {
-    /// Most measurements one scenario can take: `repeats`, or with
-    /// `--precision` as many as `--max-time` allows.
-    pub fn most_measurements(&self) -> u32 {
+    /// Most measurements a scenario whose measurement is expected to take
+    /// `expected_ns` can take: `repeats`, or with `--precision` as many as
+    /// `--max-time` allows.
+    pub fn most_measurements(&self, expected_ns: u64) -> u32 {
         match self.precision {
-            Some(goal) => goal.max_measurements(self.duration_ns),
+            Some(goal) => goal.max_measurements(expected_ns),
             None => self.repeats,
         }
     }

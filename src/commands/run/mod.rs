@@ -33,7 +33,7 @@ use anyhow::Context as _;
 use rounds::Rounds;
 use setup::Setup;
 use std::path::Path;
-use std::time::{Duration, SystemTime};
+use std::time::SystemTime;
 use work::PreparedWork;
 
 /// Runs the scenarios of `config` on the machine `system` describes.
@@ -95,7 +95,7 @@ impl Measuring<'_> {
             marker: self.setup.workspace.marker().to_string(),
             duration_ns: timing.duration_ns,
             warmup_ns: timing.warmup_ns,
-            params: self.work.params,
+            params: self.work.params.clone(),
             probe_sched: self.config.probe_sched,
             load_nice: self.config.load_nice,
             load_cgroup_procs: self
@@ -108,10 +108,6 @@ impl Measuring<'_> {
             load_cpus: self.config.placement.load_cpus.clone(),
             workdir_device: blockdev::device_of(Path::new("/proc"), &self.config.workdir),
         };
-        let scenario_time = Duration::from_nanos(timing.duration_ns + timing.warmup_ns);
-        let measurements = self.work.scenarios.len() * timing.most_measurements() as usize;
-        let mut progress = Progress::new(measurements, scenario_time, self.config.output.quiet);
-        progress.print(&table::render_preamble(run));
         let rounds = Rounds {
             scenarios: &self.work.scenarios,
             repeats: timing.repeats,
@@ -121,6 +117,14 @@ impl Measuring<'_> {
             output: self.output,
             verbose: self.config.output.verbose,
         };
+        let total = (0..self.work.scenarios.len())
+            .map(|index| {
+                let measuring_ns = rounds.measuring_time(index).as_nanos() as u64;
+                rounds.scenario_time(index) * timing.most_measurements(measuring_ns)
+            })
+            .sum();
+        let mut progress = Progress::new(total, self.config.output.quiet);
+        progress.print(&table::render_preamble(run));
         match timing.precision {
             Some(goal) => rounds.measure_until_precise(run, &mut progress, goal)?,
             None => rounds.measure(run, &mut progress)?,

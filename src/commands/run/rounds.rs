@@ -14,6 +14,7 @@ use crate::report::schema::{RunDocument, ScenarioResult, ScenarioStatus};
 use crate::report::table;
 use anyhow::Context as _;
 use std::path::Path;
+use std::time::Duration;
 
 /// What the scenario loops work with (this module's rounds, and
 /// `--precision`'s in [`super::adaptive`]).
@@ -69,6 +70,19 @@ impl Rounds<'_> {
         Ok(())
     }
 
+    /// How long one measurement of scenario `index` is expected to measure.
+    pub(super) fn measuring_time(&self, index: usize) -> Duration {
+        let settings = self.settings;
+        let probe = self.scenarios[index].probe;
+        Duration::from_nanos(probe.expected_ns(&settings.params, settings.duration_ns))
+    }
+
+    /// How long one measurement of scenario `index` is expected to take,
+    /// with the loads' warm-up.
+    pub(super) fn scenario_time(&self, index: usize) -> Duration {
+        self.measuring_time(index) + Duration::from_nanos(self.settings.warmup_ns)
+    }
+
     /// Measures scenario `index` once, `note` after its place in the
     /// progress bar's label; `None` when a signal interrupted it.
     pub(super) fn measure_once(
@@ -78,13 +92,16 @@ impl Rounds<'_> {
         progress: &mut Progress,
     ) -> anyhow::Result<Option<ScenarioResult>> {
         let scenario = &self.scenarios[index];
-        progress.start_scenario(&format!(
-            "{} under {} ({}/{}{note})",
-            scenario.probe.name,
-            scenario.load.name,
-            index + 1,
-            self.scenarios.len()
-        ));
+        progress.start_scenario(
+            &format!(
+                "{} under {} ({}/{}{note})",
+                scenario.probe.name,
+                scenario.load.name,
+                index + 1,
+                self.scenarios.len()
+            ),
+            self.scenario_time(index),
+        );
         let dir = self.workspace.scenario_dir(index)?;
         let outcome = run_scenario(scenario, self.settings, &dir, self.interrupt, &mut || {
             progress.tick()
@@ -149,7 +166,12 @@ impl Rounds<'_> {
         if index == 0 || run.scenarios[index - 1].probe != scenario.probe {
             progress.print(&table::render_probe_header(&scenario.probe, &sheet));
         }
-        progress.print(&table::render_row(scenario, &sheet, &run.settings));
+        progress.print(&table::render_row(
+            scenario,
+            &sheet,
+            &run.settings,
+            run.baseline_of(&scenario.probe),
+        ));
         if self.verbose {
             progress.print(&table::render_telemetry(scenario));
         }
