@@ -86,7 +86,7 @@ pub fn finish(outcome: anyhow::Result<ExitCode>) -> ExitCode {
     match outcome {
         Ok(code) => code,
         Err(error) => {
-            eprintln!("feelbench: {}", message_of(&error));
+            say!("{}", message_of(&error));
             code_of(&error)
         }
     }

@@ -5,6 +5,16 @@
 //! outcome to an exit code (`exit`); measuring happens in worker processes
 //! (`feelbench worker SPEC`) started by the engine.
 
+/// Says one line on stderr, after `feelbench: `, as `eprintln!` would, but
+/// a closed stderr (`2>&1 | head -1`) is not a reason to stop: the run goes
+/// on and cleans up.
+macro_rules! say {
+    ($($arg:tt)*) => {{
+        use std::io::Write as _;
+        let _ = writeln!(std::io::stderr(), "feelbench: {}", format_args!($($arg)*));
+    }};
+}
+
 mod cli;
 mod commands;
 mod compare;

@@ -85,7 +85,7 @@ impl Progress {
 
     /// Writes a line to stderr without garbling the bar.
     pub fn warn(&self, text: &str) {
-        self.bar.suspend(|| eprintln!("feelbench: {text}"));
+        self.bar.suspend(|| say!("{text}"));
     }
 }
 

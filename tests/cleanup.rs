@@ -6,8 +6,8 @@
 
 mod common;
 use common::{
-    cmdline, feelbench, leftovers, new_tag, read_json, tagged_processes, wait_for_no_tagged,
-    LOOPS_PER_MS,
+    cmdline, exit_code_within, feelbench, leftovers, new_tag, read_json, tagged_processes,
+    wait_for_no_tagged, LOOPS_PER_MS,
 };
 use nix::sys::signal::{kill, Signal};
 use nix::unistd::Pid;
@@ -88,20 +88,6 @@ fn sigint_pending(pid: u32) -> bool {
         .lines()
         .filter_map(|line| line.strip_prefix("ShdPnd:"))
         .any(|mask| u64::from_str_radix(mask.trim(), 16).is_ok_and(|mask| mask & bit != 0))
-}
-
-fn exit_code_within(child: &mut Child, limit: Duration) -> Option<i32> {
-    let deadline = Instant::now() + limit;
-    loop {
-        if let Some(status) = child.try_wait().unwrap() {
-            return status.code();
-        }
-        if Instant::now() >= deadline {
-            let _ = child.kill();
-            panic!("feelbench did not exit within {limit:?}");
-        }
-        std::thread::sleep(Duration::from_millis(5));
-    }
 }
 
 /// Asserts that a run in `dir` ended without its cleanup (its private

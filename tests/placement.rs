@@ -7,13 +7,13 @@
 
 mod common;
 use common::{
-    feelbench, leftovers, new_tag, read_json, require_root, skip, stderr, wait_for_no_tagged,
-    LOOPS_PER_MS,
+    exit_code_within, feelbench, leftovers, new_tag, read_json, require_root, skip, stderr,
+    wait_for_no_tagged, LOOPS_PER_MS,
 };
 use nix::sys::signal::{kill, Signal};
 use nix::unistd::Pid;
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
+use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 /// A `cmd:` load that writes the named /proc/self file of the process it
@@ -198,20 +198,6 @@ fn wait_until(what: &str, mut condition: impl FnMut() -> bool) {
 /// Whether the cgroup at `path` has a process in it.
 fn has_members(path: &Path) -> bool {
     std::fs::read_to_string(path.join("cgroup.procs")).is_ok_and(|t| !t.trim().is_empty())
-}
-
-fn exit_code_within(child: &mut Child, limit: Duration) -> Option<i32> {
-    let deadline = Instant::now() + limit;
-    loop {
-        if let Some(status) = child.try_wait().unwrap() {
-            return status.code();
-        }
-        if Instant::now() >= deadline {
-            let _ = child.kill();
-            panic!("feelbench did not exit within {limit:?}");
-        }
-        std::thread::sleep(Duration::from_millis(20));
-    }
 }
 
 /// Starts a 30 s run of audio under burn at CPU weight 10 in `dir` with

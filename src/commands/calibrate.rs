@@ -22,7 +22,7 @@ pub fn run(system: &SystemInfo, settings: &CalibrateSettings) -> anyhow::Result<
             calibrate::store(&path, &MachineIdentity::of(system), &calibration)?;
             println!("stored in {}", path.display());
         }
-        (true, None) => eprintln!("feelbench: no HOME or XDG_CACHE_HOME: calibration not stored"),
+        (true, None) => say!("no HOME or XDG_CACHE_HOME: calibration not stored"),
         (false, _) => {}
     }
     Ok(())

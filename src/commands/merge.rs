@@ -31,8 +31,8 @@ pub fn run(settings: &MergeSettings) -> anyhow::Result<ExitCode> {
     let merged = merge_runs(&runs, std::env::args().collect()).map_err(UsageError::input)?;
     write_run(output, &merged)
         .with_context(|| format!("cannot write the merged run to {}", output.display()))?;
-    eprintln!(
-        "feelbench: {} runs merged into {} ({} scenarios)",
+    say!(
+        "{} runs merged into {} ({} scenarios)",
         files.len(),
         output.display(),
         merged.scenarios.len()

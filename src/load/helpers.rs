@@ -260,7 +260,7 @@ fn run_helper(worker: Pid, null: &File, name: &str, body: impl FnOnce() -> Strin
     }
     crate::measure::sched::set_thread_name(name);
     if let Ok(reason) = catch_unwind(AssertUnwindSafe(body)) {
-        eprintln!("feelbench: {name} (pid {}): {reason}", getpid());
+        say!("{name} (pid {}): {reason}", getpid());
     }
     exit_now(1)
 }

@@ -63,7 +63,7 @@ impl SwapFile {
 impl Drop for SwapFile {
     fn drop(&mut self) {
         if let Err(e) = remove(&self.path) {
-            eprintln!("feelbench: warning: {e:#}");
+            say!("warning: {e:#}");
         }
     }
 }

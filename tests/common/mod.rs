@@ -134,3 +134,19 @@ pub fn require_root(what: &str) -> bool {
     }
     root
 }
+
+/// The exit code of `child` once it exits, within `limit` (killed and
+/// failed otherwise); `None` when a signal ended it.
+pub fn exit_code_within(child: &mut std::process::Child, limit: Duration) -> Option<i32> {
+    let deadline = Instant::now() + limit;
+    loop {
+        if let Some(status) = child.try_wait().unwrap() {
+            return status.code();
+        }
+        if Instant::now() >= deadline {
+            let _ = child.kill();
+            panic!("feelbench did not exit within {limit:?}");
+        }
+        std::thread::sleep(Duration::from_millis(10));
+    }
+}

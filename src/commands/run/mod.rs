@@ -68,7 +68,7 @@ pub fn run(config: RunConfig, system: SystemInfo) -> anyhow::Result<ExitCode> {
     say(&run.warnings[said_before..]);
     if let Some(path) = &output {
         write(path, &run)?;
-        eprintln!("feelbench: run written to {}", path.display());
+        say!("run written to {}", path.display());
     }
     if run.run.interrupted {
         let repeated = config.timing.repeats > 1 || config.timing.precision.is_some();
@@ -137,7 +137,7 @@ impl Measuring<'_> {
 /// Says `warnings` on stderr.
 fn say(warnings: &[Warning]) {
     for warning in warnings {
-        eprintln!("feelbench: warning: {}", warning.message);
+        say!("warning: {}", warning.message);
     }
 }
 
@@ -167,13 +167,11 @@ fn exit_code(run: &RunDocument) -> ExitCode {
 fn report_interruption(run: &RunDocument, repeated: bool) {
     let scenarios = run.scenarios.len();
     if !repeated {
-        eprintln!(
-            "feelbench: interrupted; {scenarios} finished scenario(s) kept, the running one dropped"
-        );
+        say!("interrupted; {scenarios} finished scenario(s) kept, the running one dropped");
     } else {
         let measurements: usize = run.scenarios.iter().map(|s| s.measurements().len()).sum();
-        eprintln!(
-            "feelbench: interrupted; {measurements} finished measurement(s) of {scenarios} scenario(s) kept, the running one dropped"
+        say!(
+            "interrupted; {measurements} finished measurement(s) of {scenarios} scenario(s) kept, the running one dropped"
         );
     }
 }

@@ -29,7 +29,7 @@ pub fn check_system(config: &RunConfig) -> Result<Environment, UsageError> {
     check_privileges(config)?;
     let leftovers = workspace::clean_leftovers(swap::remove, |p| Ok(cgroup::remove(p)?));
     for line in leftovers.into_iter().chain(load::remove_leftovers()) {
-        eprintln!("feelbench: {line}");
+        say!("{line}");
     }
     Ok(environment)
 }
@@ -103,7 +103,7 @@ pub fn noise_check(preflight: &Preflight) -> Result<Option<Warning>, UsageError>
     let noise = match noise::check(Path::new("/proc"), length) {
         Ok(noise) => noise,
         Err(e) => {
-            eprintln!("feelbench: warning: no noise check: {e}");
+            say!("warning: no noise check: {e}");
             return Ok(None);
         }
     };

@@ -65,8 +65,8 @@ fn add_swap(workspace: &mut Workspace, bytes: u64) -> anyhow::Result<SwapFile> {
     // again, the next run does it.
     workspace.note_swap_file(&path)?;
     let swap = SwapFile::create(&path, bytes)?;
-    eprintln!(
-        "feelbench: swap file {} ({} MiB) on for the run",
+    say!(
+        "swap file {} ({} MiB) on for the run",
         path.display(),
         bytes >> 20
     );
@@ -85,7 +85,7 @@ fn make_load_cgroups(workspace: &mut Workspace, limits: &[Limit]) -> anyhow::Res
         workspace.note_cgroup(plan.path())?;
         let said = describe(&plan);
         cgroups.push(plan.create()?);
-        eprintln!("feelbench: {said}");
+        say!("{said}");
     }
     Ok(cgroups)
 }
@@ -119,8 +119,8 @@ fn hold_cpu_latency(value_us: u32) -> anyhow::Result<CpuLatencyLimit> {
     let limit = CpuLatencyLimit::hold(Path::new(pmqos::DEVICE), value_us)
         .map_err(UsageError::input)
         .context("--cpu-dma-latency")?;
-    eprintln!(
-        "feelbench: PM QoS held at {value_us} µs ({}) for the run",
+    say!(
+        "PM QoS held at {value_us} µs ({}) for the run",
         pmqos::DEVICE
     );
     Ok(limit)

@@ -181,30 +181,27 @@ fn obtain_calibration(work: &WorkSettings, system: &SystemInfo) -> (f64, Calibra
         work.recalibrate,
         cache.as_deref(),
         &MachineIdentity::of(system),
-        || eprintln!("feelbench: calibrating the work loop (about half a second)..."),
+        || say!("calibrating the work loop (about half a second)..."),
     );
     match &source {
         CalibrationSource::Forced => {}
         CalibrationSource::Cached { path } => {
-            eprintln!(
-                "feelbench: loops_per_ms {loops_per_ms:.0} from {}",
-                path.display()
-            )
+            say!("loops_per_ms {loops_per_ms:.0} from {}", path.display())
         }
         CalibrationSource::Measured {
             path,
             not_stored,
             calibration,
         } => {
-            eprintln!(
-                "feelbench: loops_per_ms {loops_per_ms:.0} measured in {} ms{}",
+            say!(
+                "loops_per_ms {loops_per_ms:.0} measured in {} ms{}",
                 calibration.took_ms,
                 path.as_ref()
                     .map(|p| format!(", stored in {}", p.display()))
                     .unwrap_or_default()
             );
             if let Some(reason) = not_stored {
-                eprintln!("feelbench: warning: calibration not cached: {reason}");
+                say!("warning: calibration not cached: {reason}");
             }
         }
     }

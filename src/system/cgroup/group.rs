@@ -80,7 +80,7 @@ impl Cgroup {
 impl Drop for Cgroup {
     fn drop(&mut self) {
         if let Err(e) = remove(&self.path) {
-            eprintln!("feelbench: warning: {e}");
+            say!("warning: {e}");
         }
     }
 }
