@@ -1,7 +1,7 @@
 //! `ctar` and `xtar`: contest's tar loads, making a tar archive of a source
 //! tree over and over, and extracting one over and over — the small-file
 //! and metadata storm of a backup, a package update or a git checkout. Both
-//! work on the source-like tree of `load::tree` (4,096 files, 50 MB), a
+//! work on the source-like tree of `load::tree` (4,096 files, 48 MB), a
 //! tar archive in the tar crate's GNU format, and count the files they
 //! archive or extract.
 //!
@@ -41,7 +41,7 @@ const RECORD_BYTES: usize = 10 * 1024;
 /// Registry entry of `ctar`.
 pub const CTAR: LoadDef = LoadDef {
     name: "ctar",
-    summary: "contest's ctar: tars a source-like tree (4096 files, 50 MB) read from the device, over and over",
+    summary: "contest's ctar: tars a source-like tree (4096 files, 48 MB) read from the device, over and over",
     unit: "files",
     takes_arg: false,
     processes: |_| 1,
@@ -57,7 +57,7 @@ pub const CTAR: LoadDef = LoadDef {
 /// Registry entry of `xtar`.
 pub const XTAR: LoadDef = LoadDef {
     name: "xtar",
-    summary: "contest's xtar: extracts a tar of a source-like tree (4096 files, 50 MB) and removes the last copy, over and over",
+    summary: "contest's xtar: extracts a tar of a source-like tree (4096 files, 48 MB) and removes the last copy, over and over",
     unit: "files",
     takes_arg: false,
     processes: |_| 1,
