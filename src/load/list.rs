@@ -1,6 +1,10 @@
 //! `list`: contest's list load, a long listing of a large tree over and
-//! over (`ls -lR`): read every directory, `lstat` every entry, go down into
-//! the subdirectories. Its work is the entries listed.
+//! over (`ls -lR`): read every directory, `lstat` every entry (relative to
+//! its directory, as `find` does), go down into the subdirectories. Its
+//! work is the entries listed. (`ls -lR` itself also looks each entry's
+//! whole path up three times, for its `lstat` and two extended attributes,
+//! and formats the listing: on the machine this was measured on, `ls -lRU`
+//! listed 130,000 entries a second of this tree, `find -printf` 359,000.)
 //!
 //! The tree: contest listed the whole file system (`ls -lRa /`), which is a
 //! different walk on every machine (and, through /proc and /sys, on every
