@@ -78,15 +78,22 @@ fn archiver(file: File) -> Archiver {
     tar::Builder::new(BufWriter::with_capacity(RECORD_BYTES, file))
 }
 
+/// What becomes of a file's pages in the page cache once it is archived.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Pages {
+    Keep,
+    /// Dropped, so that the next read comes from the device.
+    Drop,
+}
+
 /// Appends entry `index` of `layout`, found under `parent`, to `archive`;
-/// with `uncache`, drops a file's pages from the page cache once read.
-/// Returns whether it was a file.
+/// returns whether it was a file.
 fn append(
     archive: &mut Archiver,
     layout: &Layout,
     index: usize,
     parent: &Path,
-    uncache: bool,
+    pages: Pages,
 ) -> Result<bool, LoadError> {
     let entry = &layout.entries()[index];
     let path = parent.join(&entry.path);
@@ -103,7 +110,7 @@ fn append(
             archive
                 .append_file(&entry.path, &mut file)
                 .map_err(LoadError::io(what()))?;
-            if uncache {
+            if pages == Pages::Drop {
                 drop_cached_pages(&file)?;
             }
             Ok(true)
@@ -129,7 +136,7 @@ fn finish(archive: Archiver) -> Result<File, LoadError> {
 fn archive_tree(layout: &Layout, parent: &Path, file: File) -> Result<File, LoadError> {
     let mut archive = archiver(file);
     for index in 0..layout.entries().len() {
-        append(&mut archive, layout, index, parent, false)?;
+        append(&mut archive, layout, index, parent, Pages::Keep)?;
     }
     finish(archive)
 }
@@ -137,7 +144,7 @@ fn archive_tree(layout: &Layout, parent: &Path, file: File) -> Result<File, Load
 /// `ctar`'s state: the tree and the archive being written.
 struct Ctar {
     layout: Layout,
-    /// Holds the tree; removes it when dropped.
+    /// Holds the tree (see `Drop`).
     tree: TempDir,
     /// `None` only while a pass ends.
     archive: Option<Archiver>,
@@ -184,7 +191,7 @@ impl Load for Ctar {
                 &self.layout,
                 index,
                 self.tree.path(),
-                true,
+                Pages::Drop,
             )?);
         }
         self.next = end;
@@ -204,7 +211,7 @@ impl Load for Ctar {
 struct Xtar {
     layout: Layout,
     archive: File,
-    /// Holds the copies, `0` and `1`; removes them when dropped.
+    /// Holds the copies, `0` and `1` (see `Drop`).
     copies: TempDir,
     /// The copy being extracted; the other is being removed.
     copy: usize,

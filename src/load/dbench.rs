@@ -179,76 +179,85 @@ impl Client {
         self.next_id - 1
     }
 
-    /// Does `op` on a file drawn at random (it needs one, if any).
+    /// Does `op`, on a file drawn at random when it needs one.
     fn run(&mut self, op: Op) -> Result<(), LoadError> {
         let index = self.draws.below(self.files.len() as u64) as usize;
-        let path = match op {
-            Op::Create | Op::List => PathBuf::new(),
-            _ => self.path(self.files[index].id),
-        };
-        let what = |doing: &str| format!("dbench: cannot {doing} {}", path.display());
         match op {
-            Op::Read => {
-                let file = File::open(&path).map_err(LoadError::io(what("open")))?;
-                let len = self.draws.octave_size(IO_MIN_BYTES, IO_OCTAVES) as usize;
-                let offset = self.draws.below(self.files[index].bytes);
-                file.read_at(&mut self.read_buf[..len], offset)
-                    .map_err(LoadError::io(what("read")))?;
-            }
+            Op::Read => self.read(index),
             Op::Stat => {
-                std::fs::symlink_metadata(&path).map_err(LoadError::io(what("stat")))?;
+                let path = self.path(self.files[index].id);
+                std::fs::symlink_metadata(&path)
+                    .map(drop)
+                    .map_err(LoadError::io(format!("cannot stat {}", path.display())))
             }
-            Op::Write => {
-                let file = OpenOptions::new()
-                    .write(true)
-                    .open(&path)
-                    .map_err(LoadError::io(what("open")))?;
-                let len = self.draws.octave_size(IO_MIN_BYTES, IO_OCTAVES);
-                let bytes = self.files[index].bytes;
-                // Anywhere up to its end, as long as it stays within the limit.
-                let offset = self.draws.below(bytes.min(MAX_FILE_BYTES - len) + 1);
-                file.write_all_at(&self.bytes[..len as usize], offset)
-                    .map_err(LoadError::io(what("write")))?;
-                self.files[index].bytes = bytes.max(offset + len);
-            }
-            Op::List => {
-                let dir = self.dir.path().join(format!("d{}", self.draws.below(DIRS)));
-                let entries = std::fs::read_dir(&dir).map_err(LoadError::io(format!(
-                    "dbench: cannot list {}",
-                    dir.display()
-                )))?;
-                for entry in entries {
-                    entry.map_err(LoadError::io(format!(
-                        "dbench: cannot list {}",
-                        dir.display()
-                    )))?;
-                }
-            }
-            Op::Create => {
-                let id = self.new_id();
-                let path = self.path(id);
-                let bytes = self.draws.octave_size(NEW_FILE_MIN_BYTES, NEW_FILE_OCTAVES);
-                File::create_new(&path)
-                    .and_then(|mut file| file.write_all(&self.bytes[..bytes as usize]))
-                    .map_err(LoadError::io(format!(
-                        "dbench: cannot create {}",
-                        path.display()
-                    )))?;
-                self.files.push(ClientFile { id, bytes });
-            }
+            Op::Write => self.write(index),
+            Op::List => self.list(),
+            Op::Create => self.create(),
             Op::Unlink => {
-                std::fs::remove_file(&path).map_err(LoadError::io(what("delete")))?;
-                self.files.swap_remove(index);
+                let id = self.files.swap_remove(index).id;
+                let path = self.path(id);
+                std::fs::remove_file(&path)
+                    .map_err(LoadError::io(format!("cannot delete {}", path.display())))
             }
-            Op::Fsync => File::open(&path)
-                .and_then(|file| file.sync_all())
-                .map_err(LoadError::io(what("fsync")))?,
+            Op::Fsync => {
+                let path = self.path(self.files[index].id);
+                File::open(&path)
+                    .and_then(|file| file.sync_all())
+                    .map_err(LoadError::io(format!("cannot fsync {}", path.display())))
+            }
             Op::Rename => {
-                let id = self.new_id();
-                std::fs::rename(&path, self.path(id)).map_err(LoadError::io(what("rename")))?;
+                let (from, id) = (self.path(self.files[index].id), self.new_id());
                 self.files[index].id = id;
+                std::fs::rename(&from, self.path(id))
+                    .map_err(LoadError::io(format!("cannot rename {}", from.display())))
             }
         }
+    }
+
+    /// Opens file `index`, reads 4 to 64 KiB somewhere in it, closes it.
+    fn read(&mut self, index: usize) -> Result<(), LoadError> {
+        let path = self.path(self.files[index].id);
+        let len = self.draws.octave_size(IO_MIN_BYTES, IO_OCTAVES) as usize;
+        let offset = self.draws.below(self.files[index].bytes);
+        File::open(&path)
+            .and_then(|file| file.read_at(&mut self.read_buf[..len], offset))
+            .map(drop)
+            .map_err(LoadError::io(format!("cannot read {}", path.display())))
+    }
+
+    /// Opens file `index`, writes 4 to 64 KiB anywhere up to its end (as
+    /// long as it stays within [`MAX_FILE_BYTES`]), closes it.
+    fn write(&mut self, index: usize) -> Result<(), LoadError> {
+        let path = self.path(self.files[index].id);
+        let len = self.draws.octave_size(IO_MIN_BYTES, IO_OCTAVES);
+        let bytes = self.files[index].bytes;
+        let offset = self.draws.below(bytes.min(MAX_FILE_BYTES - len) + 1);
+        OpenOptions::new()
+            .write(true)
+            .open(&path)
+            .and_then(|file| file.write_all_at(&self.bytes[..len as usize], offset))
+            .map_err(LoadError::io(format!("cannot write {}", path.display())))?;
+        self.files[index].bytes = bytes.max(offset + len);
+        Ok(())
+    }
+
+    /// Reads one of the client's directories to its end.
+    fn list(&mut self) -> Result<(), LoadError> {
+        let dir = self.dir.path().join(format!("d{}", self.draws.below(DIRS)));
+        std::fs::read_dir(&dir)
+            .and_then(|entries| entries.map(|e| e.map(drop)).collect())
+            .map_err(LoadError::io(format!("cannot list {}", dir.display())))
+    }
+
+    /// Makes a new file of 1 to 64 KiB.
+    fn create(&mut self) -> Result<(), LoadError> {
+        let id = self.new_id();
+        let path = self.path(id);
+        let bytes = self.draws.octave_size(NEW_FILE_MIN_BYTES, NEW_FILE_OCTAVES);
+        File::create_new(&path)
+            .and_then(|mut file| file.write_all(&self.bytes[..bytes as usize]))
+            .map_err(LoadError::io(format!("cannot create {}", path.display())))?;
+        self.files.push(ClientFile { id, bytes });
         Ok(())
     }
 }

@@ -41,7 +41,7 @@ pub fn private_dir(dir: &Path, what: &str) -> Result<tempfile::TempDir, LoadErro
         .prefix(&format!("{what}-"))
         .tempdir_in(dir)
         .map_err(LoadError::io(format!(
-            "{what}: cannot make a directory in {}",
+            "cannot make a directory in {}",
             dir.display()
         )))
 }

@@ -68,7 +68,7 @@ impl List {
     /// Reads directory `dir` and `lstat`s each entry in it, keeping its
     /// subdirectories for later; returns the entries listed.
     fn list(&mut self, dir: &Path) -> Result<usize, LoadError> {
-        let what = || format!("list: cannot list {}", dir.display());
+        let what = || format!("cannot list {}", dir.display());
         let mut listed = 0;
         for entry in std::fs::read_dir(dir).map_err(LoadError::io(what()))? {
             let entry = entry.map_err(LoadError::io(what()))?;
