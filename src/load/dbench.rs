@@ -245,7 +245,7 @@ impl Client {
     fn list(&mut self) -> Result<(), LoadError> {
         let dir = self.dir.path().join(format!("d{}", self.draws.below(DIRS)));
         std::fs::read_dir(&dir)
-            .and_then(|entries| entries.map(|e| e.map(drop)).collect())
+            .and_then(|mut entries| entries.try_for_each(|e| e.map(drop)))
             .map_err(LoadError::io(format!("cannot list {}", dir.display())))
     }
 
