@@ -10,6 +10,27 @@
 #                                    stress-ng --fork forks without exec, and
 #                                    its exec stressor refuses root)
 #   hack  vs hackbench              (messages per second)
+#   cpuload vs stress-ng --cpu N+1 --cpu-method double
+#                                   (CPU-seconds used per second)
+#   list  vs find -printf '%s\n'    (entries per second; both walk the same
+#                                    tree of sparse files, see make_tree, by
+#                                    readdir and an lstat of each entry
+#                                    relative to its directory, and neither
+#                                    formats a long listing; ls -lR also
+#                                    looks each entry's whole path up three
+#                                    times, for its lstat and two extended
+#                                    attributes)
+#   ctar  vs tar cf in a loop       (files per second: each pass reads the
+#                                    tree from the device - the page cache
+#                                    dropped before each pass - and writes
+#                                    the archive out)
+#   xtar  vs tar xf in a loop       (files per second: extract into a fresh
+#                                    directory, write it out (syncfs), remove
+#                                    the previous copy; feelbench interleaves
+#                                    the removal and starts each file's
+#                                    write-back itself)
+# dbench has no like-for-like stand-in: dbench replays a netbench trace whose
+# operations (opens, closes, locks, ...) and sizes differ from the load's mix.
 # Goal: ratio >= 0.9 for each. The feelbench probe during these runs is a
 # 100 ms idle timer (custom, 0 % CPU), so the load has the machine to itself.
 set -euo pipefail
@@ -19,12 +40,13 @@ usage() {
 Usage: $(basename "$0") [-t SECS] [-r ROUNDS] [-l LOADS] [-h]
   -t SECS    seconds per measurement (default 10); needs about 33 GiB free here
   -r ROUNDS  rounds, the tools taking turns going first (default 3)
-  -l LOADS   comma-separated loads to measure (default burn,write,read,spawn,hack)
+  -l LOADS   comma-separated loads to measure (default burn,write,read,spawn,hack,
+             cpuload,list,ctar,xtar)
 EOF2
 }
 secs=10
 rounds=3
-loads=burn,write,read,spawn,hack
+loads=burn,write,read,spawn,hack,cpuload,list,ctar,xtar
 size=1G # feelbench's disk-load file size (write overrides it)
 while getopts ":t:r:l:h" opt; do
     case $opt in
@@ -39,7 +61,7 @@ done
 [[ $rounds =~ ^[1-9][0-9]*$ ]] || { echo "loads.sh: -r takes a whole number >= 1" >&2; exit 2; }
 IFS=, read -ra chosen <<<"$loads"
 for load in "${chosen[@]}"; do
-    [[ $load =~ ^(burn|write|read|spawn|hack)$ ]] || { echo "loads.sh: -l: unknown load '$load' (burn, write, read, spawn, hack)" >&2; exit 2; }
+    [[ $load =~ ^(burn|write|read|spawn|hack|cpuload|list|ctar|xtar)$ ]] || { echo "loads.sh: -l: unknown load '$load' (burn, write, read, spawn, hack, cpuload, list, ctar, xtar)" >&2; exit 2; }
 done
 
 need=()
@@ -147,6 +169,99 @@ sn_hack() {
     python3 -c "print($cpus * 100 * $loops / $hb_time)"
 }
 
+# CPU pressure: resp1's Ncpu+1 floating-point processes.
+fb_cpuload() { echo "$(fb cpuload cpu_pct) / 100" | bc -l; }
+sn_cpuload() { cpu_rate stress-ng --cpu "$((cpus + 1))" --cpu-method double -t "${secs}s"; }
+
+# make_tree DIR sparse|full: feelbench's source tree (load::tree) under
+# DIR/src, the same layout and sizes (SplitMix64 draws): 4096 files in 256
+# directories; sparse files have their size only, full ones random bytes.
+make_tree() {
+    python3 - "$@" <<'PY'
+import os, sys
+parent, content = sys.argv[1], sys.argv[2]
+M = (1 << 64) - 1
+state = 0x5EEDF11E
+def draw():
+    global state
+    state = (state + 0x9E3779B97F4A7C15) & M
+    z = state
+    z = ((z ^ (z >> 30)) * 0xBF58476D1CE4E5B9) & M
+    z = ((z ^ (z >> 27)) * 0x94D049BB133111EB) & M
+    return z ^ (z >> 31)
+def size():
+    low = 256 << (draw() % 8)
+    return low + draw() % low
+files, dirs = 4096, 256
+sizes = [size() for _ in range(files)]
+data = os.urandom(65536)
+paths = [os.path.join(parent, "src")]
+for d in range(1, dirs):
+    paths.append(os.path.join(paths[(d - 1) // 8], f"d{d}"))
+for path in paths:
+    os.makedirs(path)
+for j, n in enumerate(sizes):
+    with open(os.path.join(paths[j % dirs], f"f{j}.c"), "wb") as f:
+        if content == "sparse":
+            f.truncate(n)
+        else:
+            f.write(data[:n])
+PY
+}
+
+# per_s N START_US: N (files or entries) per second since START_US
+# ($EPOCHREALTIME without its dot).
+per_s() { python3 -c "print($1 * 1e6 / (${EPOCHREALTIME/./} - $2))"; }
+
+fb_list() { fb list rate_per_s; }
+# A pass lists 4351 entries: every entry under src.
+sn_list() {
+    [[ -d $tmp/list/src ]] || make_tree "$tmp/list" sparse
+    local n=0 start=${EPOCHREALTIME/./}
+    while ((${EPOCHREALTIME/./} < start + secs * 1000000)); do
+        find "$tmp/list/src" -mindepth 1 -printf '%s\n' >/dev/null
+        n=$((n + 4351))
+    done
+    per_s "$n" "$start"
+}
+fb_ctar() { fb ctar rate_per_s; }
+# Only tar's time counts: dropping the page cache (which also drops the
+# directories' blocks, that the load keeps) is not part of the pass.
+sn_ctar() {
+    [[ -d $tmp/ctar/src ]] || { make_tree "$tmp/ctar" full && sync; }
+    local n=0 busy=0 t0 end=$((${EPOCHREALTIME/./} + secs * 1000000))
+    while ((${EPOCHREALTIME/./} < end)); do
+        echo 1 >/proc/sys/vm/drop_caches
+        t0=${EPOCHREALTIME/./}
+        tar cf "$tmp/ctar.tar" -C "$tmp/ctar" src
+        sync "$tmp/ctar.tar"
+        busy=$((busy + ${EPOCHREALTIME/./} - t0))
+        n=$((n + 4096))
+    done
+    python3 -c "print($n * 1e6 / $busy)"
+    rm -f "$tmp/ctar.tar"
+}
+fb_xtar() { fb xtar rate_per_s; }
+sn_xtar() {
+    if [[ ! -f $tmp/xtar.tar ]]; then
+        make_tree "$tmp/xsrc" full
+        tar cf "$tmp/xtar.tar" -C "$tmp/xsrc" src
+        rm -rf "$tmp/xsrc"
+        sync
+    fi
+    local n=0 k=0 start=${EPOCHREALTIME/./}
+    while ((${EPOCHREALTIME/./} < start + secs * 1000000)); do
+        mkdir "$tmp/x$k"
+        tar xf "$tmp/xtar.tar" -C "$tmp/x$k"
+        sync -f "$tmp/x$k"
+        rm -rf "$tmp/x$((1 - k))"
+        k=$((1 - k))
+        n=$((n + 4096))
+    done
+    per_s "$n" "$start"
+    rm -rf "$tmp/x0" "$tmp/x1"
+}
+
 if [[ ,$loads, == *,read,* ]]; then
     echo "== making a 16 GiB file for dd to read" >&2
     dd if=/dev/zero of="$tmp/dd" bs=1M count=16384 conv=fdatasync status=none
@@ -171,7 +286,8 @@ runs = {}
 for line in open(sys.argv[1]):
     name, fb, other = line.split()
     runs.setdefault(name, []).append((float(fb), float(other)))
-units = {"burn": "CPU-s/s", "write": "MB/s", "read": "MB/s", "spawn": "spawn/s", "hack": "msg/s"}
+units = {"burn": "CPU-s/s", "write": "MB/s", "read": "MB/s", "spawn": "spawn/s", "hack": "msg/s",
+         "cpuload": "CPU-s/s", "list": "entry/s", "ctar": "file/s", "xtar": "file/s"}
 print(f"median of {max(len(r) for r in runs.values())} rounds (tools alternate going first); goal >= 0.9")
 print(f"{'load':<8}{'unit':<9}{'feelbench':>12}{'stand-in':>12}{'ratio':>8}  ratios per round")
 for name, pairs in runs.items():

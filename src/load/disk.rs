@@ -3,12 +3,14 @@
 //! buffers of incompressible bytes aligned for `O_DIRECT` (so a compressing
 //! file system such as ZFS or btrfs cannot shrink the load to nothing); the
 //! walk through a file from start to end, over and over; and the page-cache
-//! controls the loads need.
+//! and write-back controls the loads need.
 
+use super::draws::Draws;
 use super::LoadError;
 use nix::errno::Errno;
 use nix::fcntl::{fcntl, posix_fadvise, FcntlArg, OFlag, PosixFadviseAdvice};
 use std::fs::File;
+use std::os::fd::AsRawFd as _;
 use std::path::Path;
 
 /// Alignment of buffers, enough for `O_DIRECT` on devices whose logical
@@ -30,6 +32,18 @@ pub fn unnamed_file(dir: &Path) -> Result<File, LoadError> {
         "cannot make a file in {}",
         dir.display()
     )))
+}
+
+/// A new directory in `dir` for a load's files, named after the load
+/// (`what`), removed with all it holds when dropped.
+pub fn private_dir(dir: &Path, what: &str) -> Result<tempfile::TempDir, LoadError> {
+    tempfile::Builder::new()
+        .prefix(&format!("{what}-"))
+        .tempdir_in(dir)
+        .map_err(LoadError::io(format!(
+            "cannot make a directory in {}",
+            dir.display()
+        )))
 }
 
 /// Makes reads and writes of `file` bypass the page cache (`O_DIRECT`).
@@ -84,15 +98,40 @@ impl AlignedBuf {
     }
 }
 
-/// Fills `bytes` from a xorshift generator: cheap, and not compressible.
-fn fill_incompressible(bytes: &mut [u8]) {
-    let mut state: u64 = 0x9e37_79b9_7f4a_7c15;
+/// Fills `bytes` with pseudo-random draws: cheap, and not compressible.
+pub fn fill_incompressible(bytes: &mut [u8]) {
+    let mut draws = Draws::new(0);
     for chunk in bytes.chunks_mut(8) {
-        state ^= state << 13;
-        state ^= state >> 7;
-        state ^= state << 17;
-        chunk.copy_from_slice(&state.to_le_bytes()[..chunk.len()]);
+        chunk.copy_from_slice(&draws.next_u64().to_le_bytes()[..chunk.len()]);
     }
+}
+
+/// Starts writing `file`'s dirty pages out to the device, without waiting
+/// for them (`sync_file_range`, which neither waits nor writes metadata:
+/// the file is not made durable, its data only leaves memory).
+pub fn start_write_back(file: &File) -> Result<(), LoadError> {
+    sync_file_range(file, libc::SYNC_FILE_RANGE_WRITE).map_err(LoadError::sys(
+        "cannot start writing a file out (sync_file_range)",
+    ))
+}
+
+/// Writes `file`'s dirty pages out and waits until they are on the device
+/// (data only, no metadata: cheaper than `fdatasync` on a new file, which
+/// also commits the file system's journal).
+pub fn wait_for_write_back(file: &File) -> Result<(), LoadError> {
+    let flags = libc::SYNC_FILE_RANGE_WAIT_BEFORE
+        | libc::SYNC_FILE_RANGE_WRITE
+        | libc::SYNC_FILE_RANGE_WAIT_AFTER;
+    sync_file_range(file, flags)
+        .map_err(LoadError::sys("cannot write a file out (sync_file_range)"))
+}
+
+/// `sync_file_range` over the whole of `file`.
+fn sync_file_range(file: &File, flags: libc::c_uint) -> Result<(), Errno> {
+    // SAFETY: a plain system call on a descriptor `file` keeps open; offset
+    // 0 and length 0 mean the whole file.
+    let result = unsafe { libc::sync_file_range(file.as_raw_fd(), 0, 0, flags) };
+    Errno::result(result).map(drop)
 }
 
 /// One I/O of a pass through a file.

@@ -2,26 +2,32 @@
 //! registry entry ([`LoadDef`]) in a file here plus one line in [`LOADS`];
 //! loads that differ only in a setting share a file (`periodic.rs` holds
 //! `video`, `x` and `custom`, `write.rs` the three writers, `ctxmem.rs` both
-//! rings), and `disk.rs`, `helpers.rs` and `error.rs` hold what several loads
-//! use. The engine only sees [`Load`]. A load runs in one or more worker
+//! rings, `archive.rs` `ctar` and `xtar`), and `disk.rs`, `draws.rs`,
+//! `tree.rs`, `helpers.rs` and `error.rs` hold what several loads use. The engine only sees [`Load`]. A load runs in one or more worker
 //! processes, each repeating [`Load::step`] until it is told to stop, and
 //! counts the work it gets done. Loads compose: a scenario's load is a
 //! [`LoadMix`] such as `burn+write`, whose parts run side by side. A load
 //! never knows which probe runs; the simulated work it shares with the
 //! probes lives below both, in `sim`.
 
+pub mod archive;
 pub mod burn;
 pub mod cmd;
+pub mod cpuload;
 pub mod ctxmem;
+pub mod dbench;
 pub mod disk;
+mod draws;
 mod error;
 pub mod hack;
 mod helpers;
+pub mod list;
 pub mod memload;
 pub mod none;
 pub mod periodic;
 pub mod read;
 pub mod spawn;
+mod tree;
 pub mod write;
 
 pub use error::{CheckError, LoadError, SpecError};
@@ -96,6 +102,11 @@ pub static LOADS: &[LoadDef] = &[
     ctxmem::CTXMEM8,
     ctxmem::CTXMEM2,
     memload::DEF,
+    cpuload::DEF,
+    list::DEF,
+    archive::CTAR,
+    archive::XTAR,
+    dbench::DEF,
     cmd::DEF,
 ];
 
