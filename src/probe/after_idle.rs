@@ -191,7 +191,7 @@ pub fn sheet(summary: &str) -> ProbeSheet {
         delay("sd", "delay S.D. (ms)", Formula::Sd { samples: samples() }),
         delay(
             "avg1sd",
-            "delay 1sdavg, the mean within 1 S.D. of the median (ms)",
+            "delay 1sdavg (ms)",
             Formula::MeanNearMedian { samples: samples() },
         )
         .compared(),
