@@ -1,9 +1,12 @@
 //! `response`: resp1's response test. After each idle gap (20 s by
-//! default) the probe scans, byte by byte, an array it filled when it
+//! default) the probe reads every byte of an array it filled when it
 //! started, which the kernel may have swapped out while it slept, then
 //! maps a fresh array, fills it (so it needs free pages: untouched anonymous
-//! memory would only map the zero page), scans it and unmaps it again, as a
-//! small command that starts, works and exits would. The delay of that
+//! memory would only map the zero page), reads it and unmaps it again, as a
+//! small command that starts, works and exits would. resp1 read one byte at
+//! a time; here the compiler may read several per instruction, which keeps
+//! the CPU part small, as resp1 meant it to be: the page faults are what
+//! grows under load. The delay of that
 //! interaction is one point. See `after_idle` for the loop and the figures,
 //! and `sim::response` for the arrays' sizes.
 //!
