@@ -10,8 +10,8 @@ use super::values::{
 };
 use super::Machine;
 use crate::commands::run::{
-    OutputChoice, OutputSettings, Placement, PrecisionGoal, Preflight, RunConfig, Timing,
-    WorkSettings,
+    OutputChoice, OutputSettings, Placement, PrecisionGoal, Preflight, ResponseSettings, RunConfig,
+    Timing, WorkSettings,
 };
 use crate::engine::scenario::Scenario;
 use crate::exit::UsageError;
@@ -37,6 +37,8 @@ const MAX_REPEATS: u32 = 1000;
 /// long; it also bounds a default run with `--precision` to 10 times its
 /// usual length.
 const DEFAULT_MAX_MEASUREMENTS: f64 = 10.0;
+/// Most points a response or command scenario can measure.
+const MAX_RESPONSE_POINTS: u32 = 1000;
 /// The range of cgroup CPU weights (v2 `cpu.weight`).
 const CPU_WEIGHTS: std::ops::RangeInclusive<u32> = 1..=10_000;
 
@@ -51,6 +53,8 @@ pub struct RunArgs {
     probe: ProbeSchedArgs,
     #[command(flatten)]
     work: WorkArgs,
+    #[command(flatten)]
+    response: ResponseArgs,
     #[command(flatten)]
     loads: LoadArgs,
     #[command(flatten)]
@@ -189,6 +193,36 @@ struct WorkArgs {
     custom_interval_us: Option<u64>,
 }
 
+/// How the `response` and `command` probes work.
+#[derive(Debug, Args)]
+#[command(next_help_heading = "Response and command probes")]
+struct ResponseArgs {
+    /// Seconds the response and command probes leave the machine alone
+    /// before each point (resp1: 20).
+    #[arg(long = "response-gap", value_name = "SECS", default_value_t = 20.0)]
+    gap_s: f64,
+    /// Points each response or command scenario measures (resp1: 5).
+    #[arg(long = "response-points", value_name = "N", default_value_t = 5)]
+    points: u32,
+    /// Size of the array the response probe allocates at its start and
+    /// scans at each point, e.g. 32M [default: 1/32 of the memory the
+    /// memory loads work through, 1 MiB to 64 MiB].
+    #[arg(long = "response-resident", value_name = "SIZE", value_parser = parse_bytes)]
+    resident_bytes: Option<u64>,
+    /// Size of the array the response probe allocates, fills and scans
+    /// afresh at each point [default: as --response-resident].
+    #[arg(long = "response-fresh", value_name = "SIZE", value_parser = parse_bytes)]
+    fresh_bytes: Option<u64>,
+    /// The command probe times this command (run by /bin/sh -c, its output
+    /// discarded) instead of `ls -l /usr/bin`.
+    #[arg(long = "command", value_name = "CMD")]
+    command: Option<String>,
+    /// The command probe drops the page cache (and the dentries and inodes)
+    /// before each point's idle gap, so the program starts cold (root).
+    #[arg(long = "command-cold")]
+    cold: bool,
+}
+
 /// Where and how the loads run.
 #[derive(Debug, Args)]
 #[command(next_help_heading = "Loads")]
@@ -287,7 +321,9 @@ impl RunArgs {
     /// `machine`.
     pub fn into_config(self, machine: &Machine) -> Result<RunConfig, UsageError> {
         let timing = self.timing.timing()?;
-        let work = self.work.settings(machine, &self.loads)?;
+        let work = self
+            .work
+            .settings(machine, &self.loads, self.response.settings()?)?;
         let probe_sched = self.probe.request()?;
         let load_nice = check_nice("-N/--load-nice", self.loads.load_nice)?;
         let preflight = self.safety.preflight()?;
@@ -415,8 +451,13 @@ impl ProbeSchedArgs {
 
 impl WorkArgs {
     /// The work settings on `machine`, with the file size and the swap
-    /// added for the run that `loads` give.
-    fn settings(&self, machine: &Machine, loads: &LoadArgs) -> Result<WorkSettings, UsageError> {
+    /// added for the run that `loads` give, and the `response` settings.
+    fn settings(
+        &self,
+        machine: &Machine,
+        loads: &LoadArgs,
+        response: ResponseSettings,
+    ) -> Result<WorkSettings, UsageError> {
         let burn_processes = self.burn_processes.unwrap_or(2 * machine.cpus);
         check((1..=1024).contains(&burn_processes), (), || {
             format!("-L/--burn-processes takes 1 to 1024, not {burn_processes}")
@@ -434,6 +475,7 @@ impl WorkArgs {
             recalibrate: self.recalibrate,
             file_bytes: loads.file_bytes,
             swap_bytes: machine.free_swap_bytes + loads.swap_bytes.unwrap_or(0),
+            response,
         })
     }
 
@@ -453,6 +495,28 @@ impl WorkArgs {
             cpu_pct,
             interval_us,
         }))
+    }
+}
+
+impl ResponseArgs {
+    fn settings(&self) -> Result<ResponseSettings, UsageError> {
+        let points = self.points;
+        check((1..=MAX_RESPONSE_POINTS).contains(&points), (), || {
+            format!("--response-points takes 1 to {MAX_RESPONSE_POINTS}, not {points}")
+        })?;
+        if let Some(command) = &self.command {
+            check(!command.trim().is_empty(), (), || {
+                "--command needs a command, e.g. --command 'ls -l /etc'".to_string()
+            })?;
+        }
+        Ok(ResponseSettings {
+            gap_ns: seconds_to_ns("--response-gap", self.gap_s, 0.0)?,
+            points,
+            resident_bytes: self.resident_bytes,
+            fresh_bytes: self.fresh_bytes,
+            command: self.command.clone(),
+            cold: self.cold,
+        })
     }
 }
 

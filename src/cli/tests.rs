@@ -243,6 +243,40 @@ fn the_work_is_complete_once_the_run_knows_rate_and_sizes() {
 }
 
 #[test]
+fn the_response_probes_take_resp1s_defaults_and_arrays_follow_the_memory() {
+    let defaults = config(&["--probe", "response"]).unwrap();
+    let params = defaults.work.params(5000.0, 1 << 30, 1 << 30).response;
+    assert_eq!((params.gap_ns, params.points), (20_000_000_000, 5));
+    assert_eq!(
+        (params.resident_bytes, params.fresh_bytes),
+        (32 << 20, 32 << 20)
+    );
+    assert_eq!((params.command, params.cold), (None, false));
+    let c = config(&[
+        "--response-gap",
+        "0.5",
+        "--response-points",
+        "7",
+        "--response-resident",
+        "8M",
+        "--command",
+        "ls /",
+        "--command-cold",
+    ])
+    .unwrap();
+    let params = c.work.params(5000.0, 1 << 30, 1 << 30).response;
+    assert_eq!((params.gap_ns, params.points), (500_000_000, 7));
+    assert_eq!(
+        (params.resident_bytes, params.fresh_bytes),
+        (8 << 20, 32 << 20)
+    );
+    assert_eq!(
+        (params.command.as_deref(), params.cold),
+        (Some("ls /"), true)
+    );
+}
+
+#[test]
 fn repeat_is_one_by_default_and_refused_below_one() {
     assert_eq!(config(&[]).unwrap().timing.repeats, 1);
     assert_eq!(config(&["--repeat", "3"]).unwrap().timing.repeats, 3);

@@ -24,6 +24,10 @@ pub enum WorkerSpec {
         sched: SchedRequest,
         /// The CPUs the probe runs on (`--probe-cpus`), set first.
         cpus: Option<CpuList>,
+        /// The `cgroup.procs` file of the loads' memory cgroup, which a
+        /// probe that shares its memory joins before it is built.
+        #[serde(default)]
+        memory_cgroup_procs: Option<PathBuf>,
     },
     /// Run one process's share of `load` until stopped.
     Load {

@@ -10,7 +10,7 @@ use super::workspace::RUN_MARKER_VAR;
 use crate::figures::ProbeResult;
 use crate::load::{LoadDef, LoadMix, LoadPart};
 use crate::measure::clock::now_ns;
-use crate::measure::sched::SchedRequest;
+use crate::measure::sched::{MemoryPolicy, SchedRequest};
 use crate::measure::window::Window;
 use crate::probe::ProbeDef;
 use crate::report::schema::{LoadWork, Measurement, ScenarioResult, ScenarioStatus};
@@ -44,6 +44,10 @@ pub struct ScenarioSettings {
     /// (`--mem-limit`, `--load-cpu-weight`). The probe stays outside: it is
     /// what is measured.
     pub load_cgroup_procs: Vec<PathBuf>,
+    /// The `cgroup.procs` file of the loads' memory cgroup (`--mem-limit`),
+    /// which a probe that shares its memory joins: the memory pressure of
+    /// the loads is then its own.
+    pub memory_cgroup_procs: Option<PathBuf>,
     /// The CPUs the probe runs on (`--probe-cpus`).
     pub probe_cpus: Option<CpuList>,
     /// The CPUs the loads run on (`--load-cpus`).
@@ -241,6 +245,10 @@ fn start_probe(
         duration_ns: settings.duration_ns,
         sched: settings.probe_sched,
         cpus: settings.probe_cpus.clone(),
+        memory_cgroup_procs: match def.memory {
+            MemoryPolicy::Shared => settings.memory_cgroup_procs.clone(),
+            MemoryPolicy::Locked => None,
+        },
     };
     let probe = group
         .spawn(format!("probe {}", def.name), &spec)

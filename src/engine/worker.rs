@@ -35,7 +35,14 @@ pub fn run(spec_json: &str) -> i32 {
                 duration_ns,
                 sched,
                 cpus,
-            } => run_probe(&probe, &params, duration_ns, &sched, cpus.as_ref()),
+                memory_cgroup_procs,
+            } => {
+                let place = ProbePlacement {
+                    cpus,
+                    memory_cgroup_procs,
+                };
+                run_probe(&probe, &params, duration_ns, &sched, &place)
+            }
             WorkerSpec::Load {
                 load,
                 arg,
@@ -71,19 +78,32 @@ fn send(message: &WorkerMessage) {
         .and_then(|()| stdout.flush());
 }
 
+/// Where a probe worker puts itself before it is built.
+struct ProbePlacement {
+    /// The CPUs to run on.
+    cpus: Option<CpuList>,
+    /// The memory cgroup to join (a probe that shares its memory, in a run
+    /// with `--mem-limit`).
+    memory_cgroup_procs: Option<PathBuf>,
+}
+
 fn run_probe(
     name: &str,
     params: &WorkParams,
     duration_ns: u64,
     request: &SchedRequest,
-    cpus: Option<&CpuList>,
+    place: &ProbePlacement,
 ) -> anyhow::Result<()> {
-    // First, while this is the only thread: the threads the probe starts inherit it.
-    cpus.map(affinity::set).transpose()?;
+    // First, while this is the only thread: the threads and programs the
+    // probe starts inherit both, and what it allocates is charged there.
+    place.cpus.as_ref().map(affinity::set).transpose()?;
+    if let Some(procs) = &place.memory_cgroup_procs {
+        cgroup::join(procs)?;
+    }
     sched::set_thread_name(&format!("fb-probe-{name}"));
     let def = probe::find(name).ok_or_else(|| anyhow!("unknown probe {name}"))?;
     let probe = (def.build)(params)?;
-    let applied = sched::apply(request)?;
+    let applied = sched::apply(request, def.memory)?;
     let start_ns = now_ns() + PROBE_LEAD_NS;
     let window = Window {
         start_ns,
@@ -92,7 +112,7 @@ fn run_probe(
     send(&WorkerMessage::Ready {
         window: Some(window),
     });
-    let measured = probe.measure(window);
+    let measured = probe.measure(window)?;
     let mut result = ProbeResult::new(&def.sheet(), measured.tally, measured.batches, applied);
     result.usage = telemetry::self_usage();
     send(&WorkerMessage::ProbeDone {

@@ -22,6 +22,12 @@ pub enum Formula {
     Quantile { samples: String, q: f64 },
     /// Largest sample of the distribution (µs).
     Max { samples: String },
+    /// Smallest sample of the distribution (µs).
+    Min { samples: String },
+    /// Mean of the samples within one standard deviation of the median
+    /// (µs): resp1's "1sdavg", which leaves out the rare very slow or very
+    /// fast sample.
+    MeanNearMedian { samples: String },
     /// `scale` over the value at quantile `q` in ns: a rate from a
     /// duration, such as the frames per second of the slowest 1 % of frames.
     InverseQuantile { samples: String, q: f64, scale: f64 },
@@ -75,6 +81,10 @@ impl<'a> Evaluator<'a> {
             Formula::Sd { samples } => Some(self.histogram(samples)?.stdev_ns() / 1e3),
             Formula::Quantile { samples, q } => Some(us(self.histogram(samples)?.quantile_ns(*q))),
             Formula::Max { samples } => Some(us(self.histogram(samples)?.max_ns())),
+            Formula::Min { samples } => Some(us(self.histogram(samples)?.min_ns())),
+            Formula::MeanNearMedian { samples } => {
+                Some(self.histogram(samples)?.mean_near_median_ns()? / 1e3)
+            }
             Formula::InverseQuantile { samples, q, scale } => {
                 let ns = self.histogram(samples)?.quantile_ns(*q).max(1);
                 Some(scale / ns as f64)
@@ -97,6 +107,8 @@ impl<'a> Evaluator<'a> {
             | Formula::Sd { samples }
             | Formula::Quantile { samples, .. }
             | Formula::Max { samples }
+            | Formula::Min { samples }
+            | Formula::MeanNearMedian { samples }
             | Formula::InverseQuantile { samples, .. } => samples,
             _ => return None,
         };
@@ -160,6 +172,48 @@ mod tests {
         assert_eq!(e.samples_of(&Formula::Mean { samples: samples() }), Some(4));
     }
 
+    /// resp1's 1sdavg of scripted delays of 100, 110, 120, 130 and 1000 ms:
+    /// median 120, mean 292, SD ≈ 354.1, so the 1000 ms point (880 from
+    /// the median) is left out and the rest average 115.
+    #[test]
+    fn the_mean_near_the_median_leaves_out_what_is_more_than_one_sd_away() {
+        let mut h = LatencyHistogram::new();
+        let ms = [100, 110, 120, 130, 1000];
+        ms.iter().for_each(|&v| h.record_ns(v * 1_000_000));
+        let t = Tally::default().with_samples("delay", &h, 1_460_000_000);
+        let mut e = Evaluator::new(&t);
+        let samples = || "delay".to_string();
+        let near = e
+            .value(&Formula::MeanNearMedian { samples: samples() })
+            .unwrap();
+        assert!((near - 115_000.0).abs() <= 115.0, "{near}");
+        assert_eq!(
+            e.value(&Formula::Mean { samples: samples() }),
+            Some(292_000.0)
+        );
+        let sd = e.value(&Formula::Sd { samples: samples() }).unwrap();
+        assert!((sd - 354_140.0).abs() <= 400.0, "{sd}");
+        let min = e.value(&Formula::Min { samples: samples() }).unwrap();
+        assert!((min - 100_000.0).abs() <= 100.0, "{min}");
+        assert_eq!(
+            e.samples_of(&Formula::MeanNearMedian { samples: samples() }),
+            Some(5)
+        );
+    }
+
+    #[test]
+    fn equal_samples_are_all_near_their_median() {
+        let mut h = LatencyHistogram::new();
+        (0..4).for_each(|_| h.record_ns(5_000_000));
+        let t = Tally::default().with_samples("delay", &h, 20_000_000);
+        let near = Evaluator::new(&t)
+            .value(&Formula::MeanNearMedian {
+                samples: "delay".into(),
+            })
+            .unwrap();
+        assert!((near - 5_000.0).abs() <= 5.0, "{near}");
+    }
+
     #[test]
     fn what_the_tally_lacks_has_no_value() {
         let t = Tally::default();
@@ -172,6 +226,12 @@ mod tests {
         );
         assert_eq!(
             e.value(&Formula::Sd {
+                samples: "latency".into()
+            }),
+            None
+        );
+        assert_eq!(
+            e.value(&Formula::MeanNearMedian {
                 samples: "latency".into()
             }),
             None

@@ -83,6 +83,30 @@ impl LatencyHistogram {
         self.histogram.max()
     }
 
+    /// Smallest value recorded, in nanoseconds (0 when empty).
+    pub fn min_ns(&self) -> u64 {
+        self.histogram.min()
+    }
+
+    /// Mean of the values within one standard deviation of the median
+    /// (resp1's "1sdavg"), in nanoseconds; `None` when empty. Each value
+    /// counts as the middle of its bucket, as in the histogram's own mean
+    /// and standard deviation, the median too.
+    pub fn mean_near_median_ns(&self) -> Option<f64> {
+        let h = &self.histogram;
+        let middle = |value: u64| h.median_equivalent(value) as f64;
+        let median = middle(h.value_at_quantile(0.5));
+        let radius = h.stdev();
+        let (sum, count) = h
+            .iter_recorded()
+            .map(|v| (middle(v.value_iterated_to()), v.count_at_value() as f64))
+            .filter(|(value, _)| (value - median).abs() <= radius)
+            .fold((0.0, 0.0), |(sum, n), (value, count)| {
+                (sum + value * count, n + count)
+            });
+        (count > 0.0).then(|| sum / count)
+    }
+
     /// The histogram as base64 of its HdrHistogram V2 serialisation.
     pub fn to_base64(&self) -> String {
         let mut bytes = Vec::new();
@@ -133,6 +157,19 @@ mod tests {
             h.max_ns()
         );
         assert_eq!(h.len(), 8);
+    }
+
+    #[test]
+    fn the_mean_near_the_median_keeps_the_values_within_one_sd() {
+        // Median 120 µs, SD ≈ 354 µs: 1000 µs is left out.
+        let h = histogram_of(&[100_000, 110_000, 120_000, 130_000, 1_000_000]);
+        assert!((h.min_ns() as f64 - 100_000.0).abs() <= 100.0);
+        let near = h.mean_near_median_ns().unwrap();
+        assert!((near - 115_000.0).abs() <= 115.0, "{near}");
+        // Equal values are all within an SD of 0.
+        let equal = histogram_of(&[7_000_000; 4]).mean_near_median_ns().unwrap();
+        assert!((equal - 7_000_000.0).abs() <= 7_000.0, "{equal}");
+        assert_eq!(LatencyHistogram::new().mean_near_median_ns(), None);
     }
 
     #[test]

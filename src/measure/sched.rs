@@ -31,6 +31,26 @@ pub struct SchedRequest {
     pub timer_slack_ns: u64,
 }
 
+/// What a probe does with its memory.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum MemoryPolicy {
+    /// Locked (mlockall), so page faults never show as latency: every
+    /// probe that simulates a task the CPU has to run in time.
+    #[default]
+    Locked,
+    /// Left to the kernel, and in the loads' memory cgroup when the run has
+    /// one (`--mem-limit`): the probe's pages compete with the loads', so
+    /// what memory pressure costs a program left alone shows (resp1).
+    Shared,
+}
+
+impl MemoryPolicy {
+    fn is_locked(&self) -> bool {
+        *self == MemoryPolicy::Locked
+    }
+}
+
 /// What was really in force once the settings were applied (read back).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct SchedApplied {
@@ -42,8 +62,13 @@ pub struct SchedApplied {
     pub nice: i32,
     /// Timer slack read back after the last policy change.
     pub timer_slack_ns: u64,
-    /// Whether mlockall succeeded (it can fail under RLIMIT_MEMLOCK).
+    /// Whether mlockall succeeded (it can fail under RLIMIT_MEMLOCK);
+    /// false when the probe shares its memory on purpose.
     pub memory_locked: bool,
+    /// What the probe did with its memory; `locked` (left out) in files
+    /// older than the field.
+    #[serde(default, skip_serializing_if = "MemoryPolicy::is_locked")]
+    pub memory: MemoryPolicy,
     /// The CPUs the probe could run on, read back once its affinity was
     /// set (`--probe-cpus`); absent in files older than the option.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -60,6 +85,7 @@ impl SchedApplied {
             nice: 0,
             timer_slack_ns: 1,
             memory_locked: true,
+            memory: MemoryPolicy::Locked,
             cpus: None,
         }
     }
@@ -161,21 +187,22 @@ pub fn set_thread_name(name: &str) {
 
 /// Applies `request` to the calling process and thread: nice first, then the
 /// policy, then the timer slack (a policy change resets the slack, so it must
-/// come last), then locks memory; the record says on which CPUs the
-/// thread may run (set before, see `affinity`).
-pub fn apply(request: &SchedRequest) -> Result<SchedApplied, SchedError> {
+/// come last), then locks memory if `memory` says so; the record says on
+/// which CPUs the thread may run (set before, see `affinity`).
+pub fn apply(request: &SchedRequest, memory: MemoryPolicy) -> Result<SchedApplied, SchedError> {
     set_nice(request.nice)?;
     if let Some(priority) = request.fifo_priority {
         set_fifo(priority)?;
     }
     let timer_slack_ns = set_timer_slack(request.timer_slack_ns)?;
-    let memory_locked = lock_memory();
+    let memory_locked = memory == MemoryPolicy::Locked && lock_memory();
     Ok(SchedApplied {
         policy: current_policy(),
         fifo_priority: request.fifo_priority,
         nice: current_nice(),
         timer_slack_ns,
         memory_locked,
+        memory,
         cpus: super::affinity::current().ok(),
     })
 }

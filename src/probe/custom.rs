@@ -4,6 +4,7 @@
 
 use super::periodic::PeriodicProbe;
 use super::ProbeDef;
+use crate::measure::sched::MemoryPolicy;
 use crate::sim::shapes;
 
 /// Registry entry.
@@ -14,4 +15,5 @@ pub const DEF: ProbeDef = ProbeDef {
     build: |params| Ok(PeriodicProbe::boxed(shapes::custom(params)?, params)),
     default: |params| params.custom.is_some(),
     pace: super::Pace::Duration,
+    memory: MemoryPolicy::Locked,
 };

@@ -7,7 +7,7 @@ use super::frame_figures::{
     count_figure, cpu_figures, latency_columns, CPU_RECEIVED_MS, CPU_WANTED_MS, CPU_WANTED_RUN_MS,
     DROPPED, EXECUTED, LATENCY,
 };
-use super::{Probe, ProbeDef};
+use super::{MeasureError, Probe, ProbeDef};
 use crate::figures::result::MEASURED_S;
 use crate::figures::{
     latency_figures, Better, Column, FigureDef, Formula, Measured, ProbeSheet, Spread, Tally, Unit,
@@ -15,6 +15,7 @@ use crate::figures::{
 use crate::measure::batches::{batch_of, batch_seconds, BatchLatency, BATCHES};
 use crate::measure::clock::{now_ns, sleep_until_ns};
 use crate::measure::latency::LatencyHistogram;
+use crate::measure::sched::MemoryPolicy;
 use crate::measure::window::Window;
 use crate::measure::work::work_cpu_ns;
 use crate::sim::WorkParams;
@@ -35,6 +36,7 @@ pub const DEF: ProbeDef = ProbeDef {
     },
     default: super::always,
     pace: super::Pace::Duration,
+    memory: MemoryPolicy::Locked,
 };
 
 /// Frame times (wall time of each frame).
@@ -132,7 +134,7 @@ impl GameFrames {
 }
 
 impl Probe for GamingProbe {
-    fn measure(self: Box<Self>, window: Window) -> Measured {
+    fn measure(self: Box<Self>, window: Window) -> Result<Measured, MeasureError> {
         let mut frames = self.frames;
         sleep_until_ns(window.start_ns);
         let mut started_ns = now_ns();
@@ -142,7 +144,11 @@ impl Probe for GamingProbe {
             frames.record(window, started_ns, finished_ns, cpu_ns);
             started_ns = finished_ns;
         }
-        gaming_tallies(&frames, window, started_ns - window.start_ns)
+        Ok(gaming_tallies(
+            &frames,
+            window,
+            started_ns - window.start_ns,
+        ))
     }
 }
 

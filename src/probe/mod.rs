@@ -4,26 +4,33 @@
 //! itself lives below, in `sim`, shared with the loads; a probe never knows
 //! which load runs.
 
+mod after_idle;
 pub mod audio;
+pub mod command;
 pub mod custom;
 mod frame_figures;
 pub mod gaming;
 pub mod periodic;
+pub mod response;
 pub mod video;
 pub mod x;
 
 use crate::figures::{Measured, ProbeSheet};
+use crate::measure::sched::MemoryPolicy;
 use crate::measure::window::Window;
 use crate::sim::{SimError, WorkParams};
 
 /// Interactive work that is measured for the length of a window. A probe
-/// allocates everything it records into when it is built, before the worker
-/// locks its memory, so measuring never page-faults or allocates.
+/// that locks its memory allocates everything it records into when it is
+/// built, before the worker locks its memory, so measuring never
+/// page-faults or allocates; one that shares its memory
+/// ([`MemoryPolicy::Shared`]) page-faults on purpose.
 pub trait Probe {
     /// Runs the simulated task from `window.start_ns` until `window.end_ns`
     /// (work begun before the end is finished) and returns what it counted;
-    /// the figures are derived from that by the probe's sheet.
-    fn measure(self: Box<Self>, window: Window) -> Measured;
+    /// the figures are derived from that by the probe's sheet. It fails
+    /// when the work itself cannot be done (a program it times failed).
+    fn measure(self: Box<Self>, window: Window) -> Result<Measured, MeasureError>;
 }
 
 /// A probe's entry in the registry.
@@ -41,6 +48,9 @@ pub struct ProbeDef {
     pub default: fn(&WorkParams) -> bool,
     /// How long it measures.
     pub pace: Pace,
+    /// Whether the worker locks its memory, or leaves it to the kernel (in
+    /// the loads' memory cgroup, if any).
+    pub memory: MemoryPolicy,
 }
 
 /// How long a probe measures.
@@ -92,10 +102,37 @@ pub enum BuildError {
     /// The simulation it runs lacks a parameter.
     #[error(transparent)]
     Sim(#[from] SimError),
+    /// The program it times cannot be started as asked.
+    #[error(transparent)]
+    Command(#[from] command::SetupError),
+}
+
+/// Why a probe could not finish its measurement; the message is complete
+/// on its own.
+#[derive(Debug, thiserror::Error)]
+pub enum MeasureError {
+    /// The program it times failed.
+    #[error(transparent)]
+    Command(#[from] command::CommandFailed),
+    /// A memory or system operation failed.
+    #[error("{what}: {error}")]
+    Io {
+        /// What the probe was doing (`cannot map the fresh array`).
+        what: &'static str,
+        error: std::io::Error,
+    },
 }
 
 /// Every probe, in the order they are run and listed.
-pub static PROBES: &[ProbeDef] = &[x::DEF, audio::DEF, video::DEF, gaming::DEF, custom::DEF];
+pub static PROBES: &[ProbeDef] = &[
+    x::DEF,
+    audio::DEF,
+    video::DEF,
+    gaming::DEF,
+    custom::DEF,
+    response::DEF,
+    command::DEF,
+];
 
 /// The probe called `name`.
 pub fn find(name: &str) -> Option<&'static ProbeDef> {
@@ -118,6 +155,13 @@ pub fn figure_keys(compared_only: bool) -> Vec<String> {
         }
     }
     keys
+}
+
+/// Whether the probe works as `--response-gap`, `--response-points` and
+/// the other settings of [`crate::sim::ResponseParams`] say (so the run
+/// records them).
+pub fn answers_after_idle(def: &ProbeDef) -> bool {
+    [response::DEF.name, command::DEF.name].contains(&def.name)
 }
 
 /// Included by default.

@@ -3,6 +3,7 @@
 
 use super::periodic::PeriodicProbe;
 use super::ProbeDef;
+use crate::measure::sched::MemoryPolicy;
 use crate::sim::shapes;
 
 /// Registry entry.
@@ -13,4 +14,5 @@ pub const DEF: ProbeDef = ProbeDef {
     build: |params| Ok(PeriodicProbe::boxed(shapes::VIDEO, params)),
     default: super::always,
     pace: super::Pace::Duration,
+    memory: MemoryPolicy::Locked,
 };

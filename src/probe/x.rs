@@ -7,6 +7,7 @@
 
 use super::periodic::PeriodicProbe;
 use super::ProbeDef;
+use crate::measure::sched::MemoryPolicy;
 use crate::sim::shapes;
 
 /// Registry entry.
@@ -17,4 +18,5 @@ pub const DEF: ProbeDef = ProbeDef {
     build: |params| Ok(PeriodicProbe::boxed(shapes::X, params)),
     default: super::always,
     pace: super::Pace::Duration,
+    memory: MemoryPolicy::Locked,
 };

@@ -4,7 +4,7 @@
 use crate::figures::{ProbeResult, ProbeSheet};
 use crate::measure::calibrate::CalibrationSource;
 use crate::measure::sched::SchedRequest;
-use crate::sim::CustomShape;
+use crate::sim::{CustomShape, ResponseParams};
 use crate::system::cpulist::CpuList;
 use crate::system::environment::Environment;
 use crate::system::telemetry::{ProcessUsage, ScenarioTelemetry};
@@ -109,6 +109,10 @@ pub struct RunSettingsRecord {
     /// The cgroup CPU weight of the loads (`--load-cpu-weight`, 1–10000).
     #[serde(default)]
     pub load_cpu_weight: Option<u32>,
+    /// How the `response` and `command` probes worked (gap, points, array
+    /// sizes, command); only in runs that measured one of them.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub response: Option<ResponseParams>,
 }
 
 /// The repeat count of runs that do not record one.

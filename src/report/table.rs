@@ -10,6 +10,7 @@ use super::schema::{
 };
 use crate::figures::{rate, Column, ProbeSheet};
 use crate::measure::batches::BATCHES;
+use crate::sim::ResponseParams;
 use crate::system::blockdev::DeviceFigures;
 
 /// Column titles of a probe's table.
@@ -180,10 +181,28 @@ pub fn render_preamble(run: &RunDocument) -> String {
         s.load_nice,
         placement(s),
     );
+    if let Some(response) = &s.response {
+        out.push_str(&response_line(response));
+    }
     if let Some(comment) = &run.run.comment {
         out.push_str(&format!("comment: {comment}\n"));
     }
     out
+}
+
+/// How the probes that answer after an idle gap worked, as resp1 said it
+/// ("minimum 5 data points at 20 sec intervals").
+fn response_line(p: &ResponseParams) -> String {
+    let mib = |bytes: u64| bytes as f64 / f64::from(1 << 20);
+    format!(
+        "response/command: {} points after {} s idle gaps; arrays {:.0} MiB kept + {:.0} MiB fresh; command {}{}\n",
+        p.points,
+        p.gap_ns as f64 / 1e9,
+        mib(p.resident_bytes),
+        mib(p.fresh_bytes),
+        p.command.as_deref().unwrap_or("ls -l /usr/bin"),
+        if p.cold { ", cold (page cache dropped before each)" } else { "" }
+    )
 }
 
 /// Where the probe and the loads ran, when the run chose it: `, probe on
@@ -317,6 +336,9 @@ pub fn render_legend(run: &RunDocument) -> String {
         String::from("\nCI: two-sided confidence intervals (Student t) of the headline figures;\n");
     if methods.contains(&IntervalMethod::BatchMeans) {
         out.push_str(&format!("  batch means: from the figures of {BATCHES} sub-windows of each measurement, neighbours merged while\n  correlated; they hold the spread within the run, not the drift between runs (use --repeat 3+)\n"));
+        if run.settings.response.is_some() {
+            out.push_str("  (response and command: one sub-window per point)\n");
+        }
     }
     if methods.contains(&IntervalMethod::Repeats) {
         out.push_str("  repeats: from the spread of the figure across the scenario's repeats\n");

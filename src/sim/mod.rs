@@ -6,7 +6,10 @@
 //! module knows neither probes nor loads.
 
 pub mod periodic;
+pub mod response;
 pub mod shapes;
+
+pub use response::ResponseParams;
 
 use serde::{Deserialize, Serialize};
 
@@ -27,6 +30,8 @@ pub struct WorkParams {
     pub mem_bytes: u64,
     /// Swap free for the loads when the run starts: the system's plus `--swap`.
     pub swap_bytes: u64,
+    /// How the probes that answer after an idle gap work.
+    pub response: ResponseParams,
 }
 
 #[cfg(test)]
@@ -41,6 +46,7 @@ impl WorkParams {
             file_bytes: 1 << 20,
             mem_bytes: 1 << 20,
             swap_bytes: 0,
+            response: ResponseParams::for_tests(),
         }
     }
 

@@ -6,6 +6,7 @@
 
 use crate::engine::scenario::Scenario;
 use crate::measure::sched::SchedRequest;
+use crate::sim::response::{default_array_bytes, ResponseParams};
 use crate::sim::{CustomShape, WorkParams};
 use crate::system::cpulist::CpuList;
 use std::path::PathBuf;
@@ -90,7 +91,7 @@ impl PrecisionGoal {
 
 /// What the probes' and loads' work is made of, as far as the machine and
 /// the user decide it before the run starts.
-#[derive(Debug, Clone, Copy, PartialEq)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct WorkSettings {
     /// CPUs the run may use.
     pub cpus: usize,
@@ -106,6 +107,8 @@ pub struct WorkSettings {
     pub file_bytes: Option<u64>,
     /// Swap free for the loads: the system's plus `--swap`.
     pub swap_bytes: u64,
+    /// How the probes that answer after an idle gap work.
+    pub response: ResponseSettings,
 }
 
 impl WorkSettings {
@@ -120,6 +123,7 @@ impl WorkSettings {
             file_bytes,
             mem_bytes,
             swap_bytes: self.swap_bytes,
+            response: self.response.params(mem_bytes),
         }
     }
 
@@ -129,6 +133,44 @@ impl WorkSettings {
     /// (see `load::check_swap_for`), and no check depends on the work rate.
     pub fn params_before_the_run(&self) -> WorkParams {
         self.params(self.loops_per_ms.unwrap_or(1.0), 0, 0)
+    }
+}
+
+/// The `response` and `command` probes' settings as the user gave them
+/// (`--response-gap`, `--response-points`, `--response-resident`,
+/// `--response-fresh`, `--command`, `--command-cold`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ResponseSettings {
+    /// The idle gap before each point.
+    pub gap_ns: u64,
+    /// Points per scenario.
+    pub points: u32,
+    /// Size of the resident array, when given (else from the memory).
+    pub resident_bytes: Option<u64>,
+    /// Size of the fresh array, when given (else from the memory).
+    pub fresh_bytes: Option<u64>,
+    /// The command to time instead of the default program.
+    pub command: Option<String>,
+    /// Drop the page cache before each point.
+    pub cold: bool,
+}
+
+impl ResponseSettings {
+    /// The parameters for loads that work through `mem_bytes`: the array
+    /// sizes not given are scaled from it.
+    pub fn params(&self, mem_bytes: u64) -> ResponseParams {
+        ResponseParams {
+            gap_ns: self.gap_ns,
+            points: self.points,
+            resident_bytes: self
+                .resident_bytes
+                .unwrap_or_else(|| default_array_bytes(mem_bytes)),
+            fresh_bytes: self
+                .fresh_bytes
+                .unwrap_or_else(|| default_array_bytes(mem_bytes)),
+            command: self.command.clone(),
+            cold: self.cold,
+        }
     }
 }
 

@@ -4,6 +4,8 @@
 
 use super::config::{OutputChoice, RunConfig};
 use super::work::PreparedWork;
+use crate::measure::sched::MemoryPolicy;
+use crate::probe;
 use crate::report::schema::{
     RunDocument, RunInfo, RunSettingsRecord, ToolInfo, Warning, WarningCode, SCHEMA,
 };
@@ -108,6 +110,11 @@ fn settings_record(config: &RunConfig, work: &PreparedWork) -> RunSettingsRecord
         probe_cpus: config.placement.probe_cpus.clone(),
         load_cpus: config.placement.load_cpus.clone(),
         load_cpu_weight: config.placement.load_cpu_weight,
+        response: work
+            .scenarios
+            .iter()
+            .any(|s| probe::answers_after_idle(s.probe))
+            .then(|| params.response.clone()),
     }
 }
 
@@ -118,13 +125,14 @@ pub fn finish(run: &mut RunDocument) {
     run.warnings.extend(calibration_drift(run));
 }
 
-/// A warning when a probe could not lock its memory.
+/// A warning when a probe that locks its memory could not (those that
+/// share it on purpose do not count).
 fn memory_not_locked(run: &RunDocument) -> Option<Warning> {
     let unlocked = run
         .scenarios
         .iter()
         .filter_map(|s| s.outcome.result.as_ref())
-        .any(|r| !r.sched.memory_locked);
+        .any(|r| r.sched.memory == MemoryPolicy::Locked && !r.sched.memory_locked);
     unlocked.then(|| Warning::new(
         WarningCode::MemoryNotLocked,
         "the probe could not lock its memory (mlockall): page faults may show as latency; raise RLIMIT_MEMLOCK (ulimit -l) or run as root".to_string(),

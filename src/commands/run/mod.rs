@@ -14,8 +14,8 @@ mod setup;
 mod work;
 
 pub use config::{
-    OutputChoice, OutputSettings, Placement, PrecisionGoal, Preflight, RunConfig, Timing,
-    WorkSettings,
+    OutputChoice, OutputSettings, Placement, PrecisionGoal, Preflight, ResponseSettings, RunConfig,
+    Timing, WorkSettings,
 };
 
 use crate::engine::interrupt::Interrupt;
@@ -104,6 +104,7 @@ impl Measuring<'_> {
                 .iter()
                 .map(Cgroup::procs_file)
                 .collect(),
+            memory_cgroup_procs: self.setup.memory_cgroup_procs.clone(),
             probe_cpus: self.config.placement.probe_cpus.clone(),
             load_cpus: self.config.placement.load_cpus.clone(),
             workdir_device: blockdev::device_of(Path::new("/proc"), &self.config.workdir),

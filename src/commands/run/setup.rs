@@ -1,6 +1,7 @@
 //! What `feelbench run` makes on the system before measuring: its private
 //! work directory, a swap file (`--swap`) and the cgroups of the loads
-//! (`--mem-limit`, `--load-cpu-weight`), each recorded in the workspace
+//! (`--mem-limit`, `--load-cpu-weight`; the probes that share their memory
+//! join the memory one), each recorded in the workspace
 //! before it is made so that the next run undoes what a killed run left;
 //! and the PM QoS limit (`--cpu-dma-latency`), which the kernel itself lifts
 //! when the run ends.
@@ -8,11 +9,12 @@
 use super::config::RunConfig;
 use crate::engine::workspace::Workspace;
 use crate::exit::UsageError;
+use crate::measure::sched::MemoryPolicy;
 use crate::system::cgroup::{self, Cgroup, Limit, Plan};
 use crate::system::pmqos::{self, CpuLatencyLimit};
 use crate::system::swap::SwapFile;
 use anyhow::Context as _;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 /// What the run made, undone when dropped. Fields drop in declaration
 /// order: the cgroups first, then the swap file (it lives in the workspace,
@@ -20,6 +22,9 @@ use std::path::Path;
 pub struct Setup {
     /// The cgroups the loads run in.
     pub load_cgroups: Vec<Cgroup>,
+    /// The `cgroup.procs` file of the one of them that limits memory
+    /// (`--mem-limit`), which the probes that share their memory join.
+    pub memory_cgroup_procs: Option<PathBuf>,
     _swap: Option<SwapFile>,
     /// The run's private work directory.
     pub workspace: Workspace,
@@ -48,9 +53,16 @@ impl Setup {
         .into_iter()
         .flatten()
         .collect();
-        let load_cgroups = make_load_cgroups(&mut workspace, &limits)?;
+        let sharing = config
+            .scenarios
+            .iter()
+            .find(|s| s.probe.memory == MemoryPolicy::Shared)
+            .map(|s| s.probe.name);
+        let (load_cgroups, memory_cgroup_procs) =
+            make_load_cgroups(&mut workspace, &limits, sharing)?;
         Ok(Self {
             load_cgroups,
+            memory_cgroup_procs,
             _swap: swap,
             workspace,
             _cpu_latency: cpu_latency,
@@ -74,20 +86,59 @@ fn add_swap(workspace: &mut Workspace, bytes: u64) -> anyhow::Result<SwapFile> {
 }
 
 /// Makes the cgroups the loads run in with `limits` (none without
-/// limits); a system without a usable controller for one is bad input for
-/// its option.
-fn make_load_cgroups(workspace: &mut Workspace, limits: &[Limit]) -> anyhow::Result<Vec<Cgroup>> {
+/// limits), and says which one limits memory; a system without a usable
+/// controller for one is bad input for its option. `sharing` names a probe
+/// of the run that shares its memory, and so joins the memory cgroup.
+fn make_load_cgroups(
+    workspace: &mut Workspace,
+    limits: &[Limit],
+    sharing: Option<&str>,
+) -> anyhow::Result<(Vec<Cgroup>, Option<PathBuf>)> {
     let name = format!("feelbench-{}", std::process::id());
     let plans = cgroup::plan(Path::new("/proc"), &name, limits).map_err(UsageError::input)?;
+    if let Some(probe) = sharing {
+        check_memory_alone(&plans, probe)?;
+    }
     let mut cgroups = Vec::with_capacity(plans.len());
+    let mut memory_procs = None;
     for plan in plans {
         // Recorded first, like the swap file.
         workspace.note_cgroup(plan.path())?;
         let said = describe(&plan);
-        cgroups.push(plan.create()?);
+        let memory = limits_memory(&plan);
+        let cgroup = plan.create()?;
+        if memory {
+            memory_procs = Some(cgroup.procs_file());
+        }
+        cgroups.push(cgroup);
         say!("{said}");
     }
-    Ok(cgroups)
+    Ok((cgroups, memory_procs))
+}
+
+/// Whether the cgroup of `plan` limits memory.
+fn limits_memory(plan: &Plan) -> bool {
+    plan.limits()
+        .iter()
+        .any(|l| matches!(l, Limit::MemoryBytes(_)))
+}
+
+/// Refuses a memory cgroup that also holds the loads' CPU weight (cgroup
+/// v2 keeps both in one): `probe`, which joins the memory cgroup, would
+/// get the loads' CPU weight too.
+fn check_memory_alone(plans: &[Plan], probe: &str) -> Result<(), UsageError> {
+    let weighs_cpu = |plan: &Plan| {
+        plan.limits()
+            .iter()
+            .any(|l| matches!(l, Limit::CpuWeight(_)))
+    };
+    match plans.iter().find(|&p| limits_memory(p) && weighs_cpu(p)) {
+        None => Ok(()),
+        Some(plan) => Err(UsageError::new(format!(
+            "the {probe} probe runs in the loads' memory cgroup (--mem-limit), and under {} that cgroup also holds --load-cpu-weight, which would weigh the probe too; leave out --load-cpu-weight or measure {probe} in a run of its own",
+            plan.version()
+        ))),
+    }
 }
 
 /// What a cgroup of the loads does, for the user.
@@ -124,4 +175,35 @@ fn hold_cpu_latency(value_us: u32) -> anyhow::Result<CpuLatencyLimit> {
         pmqos::DEVICE
     );
     Ok(limit)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::system::cgroup::CgroupVersion;
+
+    const MEMORY: Limit = Limit::MemoryBytes(1 << 30);
+    const WEIGHT: Limit = Limit::CpuWeight(10);
+
+    #[test]
+    fn a_probe_sharing_memory_may_not_join_a_cgroup_that_weighs_cpu() {
+        let v1 = [
+            Plan::for_tests("/cg/memory/fb", CgroupVersion::V1, &[MEMORY]),
+            Plan::for_tests("/cg/cpu/fb", CgroupVersion::V1, &[WEIGHT]),
+        ];
+        assert!(check_memory_alone(&v1, "response").is_ok());
+        assert!(limits_memory(&v1[0]) && !limits_memory(&v1[1]));
+        let v2 = [Plan::for_tests(
+            "/cg/fb",
+            CgroupVersion::V2,
+            &[MEMORY, WEIGHT],
+        )];
+        let error = check_memory_alone(&v2, "response").unwrap_err().to_string();
+        assert!(
+            error.starts_with("the response probe runs in the loads' memory cgroup (--mem-limit), and under cgroup v2 that cgroup also holds --load-cpu-weight"),
+            "{error}"
+        );
+        let memory_only = [Plan::for_tests("/cg/fb", CgroupVersion::V2, &[MEMORY])];
+        assert!(check_memory_alone(&memory_only, "command").is_ok());
+    }
 }

@@ -5,6 +5,7 @@
 
 use crate::measure::sched::SchedRequest;
 use crate::report::schema::RunDocument;
+use crate::sim::ResponseParams;
 use crate::system::cpulist::CpuList;
 
 /// How far apart, as a fraction of the larger, two runs' loops_per_ms and
@@ -78,6 +79,12 @@ const RULES: &[Rule] = &[
             .load_cpu_weight
             .map_or_else(|| "none".into(), |w| w.to_string())
     }),
+    Rule::Exact("response probes' settings", |r| {
+        r.settings
+            .response
+            .as_ref()
+            .map_or_else(|| "none".into(), response)
+    }),
     Rule::Near(
         "loops_per_ms",
         |r| r.settings.loops_per_ms,
@@ -89,6 +96,16 @@ const RULES: &[Rule] = &[
         size,
     ),
     Rule::Near("memory loads' size", |r| r.settings.mem_bytes as f64, size),
+    Rule::Near(
+        "response probe's arrays",
+        |r| {
+            r.settings
+                .response
+                .as_ref()
+                .map_or(0.0, |p| (p.resident_bytes + p.fresh_bytes) as f64)
+        },
+        size,
+    ),
 ];
 
 fn sched(request: &SchedRequest) -> String {
@@ -99,6 +116,18 @@ fn sched(request: &SchedRequest) -> String {
     format!(
         "{policy}, nice {}, timer slack {} ns",
         request.nice, request.timer_slack_ns
+    )
+}
+
+/// What the user chose of the response probes' settings; the arrays'
+/// default sizes follow the memory, as the memory loads' size does.
+fn response(params: &ResponseParams) -> String {
+    format!(
+        "{} points after {} s, command {}{}",
+        params.points,
+        params.gap_ns as f64 / 1e9,
+        params.command.as_deref().unwrap_or("default"),
+        if params.cold { ", cold" } else { "" }
     )
 }
 
@@ -245,6 +274,46 @@ mod tests {
         assert_eq!(
             (d.what, d.first.as_str(), d.other.as_str()),
             ("load CPU weight", "none", "10")
+        );
+    }
+
+    #[test]
+    fn runs_of_response_probes_made_otherwise_do_not_merge() {
+        let params = || ResponseParams {
+            gap_ns: 20_000_000_000,
+            points: 5,
+            resident_bytes: 32 << 20,
+            fresh_bytes: 32 << 20,
+            command: None,
+            cold: false,
+        };
+        let d = differs(|r| r.settings.response = Some(params())).unwrap();
+        assert_eq!(
+            (d.what, d.first.as_str(), d.other.as_str()),
+            (
+                "response probes' settings",
+                "none",
+                "5 points after 20 s, command default"
+            )
+        );
+        let mut first = fixture::run();
+        first.settings.response = Some(params());
+        let mut other = first.clone();
+        other.settings.response = Some(ResponseParams {
+            command: Some("ls".into()),
+            cold: true,
+            ..params()
+        });
+        let d = first_difference(&first, &other).unwrap();
+        assert_eq!(d.other, "5 points after 20 s, command ls, cold");
+        other.settings.response = Some(ResponseParams {
+            fresh_bytes: 64 << 20,
+            ..params()
+        });
+        let d = first_difference(&first, &other).unwrap();
+        assert_eq!(
+            (d.what, d.other.as_str()),
+            ("response probe's arrays", "96 MiB")
         );
     }
 

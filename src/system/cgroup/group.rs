@@ -64,6 +64,18 @@ impl Plan {
     }
 }
 
+#[cfg(test)]
+impl Plan {
+    /// A plan of a cgroup at `path`, for the tests of code that reads plans.
+    pub fn for_tests(path: &str, version: CgroupVersion, limits: &[Limit]) -> Self {
+        Self {
+            path: PathBuf::from(path),
+            version,
+            limits: limits.to_vec(),
+        }
+    }
+}
+
 /// A cgroup that exists for as long as this value lives.
 #[derive(Debug)]
 pub struct Cgroup {

@@ -11,10 +11,12 @@
 //! the one place where v2 allows enabling a controller whatever the
 //! processes in it. A controller this module enables at the root stays
 //! enabled: by the end of the run other cgroups may rely on it. The probe
-//! never joins: it is what is measured, and the limits shape the loads'
+//! does not join: it is what is measured, and the limits shape the loads'
 //! environment, not the probe's (with the v1 cpu controller the probe, in
 //! the root group, and the loads' group compete as two entities, as a
-//! desktop session and a systemd slice do). Every function takes the roots
+//! desktop session and a systemd slice do). The exception is the memory
+//! cgroup, which a probe that shares its memory joins, so the loads' memory
+//! pressure is its own. Every function takes the roots
 //! it reads, so tests run on fake trees.
 
 mod group;
