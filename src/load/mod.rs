@@ -3,7 +3,8 @@
 //! loads that differ only in a setting share a file (`periodic.rs` holds
 //! `video`, `x` and `custom`, `write.rs` the three writers, `ctxmem.rs` both
 //! rings, `archive.rs` `ctar` and `xtar`), and `disk.rs`, `draws.rs`,
-//! `tree.rs`, `helpers.rs` and `error.rs` hold what several loads use. The engine only sees [`Load`]. A load runs in one or more worker
+//! `tree.rs`, `helpers.rs` and `error.rs` hold what several loads use. The
+//! engine only sees [`Load`]. A load runs in one or more worker
 //! processes, each repeating [`Load::step`] until it is told to stop, and
 //! counts the work it gets done. Loads compose: a scenario's load is a
 //! [`LoadMix`] such as `burn+write`, whose parts run side by side. A load
