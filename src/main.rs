@@ -3,7 +3,8 @@
 //! The orchestrator parses the command line, turns it into a task with
 //! validated settings (`cli`), carries it out (`commands`) and maps the
 //! outcome to an exit code (`exit`); measuring happens in worker processes
-//! (`feelbench worker SPEC`) started by the engine.
+//! (`feelbench worker SPEC`) started by the engine, and the built-in job's
+//! steps in processes of their own (`feelbench job-step SPEC`).
 
 mod cli;
 mod commands;
@@ -28,6 +29,7 @@ use std::path::Path;
 fn main() {
     let code = match Cli::parse().command {
         Command::Worker { spec } => engine::worker::run(&spec),
+        Command::JobStep { spec } => sim::job::step::run(&spec),
         Command::User(command) => exit::finish(dispatch(command)) as i32,
     };
     std::process::exit(code);

@@ -24,6 +24,9 @@ pub enum WorkerSpec {
         sched: SchedRequest,
         /// The CPUs the probe runs on (`--probe-cpus`), set first.
         cpus: Option<CpuList>,
+        /// A private directory for the probe's files (not made yet),
+        /// removed with the scenario's directory.
+        dir: PathBuf,
     },
     /// Run one process's share of `load` until stopped.
     Load {

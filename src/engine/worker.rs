@@ -35,7 +35,11 @@ pub fn run(spec_json: &str) -> i32 {
                 duration_ns,
                 sched,
                 cpus,
-            } => run_probe(&probe, &params, duration_ns, &sched, cpus.as_ref()),
+                dir,
+            } => {
+                let place = ProbePlacement { sched, cpus, dir };
+                run_probe(&probe, &params, duration_ns, &place)
+            }
             WorkerSpec::Load {
                 load,
                 arg,
@@ -71,19 +75,28 @@ fn send(message: &WorkerMessage) {
         .and_then(|()| stdout.flush());
 }
 
+/// Where and how a probe worker runs.
+struct ProbePlacement {
+    /// Its scheduling.
+    sched: SchedRequest,
+    /// The CPUs to run on.
+    cpus: Option<CpuList>,
+    /// The probe's private directory (not made yet).
+    dir: PathBuf,
+}
+
 fn run_probe(
     name: &str,
     params: &WorkParams,
     duration_ns: u64,
-    request: &SchedRequest,
-    cpus: Option<&CpuList>,
+    place: &ProbePlacement,
 ) -> anyhow::Result<()> {
     // First, while this is the only thread: the threads the probe starts inherit it.
-    cpus.map(affinity::set).transpose()?;
+    place.cpus.as_ref().map(affinity::set).transpose()?;
     sched::set_thread_name(&format!("fb-probe-{name}"));
     let def = probe::find(name).ok_or_else(|| anyhow!("unknown probe {name}"))?;
     let probe = (def.build)(params)?;
-    let applied = sched::apply(request)?;
+    let applied = sched::apply(&place.sched)?;
     let start_ns = now_ns() + PROBE_LEAD_NS;
     let window = Window {
         start_ns,
@@ -92,7 +105,7 @@ fn run_probe(
     send(&WorkerMessage::Ready {
         window: Some(window),
     });
-    let measured = probe.measure(window);
+    let measured = probe.measure(window, &place.dir)?;
     let mut result = ProbeResult::new(&def.sheet(), measured.tally, measured.batches, applied);
     result.usage = telemetry::self_usage();
     send(&WorkerMessage::ProbeDone {

@@ -11,6 +11,7 @@
 //! probes lives below both, in `sim`.
 
 pub mod burn;
+pub mod cacherun;
 pub mod cmd;
 pub mod ctxmem;
 pub mod disk;
@@ -96,6 +97,7 @@ pub static LOADS: &[LoadDef] = &[
     ctxmem::CTXMEM8,
     ctxmem::CTXMEM2,
     memload::DEF,
+    cacherun::DEF,
     cmd::DEF,
 ];
 

@@ -7,7 +7,7 @@ use super::frame_figures::{
     count_figure, cpu_figures, latency_columns, CPU_RECEIVED_MS, CPU_WANTED_MS, CPU_WANTED_RUN_MS,
     DROPPED, EXECUTED, LATENCY,
 };
-use super::{Probe, ProbeDef};
+use super::{MeasureError, Probe, ProbeDef};
 use crate::figures::result::MEASURED_S;
 use crate::figures::{
     latency_figures, Better, Column, FigureDef, Formula, Measured, ProbeSheet, Spread, Tally, Unit,
@@ -18,6 +18,7 @@ use crate::measure::latency::LatencyHistogram;
 use crate::measure::window::Window;
 use crate::measure::work::work_cpu_ns;
 use crate::sim::WorkParams;
+use std::path::Path;
 
 /// CPU work of one frame: what a 60 frames/s game spends per frame.
 pub const FRAME_CPU_NS: u64 = 16_666_667;
@@ -132,7 +133,7 @@ impl GameFrames {
 }
 
 impl Probe for GamingProbe {
-    fn measure(self: Box<Self>, window: Window) -> Measured {
+    fn measure(self: Box<Self>, window: Window, _dir: &Path) -> Result<Measured, MeasureError> {
         let mut frames = self.frames;
         sleep_until_ns(window.start_ns);
         let mut started_ns = now_ns();
@@ -142,7 +143,11 @@ impl Probe for GamingProbe {
             frames.record(window, started_ns, finished_ns, cpu_ns);
             started_ns = finished_ns;
         }
-        gaming_tallies(&frames, window, started_ns - window.start_ns)
+        Ok(gaming_tallies(
+            &frames,
+            window,
+            started_ns - window.start_ns,
+        ))
     }
 }
 

@@ -8,22 +8,28 @@ pub mod audio;
 pub mod custom;
 mod frame_figures;
 pub mod gaming;
+pub mod job;
 pub mod periodic;
 pub mod video;
 pub mod x;
 
 use crate::figures::{Measured, ProbeSheet};
 use crate::measure::window::Window;
+use crate::sim::job::JobError;
 use crate::sim::{SimError, WorkParams};
+use std::path::Path;
 
 /// Interactive work that is measured for the length of a window. A probe
 /// allocates everything it records into when it is built, before the worker
-/// locks its memory, so measuring never page-faults or allocates.
+/// locks its memory, so measuring never page-faults or allocates (the `job`
+/// probe, which only waits for its job's processes, is the exception).
 pub trait Probe {
     /// Runs the simulated task from `window.start_ns` until `window.end_ns`
-    /// (work begun before the end is finished) and returns what it counted;
-    /// the figures are derived from that by the probe's sheet.
-    fn measure(self: Box<Self>, window: Window) -> Measured;
+    /// (work begun before the end is finished; a probe of its own pace ends
+    /// sooner) and returns what it counted; the figures are derived from
+    /// that by the probe's sheet. `dir` is a private directory for the
+    /// probe's files, removed after the scenario; it does not exist yet.
+    fn measure(self: Box<Self>, window: Window, dir: &Path) -> Result<Measured, MeasureError>;
 }
 
 /// A probe's entry in the registry.
@@ -86,6 +92,14 @@ impl ProbeDef {
     }
 }
 
+/// Why a probe could not measure; the scenario fails with it.
+#[derive(Debug, thiserror::Error)]
+pub enum MeasureError {
+    /// Its job could not run to its end.
+    #[error(transparent)]
+    Job(#[from] JobError),
+}
+
 /// Why a probe cannot be built with the run's parameters.
 #[derive(Debug, thiserror::Error)]
 pub enum BuildError {
@@ -95,7 +109,14 @@ pub enum BuildError {
 }
 
 /// Every probe, in the order they are run and listed.
-pub static PROBES: &[ProbeDef] = &[x::DEF, audio::DEF, video::DEF, gaming::DEF, custom::DEF];
+pub static PROBES: &[ProbeDef] = &[
+    x::DEF,
+    audio::DEF,
+    video::DEF,
+    gaming::DEF,
+    custom::DEF,
+    job::DEF,
+];
 
 /// The probe called `name`.
 pub fn find(name: &str) -> Option<&'static ProbeDef> {

@@ -6,7 +6,7 @@ use super::frame_figures::{
     count_figure, cpu_figures, latency_columns, CPU_RECEIVED_MS, CPU_WANTED_MS, CPU_WANTED_RUN_MS,
     DROPPED, EXECUTED, LATENCY,
 };
-use super::Probe;
+use super::{MeasureError, Probe};
 use crate::figures::result::MEASURED_S;
 use crate::figures::{
     latency_figures, Better, Column, FigureDef, Formula, Measured, ProbeSheet, Spread, Tally, Unit,
@@ -16,6 +16,7 @@ use crate::measure::frames::{FrameAccount, PeriodBatch};
 use crate::measure::window::Window;
 use crate::sim::periodic::{FrameRunner, PeriodicShape};
 use crate::sim::WorkParams;
+use std::path::Path;
 
 /// Periods in the measurement (frames run plus dropped).
 const PERIODS: &str = "periods";
@@ -47,13 +48,17 @@ impl PeriodicProbe {
 }
 
 impl Probe for PeriodicProbe {
-    fn measure(self: Box<Self>, window: Window) -> Measured {
+    fn measure(self: Box<Self>, window: Window, _dir: &Path) -> Result<Measured, MeasureError> {
         let mut runner = FrameRunner::new(self.shape, window, self.loops_per_ms, self.account);
         let mut last_finished_ns = window.end_ns;
         while let Some(finished) = runner.run_next_frame() {
             last_finished_ns = last_finished_ns.max(finished);
         }
-        periodic_tallies(&runner.account, window, last_finished_ns - window.start_ns)
+        Ok(periodic_tallies(
+            &runner.account,
+            window,
+            last_finished_ns - window.start_ns,
+        ))
     }
 }
 

@@ -145,6 +145,7 @@ pub fn run() -> RunDocument {
             probe_cpus: None,
             load_cpus: None,
             load_cpu_weight: None,
+            job: Default::default(),
         },
         probes: ["audio", "gaming"]
             .map(|p| (p.to_string(), crate::probe::sheet_of(p).unwrap()))

@@ -4,6 +4,7 @@
 use crate::figures::{ProbeResult, ProbeSheet};
 use crate::measure::calibrate::CalibrationSource;
 use crate::measure::sched::SchedRequest;
+use crate::sim::job::JobSettings;
 use crate::sim::CustomShape;
 use crate::system::cpulist::CpuList;
 use crate::system::environment::Environment;
@@ -109,6 +110,10 @@ pub struct RunSettingsRecord {
     /// The cgroup CPU weight of the loads (`--load-cpu-weight`, 1–10000).
     #[serde(default)]
     pub load_cpu_weight: Option<u32>,
+    /// The job of the `job` probe and the `cacherun` load (`--job`,
+    /// `--job-size`, `--job-timeout`); the defaults in older files.
+    #[serde(default)]
+    pub job: JobSettings,
 }
 
 /// The repeat count of runs that do not record one.

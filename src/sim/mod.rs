@@ -2,11 +2,15 @@
 //! the periodic tasks of interbench (a frame of CPU work, measured on the
 //! thread's CPU clock, at each period's absolute start, frames dropped once
 //! their deadline passed) and the shapes of the ones feelbench knows. A probe
-//! measures such a task; a load runs the same task in the background. This
-//! module knows neither probes nor loads.
+//! measures such a task; a load runs the same task in the background. Also
+//! contest's reference job (`job`), which the `job` probe times and the
+//! `cacherun` load repeats. This module knows neither probes nor loads.
 
+pub mod job;
 pub mod periodic;
 pub mod shapes;
+
+use job::JobSettings;
 
 use serde::{Deserialize, Serialize};
 
@@ -27,6 +31,8 @@ pub struct WorkParams {
     pub mem_bytes: u64,
     /// Swap free for the loads when the run starts: the system's plus `--swap`.
     pub swap_bytes: u64,
+    /// The job the `job` probe times and `cacherun` repeats.
+    pub job: JobSettings,
 }
 
 #[cfg(test)]
@@ -41,6 +47,7 @@ impl WorkParams {
             file_bytes: 1 << 20,
             mem_bytes: 1 << 20,
             swap_bytes: 0,
+            job: JobSettings::default(),
         }
     }
 

@@ -6,6 +6,7 @@
 
 use crate::engine::scenario::Scenario;
 use crate::measure::sched::SchedRequest;
+use crate::sim::job::JobSettings;
 use crate::sim::{CustomShape, WorkParams};
 use crate::system::cpulist::CpuList;
 use std::path::PathBuf;
@@ -90,7 +91,7 @@ impl PrecisionGoal {
 
 /// What the probes' and loads' work is made of, as far as the machine and
 /// the user decide it before the run starts.
-#[derive(Debug, Clone, Copy, PartialEq)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct WorkSettings {
     /// CPUs the run may use.
     pub cpus: usize,
@@ -106,6 +107,9 @@ pub struct WorkSettings {
     pub file_bytes: Option<u64>,
     /// Swap free for the loads: the system's plus `--swap`.
     pub swap_bytes: u64,
+    /// The job of the `job` probe and the `cacherun` load (`--job`,
+    /// `--job-size`, `--job-timeout`).
+    pub job: JobSettings,
 }
 
 impl WorkSettings {
@@ -120,6 +124,7 @@ impl WorkSettings {
             file_bytes,
             mem_bytes,
             swap_bytes: self.swap_bytes,
+            job: self.job.clone(),
         }
     }
 

@@ -108,6 +108,7 @@ fn settings_record(config: &RunConfig, work: &PreparedWork) -> RunSettingsRecord
         probe_cpus: config.placement.probe_cpus.clone(),
         load_cpus: config.placement.load_cpus.clone(),
         load_cpu_weight: config.placement.load_cpu_weight,
+        job: params.job.clone(),
     }
 }
 
