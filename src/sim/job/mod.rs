@@ -85,6 +85,16 @@ impl JobSettings {
     pub fn cap_ns(&self) -> u64 {
         (self.timeout_s * 1e9) as u64
     }
+
+    /// The settings in words (`built-in, size 1, at most 3600 s`), for
+    /// listing differences between runs.
+    pub fn describe(&self) -> String {
+        let job = match &self.command {
+            Some(command) => format!("`{command}`"),
+            None => format!("built-in, size {}", self.size),
+        };
+        format!("{job}, at most {} s", self.timeout_s)
+    }
 }
 
 /// Why a job could not run to its end.
@@ -408,6 +418,8 @@ mod tests {
             ..JobSettings::default()
         };
         assert_eq!(command.expected_ns(2), 10_000_000_000, "at most the cap");
+        assert_eq!(settings.describe(), "built-in, size 1, at most 3600 s");
+        assert_eq!(command.describe(), "`make`, at most 10 s");
         let failed = JobError::Failed {
             what: "the job `false`".into(),
             how: "exit code 1".into(),
