@@ -205,7 +205,7 @@ struct JobArgs {
     /// the scenario. The cacherun load still runs the built-in job.
     #[arg(long = "job", value_name = "CMD")]
     command: Option<String>,
-    /// Size of the built-in job: 1 takes about 19 s on idle CPUs, 0.05 about 1 s.
+    /// Size of the built-in job: 1 takes about 20 s on idle CPUs, 0.05 about 1 s.
     #[arg(long = "job-size", value_name = "X", default_value_t = 1.0)]
     size: f64,
     /// Seconds a job may take before it is killed with everything it

@@ -8,13 +8,14 @@
 //! job ends (its pace is its own, `Pace::OwnWork`): a kernel that ends the
 //! job sooner by starving the load shows it there (contest's blind spot).
 //!
-//! The job is the built-in one (`sim::job`, about 19 s on idle CPUs,
+//! The job is the built-in one (`sim::job`, about 20 s on idle CPUs,
 //! `--job-size` scales it) or `--job 'CMD'`. One measurement is one run of
 //! the job, so a single run has no interval: `--repeat 3` or more gives the
 //! job time one from the spread of its runs, and lets `compare` test it.
 //! A job that fails, or outlives `--job-timeout` (it is then killed with
 //! everything it started), fails the scenario with the reason; the run
-//! goes on.
+//! goes on. The job runs as the probe is scheduled (`-B`, `--rt`,
+//! `--probe-cpus`): every process it starts inherits that.
 
 use super::{MeasureError, Pace, Probe, ProbeDef};
 use crate::figures::result::MEASURED_S;

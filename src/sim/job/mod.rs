@@ -44,7 +44,7 @@ const TAIL_CHARS: usize = 400;
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct JobSettings {
     /// `--job-size`: the built-in job's size, 1 for the default (about
-    /// 19 s on idle CPUs; see `plan`).
+    /// 20 s on idle CPUs; see `plan`).
     pub size: f64,
     /// `--job`: the command the `job` probe times instead of the built-in
     /// job (`cacherun` always runs the built-in job: a command cannot be

@@ -8,8 +8,10 @@
 //!
 //! Sizing: 120 compile steps per CPU of 150 ms of CPU each on average
 //! (75–225 ms), 18 s of compiling on idle CPUs, and a link alone on one
-//! CPU for a twentieth of that, 0.9 s: the job takes about 19 s on an idle
-//! machine of any size (on 2 CPUs: 240 steps, 37 s of CPU). Steps run 2 per CPU at a time: `make -j4` on 2 CPUs, as
+//! CPU for a twentieth of that, 0.9 s: 19 s of planned work on an idle
+//! machine of any size (on 2 CPUs: 240 steps, 37 s of CPU), and about 20 s
+//! with the steps' start-up and the last steps' uneven ends (20.6 s, at
+//! 192 % CPU, on an idle 2-CPU VM). Steps run 2 per CPU at a time: `make -j4` on 2 CPUs, as
 //! contest ran it, so a step waiting for I/O leaves no CPU idle. On 2 CPUs
 //! it reads about 100 MB (mostly headers, from the page cache) and writes
 //! 60 MB of objects and a 15 MB image.
