@@ -4,7 +4,8 @@
 //! the shell's exit.
 
 use super::child::{wait_any, JobChild};
-use super::{JobError, StderrLog};
+use super::space::StderrLog;
+use super::JobError;
 use std::path::Path;
 use std::process::{Command, Stdio};
 

@@ -7,8 +7,9 @@
 
 use super::child::{wait_any, JobChild};
 use super::plan::JobPlan;
+use super::space::StderrLog;
 use super::step::{Step, StepSpec, STEP_SUBCOMMAND};
-use super::{JobError, StderrLog};
+use super::JobError;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 
