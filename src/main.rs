@@ -3,7 +3,8 @@
 //! The orchestrator parses the command line, turns it into a task with
 //! validated settings (`cli`), carries it out (`commands`) and maps the
 //! outcome to an exit code (`exit`); measuring happens in worker processes
-//! (`feelbench worker SPEC`) started by the engine.
+//! (`feelbench worker SPEC`) started by the engine, and the built-in job's
+//! steps in processes of their own (`feelbench job-step SPEC`).
 
 /// Says one line on stderr, after `feelbench: `, as `eprintln!` would, but
 /// a closed stderr (`2>&1 | head -1`) is not a reason to stop: the run goes
@@ -38,6 +39,7 @@ use std::path::Path;
 fn main() {
     let code = match Cli::parse().command {
         Command::Worker { spec } => engine::worker::run(&spec),
+        Command::JobStep { spec } => sim::job::step::run(&spec),
         Command::User(command) => exit::finish(dispatch(command)) as i32,
     };
     std::process::exit(code);

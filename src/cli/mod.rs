@@ -51,6 +51,12 @@ pub enum Command {
         /// The worker's job, as JSON.
         spec: String,
     },
+    /// Internal: one step of the built-in job (see `sim::job::step`).
+    #[command(hide = true, name = crate::sim::job::step::STEP_SUBCOMMAND)]
+    JobStep {
+        /// The step, as JSON.
+        spec: String,
+    },
 }
 
 /// The commands a user types.

@@ -16,6 +16,7 @@ use crate::commands::run::{
 use crate::engine::scenario::Scenario;
 use crate::exit::UsageError;
 use crate::measure::sched::SchedRequest;
+use crate::sim::job::JobSettings;
 use crate::sim::CustomShape;
 use crate::system::cpulist::CpuList;
 use crate::system::pmqos;
@@ -41,6 +42,8 @@ const DEFAULT_MAX_MEASUREMENTS: f64 = 10.0;
 const MAX_RESPONSE_POINTS: u32 = 1000;
 /// The range of cgroup CPU weights (v2 `cpu.weight`).
 const CPU_WEIGHTS: std::ops::RangeInclusive<u32> = 1..=10_000;
+/// The largest `--job-size`: a built-in job of about half an hour.
+const MAX_JOB_SIZE: f64 = 100.0;
 
 /// Options of `feelbench run` (interbench's letters where they do not clash).
 #[derive(Debug, Args)]
@@ -55,6 +58,8 @@ pub struct RunArgs {
     work: WorkArgs,
     #[command(flatten)]
     response: ResponseArgs,
+    #[command(flatten)]
+    job: JobArgs,
     #[command(flatten)]
     loads: LoadArgs,
     #[command(flatten)]
@@ -223,6 +228,26 @@ struct ResponseArgs {
     cold: bool,
 }
 
+/// The job the `job` probe times and the `cacherun` load repeats (contest's
+/// kernel compile).
+#[derive(Debug, Args)]
+#[command(next_help_heading = "Job")]
+struct JobArgs {
+    /// Time this command (run by /bin/sh -c, in an empty private directory
+    /// removed afterwards) instead of the built-in job, e.g. --job 'make -C
+    /// ~/linux -B -j4'. Everything it does is timed; a non-zero exit fails
+    /// the scenario. The cacherun load still runs the built-in job.
+    #[arg(long = "job", value_name = "CMD")]
+    command: Option<String>,
+    /// Size of the built-in job: 1 takes about 20 s on idle CPUs, 0.05 about 1 s.
+    #[arg(long = "job-size", value_name = "X", default_value_t = 1.0)]
+    size: f64,
+    /// Seconds a job may take before it is killed with everything it
+    /// started (the scenario then fails).
+    #[arg(long = "job-timeout", value_name = "SECS", default_value_t = 3600.0)]
+    timeout_s: f64,
+}
+
 /// Where and how the loads run.
 #[derive(Debug, Args)]
 #[command(next_help_heading = "Loads")]
@@ -321,9 +346,12 @@ impl RunArgs {
     /// `machine`.
     pub fn into_config(self, machine: &Machine) -> Result<RunConfig, UsageError> {
         let timing = self.timing.timing()?;
-        let work = self
-            .work
-            .settings(machine, &self.loads, self.response.settings()?)?;
+        let work = self.work.settings(
+            machine,
+            &self.loads,
+            self.response.settings()?,
+            self.job.settings()?,
+        )?;
         let probe_sched = self.probe.request()?;
         let load_nice = check_nice("-N/--load-nice", self.loads.load_nice)?;
         let preflight = self.safety.preflight()?;
@@ -451,12 +479,14 @@ impl ProbeSchedArgs {
 
 impl WorkArgs {
     /// The work settings on `machine`, with the file size and the swap
-    /// added for the run that `loads` give, and the `response` settings.
+    /// added for the run that `loads` give, the `response` settings and
+    /// the `job`.
     fn settings(
         &self,
         machine: &Machine,
         loads: &LoadArgs,
         response: ResponseSettings,
+        job: JobSettings,
     ) -> Result<WorkSettings, UsageError> {
         let burn_processes = self.burn_processes.unwrap_or(2 * machine.cpus);
         check((1..=1024).contains(&burn_processes), (), || {
@@ -476,6 +506,7 @@ impl WorkArgs {
             file_bytes: loads.file_bytes,
             swap_bytes: machine.free_swap_bytes + loads.swap_bytes.unwrap_or(0),
             response,
+            job,
         })
     }
 
@@ -516,6 +547,29 @@ impl ResponseArgs {
             fresh_bytes: self.fresh_bytes,
             command: self.command.clone(),
             cold: self.cold,
+        })
+    }
+}
+
+impl JobArgs {
+    fn settings(&self) -> Result<JobSettings, UsageError> {
+        let size = self.size;
+        check(size > 0.0 && size <= MAX_JOB_SIZE, (), || {
+            format!("--job-size takes a number above 0 and at most {MAX_JOB_SIZE}, not {size}")
+        })?;
+        seconds_to_ns("--job-timeout", self.timeout_s, 0.1)?;
+        let command = match self.command.as_deref().map(str::trim) {
+            Some("") => {
+                return Err(UsageError::new(
+                    "--job needs a command, e.g. --job 'make -j4'",
+                ))
+            }
+            other => other.map(str::to_string),
+        };
+        Ok(JobSettings {
+            size,
+            command,
+            timeout_s: self.timeout_s,
         })
     }
 }

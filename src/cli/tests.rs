@@ -25,7 +25,9 @@ fn task(args: &[&str]) -> Result<Task, UsageError> {
     full.extend_from_slice(args);
     match Cli::try_parse_from(full).expect("parses").command {
         Command::User(command) => command.into_task(&machine(0)),
-        Command::Worker { .. } => unreachable!("no test starts a worker"),
+        Command::Worker { .. } | Command::JobStep { .. } => {
+            unreachable!("no test starts a worker or a job step")
+        }
     }
 }
 
@@ -390,4 +392,43 @@ fn compare_options_are_checked() {
         let err = task(&full).unwrap_err().to_string();
         assert!(err.starts_with(message), "{args:?}: {err}");
     }
+}
+
+#[test]
+fn the_job_options_become_the_job_settings() {
+    let c = config(&["--probe", "job", "--load", "none"]).unwrap();
+    assert_eq!(c.work.job, crate::sim::job::JobSettings::default());
+    let c = config(&[
+        "--job",
+        " make -j4 ",
+        "--job-size",
+        "0.5",
+        "--job-timeout",
+        "60",
+    ])
+    .unwrap();
+    let job = &c.work.job;
+    assert_eq!(job.command.as_deref(), Some("make -j4"));
+    assert_eq!((job.size, job.timeout_s), (0.5, 60.0));
+    for (args, message) in [
+        (["--job", " "], "--job needs a command"),
+        (["--job-size", "0"], "--job-size takes a number above 0"),
+        (["--job-size", "1000"], "at most 100, not 1000"),
+        (
+            ["--job-timeout", "0"],
+            "--job-timeout takes seconds from 0.1",
+        ),
+    ] {
+        let err = config(&args).unwrap_err().to_string();
+        assert!(err.contains(message), "{args:?}: {err}");
+    }
+}
+
+#[test]
+fn a_job_step_is_a_hidden_subcommand_of_its_own() {
+    let args = ["feelbench", crate::sim::job::step::STEP_SUBCOMMAND, "{}"];
+    let command = Cli::try_parse_from(args).unwrap().command;
+    assert!(matches!(command, Command::JobStep { spec } if spec == "{}"));
+    let help = Cli::command().render_long_help().to_string();
+    assert!(!help.contains("job-step"), "{help}");
 }

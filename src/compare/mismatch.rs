@@ -82,6 +82,7 @@ const SETTINGS: &[Fact] = &[
             .load_cpu_weight
             .map_or("none".into(), |w| w.to_string())
     }),
+    ("job", |r| r.settings.job.describe()),
 ];
 
 /// The PM QoS limit a run held, or `not held`.
@@ -211,6 +212,16 @@ mod tests {
                 ),
             ]
         );
+    }
+
+    #[test]
+    fn a_job_of_another_size_or_command_is_listed() {
+        let mut other = fixture::run();
+        other.settings.job.command = Some("make -j4".into());
+        let d = differences(&[fixture::run(), other]);
+        assert_eq!(d.len(), 1, "{d:?}");
+        assert_eq!(d[0].what, "job");
+        assert_eq!(d[0].values[1], "`make -j4`, at most 3600 s");
     }
 
     #[test]

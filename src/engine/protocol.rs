@@ -28,6 +28,9 @@ pub enum WorkerSpec {
         /// probe that shares its memory joins before it is built.
         #[serde(default)]
         memory_cgroup_procs: Option<PathBuf>,
+        /// A private directory for the probe's files (not made yet),
+        /// removed with the scenario's directory.
+        dir: PathBuf,
     },
     /// Run one process's share of `load` until stopped.
     Load {

@@ -81,7 +81,7 @@ impl From<Interrupted> for Stop {
     }
 }
 
-/// Runs `scenario`, its loads keeping their files in `dir`; a failure is a
+/// Runs `scenario`, its probe and loads keeping their files in `dir`; a failure is a
 /// result with status `failed`, an interruption is an error. `tick` is
 /// called about every 500 ms.
 pub fn run_scenario(
@@ -156,7 +156,7 @@ fn measure(
         group,
         Instant::now() + Duration::from_nanos(settings.warmup_ns),
     )?;
-    let (probe, window) = start_probe(scenario.probe, settings, group, waiter)?;
+    let (probe, window) = start_probe(scenario.probe, settings, dir, group, waiter)?;
     for &load in &loads {
         group
             .send(load, &window_command(window))
@@ -233,9 +233,11 @@ fn start_loads<'a>(
     Ok(parts)
 }
 
+/// Starts the probe, its files in `dir`'s `probe` directory.
 fn start_probe(
     def: &'static ProbeDef,
     settings: &ScenarioSettings,
+    dir: &Path,
     group: &mut WorkerGroup,
     waiter: &mut Waiter,
 ) -> Result<(usize, Window), Stop> {
@@ -249,6 +251,7 @@ fn start_probe(
             MemoryPolicy::Shared => settings.memory_cgroup_procs.clone(),
             MemoryPolicy::Locked => None,
         },
+        dir: dir.join("probe"),
     };
     let probe = group
         .spawn(format!("probe {}", def.name), &spec)

@@ -197,18 +197,10 @@ impl WorkerGroup {
 /// How long [`WorkerGroup::stop_all`] waits for killed orphans to die.
 const ORPHAN_REAP_TIME: Duration = Duration::from_secs(2);
 
-/// Makes this process the reaper of its orphaned descendants, so what a load
-/// starts (a command's children, daemons) stays below feelbench and can be
-/// reaped instead of escaping to init.
-pub fn become_subreaper() -> std::io::Result<()> {
-    // SAFETY: PR_SET_CHILD_SUBREAPER takes one integer argument.
-    let ret = unsafe { libc::prctl(libc::PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) };
-    if ret == -1 {
-        Err(std::io::Error::last_os_error())
-    } else {
-        Ok(())
-    }
-}
+/// The orchestrator is the reaper of its orphaned descendants, so what a
+/// load starts (a command's children, daemons) stays below feelbench and
+/// can be reaped instead of escaping to init.
+pub use crate::system::process_tree::become_subreaper;
 
 /// Reaps children that are not workers (orphans handed to this subreaper)
 /// until none is left or `limit` has passed. Call only once every worker

@@ -36,12 +36,15 @@ pub fn run(spec_json: &str) -> i32 {
                 sched,
                 cpus,
                 memory_cgroup_procs,
+                dir,
             } => {
                 let place = ProbePlacement {
+                    sched,
                     cpus,
                     memory_cgroup_procs,
+                    dir,
                 };
-                run_probe(&probe, &params, duration_ns, &sched, &place)
+                run_probe(&probe, &params, duration_ns, &place)
             }
             WorkerSpec::Load {
                 load,
@@ -78,20 +81,23 @@ fn send(message: &WorkerMessage) {
         .and_then(|()| stdout.flush());
 }
 
-/// Where a probe worker puts itself before it is built.
+/// Where and how a probe worker runs.
 struct ProbePlacement {
+    /// Its scheduling.
+    sched: SchedRequest,
     /// The CPUs to run on.
     cpus: Option<CpuList>,
     /// The memory cgroup to join (a probe that shares its memory, in a run
     /// with `--mem-limit`).
     memory_cgroup_procs: Option<PathBuf>,
+    /// The probe's private directory (not made yet).
+    dir: PathBuf,
 }
 
 fn run_probe(
     name: &str,
     params: &WorkParams,
     duration_ns: u64,
-    request: &SchedRequest,
     place: &ProbePlacement,
 ) -> anyhow::Result<()> {
     // First, while this is the only thread: the threads and programs the
@@ -103,7 +109,7 @@ fn run_probe(
     sched::set_thread_name(&format!("fb-probe-{name}"));
     let def = probe::find(name).ok_or_else(|| anyhow!("unknown probe {name}"))?;
     let probe = (def.build)(params)?;
-    let applied = sched::apply(request, def.memory)?;
+    let applied = sched::apply(&place.sched, def.memory)?;
     let start_ns = now_ns() + PROBE_LEAD_NS;
     let window = Window {
         start_ns,
@@ -112,7 +118,7 @@ fn run_probe(
     send(&WorkerMessage::Ready {
         window: Some(window),
     });
-    let measured = probe.measure(window)?;
+    let measured = probe.measure(window, &place.dir)?;
     let mut result = ProbeResult::new(&def.sheet(), measured.tally, measured.batches, applied);
     result.usage = telemetry::self_usage();
     send(&WorkerMessage::ProbeDone {

@@ -44,6 +44,9 @@ pub enum ChangeUnit {
 pub enum Unit {
     /// A duration stored in µs, shown in ms with three decimals.
     Micros,
+    /// A long duration (a job's time) stored in µs like every duration,
+    /// shown in s with two decimals.
+    Seconds,
     /// A share in %, shown with one decimal.
     Percent,
     /// Frames per second, shown with one decimal.
@@ -61,6 +64,7 @@ impl Unit {
     pub fn show(self, value: f64) -> String {
         match self {
             Unit::Micros => format!("{:.3}", value / 1e3),
+            Unit::Seconds => format!("{:.2}", value / 1e6),
             Unit::Percent | Unit::Fps => format!("{value:.1}"),
             Unit::Rate => rate(value),
             Unit::Count => format!("{value:.0}"),
@@ -72,6 +76,7 @@ impl Unit {
     pub fn suffix(self) -> &'static str {
         match self {
             Unit::Micros => " ms",
+            Unit::Seconds => " s",
             Unit::Percent => " %",
             Unit::Fps => " FPS",
             Unit::Rate => "/s",

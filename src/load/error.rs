@@ -2,6 +2,7 @@
 //! is complete on its own (what the load was doing, and the system's
 //! reason), so it reads the same however it is printed.
 
+use crate::sim::job::JobError;
 use crate::sim::SimError;
 use crate::system::msgqueue::QueueError;
 use nix::errno::Errno;
@@ -106,6 +107,9 @@ pub enum LoadError {
         command: String,
         status: ExitStatus,
     },
+    /// The job it runs failed or could not be set up.
+    #[error(transparent)]
+    Job(#[from] JobError),
     /// A load without processes was asked to build one.
     #[error("the {0} load has no processes")]
     NoProcesses(&'static str),

@@ -13,6 +13,7 @@
 
 pub mod archive;
 pub mod burn;
+pub mod cacherun;
 pub mod cmd;
 pub mod cpuload;
 pub mod ctxmem;
@@ -108,6 +109,7 @@ pub static LOADS: &[LoadDef] = &[
     archive::CTAR,
     archive::XTAR,
     dbench::DEF,
+    cacherun::DEF,
     cmd::DEF,
 ];
 

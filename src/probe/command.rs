@@ -195,7 +195,7 @@ struct CommandProbe {
 }
 
 impl Probe for CommandProbe {
-    fn measure(self: Box<Self>, window: Window) -> Result<Measured, MeasureError> {
+    fn measure(self: Box<Self>, window: Window, _dir: &Path) -> Result<Measured, MeasureError> {
         let mut starts = Starts {
             invocation: self.invocation,
             cold: self.params.cold,

@@ -19,6 +19,7 @@ use crate::measure::sched::MemoryPolicy;
 use crate::measure::window::Window;
 use crate::measure::work::work_cpu_ns;
 use crate::sim::WorkParams;
+use std::path::Path;
 
 /// CPU work of one frame: what a 60 frames/s game spends per frame.
 pub const FRAME_CPU_NS: u64 = 16_666_667;
@@ -134,7 +135,7 @@ impl GameFrames {
 }
 
 impl Probe for GamingProbe {
-    fn measure(self: Box<Self>, window: Window) -> Result<Measured, MeasureError> {
+    fn measure(self: Box<Self>, window: Window, _dir: &Path) -> Result<Measured, MeasureError> {
         let mut frames = self.frames;
         sleep_until_ns(window.start_ns);
         let mut started_ns = now_ns();

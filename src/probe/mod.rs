@@ -10,6 +10,7 @@ pub mod command;
 pub mod custom;
 mod frame_figures;
 pub mod gaming;
+pub mod job;
 pub mod periodic;
 pub mod response;
 pub mod video;
@@ -18,19 +19,24 @@ pub mod x;
 use crate::figures::{Measured, ProbeSheet};
 use crate::measure::sched::MemoryPolicy;
 use crate::measure::window::Window;
+use crate::sim::job::JobError;
 use crate::sim::{SimError, WorkParams};
+use std::path::Path;
 
 /// Interactive work that is measured for the length of a window. A probe
 /// that locks its memory allocates everything it records into when it is
 /// built, before the worker locks its memory, so measuring never
 /// page-faults or allocates; one that shares its memory
-/// ([`MemoryPolicy::Shared`]) page-faults on purpose.
+/// ([`MemoryPolicy::Shared`]) page-faults on purpose, or only waits for
+/// processes it started (`job`).
 pub trait Probe {
     /// Runs the simulated task from `window.start_ns` until `window.end_ns`
-    /// (work begun before the end is finished) and returns what it counted;
-    /// the figures are derived from that by the probe's sheet. It fails
-    /// when the work itself cannot be done (a program it times failed).
-    fn measure(self: Box<Self>, window: Window) -> Result<Measured, MeasureError>;
+    /// (work begun before the end is finished; a probe of its own pace ends
+    /// sooner) and returns what it counted; the figures are derived from
+    /// that by the probe's sheet. `dir` is a private directory for the
+    /// probe's files, removed after the scenario; it does not exist yet. It
+    /// fails when the work itself cannot be done (a program it times failed).
+    fn measure(self: Box<Self>, window: Window, dir: &Path) -> Result<Measured, MeasureError>;
 }
 
 /// A probe's entry in the registry.
@@ -107,10 +113,13 @@ pub enum BuildError {
     Command(#[from] command::SetupError),
 }
 
-/// Why a probe could not finish its measurement; the message is complete
-/// on its own.
+/// Why a probe could not finish its measurement (the scenario fails with
+/// it); the message is complete on its own.
 #[derive(Debug, thiserror::Error)]
 pub enum MeasureError {
+    /// Its job could not run to its end.
+    #[error(transparent)]
+    Job(#[from] JobError),
     /// The program it times failed.
     #[error(transparent)]
     Command(#[from] command::CommandFailed),
@@ -132,6 +141,7 @@ pub static PROBES: &[ProbeDef] = &[
     custom::DEF,
     response::DEF,
     command::DEF,
+    job::DEF,
 ];
 
 /// The probe called `name`.

@@ -16,6 +16,7 @@ use crate::measure::frames::{FrameAccount, PeriodBatch};
 use crate::measure::window::Window;
 use crate::sim::periodic::{FrameRunner, PeriodicShape};
 use crate::sim::WorkParams;
+use std::path::Path;
 
 /// Periods in the measurement (frames run plus dropped).
 const PERIODS: &str = "periods";
@@ -47,7 +48,7 @@ impl PeriodicProbe {
 }
 
 impl Probe for PeriodicProbe {
-    fn measure(self: Box<Self>, window: Window) -> Result<Measured, MeasureError> {
+    fn measure(self: Box<Self>, window: Window, _dir: &Path) -> Result<Measured, MeasureError> {
         let mut runner = FrameRunner::new(self.shape, window, self.loops_per_ms, self.account);
         let mut last_finished_ns = window.end_ns;
         while let Some(finished) = runner.run_next_frame() {

@@ -25,6 +25,7 @@ use crate::measure::window::Window;
 use crate::sim::{ResponseParams, WorkParams};
 use memmap2::MmapMut;
 use std::hint::black_box;
+use std::path::Path;
 
 /// Registry entry.
 pub const DEF: ProbeDef = ProbeDef {
@@ -55,7 +56,7 @@ struct ResponseProbe {
 }
 
 impl Probe for ResponseProbe {
-    fn measure(self: Box<Self>, window: Window) -> Result<Measured, MeasureError> {
+    fn measure(self: Box<Self>, window: Window, _dir: &Path) -> Result<Measured, MeasureError> {
         let mut scans = Scans {
             resident: filled_array(self.params.resident_bytes, "cannot map the resident array")?,
             fresh_bytes: self.params.fresh_bytes,

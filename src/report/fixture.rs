@@ -146,6 +146,7 @@ pub fn run() -> RunDocument {
             load_cpus: None,
             load_cpu_weight: None,
             response: None,
+            job: Default::default(),
         },
         probes: ["audio", "gaming"]
             .map(|p| (p.to_string(), crate::probe::sheet_of(p).unwrap()))

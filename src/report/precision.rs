@@ -43,6 +43,8 @@ fn floor(unit: Unit) -> f64 {
     match unit {
         // Shown in ms with three decimals: 1 µs.
         Unit::Micros => 1.0,
+        // Shown in s with two decimals: 10 ms.
+        Unit::Seconds => 10_000.0,
         Unit::Percent | Unit::Fps => 0.1,
         Unit::Rate => 0.01,
         Unit::Count => 1.0,

@@ -4,6 +4,7 @@
 use crate::figures::{ProbeResult, ProbeSheet};
 use crate::measure::calibrate::CalibrationSource;
 use crate::measure::sched::SchedRequest;
+use crate::sim::job::JobSettings;
 use crate::sim::{CustomShape, ResponseParams};
 use crate::system::cpulist::CpuList;
 use crate::system::environment::Environment;
@@ -113,6 +114,10 @@ pub struct RunSettingsRecord {
     /// sizes, command); only in runs that measured one of them.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub response: Option<ResponseParams>,
+    /// The job of the `job` probe and the `cacherun` load (`--job`,
+    /// `--job-size`, `--job-timeout`); the defaults in older files.
+    #[serde(default)]
+    pub job: JobSettings,
 }
 
 /// The repeat count of runs that do not record one.

@@ -2,13 +2,16 @@
 //! the periodic tasks of interbench (a frame of CPU work, measured on the
 //! thread's CPU clock, at each period's absolute start, frames dropped once
 //! their deadline passed) and the shapes of the ones feelbench knows. A probe
-//! measures such a task; a load runs the same task in the background. This
-//! module knows neither probes nor loads.
+//! measures such a task; a load runs the same task in the background. Also
+//! contest's reference job (`job`), which the `job` probe times and the
+//! `cacherun` load repeats. This module knows neither probes nor loads.
 
+pub mod job;
 pub mod periodic;
 pub mod response;
 pub mod shapes;
 
+use job::JobSettings;
 pub use response::ResponseParams;
 
 use serde::{Deserialize, Serialize};
@@ -32,6 +35,8 @@ pub struct WorkParams {
     pub swap_bytes: u64,
     /// How the probes that answer after an idle gap work.
     pub response: ResponseParams,
+    /// The job the `job` probe times and `cacherun` repeats.
+    pub job: JobSettings,
 }
 
 #[cfg(test)]
@@ -47,6 +52,7 @@ impl WorkParams {
             mem_bytes: 1 << 20,
             swap_bytes: 0,
             response: ResponseParams::for_tests(),
+            job: JobSettings::default(),
         }
     }
 

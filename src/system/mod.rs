@@ -14,6 +14,7 @@ pub mod mounts;
 pub mod msgqueue;
 pub mod noise;
 pub mod pmqos;
+pub mod process_tree;
 pub mod procfs;
 pub mod swap;
 pub mod telemetry;

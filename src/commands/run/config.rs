@@ -6,6 +6,7 @@
 
 use crate::engine::scenario::Scenario;
 use crate::measure::sched::SchedRequest;
+use crate::sim::job::JobSettings;
 use crate::sim::response::{default_array_bytes, ResponseParams};
 use crate::sim::{CustomShape, WorkParams};
 use crate::system::cpulist::CpuList;
@@ -109,6 +110,9 @@ pub struct WorkSettings {
     pub swap_bytes: u64,
     /// How the probes that answer after an idle gap work.
     pub response: ResponseSettings,
+    /// The job of the `job` probe and the `cacherun` load (`--job`,
+    /// `--job-size`, `--job-timeout`).
+    pub job: JobSettings,
 }
 
 impl WorkSettings {
@@ -124,6 +128,7 @@ impl WorkSettings {
             mem_bytes,
             swap_bytes: self.swap_bytes,
             response: self.response.params(mem_bytes),
+            job: self.job.clone(),
         }
     }
 

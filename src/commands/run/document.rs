@@ -115,6 +115,7 @@ fn settings_record(config: &RunConfig, work: &PreparedWork) -> RunSettingsRecord
             .iter()
             .any(|s| probe::answers_after_idle(s.probe))
             .then(|| params.response.clone()),
+        job: params.job.clone(),
     }
 }
 

@@ -85,6 +85,7 @@ const RULES: &[Rule] = &[
             .as_ref()
             .map_or_else(|| "none".into(), response)
     }),
+    Rule::Exact("job", |r| r.settings.job.describe()),
     Rule::Near(
         "loops_per_ms",
         |r| r.settings.loops_per_ms,
@@ -258,6 +259,11 @@ mod tests {
         assert_eq!(
             (d.what, d.first.as_str(), d.other.as_str()),
             ("PM QoS limit", "not held", "0 µs")
+        );
+        let d = differs(|r| r.settings.job.size = 0.5).unwrap();
+        assert_eq!(
+            (d.what, d.other.as_str()),
+            ("job", "built-in, size 0.5, at most 3600 s")
         );
     }
 

@@ -1,0 +1,66 @@
+//! `cacherun`: the `job` probe's built-in job as a load, run again and
+//! again in a directory of its own, its inputs written once and so kept in
+//! the page cache: a second build beside the one being timed. (contest's
+//! cacherun was the compile run once more after the no-load run, its
+//! cache warm and nothing beside it; here the job under `none` already
+//! reads warm inputs, so that run is `none`'s, and `cacherun` is the same
+//! job as background work.) With `--job`, it still runs the built-in job:
+//! a command cannot be assumed to survive running twice at once, as two
+//! `make`s in one tree would not. Its work is counted in job steps of
+//! average size (a step of 150 ms of CPU is one; a whole job is about 120
+//! per CPU, see `sim::job`), as each step ends.
+
+use super::{Load, LoadDef, LoadError};
+use crate::measure::clock::now_ns;
+use crate::sim::job::{step_units, JobSpace, Make};
+
+/// Longest a step of the load waits for a job step to end, so the worker
+/// looks at its commands often.
+const STEP_NS: u64 = 100_000_000;
+
+/// Registry entry.
+pub const DEF: LoadDef = LoadDef {
+    name: "cacherun",
+    summary: "contest's cacherun: the job probe's built-in job, again and again, inputs cached",
+    unit: "job steps",
+    takes_arg: false,
+    disk_bytes: |params| params.job.plan(params.cpus).disk_bytes(),
+    check: super::no_check,
+    processes: |_| 1,
+    build: |context| {
+        let params = &context.params;
+        let dir = context.dir.join(format!("cacherun-{}", std::process::id()));
+        let space = JobSpace::create(&dir)?;
+        let make = space.make(params.job.plan(params.cpus), params.loops_per_ms)?;
+        Ok(Box::new(CacheRun {
+            make,
+            _space: space,
+        }))
+    },
+    default: |_| false,
+};
+
+/// The build in progress and its directory. `make` is dropped first: its
+/// steps are killed and reaped before the directory is removed.
+struct CacheRun {
+    make: Make,
+    _space: JobSpace,
+}
+
+impl Load for CacheRun {
+    /// Waits up to 100 ms for a job step to end, starting the next ones,
+    /// and the next round once the link is done; returns the step's size.
+    fn step(&mut self) -> Result<f64, LoadError> {
+        if self.make.is_done() {
+            self.make.start_over();
+        }
+        let finished = self.make.next_finished(now_ns() + STEP_NS)?;
+        Ok(finished.map_or(0.0, |step| step_units(step.cpu_ns())))
+    }
+
+    /// CPU time of the steps running now (those that ended are reaped, so
+    /// the worker's children's time has them).
+    fn helpers_cpu_ns(&self) -> u64 {
+        self.make.running_cpu_ns()
+    }
+}

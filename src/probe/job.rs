@@ -1,0 +1,194 @@
+//! `job`: contest's question — how long does a reference job (a kernel
+//! compile, `make -j4`) take under each load, against no load? The probe
+//! runs the job once per measurement, from the start of its window to the
+//! job's end, and reports its time, the CPU it got (contest's CPU%: the
+//! job's CPU time over its wall time, 200 % being two CPUs) and, beside it,
+//! the ratio of its time to its time under `none`. The load's work in the
+//! same span and its CPU share are in the load-work cell, counted until the
+//! job ends (its pace is its own, `Pace::OwnWork`): a kernel that ends the
+//! job sooner by starving the load shows it there (contest's blind spot).
+//!
+//! The job is the built-in one (`sim::job`, about 20 s on idle CPUs,
+//! `--job-size` scales it) or `--job 'CMD'`. One measurement is one run of
+//! the job, so a single run has no interval: `--repeat 3` or more gives the
+//! job time one from the spread of its runs, and lets `compare` test it.
+//! A job that fails, or outlives `--job-timeout` (it is then killed with
+//! everything it started), fails the scenario with the reason; the run
+//! goes on. The job runs as the probe is scheduled (`-B`, `--rt`,
+//! `--probe-cpus`): every process it starts inherits that.
+
+use super::{MeasureError, Pace, Probe, ProbeDef};
+use crate::figures::result::MEASURED_S;
+use crate::figures::{Better, Column, FigureDef, Formula, Measured, ProbeSheet, Tally, Unit};
+use crate::measure::clock::sleep_until_ns;
+use crate::measure::latency::LatencyHistogram;
+use crate::measure::sched::MemoryPolicy;
+use crate::measure::window::Window;
+use crate::sim::job::{JobRun, PreparedJob};
+use crate::sim::WorkParams;
+use std::path::Path;
+
+/// Registry entry.
+pub const DEF: ProbeDef = ProbeDef {
+    name: "job",
+    summary: "contest's kernel compile: a parallel build (or --job CMD) timed to its end",
+    sheet,
+    build: |params: &WorkParams| {
+        Ok(Box::new(JobProbe {
+            params: params.clone(),
+        }))
+    },
+    default: |_| false,
+    pace: Pace::OwnWork {
+        expected_ns: |params| params.job.expected_ns(params.cpus),
+        cap_ns: |params| params.job.cap_ns(),
+    },
+    // The job's processes compete for memory with the loads (in their
+    // memory cgroup under --mem-limit), as a compile does on a real machine.
+    memory: MemoryPolicy::Shared,
+};
+
+/// Wall times of the job's runs (one per measurement).
+const JOB_TIME: &str = "job_time";
+/// CPU time of the job's runs, in s.
+const JOB_CPU_S: &str = "job_cpu_s";
+
+/// The figures of the job (its time, its CPU) and contest's table.
+fn sheet(summary: &str) -> ProbeSheet {
+    let job_time = || JOB_TIME.to_string();
+    ProbeSheet {
+        summary: summary.to_string(),
+        columns: vec![
+            Column::new("Time (s)", &["time"], 10),
+            Column::new("CPU %", &["cpu"], 7),
+            Column::ratio_to_none("Ratio", "time", 7),
+        ],
+        figures: vec![
+            FigureDef::new(
+                "time",
+                "job_time_us",
+                "job time (s)",
+                Unit::Seconds,
+                Better::Lower,
+                Formula::Mean {
+                    samples: job_time(),
+                },
+            )
+            .headline()
+            .compared(),
+            FigureDef::new(
+                "cpu",
+                "job_cpu_pct",
+                "job CPU (%)",
+                Unit::Percent,
+                Better::Higher,
+                Formula::Ratio {
+                    num: JOB_CPU_S.to_string(),
+                    den: MEASURED_S.to_string(),
+                    scale: 100.0,
+                },
+            ),
+            FigureDef::new(
+                "jobs",
+                "jobs_run",
+                "jobs run",
+                Unit::Count,
+                Better::Higher,
+                Formula::SampleCount {
+                    samples: job_time(),
+                },
+            ),
+        ],
+    }
+}
+
+struct JobProbe {
+    params: WorkParams,
+}
+
+impl Probe for JobProbe {
+    /// Prepares the job (inputs written, before the window if there is
+    /// time), starts it at the window's start and waits for its end; the
+    /// window's end is the job's cap.
+    fn measure(self: Box<Self>, window: Window, dir: &Path) -> Result<Measured, MeasureError> {
+        let params = &self.params;
+        let job = PreparedJob::prepare(&params.job, params.cpus, params.loops_per_ms, dir)?;
+        sleep_until_ns(window.start_ns);
+        let run = job.run(window.end_ns, params.job.timeout_s)?;
+        Ok(job_tally(&run))
+    }
+}
+
+/// The tally of one run of the job; it has no sub-windows.
+fn job_tally(run: &JobRun) -> Measured {
+    let mut times = LatencyHistogram::new();
+    times.record_ns(run.wall_ns);
+    let tally = Tally::default()
+        .with_samples(JOB_TIME, &times, run.wall_ns)
+        .with_count(MEASURED_S, run.wall_ns as f64 / 1e9)
+        .with_count(JOB_CPU_S, run.cpu_ns as f64 / 1e9);
+    Measured {
+        tally,
+        batches: Vec::new(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::figures::ProbeResult;
+    use crate::measure::sched::SchedApplied;
+
+    fn result_of(runs: &[(f64, f64)]) -> ProbeResult {
+        let sheet = sheet("scripted");
+        let results: Vec<ProbeResult> = runs
+            .iter()
+            .map(|&(wall_s, cpu_s)| {
+                let run = JobRun {
+                    wall_ns: (wall_s * 1e9) as u64,
+                    cpu_ns: (cpu_s * 1e9) as u64,
+                };
+                let measured = job_tally(&run);
+                ProbeResult::new(
+                    &sheet,
+                    measured.tally,
+                    measured.batches,
+                    SchedApplied::for_tests(),
+                )
+            })
+            .collect();
+        let refs: Vec<&ProbeResult> = results.iter().collect();
+        ProbeResult::merged(&sheet, &refs).unwrap()
+    }
+
+    #[test]
+    fn one_run_gives_its_time_and_cpu() {
+        let result = result_of(&[(20.0, 36.0)]);
+        assert_eq!(result.figures["job_time_us"], 20e6);
+        assert_eq!(result.figures["job_cpu_pct"], 180.0);
+        assert_eq!(result.figures["jobs_run"], 1.0);
+        assert!(result.batches.is_empty());
+        assert_eq!(sheet("s").figure("time").unwrap().show(20e6), "20.00");
+    }
+
+    #[test]
+    fn repeats_give_the_mean_time_and_the_cpu_over_all_their_time() {
+        let result = result_of(&[(20.0, 36.0), (30.0, 30.0)]);
+        assert_eq!(result.figures["job_time_us"], 25e6);
+        // 66 s of CPU in 50 s.
+        assert!((result.figures["job_cpu_pct"] - 132.0).abs() < 1e-9);
+        assert_eq!(result.figures["jobs_run"], 2.0);
+    }
+
+    #[test]
+    fn the_table_is_contests_and_its_pace_is_the_jobs() {
+        let sheet = DEF.sheet();
+        let headers: Vec<&str> = sheet.columns.iter().map(|c| c.header.as_str()).collect();
+        assert_eq!(headers, ["Time (s)", "CPU %", "Ratio"]);
+        assert!(sheet.columns[2].ratio_to_none);
+        let params = WorkParams::for_tests();
+        assert_eq!(DEF.window_ns(&params, 1), 3_600_000_000_000, "the cap");
+        let expected_s = DEF.expected_ns(&params, 1) as f64 / 1e9;
+        assert!((15.0..25.0).contains(&expected_s), "{expected_s}");
+    }
+}
