@@ -221,7 +221,7 @@ struct ResponseArgs {
     /// The command probe times this command (run by /bin/sh -c, its output
     /// discarded) instead of `ls -l /usr/bin`.
     #[arg(long = "command", value_name = "CMD")]
-    command: Option<String>,
+    timed_command: Option<String>,
     /// The command probe drops the page cache (and the dentries and inodes)
     /// before each point's idle gap, so the program starts cold (root).
     #[arg(long = "command-cold")]
@@ -238,7 +238,7 @@ struct JobArgs {
     /// ~/linux -B -j4'. Everything it does is timed; a non-zero exit fails
     /// the scenario. The cacherun load still runs the built-in job.
     #[arg(long = "job", value_name = "CMD")]
-    command: Option<String>,
+    job_command: Option<String>,
     /// Size of the built-in job: 1 takes about 20 s on idle CPUs, 0.05 about 1 s.
     #[arg(long = "job-size", value_name = "X", default_value_t = 1.0)]
     size: f64,
@@ -535,7 +535,7 @@ impl ResponseArgs {
         check((1..=MAX_RESPONSE_POINTS).contains(&points), (), || {
             format!("--response-points takes 1 to {MAX_RESPONSE_POINTS}, not {points}")
         })?;
-        if let Some(command) = &self.command {
+        if let Some(command) = &self.timed_command {
             check(!command.trim().is_empty(), (), || {
                 "--command needs a command, e.g. --command 'ls -l /etc'".to_string()
             })?;
@@ -545,7 +545,7 @@ impl ResponseArgs {
             points,
             resident_bytes: self.resident_bytes,
             fresh_bytes: self.fresh_bytes,
-            command: self.command.clone(),
+            command: self.timed_command.clone(),
             cold: self.cold,
         })
     }
@@ -558,7 +558,7 @@ impl JobArgs {
             format!("--job-size takes a number above 0 and at most {MAX_JOB_SIZE}, not {size}")
         })?;
         seconds_to_ns("--job-timeout", self.timeout_s, 0.1)?;
-        let command = match self.command.as_deref().map(str::trim) {
+        let command = match self.job_command.as_deref().map(str::trim) {
             Some("") => {
                 return Err(UsageError::new(
                     "--job needs a command, e.g. --job 'make -j4'",
