@@ -6,8 +6,8 @@
 
 mod common;
 use common::{
-    feelbench, leftovers, new_tag, read_json, require_root, stderr, wait_for_no_tagged,
-    LOOPS_PER_MS,
+    assert_load_did_work, feelbench, leftovers, new_tag, read_json, require_root, stderr,
+    wait_for_no_tagged, LOOPS_PER_MS,
 };
 use std::path::Path;
 use std::process::{Command, Output};
@@ -47,13 +47,7 @@ fn each_load_works_in_its_unit_and_leaves_nothing_behind() {
     let scenarios = run["scenarios"].as_array().unwrap();
     assert_eq!(scenarios.len(), expected.len());
     for (scenario, (load, unit, processes)) in scenarios.iter().zip(expected) {
-        assert_eq!(scenario["status"], "ok", "{scenario}");
-        let work = &scenario["load_work"][0];
-        assert_eq!(work["load"], load);
-        assert_eq!(work["unit"], unit, "{work}");
-        assert_eq!(work["processes"], processes, "{work}");
-        assert!(work["amount"].as_f64().unwrap() > 0.0, "{work}");
-        assert!(work["cpu_pct"].as_f64().unwrap() > 0.0, "{work}");
+        assert_load_did_work(scenario, load, unit, processes);
     }
     assert_eq!(
         wait_for_no_tagged(&tag, Duration::from_secs(5)),

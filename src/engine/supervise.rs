@@ -99,21 +99,7 @@ impl WorkerGroup {
             .stdout(Stdio::piped())
             .stderr(Stdio::inherit())
             .process_group(self.pgid.map_or(0, Pid::as_raw));
-        let parent = std::process::id() as libc::pid_t;
-        // SAFETY: the closure runs between fork and exec and calls only
-        // async-signal-safe functions (prctl, getppid), allocating nothing.
-        unsafe {
-            command.pre_exec(move || {
-                if libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL, 0, 0, 0) == -1 {
-                    return Err(std::io::Error::last_os_error());
-                }
-                // The orchestrator may have died before prctl took effect.
-                if libc::getppid() != parent {
-                    return Err(std::io::Error::from_raw_os_error(libc::ESRCH));
-                }
-                Ok(())
-            });
-        }
+        crate::system::process_tree::die_with_this_process(&mut command);
         let mut child = command.spawn().map_err(|error| SpawnError::Spawn {
             label: label.clone(),
             error,

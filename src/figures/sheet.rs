@@ -98,6 +98,10 @@ pub struct ProbeSheet {
     pub summary: String,
     pub columns: Vec<Column>,
     pub figures: Vec<FigureDef>,
+    /// The probe measures until its own work is done (a job run to its
+    /// end, a number of points), not for the run's duration (`-t`).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub own_pace: bool,
 }
 
 impl ProbeSheet {

@@ -208,6 +208,7 @@ pub fn sheet(summary: &str) -> ProbeSheet {
     ];
     ProbeSheet {
         summary: summary.to_string(),
+        own_pace: false,
         columns,
         figures,
     }

@@ -90,6 +90,7 @@ fn sheet(summary: &str) -> ProbeSheet {
     ]);
     ProbeSheet {
         summary: summary.to_string(),
+        own_pace: false,
         columns,
         figures,
     }

@@ -58,6 +58,7 @@ fn sheet(summary: &str) -> ProbeSheet {
     let job_time = || JOB_TIME.to_string();
     ProbeSheet {
         summary: summary.to_string(),
+        own_pace: false,
         columns: vec![
             Column::new("Time (s)", &["time"], 10),
             Column::new("CPU %", &["cpu"], 7),

@@ -98,7 +98,10 @@ impl ProbeDef {
     /// The probe's figures and table: what every run document that
     /// measured it stores, and every renderer reads.
     pub fn sheet(&self) -> ProbeSheet {
-        (self.sheet)(self.summary)
+        ProbeSheet {
+            own_pace: matches!(self.pace, Pace::OwnWork { .. }),
+            ..(self.sheet)(self.summary)
+        }
     }
 }
 

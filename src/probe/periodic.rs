@@ -111,6 +111,7 @@ pub fn sheet(summary: &str) -> ProbeSheet {
     ]);
     ProbeSheet {
         summary: summary.to_string(),
+        own_pace: false,
         columns: [
             latency_columns(),
             vec![Column::new("Deadlines met %", &["deadlines"], 16)],

@@ -81,6 +81,7 @@ mod declared_probe_tests {
         };
         ProbeSheet {
             summary: "times a job".into(),
+            own_pace: false,
             columns: vec![column("Time (ms)", "time"), column("Runs", "runs")],
             figures: vec![
                 FigureDef::new(

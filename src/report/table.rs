@@ -159,11 +159,15 @@ pub fn render_preamble(run: &RunDocument) -> String {
     };
     let timing = match (s.precision_pct, s.max_time_s) {
         (Some(pct), Some(max_s)) => format!(
-            "{} s per measurement until ±{pct} % (at most {max_s} s per scenario)",
-            s.duration_s
+            "{} until ±{pct} % (at most {max_s} s per scenario)",
+            measuring_time(run, "measurement")
         ),
-        _ if s.repeats > 1 => format!("{} s per scenario × {} repeats", s.duration_s, s.repeats),
-        _ => format!("{} s per scenario", s.duration_s),
+        _ if s.repeats > 1 => format!(
+            "{} × {} repeats",
+            measuring_time(run, "scenario"),
+            s.repeats
+        ),
+        _ => measuring_time(run, "scenario"),
     };
     let pm_qos = s
         .cpu_dma_latency_us
@@ -188,6 +192,19 @@ pub fn render_preamble(run: &RunDocument) -> String {
         out.push_str(&format!("comment: {comment}\n"));
     }
     out
+}
+
+/// How long each `unit` (scenario, measurement) measures: `-t`, and for
+/// the probes of the run that set their own pace, until their work is done.
+fn measuring_time(run: &RunDocument, unit: &str) -> String {
+    let (own, timed): (Vec<_>, Vec<_>) = run.probes.iter().partition(|(_, sheet)| sheet.own_pace);
+    let own: Vec<&str> = own.into_iter().map(|(name, _)| name.as_str()).collect();
+    let duration = format!("{} s per {unit}", run.settings.duration_s);
+    match (own.is_empty(), timed.is_empty()) {
+        (true, _) => duration,
+        (false, true) => format!("each {unit} until its probe's work is done"),
+        (false, false) => format!("{duration} ({}: until done)", own.join(", ")),
+    }
 }
 
 /// How the probes that answer after an idle gap worked, as resp1 said it
@@ -305,7 +322,10 @@ fn measurements_note(
         return None;
     }
     let count = scenario.measurements().len();
-    let mut note = format!("{count} × {} s", settings.duration_s);
+    let mut note = match sheet.own_pace {
+        true => format!("{count} measurement(s)"),
+        false => format!("{count} × {} s", settings.duration_s),
+    };
     let imprecise = precision::imprecise_figures(scenario, sheet, pct);
     if !imprecise.is_empty() {
         note.push_str(&format!("; not within ±{pct}: {}", imprecise.join(", ")));
@@ -578,6 +598,20 @@ mod tests {
         assert!(render_preamble(&run).contains("\n3 s per scenario, loops_per_ms"));
         run.settings.repeats = 3;
         assert!(render_preamble(&run).contains("\n3 s per scenario × 3 repeats, loops_per_ms"));
+    }
+
+    #[test]
+    fn preamble_says_which_probes_measure_until_their_work_is_done() {
+        let mut run = crate::report::fixture::run();
+        run.probes.get_mut("gaming").unwrap().own_pace = true;
+        assert!(render_preamble(&run).contains("\n3 s per scenario (gaming: until done), loops"));
+        run.probes.get_mut("audio").unwrap().own_pace = true;
+        run.settings.repeats = 3;
+        let preamble = render_preamble(&run);
+        assert!(
+            preamble.contains("\neach scenario until its probe's work is done × 3 repeats, loops"),
+            "{preamble}"
+        );
     }
 
     #[test]

@@ -9,7 +9,9 @@ use super::procfs;
 use nix::sys::signal::{kill, Signal};
 use nix::sys::wait::{waitpid, WaitPidFlag, WaitStatus};
 use nix::unistd::Pid;
+use std::os::unix::process::CommandExt as _;
 use std::path::Path;
+use std::process::Command;
 use std::time::{Duration, Instant};
 
 /// How long [`kill_descendants`] keeps killing and reaping before it gives
@@ -17,6 +19,27 @@ use std::time::{Duration, Instant};
 const KILL_TIME: Duration = Duration::from_secs(2);
 /// Pause between two rounds of killing.
 const KILL_ROUND: Duration = Duration::from_millis(5);
+
+/// Makes the process `command` starts die (SIGKILL) when the thread that
+/// starts it ends (for a process's only or main thread: when the process
+/// does), even when that happens before the child is set up.
+pub fn die_with_this_process(command: &mut Command) {
+    let parent = std::process::id() as libc::pid_t;
+    // SAFETY: the closure runs between fork and exec and calls only
+    // async-signal-safe functions (prctl, getppid), allocating nothing.
+    unsafe {
+        command.pre_exec(move || {
+            if libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL, 0, 0, 0) == -1 {
+                return Err(std::io::Error::last_os_error());
+            }
+            // The parent may have died before prctl took effect.
+            if libc::getppid() != parent {
+                return Err(std::io::Error::from_raw_os_error(libc::ESRCH));
+            }
+            Ok(())
+        });
+    }
+}
 
 /// Makes this process the reaper of its orphaned descendants, so what its
 /// children start (a command's children, daemons) stays below it and can be

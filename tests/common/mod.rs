@@ -150,3 +150,15 @@ pub fn exit_code_within(child: &mut std::process::Child, limit: Duration) -> Opt
         std::thread::sleep(Duration::from_millis(10));
     }
 }
+
+/// Asserts that `scenario` of a run document ran, and that its one load,
+/// `load`, did work in `unit` with `processes` processes and some CPU.
+pub fn assert_load_did_work(scenario: &Value, load: &str, unit: &str, processes: u64) {
+    assert_eq!(scenario["status"], "ok", "{scenario}");
+    let work = &scenario["load_work"][0];
+    assert_eq!(work["load"], load);
+    assert_eq!(work["unit"], unit, "{work}");
+    assert_eq!(work["processes"], processes, "{work}");
+    assert!(work["amount"].as_f64().unwrap() > 0.0, "{work}");
+    assert!(work["cpu_pct"].as_f64().unwrap() > 0.0, "{work}");
+}

@@ -13,7 +13,6 @@ use nix::sys::wait::{waitpid, WaitStatus};
 use nix::time::{clock_gettime, ClockId};
 use nix::unistd::Pid;
 use std::os::fd::{AsFd as _, FromRawFd as _, OwnedFd};
-use std::os::unix::process::CommandExt as _;
 use std::process::Command;
 
 /// A started process, not yet reaped.
@@ -31,21 +30,7 @@ impl JobChild {
     /// Starts `command` (for messages: `what`), to die with the calling
     /// thread.
     pub fn spawn(command: &mut Command, what: &str) -> Result<Self, JobError> {
-        let parent = std::process::id() as libc::pid_t;
-        // SAFETY: the closure runs between fork and exec and calls only
-        // async-signal-safe functions (prctl, getppid), allocating nothing.
-        unsafe {
-            command.pre_exec(move || {
-                if libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL, 0, 0, 0) == -1 {
-                    return Err(std::io::Error::last_os_error());
-                }
-                // The parent may have died before prctl took effect.
-                if libc::getppid() != parent {
-                    return Err(std::io::Error::from_raw_os_error(libc::ESRCH));
-                }
-                Ok(())
-            });
-        }
+        crate::system::process_tree::die_with_this_process(command);
         let child = command.spawn().map_err(|error| JobError::Start {
             what: what.to_string(),
             error,
