@@ -10,6 +10,7 @@
 
 mod formula;
 pub mod result;
+pub mod series;
 mod sheet;
 mod tally;
 

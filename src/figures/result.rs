@@ -2,6 +2,7 @@
 //! sheet derives from it, and the same tally for each sub-window of the
 //! measurement (the raw material of batch-means intervals).
 
+use super::series::LatencySeries;
 use super::sheet::{FigureDef, ProbeSheet, Spread};
 use super::tally::{Tally, TallyError};
 use super::Evaluator;
@@ -40,6 +41,9 @@ pub struct ProbeResult {
     /// time order.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub batches: Vec<Tally>,
+    /// Its latency over time, for probes that keep one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub series: Option<LatencySeries>,
 }
 
 impl ProbeResult {
@@ -52,6 +56,7 @@ impl ProbeResult {
             sched,
             usage: None,
             batches,
+            series: None,
         }
     }
 

@@ -47,6 +47,7 @@ fn result(mean_us: f64, gaming: bool) -> ProbeResult {
         sched: SchedApplied::for_tests(),
         usage: None,
         batches: vec![],
+        series: None,
     }
 }
 

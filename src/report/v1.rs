@@ -180,6 +180,7 @@ fn convert(old: ResultV1) -> ProbeResult {
         sched: old.sched,
         usage: old.usage,
         batches,
+        series: None,
     }
 }
 
