@@ -16,6 +16,7 @@ use crate::commands::run::{
 use crate::engine::scenario::Scenario;
 use crate::exit::UsageError;
 use crate::measure::sched::SchedRequest;
+use crate::sim::fragment::FragmentSettings;
 use crate::sim::job::JobSettings;
 use crate::sim::CustomShape;
 use crate::system::cpulist::CpuList;
@@ -60,6 +61,8 @@ pub struct RunArgs {
     response: ResponseArgs,
     #[command(flatten)]
     job: JobArgs,
+    #[command(flatten)]
+    fragment: FragmentArgs,
     #[command(flatten)]
     loads: LoadArgs,
     #[command(flatten)]
@@ -248,6 +251,24 @@ struct JobArgs {
     timeout_s: f64,
 }
 
+/// The buffer and work of the `fragment` probe's player (latencytest's).
+#[derive(Debug, Args)]
+#[command(next_help_heading = "Fragment probe")]
+struct FragmentArgs {
+    /// Fragments in the emulated sound device's buffer.
+    #[arg(long = "fragments", value_name = "N", default_value_t = 3)]
+    fragments: u32,
+    /// Bytes of each fragment (16-bit stereo samples).
+    #[arg(long = "fragment-bytes", value_name = "B", default_value_t = 256)]
+    fragment_bytes: u32,
+    /// Samples per second the device plays.
+    #[arg(long = "sample-rate", value_name = "HZ", default_value_t = 44_100)]
+    sample_rate_hz: u32,
+    /// CPU work of the player per fragment, in % of the time a fragment plays.
+    #[arg(long = "fragment-cpu", value_name = "PCT", default_value_t = 10.0)]
+    cpu_pct: f64,
+}
+
 /// Where and how the loads run.
 #[derive(Debug, Args)]
 #[command(next_help_heading = "Loads")]
@@ -351,6 +372,7 @@ impl RunArgs {
             &self.loads,
             self.response.settings()?,
             self.job.settings()?,
+            self.fragment.settings()?,
         )?;
         let probe_sched = self.probe.request()?;
         let load_nice = check_nice("-N/--load-nice", self.loads.load_nice)?;
@@ -487,6 +509,7 @@ impl WorkArgs {
         loads: &LoadArgs,
         response: ResponseSettings,
         job: JobSettings,
+        fragment: FragmentSettings,
     ) -> Result<WorkSettings, UsageError> {
         let burn_processes = self.burn_processes.unwrap_or(2 * machine.cpus);
         check((1..=1024).contains(&burn_processes), (), || {
@@ -507,6 +530,7 @@ impl WorkArgs {
             swap_bytes: machine.free_swap_bytes + loads.swap_bytes.unwrap_or(0),
             response,
             job,
+            fragment,
         })
     }
 
@@ -570,6 +594,37 @@ impl JobArgs {
             size,
             command,
             timeout_s: self.timeout_s,
+        })
+    }
+}
+
+impl FragmentArgs {
+    fn settings(&self) -> Result<FragmentSettings, UsageError> {
+        let (fragments, bytes, rate, cpu) = (
+            self.fragments,
+            self.fragment_bytes,
+            self.sample_rate_hz,
+            self.cpu_pct,
+        );
+        check((2..=64).contains(&fragments), (), || {
+            format!("--fragments takes 2 to 64, not {fragments}")
+        })?;
+        check(
+            (16..=1 << 20).contains(&bytes) && bytes % 4 == 0,
+            (),
+            || format!("--fragment-bytes takes a multiple of 4 from 16 to 1048576, not {bytes}"),
+        )?;
+        check((8_000..=384_000).contains(&rate), (), || {
+            format!("--sample-rate takes 8000 to 384000 Hz, not {rate}")
+        })?;
+        check((0.0..=90.0).contains(&cpu), (), || {
+            format!("--fragment-cpu takes a percentage from 0 to 90, not {cpu}")
+        })?;
+        Ok(FragmentSettings {
+            fragments,
+            fragment_bytes: bytes,
+            sample_rate_hz: rate,
+            cpu_pct: cpu,
         })
     }
 }

@@ -8,6 +8,7 @@ mod after_idle;
 pub mod audio;
 pub mod command;
 pub mod custom;
+pub mod fragment;
 mod frame_figures;
 pub mod gaming;
 pub mod job;
@@ -145,6 +146,7 @@ pub static PROBES: &[ProbeDef] = &[
     response::DEF,
     command::DEF,
     job::DEF,
+    fragment::DEF,
 ];
 
 /// The probe called `name`.

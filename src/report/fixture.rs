@@ -148,6 +148,7 @@ pub fn run() -> RunDocument {
             load_cpu_weight: None,
             response: None,
             job: Default::default(),
+            fragment: Default::default(),
         },
         probes: ["audio", "gaming"]
             .map(|p| (p.to_string(), crate::probe::sheet_of(p).unwrap()))

@@ -4,6 +4,7 @@
 use crate::figures::{ProbeResult, ProbeSheet};
 use crate::measure::calibrate::CalibrationSource;
 use crate::measure::sched::SchedRequest;
+use crate::sim::fragment::FragmentSettings;
 use crate::sim::job::JobSettings;
 use crate::sim::{CustomShape, ResponseParams};
 use crate::system::cpulist::CpuList;
@@ -118,6 +119,9 @@ pub struct RunSettingsRecord {
     /// `--job-size`, `--job-timeout`); the defaults in older files.
     #[serde(default)]
     pub job: JobSettings,
+    /// The `fragment` probe's buffer and work; the defaults in older files.
+    #[serde(default)]
+    pub fragment: FragmentSettings,
 }
 
 /// The repeat count of runs that do not record one.

@@ -6,11 +6,13 @@
 //! contest's reference job (`job`), which the `job` probe times and the
 //! `cacherun` load repeats. This module knows neither probes nor loads.
 
+pub mod fragment;
 pub mod job;
 pub mod periodic;
 pub mod response;
 pub mod shapes;
 
+use fragment::FragmentSettings;
 use job::JobSettings;
 pub use response::ResponseParams;
 
@@ -37,6 +39,8 @@ pub struct WorkParams {
     pub response: ResponseParams,
     /// The job the `job` probe times and `cacherun` repeats.
     pub job: JobSettings,
+    /// The buffer and work of the `fragment` probe's player.
+    pub fragment: FragmentSettings,
 }
 
 #[cfg(test)]
@@ -53,6 +57,7 @@ impl WorkParams {
             swap_bytes: 0,
             response: ResponseParams::for_tests(),
             job: JobSettings::default(),
+            fragment: FragmentSettings::default(),
         }
     }
 

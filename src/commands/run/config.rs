@@ -6,6 +6,7 @@
 
 use crate::engine::scenario::Scenario;
 use crate::measure::sched::SchedRequest;
+use crate::sim::fragment::FragmentSettings;
 use crate::sim::job::JobSettings;
 use crate::sim::response::{default_array_bytes, ResponseParams};
 use crate::sim::{CustomShape, WorkParams};
@@ -113,6 +114,9 @@ pub struct WorkSettings {
     /// The job of the `job` probe and the `cacherun` load (`--job`,
     /// `--job-size`, `--job-timeout`).
     pub job: JobSettings,
+    /// The `fragment` probe's buffer and work (`--fragments`,
+    /// `--fragment-bytes`, `--sample-rate`, `--fragment-cpu`).
+    pub fragment: FragmentSettings,
 }
 
 impl WorkSettings {
@@ -129,6 +133,7 @@ impl WorkSettings {
             swap_bytes: self.swap_bytes,
             response: self.response.params(mem_bytes),
             job: self.job.clone(),
+            fragment: self.fragment,
         }
     }
 

@@ -116,6 +116,7 @@ fn settings_record(config: &RunConfig, work: &PreparedWork) -> RunSettingsRecord
             .any(|s| probe::answers_after_idle(s.probe))
             .then(|| params.response.clone()),
         job: params.job.clone(),
+        fragment: params.fragment,
     }
 }
 

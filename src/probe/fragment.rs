@@ -1,0 +1,382 @@
+//! `fragment`: Benno Senoner's latencytest. A player feeds a sound device
+//! through a buffer of N fragments of B bytes (`--fragments`,
+//! `--fragment-bytes`, `--sample-rate`; latencytest's `3 256` at 44.1 kHz
+//! 16-bit stereo by default, 1.45 ms a fragment). The device is hardware:
+//! it is modelled from the clock, not by a thread of ours. Playback starts
+//! with a full buffer at the window's start, and the device plays one
+//! fragment per fragment time for as long as it has any. A fragment's slot
+//! is free once the buffer holds fewer than N fragments (the one playing
+//! counts until it has played). The player sleeps (absolute
+//! `clock_nanosleep`) until a slot is free, does its CPU work for the
+//! fragment (`--fragment-cpu`, % of a fragment's time) and writes.
+//!
+//! Figures:
+//! - **latency** of each write: from the moment its slot became free to the
+//!   write, so the wake-up delay plus the work; ideally the work alone.
+//! - **underruns**: writes that came after the device had played everything
+//!   (it found the buffer empty: an audible dropout). The device stays
+//!   silent until the write and plays from then on (as a real device
+//!   restarts when written to).
+//! - **longest dropout**: the longest such silence.
+//! - **fragments on time %** (headline): writes that did not underrun.
+//!
+//! Scheduling: the probe runs as the other probes do, SCHED_OTHER unless
+//! the run is given `--rt` (SCHED_FIFO for every probe). latencytest ran
+//! SCHED_FIFO; `--rt` reproduces that, and keeping one rule for every probe
+//! lets the `fragment` figures be set beside the others of the same run.
+
+use super::frame_figures::{count_figure, latency_columns, LATENCY};
+use super::{MeasureError, Probe, ProbeDef};
+use crate::figures::result::MEASURED_S;
+use crate::figures::{
+    latency_figures, Better, Column, FigureDef, Formula, Measured, ProbeSheet, Spread, Tally, Unit,
+};
+use crate::measure::batches::{batch_of, batch_seconds, BatchLatency, BATCHES};
+use crate::measure::clock::{now_ns, sleep_until_ns};
+use crate::measure::latency::LatencyHistogram;
+use crate::measure::sched::MemoryPolicy;
+use crate::measure::window::Window;
+use crate::measure::work::work_cpu_ns;
+use crate::sim::fragment::FragmentSettings;
+use crate::sim::WorkParams;
+use std::path::Path;
+
+/// Registry entry.
+pub const DEF: ProbeDef = ProbeDef {
+    name: "fragment",
+    summary: "latencytest's audio player: a buffer of 3 fragments of 256 bytes at 44.1 kHz",
+    sheet,
+    build: |params: &WorkParams| {
+        Ok(Box::new(FragmentProbe {
+            loops_per_ms: params.loops_per_ms,
+            settings: params.fragment,
+            writes: Writes::default(),
+        }))
+    },
+    default: |_| false,
+    pace: super::Pace::Duration,
+    memory: MemoryPolicy::Locked,
+};
+
+/// Fragments written after playback started.
+const WRITES: &str = "writes";
+/// Writes that came after the device had run out of fragments.
+const UNDERRUNS: &str = "underruns";
+/// Writes that came before the device ran out.
+const ON_TIME: &str = "on_time";
+/// The longest time the device was silent, in µs.
+const LONGEST_DROPOUT_US: &str = "longest_dropout_us";
+
+/// The figures of the player: write latency, underruns, longest dropout.
+fn sheet(summary: &str) -> ProbeSheet {
+    let mut figures = latency_figures(LATENCY);
+    figures.extend([
+        FigureDef::new(
+            "min",
+            "latency_min_us",
+            "latency min (ms)",
+            Unit::Micros,
+            Better::Lower,
+            Formula::Min {
+                samples: LATENCY.to_string(),
+            },
+        ),
+        count_figure(WRITES, "writes", "fragments written", Better::Higher),
+        count_figure(UNDERRUNS, "underruns", "buffer underruns", Better::Lower).compared(),
+        FigureDef::new(
+            "on_time",
+            "on_time_pct",
+            "fragments on time %",
+            Unit::Percent,
+            Better::Higher,
+            Formula::Ratio {
+                num: ON_TIME.to_string(),
+                den: WRITES.to_string(),
+                scale: 100.0,
+            },
+        )
+        .at_most(100.0)
+        .spread(Spread::SubWindows)
+        .headline()
+        .compared(),
+        FigureDef::new(
+            "dropout",
+            "longest_dropout_us",
+            "longest dropout (ms)",
+            Unit::Micros,
+            Better::Lower,
+            Formula::Largest {
+                maximum: LONGEST_DROPOUT_US.to_string(),
+            },
+        )
+        .compared(),
+    ]);
+    let mut columns = latency_columns();
+    columns.retain(|c| !c.figures.iter().any(|k| k == "desired"));
+    columns.extend([
+        Column::new("Underruns", &[UNDERRUNS], 10),
+        Column::new("Longest dropout (ms)", &["dropout"], 20),
+    ]);
+    ProbeSheet {
+        summary: summary.to_string(),
+        own_pace: false,
+        columns,
+        figures,
+    }
+}
+
+/// The emulated sound device, from the clock: what it has been given and
+/// when it will have played all of it.
+#[derive(Debug, Clone, Copy)]
+struct Device {
+    fragments: u64,
+    fragment_ns: u64,
+    /// When the device will have played every fragment written so far: it
+    /// plays without a break until then.
+    drained_ns: u64,
+}
+
+/// What one write meant to the device.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct WriteOutcome {
+    /// From the moment the slot was free to the write.
+    latency_ns: u64,
+    /// How long the device had been silent before it (0: no underrun).
+    dropout_ns: u64,
+}
+
+impl Device {
+    /// A device whose full buffer starts playing at `start_ns`.
+    fn started(settings: &FragmentSettings, start_ns: u64) -> Self {
+        let fragments = u64::from(settings.fragments);
+        let fragment_ns = settings.fragment_ns();
+        Self {
+            fragments,
+            fragment_ns,
+            drained_ns: start_ns + fragments * fragment_ns,
+        }
+    }
+
+    /// When a slot of the buffer is free for the next fragment: once at
+    /// most N − 1 fragments (counting the one playing) are left to play.
+    fn free_at_ns(&self) -> u64 {
+        self.drained_ns - (self.fragments - 1) * self.fragment_ns
+    }
+
+    /// Writes a fragment at `at_ns` (not before [`Device::free_at_ns`]).
+    fn write(&mut self, at_ns: u64) -> WriteOutcome {
+        let latency_ns = at_ns.saturating_sub(self.free_at_ns());
+        let dropout_ns = at_ns.saturating_sub(self.drained_ns);
+        // A silent device plays the fragment from the moment it arrives.
+        self.drained_ns = self.drained_ns.max(at_ns) + self.fragment_ns;
+        WriteOutcome {
+            latency_ns,
+            dropout_ns,
+        }
+    }
+}
+
+struct FragmentProbe {
+    loops_per_ms: f64,
+    settings: FragmentSettings,
+    writes: Writes,
+}
+
+/// The writes of a measurement, in total and per sub-window. All storage
+/// is allocated on creation.
+#[derive(Debug, Default)]
+struct Writes {
+    latency: LatencyHistogram,
+    underruns: u64,
+    longest_dropout_ns: u64,
+    batches: [WriteBatch; BATCHES],
+}
+
+/// The writes made in one sub-window.
+#[derive(Debug, Default)]
+struct WriteBatch {
+    latency: BatchLatency,
+    underruns: u64,
+}
+
+impl Writes {
+    /// Accounts a write of the measurement of `window` made at `at_ns`.
+    fn record(&mut self, window: Window, at_ns: u64, outcome: WriteOutcome) {
+        let underrun = u64::from(outcome.dropout_ns > 0);
+        self.latency.record_ns(outcome.latency_ns);
+        self.underruns += underrun;
+        self.longest_dropout_ns = self.longest_dropout_ns.max(outcome.dropout_ns);
+        let batch = &mut self.batches[batch_of(window, at_ns)];
+        batch.latency.record_ns(outcome.latency_ns);
+        batch.underruns += underrun;
+    }
+}
+
+impl Probe for FragmentProbe {
+    fn measure(self: Box<Self>, window: Window, _dir: &Path) -> Result<Measured, MeasureError> {
+        let mut writes = self.writes;
+        let cpu_ns = self.settings.cpu_ns();
+        sleep_until_ns(window.start_ns);
+        let mut device = Device::started(&self.settings, window.start_ns);
+        let mut last_ns = window.start_ns;
+        while device.free_at_ns() < window.end_ns {
+            sleep_until_ns(device.free_at_ns());
+            work_cpu_ns(self.loops_per_ms, cpu_ns);
+            last_ns = now_ns();
+            let outcome = device.write(last_ns);
+            writes.record(window, last_ns, outcome);
+        }
+        Ok(fragment_tallies(
+            &writes,
+            window,
+            last_ns.max(window.end_ns) - window.start_ns,
+        ))
+    }
+}
+
+/// The tallies of the writes of a measurement of `window` that lasted
+/// `measured_ns`.
+fn fragment_tallies(writes: &Writes, window: Window, measured_ns: u64) -> Measured {
+    let seconds = batch_seconds(window);
+    let count = writes.latency.len() as f64;
+    let sum_ns = writes.batches.iter().map(|b| b.latency.sum_ns()).sum();
+    let tally = Tally::default()
+        .with_samples(LATENCY, &writes.latency, sum_ns)
+        .with_count(MEASURED_S, measured_ns as f64 / 1e9)
+        .with_count(WRITES, count)
+        .with_count(UNDERRUNS, writes.underruns as f64)
+        .with_count(ON_TIME, count - writes.underruns as f64)
+        .with_maximum(LONGEST_DROPOUT_US, writes.longest_dropout_ns as f64 / 1e3);
+    let batches = writes
+        .batches
+        .iter()
+        .map(|batch| {
+            let count = batch.latency.count() as f64;
+            Tally::default()
+                .with_samples(LATENCY, batch.latency.histogram(), batch.latency.sum_ns())
+                .with_count(MEASURED_S, seconds)
+                .with_count(WRITES, count)
+                .with_count(UNDERRUNS, batch.underruns as f64)
+                .with_count(ON_TIME, count - batch.underruns as f64)
+        })
+        .collect();
+    Measured { tally, batches }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::figures::ProbeResult;
+    use crate::measure::sched::SchedApplied;
+
+    const US: u64 = 1_000;
+    const MS: u64 = 1_000_000;
+
+    /// 3 fragments of 1 ms (176 bytes at 44 kHz).
+    fn settings() -> FragmentSettings {
+        FragmentSettings {
+            fragments: 3,
+            fragment_bytes: 176,
+            sample_rate_hz: 44_000,
+            cpu_pct: 10.0,
+        }
+    }
+
+    #[test]
+    fn a_slot_frees_as_each_fragment_finishes_playing() {
+        let mut device = Device::started(&settings(), 10 * MS);
+        // Full at 10 ms; the first fragment has played at 11 ms.
+        assert_eq!(device.free_at_ns(), 11 * MS);
+        let outcome = device.write(11 * MS + 100 * US);
+        assert_eq!(outcome.latency_ns, 100 * US);
+        assert_eq!(outcome.dropout_ns, 0);
+        // The next slot frees at 12 ms whenever the write came.
+        assert_eq!(device.free_at_ns(), 12 * MS);
+    }
+
+    #[test]
+    fn a_late_write_underruns_and_playback_resumes_from_it() {
+        let mut device = Device::started(&settings(), 0);
+        device.write(MS); // plays until 4 ms
+                          // Nothing written until 6.5 ms: silent from 4 ms.
+        let late = device.write(6 * MS + 500 * US);
+        assert_eq!(late.dropout_ns, 2_500 * US);
+        assert_eq!(late.latency_ns, 4_500 * US, "free since 2 ms");
+        // It plays from 6.5 ms to 7.5 ms: the buffer is empty but for it,
+        // so the next slot is free at once.
+        assert_eq!(device.free_at_ns(), 5_500 * US);
+        let next = device.write(6_600 * US);
+        assert_eq!(
+            next,
+            WriteOutcome {
+                latency_ns: 1_100 * US,
+                dropout_ns: 0
+            }
+        );
+        // A write exactly when the device drains is in time.
+        let mut device = Device::started(&settings(), 0);
+        assert_eq!(device.write(3 * MS).dropout_ns, 0);
+    }
+
+    /// Writes of a scripted 1 s measurement at 1 ms fragments: each write
+    /// 50 µs after its slot frees, but the player stalls 5 ms before the
+    /// write due at 500 ms.
+    fn scripted_result() -> ProbeResult {
+        let window = Window {
+            start_ns: 1_000 * MS,
+            end_ns: 2_000 * MS,
+        };
+        let mut device = Device::started(&settings(), window.start_ns);
+        let mut writes = Writes::default();
+        while device.free_at_ns() < window.end_ns {
+            let free_ns = device.free_at_ns();
+            let stall_ns = if free_ns == window.start_ns + 500 * MS {
+                5 * MS
+            } else {
+                0
+            };
+            let at_ns = free_ns + stall_ns + 50 * US;
+            writes.record(window, at_ns, device.write(at_ns));
+        }
+        let measured = fragment_tallies(&writes, window, 1_000 * MS);
+        ProbeResult::new(
+            &sheet("scripted"),
+            measured.tally,
+            measured.batches,
+            SchedApplied::for_tests(),
+        )
+    }
+
+    #[test]
+    fn a_stall_longer_than_the_buffer_is_one_underrun() {
+        let result = scripted_result();
+        let f = &result.figures;
+        // The stall of 5 ms against 2 ms of buffered sound: silent for
+        // 5.05 − 2 ms, once; the writes after it catch up at once.
+        assert_eq!(f["underruns"], 1.0);
+        assert!((f["longest_dropout_us"] - 3_050.0).abs() < 1e-9);
+        assert!(
+            f["writes"] > 990.0 && f["writes"] < 1_000.0,
+            "{}",
+            f["writes"]
+        );
+        assert!(f["latency_min_us"] <= f["latency_p99_us"]);
+        assert!(f["latency_p99_us"] <= f["latency_max_us"]);
+        assert!(
+            (f["latency_max_us"] - 5_050.0).abs() < 60.0,
+            "{}",
+            f["latency_max_us"]
+        );
+        assert!((f["on_time_pct"] - 100.0 * (f["writes"] - 1.0) / f["writes"]).abs() < 1e-9);
+    }
+
+    #[test]
+    fn batches_add_up_to_the_totals() {
+        let result = scripted_result();
+        for count in [WRITES, UNDERRUNS, ON_TIME] {
+            let sum: f64 = result.batches.iter().map(|b| b.count(count)).sum();
+            assert_eq!(sum, result.tally.count(count), "{count}");
+        }
+        assert_eq!(result.batches[10].count(UNDERRUNS), 1.0);
+    }
+}
