@@ -11,6 +11,7 @@ use nix::errno::Errno;
 use nix::fcntl::{fcntl, posix_fadvise, FcntlArg, OFlag, PosixFadviseAdvice};
 use std::fs::File;
 use std::os::fd::AsRawFd as _;
+use std::os::unix::fs::FileExt as _;
 use std::path::Path;
 
 /// Alignment of buffers, enough for `O_DIRECT` on devices whose logical
@@ -104,6 +105,21 @@ pub fn fill_incompressible(bytes: &mut [u8]) {
     for chunk in bytes.chunks_mut(8) {
         chunk.copy_from_slice(&draws.next_u64().to_le_bytes()[..chunk.len()]);
     }
+}
+
+/// Fills `file` with `size` bytes, copies of `buf`, written out to the
+/// device and dropped from the page cache, so that even the first buffered
+/// read of it comes from the device.
+pub fn fill_on_device(file: &File, buf: &AlignedBuf, size: u64) -> Result<(), LoadError> {
+    let chunk = buf.as_slice().len().max(1);
+    for offset in (0..size).step_by(chunk) {
+        let len = (size - offset).min(chunk as u64) as usize;
+        file.write_all_at(&buf.as_slice()[..len], offset)
+            .map_err(LoadError::io("cannot make its file"))?;
+    }
+    file.sync_data()
+        .map_err(LoadError::io("cannot write its file out (fdatasync)"))?;
+    drop_cached_pages(file)
 }
 
 /// Starts writing `file`'s dirty pages out to the device, without waiting

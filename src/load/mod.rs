@@ -15,6 +15,7 @@ pub mod archive;
 pub mod burn;
 pub mod cacherun;
 pub mod cmd;
+pub mod copy;
 pub mod cpuload;
 pub mod ctxmem;
 pub mod dbench;
@@ -27,6 +28,7 @@ pub mod list;
 pub mod memload;
 pub mod none;
 pub mod periodic;
+pub mod procread;
 pub mod read;
 pub mod spawn;
 mod tree;
@@ -99,6 +101,8 @@ pub static LOADS: &[LoadDef] = &[
     write::SMALLWRITE,
     write::LARGEWRITE,
     read::DEF,
+    copy::DEF,
+    procread::DEF,
     hack::DEF,
     spawn::DEF,
     ctxmem::CTXMEM8,

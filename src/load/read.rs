@@ -10,14 +10,16 @@
 //! file's pages are dropped from the cache after each pass, so each pass
 //! still comes from the device (on a file system that has one).
 
-use super::disk::{bypass_cache, drop_cached_pages, mb, unnamed_file, AlignedBuf, Passes};
+use super::disk::{
+    bypass_cache, drop_cached_pages, fill_on_device, mb, unnamed_file, AlignedBuf, Passes,
+};
 use super::{Load, LoadContext, LoadDef, LoadError};
 use crate::sim::WorkParams;
 use std::fs::File;
 use std::os::unix::fs::FileExt as _;
 
 /// Bytes of each read (and of each write that makes the file).
-const CHUNK_BYTES: usize = 1 << 20;
+pub const CHUNK_BYTES: usize = 1 << 20;
 /// Largest file read, so that making it stays quick (about 3 s at 400 MB/s).
 const MAX_FILE_BYTES: u64 = 1 << 30;
 
@@ -37,7 +39,7 @@ pub const DEF: LoadDef = LoadDef {
 
 /// Size of the file read: `--file-size` capped at [`MAX_FILE_BYTES`], in
 /// whole chunks (at least one), so that every `O_DIRECT` read is aligned.
-fn file_bytes(params: &WorkParams) -> u64 {
+pub fn file_bytes(params: &WorkParams) -> u64 {
     let chunk = CHUNK_BYTES as u64;
     (params.file_bytes.min(MAX_FILE_BYTES) / chunk * chunk).max(chunk)
 }
@@ -56,15 +58,7 @@ impl Reader {
         let direct = bypass_cache(&file)?;
         let buf = AlignedBuf::incompressible(CHUNK_BYTES);
         let size = file_bytes(&context.params);
-        for offset in (0..size).step_by(CHUNK_BYTES) {
-            file.write_all_at(buf.as_slice(), offset)
-                .map_err(LoadError::io("cannot make its file"))?;
-        }
-        // Written out and dropped from the cache, so that even the first
-        // pass of buffered reads comes from the device.
-        file.sync_data()
-            .map_err(LoadError::io("cannot write its file out (fdatasync)"))?;
-        drop_cached_pages(&file)?;
+        fill_on_device(&file, &buf, size)?;
         Ok(Box::new(Self {
             file,
             buf,
