@@ -44,7 +44,7 @@ use std::path::Path;
 /// Registry entry.
 pub const DEF: ProbeDef = ProbeDef {
     name: "fragment",
-    summary: "latencytest's audio player: a buffer of 3 fragments of 256 bytes at 44.1 kHz",
+    summary: "latencytest's audio player: fragments written to a sound buffer of --fragments (3) x --fragment-bytes (256)",
     sheet,
     build: |params: &WorkParams| {
         Ok(Box::new(FragmentProbe {
