@@ -425,6 +425,46 @@ fn the_job_options_become_the_job_settings() {
 }
 
 #[test]
+fn the_fragment_options_become_the_fragment_settings() {
+    use crate::sim::fragment::FragmentSettings;
+    let c = config(&["--probe", "fragment", "--load", "none"]).unwrap();
+    assert_eq!(c.work.fragment, FragmentSettings::default());
+    let args = [
+        "--fragments",
+        "2",
+        "--fragment-bytes",
+        "128",
+        "--sample-rate",
+        "48000",
+        "--fragment-cpu",
+        "25",
+    ];
+    let c = config(&args).unwrap();
+    let expected = FragmentSettings {
+        fragments: 2,
+        fragment_bytes: 128,
+        sample_rate_hz: 48_000,
+        cpu_pct: 25.0,
+    };
+    assert_eq!(c.work.fragment, expected);
+    for (args, message) in [
+        (["--fragments", "65"], "--fragments takes 2 to 64, not 65"),
+        (["--fragment-bytes", "8"], "from 16 to 1048576, not 8"),
+        (
+            ["--sample-rate", "1000000"],
+            "--sample-rate takes 8000 to 384000",
+        ),
+        (
+            ["--fragment-cpu", "NaN"],
+            "--fragment-cpu takes a percentage",
+        ),
+    ] {
+        let err = config(&args).unwrap_err().to_string();
+        assert!(err.contains(message), "{args:?}: {err}");
+    }
+}
+
+#[test]
 fn a_job_step_is_a_hidden_subcommand_of_its_own() {
     let args = ["feelbench", crate::sim::job::step::STEP_SUBCOMMAND, "{}"];
     let command = Cli::try_parse_from(args).unwrap().command;

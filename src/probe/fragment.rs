@@ -44,7 +44,7 @@ use std::path::Path;
 /// Registry entry.
 pub const DEF: ProbeDef = ProbeDef {
     name: "fragment",
-    summary: "latencytest's audio player: fragments written to a sound buffer of --fragments (3) x --fragment-bytes (256)",
+    summary: "latencytest's audio player: fragments written to a sound device's buffer of --fragments x --fragment-bytes",
     sheet,
     build: |params: &WorkParams| {
         Ok(Box::new(FragmentProbe {
