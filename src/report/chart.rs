@@ -7,7 +7,7 @@ use plotters::coord::ranged1d::{AsRangedCoord, ValueFormatter};
 use plotters::prelude::*;
 
 /// Size of every chart, in pixels.
-const SIZE: (u32, u32) = (560, 340);
+const SIZE: (u32, u32) = (540, 330);
 
 /// One named series of points `(x, y)`.
 #[derive(Debug, Clone, PartialEq)]

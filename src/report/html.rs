@@ -1,6 +1,6 @@
 //! The HTML report: one self-contained page (inline SVG charts and CSS, no
 //! script, nothing fetched) with per probe its latency histogram, the CDF
-//! of every load, its headline figures with their intervals and its
+//! of every load, its compared figures with their intervals and its
 //! latency over time, then the environment and the warnings. Everything is
 //! read from the stored `ProbeSheet`s, so it knows no probe; every text
 //! from the run file is escaped.
@@ -173,7 +173,7 @@ fn environment_tables(run: &RunDocument) -> String {
 }
 
 /// The charts of one probe over `drawn` (one series each), in a `div`:
-/// histogram and CDF of its latency samples, each headline figure with its
+/// histogram and CDF of its latency samples, each compared figure with its
 /// intervals, and the latency over time of each scenario that recorded it.
 pub fn charts(title: &str, sheet: &ProbeSheet, drawn: &[Drawn]) -> Result<String> {
     let mut svgs = Vec::new();
@@ -182,7 +182,7 @@ pub fn charts(title: &str, sheet: &ProbeSheet, drawn: &[Drawn]) -> Result<String
         svgs.push(histogram(title, &distributions)?);
         svgs.push(cdf(title, &distributions)?);
     }
-    for def in sheet.figures.iter().filter(|f| f.headline) {
+    for def in sheet.figures.iter().filter(|f| f.compared) {
         let figure = Figure::Probe(def.clone());
         let values: Vec<Ranged> = drawn
             .iter()
@@ -306,7 +306,7 @@ fn distributions(sheet: &ProbeSheet, drawn: &[Drawn]) -> Result<Vec<Distribution
 }
 
 /// The latency histogram: the buckets re-binned into equal bins from 0 to
-/// the largest latency, empty bins left out (a log axis has no 0).
+/// the largest latency.
 fn histogram(title: &str, distributions: &[Distribution]) -> Result<String> {
     let top = largest(distributions);
     let width = top / HISTOGRAM_BINS as f64;
@@ -320,7 +320,6 @@ fn histogram(title: &str, distributions: &[Distribution]) -> Result<String> {
             let points = bins
                 .iter()
                 .enumerate()
-                .filter(|(_, &n)| n > 0)
                 .map(|(i, &n)| ((i as f64 + 0.5) * width, n as f64))
                 .collect();
             Line {
