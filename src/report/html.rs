@@ -233,7 +233,11 @@ pub fn charts(title: &str, sheet: &ProbeSheet, drawn: &[Drawn]) -> Result<String
                 x: "time (s)",
                 y: "latency (ms)",
             };
-            let lines = [line("max", |p| p.max_us), line("mean", |p| p.mean_us)];
+            // Until the series was merged each point is one sample: its max is its mean.
+            let lines = match series.points.iter().any(|p| p.count > 1) {
+                true => vec![line("max", |p| p.max_us), line("mean", |p| p.mean_us)],
+                false => vec![line("latency", |p| p.mean_us)],
+            };
             svgs.push(chart::over_time(
                 labels,
                 &lines,
