@@ -30,7 +30,16 @@ fn chromium(dir: &Path, page: &Path) -> Option<(String, String)> {
         return None;
     }
     let profile = dir.join("chromium-profile");
-    let output = Command::new("chromium")
+    // Its profile, crash reports and GTK settings go under `dir`, not $HOME.
+    let browser = || {
+        let mut command = Command::new("chromium");
+        command
+            .env("HOME", dir)
+            .env("XDG_CONFIG_HOME", dir)
+            .env("XDG_CACHE_HOME", dir);
+        command
+    };
+    let output = browser()
         .args(["--headless", "--no-sandbox", "--disable-gpu"])
         .args([
             "--enable-logging=stderr",
@@ -45,7 +54,7 @@ fn chromium(dir: &Path, page: &Path) -> Option<(String, String)> {
     assert!(output.status.success(), "{}", stderr(&output));
     let shot = std::fs::metadata(dir.join("page.png")).unwrap();
     assert!(shot.len() > 10_000, "a screenshot of a page with charts");
-    let dom = Command::new("chromium")
+    let dom = browser()
         .args(["--headless", "--no-sandbox", "--disable-gpu"])
         .args(["--enable-logging=stderr", "--v=0", "--dump-dom"])
         .arg(format!("--user-data-dir={}", profile.display()))
