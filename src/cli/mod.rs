@@ -18,6 +18,7 @@ use crate::compare::{CompareOptions, Layout};
 use crate::exit::UsageError;
 use crate::probe;
 use crate::report;
+use crate::report::html::ChartKind;
 use crate::system::cpulist::CpuList;
 use clap::{Args, Parser, Subcommand, ValueEnum};
 use run::RunArgs;
@@ -159,15 +160,40 @@ enum FormatChoice {
     Json,
     Csv,
     Md,
+    /// One self-contained page with charts (use -o FILE).
+    Html,
+    /// One chart (`report` only): see --chart and --probe.
+    Svg,
 }
 
-impl From<FormatChoice> for commands::Format {
-    fn from(choice: FormatChoice) -> Self {
+impl FormatChoice {
+    /// The format, or `None` for `svg` (a chart, not a format of results).
+    fn results(self) -> Option<commands::Format> {
+        match self {
+            FormatChoice::Table => Some(commands::Format::Table),
+            FormatChoice::Json => Some(commands::Format::Json),
+            FormatChoice::Csv => Some(commands::Format::Csv),
+            FormatChoice::Md => Some(commands::Format::Md),
+            FormatChoice::Html => Some(commands::Format::Html),
+            FormatChoice::Svg => None,
+        }
+    }
+}
+
+/// The charts `--format svg` draws.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+enum ChartChoice {
+    /// Latency histogram, count on a log scale, a line per load.
+    Histogram,
+    /// Latency CDF, a line per load.
+    Cdf,
+}
+
+impl From<ChartChoice> for ChartKind {
+    fn from(choice: ChartChoice) -> Self {
         match choice {
-            FormatChoice::Table => commands::Format::Table,
-            FormatChoice::Json => commands::Format::Json,
-            FormatChoice::Csv => commands::Format::Csv,
-            FormatChoice::Md => commands::Format::Md,
+            ChartChoice::Histogram => ChartKind::Histogram,
+            ChartChoice::Cdf => ChartKind::Cdf,
         }
     }
 }
@@ -204,20 +230,34 @@ pub struct ReportArgs {
     /// Add each scenario's telemetry line under its row (table format).
     #[arg(short = 'v', long = "verbose")]
     verbose: bool,
+    /// The chart `--format svg` draws.
+    #[arg(long = "chart", value_enum, default_value_t = ChartChoice::Histogram)]
+    chart: ChartChoice,
+    /// The probe `--format svg` draws [default: the run's first].
+    #[arg(long = "probe", value_name = "NAME")]
+    probe: Option<String>,
+    /// Write to FILE instead of stdout.
+    #[arg(short = 'o', long = "output", value_name = "FILE")]
+    output: Option<PathBuf>,
 }
 
 impl ReportArgs {
     fn settings(self) -> ReportSettings {
-        let view = match self.env {
-            true => ReportView::Environment,
-            false => ReportView::Results {
-                format: self.format.into(),
+        let view = match (self.env, self.format.results()) {
+            (true, _) => ReportView::Environment,
+            (false, Some(format)) => ReportView::Results {
+                format,
                 verbose: self.verbose,
+            },
+            (false, None) => ReportView::Chart {
+                kind: self.chart.into(),
+                probe: self.probe,
             },
         };
         ReportSettings {
             file: self.file,
             view,
+            output: self.output,
         }
     }
 }
@@ -244,18 +284,27 @@ pub struct CompareArgs {
     /// `columns`: one column per run; `rows`: under each scenario one row per run (resp1's layout).
     #[arg(long = "layout", value_enum, default_value_t = LayoutChoice::Columns)]
     layout: LayoutChoice,
+    /// Write to FILE instead of stdout.
+    #[arg(short = 'o', long = "output", value_name = "FILE")]
+    output: Option<PathBuf>,
 }
 
 impl CompareArgs {
     /// The settings, once the options are checked.
     fn settings(self) -> Result<CompareSettings, UsageError> {
         let options = self.options()?;
+        let format = self.format.results().ok_or_else(|| {
+            UsageError::new(
+                "compare has no --format svg: use --format html, or `report --format svg` for one run's chart".to_string(),
+            )
+        })?;
         Ok(CompareSettings {
             files: self.files,
             names: self.names,
             options,
-            format: self.format.into(),
+            format,
             layout: self.layout.into(),
+            output: self.output,
         })
     }
 

@@ -2,7 +2,7 @@
 //! them against the first and renders the comparison in the chosen format.
 
 use super::Format;
-use crate::compare::{column_names, csv, markdown, text, CompareOptions, Comparison, Layout};
+use crate::compare::{column_names, csv, html, markdown, text, CompareOptions, Comparison, Layout};
 use crate::probe;
 use crate::report::file::read_run;
 use std::path::PathBuf;
@@ -20,6 +20,8 @@ pub struct CompareSettings {
     pub format: Format,
     /// How the rows are laid out (table and Markdown formats).
     pub layout: Layout,
+    /// The file to write it to (`-o`), else stdout.
+    pub output: Option<std::path::PathBuf>,
 }
 
 /// The comparison of the runs `settings` name, rendered.
@@ -40,6 +42,7 @@ pub fn render(settings: &CompareSettings) -> anyhow::Result<String> {
         Format::Table => text::render(&comparison, settings.layout),
         Format::Md => markdown::render(&comparison, settings.layout),
         Format::Csv => csv::render(&comparison),
+        Format::Html => html::render(&comparison, &runs)?,
         Format::Json => {
             serde_json::to_string_pretty(&comparison).expect("a comparison always serialises")
                 + "\n"

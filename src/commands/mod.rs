@@ -11,6 +11,7 @@ pub mod run;
 
 use crate::exit::ExitCode;
 use crate::system::SystemInfo;
+use anyhow::Context;
 use std::io::Write as _;
 
 /// What the command line asked for, with every setting checked.
@@ -43,6 +44,8 @@ pub enum Format {
     Csv,
     /// Markdown tables.
     Md,
+    /// One self-contained HTML page with charts.
+    Html,
 }
 
 /// Carries out `task` on the machine `system` describes.
@@ -54,10 +57,22 @@ pub fn execute(task: Task, system: SystemInfo) -> anyhow::Result<ExitCode> {
             calibrate::run(&system, &settings)?;
             Ok(ExitCode::Success)
         }
-        Task::Report(settings) => print(&report::render(&settings)?),
-        Task::Compare(settings) => print(&compare::render(&settings)?),
+        Task::Report(settings) => emit(&report::render(&settings)?, settings.output.as_deref()),
+        Task::Compare(settings) => emit(&compare::render(&settings)?, settings.output.as_deref()),
         Task::Merge(settings) => merge::run(&settings),
         Task::Print(text) => print(&text),
+    }
+}
+
+/// Writes `text` to the file `output`, or prints it when there is none.
+fn emit(text: &str, output: Option<&std::path::Path>) -> anyhow::Result<ExitCode> {
+    match output {
+        None => print(text),
+        Some(path) => {
+            std::fs::write(path, text)
+                .with_context(|| format!("cannot write {}", path.display()))?;
+            Ok(ExitCode::Success)
+        }
     }
 }
 

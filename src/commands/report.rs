@@ -3,9 +3,11 @@
 
 use super::Format;
 use crate::probe;
-use crate::report::file::{read_run, RunFileError};
+use crate::report::file::read_run;
+use crate::report::html::{self, ChartKind};
 use crate::report::{csv, markdown, table};
 use crate::system::environment;
+use anyhow::Context;
 use std::path::PathBuf;
 
 /// Settings of `feelbench report`.
@@ -15,30 +17,46 @@ pub struct ReportSettings {
     pub file: PathBuf,
     /// What to show of it.
     pub view: ReportView,
+    /// The file to write it to (`-o`), else stdout.
+    pub output: Option<PathBuf>,
 }
 
 /// What `feelbench report` shows of a run.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub enum ReportView {
     /// Its results in `format`; `verbose`: the table with each scenario's
     /// telemetry line.
     Results { format: Format, verbose: bool },
     /// The environment it was made in, as `key: value` lines.
     Environment,
+    /// One chart of one probe (the run's first when `None`), as SVG.
+    Chart {
+        kind: ChartKind,
+        probe: Option<String>,
+    },
 }
 
 /// The run file `settings` name, rendered as they ask.
-pub fn render(settings: &ReportSettings) -> Result<String, RunFileError> {
+pub fn render(settings: &ReportSettings) -> anyhow::Result<String> {
     let run = read_run(&settings.file, &probe::sheet_of)?;
-    Ok(match settings.view {
+    Ok(match &settings.view {
         ReportView::Environment => environment::render(&run.environment),
+        ReportView::Chart { kind, probe } => {
+            let first = run.probes.keys().next();
+            let probe = probe
+                .as_ref()
+                .or(first)
+                .context("the run has no probe to draw")?;
+            html::render_svg(&run, probe, *kind)?
+        }
         ReportView::Results { format, verbose } => match format {
-            Format::Table => table::render(&run, verbose),
+            Format::Table => table::render(&run, *verbose),
             Format::Json => {
                 serde_json::to_string_pretty(&run).expect("a run always serialises") + "\n"
             }
             Format::Csv => csv::render(&run),
             Format::Md => markdown::render(&run),
+            Format::Html => html::render(&run)?,
         },
     })
 }

@@ -4,6 +4,7 @@
 //! errors — or no verdict, and the reason, where the data cannot support one.
 
 pub mod csv;
+pub mod html;
 pub mod markdown;
 pub mod mismatch;
 pub mod summary;

@@ -107,6 +107,15 @@ impl LatencyHistogram {
         (count > 0.0).then(|| sum / count)
     }
 
+    /// Every recorded bucket in increasing order: the highest value it
+    /// holds (ns) and how many values it holds.
+    pub fn recorded(&self) -> Vec<(u64, u64)> {
+        self.histogram
+            .iter_recorded()
+            .map(|v| (v.value_iterated_to(), v.count_at_value()))
+            .collect()
+    }
+
     /// The histogram as base64 of its HdrHistogram V2 serialisation.
     pub fn to_base64(&self) -> String {
         let mut bytes = Vec::new();
@@ -181,6 +190,15 @@ mod tests {
         assert!(q(0.99) <= q(0.999) && q(0.999) <= h.max_ns() as f64);
         assert!((q(0.5) - 5_000_000.0).abs() / 5_000_000.0 < 0.002);
         assert!((q(0.99) - 9_900_000.0).abs() / 9_900_000.0 < 0.002);
+    }
+
+    #[test]
+    fn recorded_buckets_hold_every_value_in_order() {
+        let h = histogram_of(&[1_000, 1_000, 5_000_000]);
+        let buckets = h.recorded();
+        assert_eq!(buckets.iter().map(|(_, n)| n).sum::<u64>(), 3);
+        assert_eq!(buckets[0], (1_000, 2));
+        assert!(buckets[1].0 >= 5_000_000);
     }
 
     #[test]

@@ -1,10 +1,12 @@
 //! The run document (the one source of every output), reading and writing it,
 //! and the renderers that turn it into tables, CSV and Markdown.
 
+pub mod chart;
 pub mod csv;
 pub mod estimate;
 pub mod figure;
 pub mod file;
+pub mod html;
 pub mod markdown;
 pub mod merge;
 pub mod precision;

@@ -22,7 +22,7 @@ mod reader;
 mod workdir;
 
 pub use idle::IdleState;
-pub use keys::{key, key_names, mismatches, render};
+pub use keys::{key, key_names, mismatches, pairs, render};
 pub use memory::SwapDevice;
 
 use super::counters;

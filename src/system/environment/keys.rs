@@ -233,16 +233,25 @@ pub fn mismatches(env: &Environment, expected: &[(String, String)]) -> Vec<Strin
         .collect()
 }
 
+/// Every key and its value (`absent` for what the kernel lacks), then one
+/// `unreadable` pair per file that could not be read.
+pub fn pairs(env: &Environment) -> Vec<(String, String)> {
+    let values = KEYS.iter().map(|key| {
+        let value = (key.value)(env).unwrap_or_else(|| "absent".to_string());
+        (key.name.to_string(), value)
+    });
+    let unreadable = env
+        .unreadable
+        .iter()
+        .map(|note| ("unreadable".to_string(), note.clone()));
+    values.chain(unreadable).collect()
+}
+
 /// `key: value` lines, aligned, with `absent` for what the kernel lacks.
 pub fn render(env: &Environment) -> String {
     let width = KEYS.iter().map(|k| k.name.len()).max().unwrap_or(0) + 1;
-    let mut out = String::new();
-    for key in KEYS {
-        let value = (key.value)(env).unwrap_or_else(|| "absent".to_string());
-        out.push_str(&format!("{:<width$} {value}\n", format!("{}:", key.name)));
-    }
-    for note in &env.unreadable {
-        out.push_str(&format!("{:<width$} {note}\n", "unreadable:"));
-    }
-    out
+    pairs(env)
+        .into_iter()
+        .map(|(name, value)| format!("{:<width$} {value}\n", format!("{name}:")))
+        .collect()
 }

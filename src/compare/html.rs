@@ -1,0 +1,121 @@
+//! The comparison as one self-contained HTML page: the runs, the warnings,
+//! the compared figures with significant changes marked better or worse,
+//! then per scenario the report's charts with one series per run.
+
+use super::text::{change_text, value_text, MISSING};
+use super::{scenario_keys, Comparison, Verdict};
+use crate::report::html::{charts, escape, page, table, Drawn};
+use crate::report::schema::RunDocument;
+use anyhow::Result;
+use std::fmt::Write;
+
+/// The page comparing `runs`, whose comparison is `c`.
+pub fn render(c: &Comparison, runs: &[RunDocument]) -> Result<String> {
+    let mut body = String::from("<h1>feelbench comparison</h1>\n");
+    let run_rows: Vec<Vec<(String, &str)>> = c
+        .runs
+        .iter()
+        .map(|r| {
+            [&r.name, &r.file, &r.kernel_release, &r.started]
+                .map(|text| (text.clone(), ""))
+                .to_vec()
+        })
+        .collect();
+    body += &table(&["run", "file", "kernel", "started"], &run_rows);
+    for warning in &c.warnings {
+        let _ = writeln!(body, "<p class=\"warning\">{}</p>", escape(warning));
+    }
+    let _ = writeln!(
+        body,
+        "<h2>Figures</h2>\n<p>Changes against {}; marked when significant at α = {}.</p>",
+        escape(&c.runs[0].name),
+        c.alpha
+    );
+    body += &figures_table(c);
+    for (probe, load) in scenario_keys(runs) {
+        let drawn: Vec<Drawn> = runs
+            .iter()
+            .zip(&c.runs)
+            .filter_map(|(run, column)| {
+                let scenario = run
+                    .scenarios
+                    .iter()
+                    .find(|s| s.probe == probe && s.load == load)?;
+                Some(Drawn {
+                    name: column.name.clone(),
+                    scenario,
+                })
+            })
+            .collect();
+        let Some(sheet) = runs.iter().find_map(|run| run.sheet(&probe)) else {
+            continue;
+        };
+        let title = format!("{probe} under {load}");
+        let _ = writeln!(body, "<section>\n<h2>{}</h2>", escape(&title));
+        body += &charts(&title, sheet, &drawn)?;
+        body += "</section>\n";
+    }
+    Ok(page("feelbench comparison", &body))
+}
+
+/// One row per probe × load × figure, one cell per run: its value and,
+/// after the baseline, its change, classed `better` or `worse` when the
+/// test found it significant.
+fn figures_table(c: &Comparison) -> String {
+    let mut header = vec!["probe", "load", "figure"];
+    header.extend(c.runs.iter().map(|r| r.name.as_str()));
+    let rows: Vec<Vec<(String, &str)>> = c
+        .rows
+        .iter()
+        .map(|row| {
+            let mut cells = vec![
+                (row.probe.clone(), ""),
+                (row.load.clone(), ""),
+                (row.label.clone(), ""),
+            ];
+            cells.extend(row.cells.iter().map(|cell| match cell {
+                None => (MISSING.to_string(), ""),
+                Some(cell) => {
+                    let change = cell
+                        .change
+                        .map(|c| format!(" ({})", change_text(row, c)))
+                        .unwrap_or_default();
+                    let class = match cell.verdict {
+                        Verdict::Better => "better",
+                        Verdict::Worse => "worse",
+                        _ => "",
+                    };
+                    (format!("{}{change}", value_text(row, cell.value)), class)
+                }
+            }));
+            cells
+        })
+        .collect();
+    table(&header, &rows)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::compare::{CompareOptions, Comparison};
+    use crate::report::fixture;
+
+    #[test]
+    fn the_page_marks_changes_and_draws_each_scenario_per_run() {
+        let base = fixture::run();
+        let mut other = fixture::run();
+        other.run.comment = Some("<script>alert(1)</script>".into());
+        let runs = vec![base, other];
+        let options = CompareOptions {
+            alpha: 0.01,
+            figures: crate::probe::figure_keys(true),
+        };
+        let names = vec!["base".to_string(), "<i>new</i>".to_string()];
+        let c = Comparison::build(&runs, names, vec!["a".into(), "b".into()], &options);
+        let html = render(&c, &runs).unwrap();
+        assert!(html.contains("&lt;i&gt;new&lt;/i&gt;"));
+        assert!(!html.contains("<i>"));
+        assert!(html.matches("<section>").count() >= 1);
+        assert!(html.contains("<svg"));
+    }
+}

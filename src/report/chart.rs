@@ -1,0 +1,280 @@
+//! Charts as SVG text, drawn with plotters' SVG backend from plain numbers
+//! (lines of points, values with intervals). Knows no run, probe or load:
+//! the callers name the series. Plotters escapes every text it writes.
+
+use anyhow::{anyhow, Result};
+use plotters::coord::ranged1d::{AsRangedCoord, ValueFormatter};
+use plotters::prelude::*;
+
+/// Size of every chart, in pixels.
+const SIZE: (u32, u32) = (540, 330);
+
+/// One named series of points `(x, y)`.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Line {
+    /// The name in the legend.
+    pub name: String,
+    /// The points, in x order.
+    pub points: Vec<(f64, f64)>,
+}
+
+/// A named value with its interval (`low == high == value` when it has none).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Ranged {
+    /// The name under its mark.
+    pub name: String,
+    pub value: f64,
+    pub low: f64,
+    pub high: f64,
+}
+
+/// The texts of a chart.
+#[derive(Debug, Clone, Copy)]
+pub struct Labels<'a> {
+    pub title: &'a str,
+    pub x: &'a str,
+    pub y: &'a str,
+}
+
+/// OSADL's latency plot: x the latency, y how many samples fell in each
+/// bin on a log scale, one line per series.
+pub fn histogram(labels: Labels, lines: &[Line]) -> Result<String> {
+    let (x, y) = bounds(lines);
+    let top = (y.1 * 2.0).max(10.0);
+    draw_lines(
+        labels,
+        0.0..x.1.max(1e-3) * 1.02,
+        (0.5..top).log_scale(),
+        lines,
+        None,
+    )
+}
+
+/// Cumulative distributions: x the latency on a log scale, y the share of
+/// samples at or below it.
+pub fn cdf(labels: Labels, lines: &[Line]) -> Result<String> {
+    let (x, _) = bounds(lines);
+    let low = x.0.max(1e-3) / 1.2;
+    let high = (x.1 * 1.2).max(low * 10.0);
+    draw_lines(labels, (low..high).log_scale(), 0.0..1.0, lines, None)
+}
+
+/// Values over time, with a dashed-free horizontal line at `ideal`.
+pub fn over_time(labels: Labels, lines: &[Line], ideal: Option<f64>) -> Result<String> {
+    let (x, y) = bounds(lines);
+    let top = y.1.max(ideal.unwrap_or(0.0)) * 1.1;
+    draw_lines(
+        labels,
+        x.0..x.1.max(x.0 + 1e-3),
+        0.0..top.max(1e-3),
+        lines,
+        ideal,
+    )
+}
+
+/// Values side by side, each with its interval as an error bar.
+pub fn intervals(labels: Labels, values: &[Ranged]) -> Result<String> {
+    let mut svg = String::new();
+    {
+        let area = SVGBackend::with_string(&mut svg, SIZE).into_drawing_area();
+        area.fill(&WHITE).map_err(drawing)?;
+        let top = values
+            .iter()
+            .map(|v| v.high.max(v.value))
+            .fold(0.0_f64, f64::max);
+        let bottom = values
+            .iter()
+            .map(|v| v.low.min(v.value))
+            .fold(0.0_f64, f64::min);
+        let n = values.len().max(1);
+        let mut chart = ChartBuilder::on(&area)
+            .caption(labels.title, ("sans-serif", 16))
+            .margin(10)
+            .x_label_area_size(60)
+            .y_label_area_size(60)
+            .build_cartesian_2d(-0.5..n as f64 - 0.5, bottom..(top * 1.1).max(1e-3))
+            .map_err(drawing)?;
+        let name_of = |x: &f64| {
+            let i = x.round();
+            match (i - x).abs() < 1e-6 && i >= 0.0 {
+                true => values.get(i as usize).map(|v| v.name.clone()),
+                false => None,
+            }
+            .unwrap_or_default()
+        };
+        chart
+            .configure_mesh()
+            .disable_x_mesh()
+            .x_labels(n * 2 + 1)
+            .x_label_formatter(&name_of)
+            .y_desc(labels.y)
+            .x_desc(labels.x)
+            .draw()
+            .map_err(drawing)?;
+        for (i, v) in values.iter().enumerate() {
+            let colour = Palette99::pick(i).stroke_width(2);
+            let x = i as f64;
+            chart
+                .draw_series([ErrorBar::new_vertical(
+                    x, v.low, v.value, v.high, colour, 12,
+                )])
+                .map_err(drawing)?;
+            chart
+                .draw_series([Circle::new((x, v.value), 4, colour.filled())])
+                .map_err(drawing)?;
+        }
+        area.present().map_err(drawing)?;
+    }
+    Ok(svg)
+}
+
+/// The smallest and largest x and y of `lines`, `(0, 0)` when they are empty.
+fn bounds(lines: &[Line]) -> ((f64, f64), (f64, f64)) {
+    let points = || lines.iter().flat_map(|l| l.points.iter());
+    let range = |values: Vec<f64>| match values.is_empty() {
+        true => (0.0, 0.0),
+        false => values
+            .iter()
+            .fold((f64::MAX, f64::MIN), |(lo, hi), &v| (lo.min(v), hi.max(v))),
+    };
+    (
+        range(points().map(|p| p.0).collect()),
+        range(points().map(|p| p.1).collect()),
+    )
+}
+
+/// `lines` on axes `x` and `y` (linear or log), with their legend and a
+/// horizontal line at `ideal`.
+fn draw_lines<X, Y>(
+    labels: Labels,
+    x: X,
+    y: Y,
+    lines: &[Line],
+    ideal: Option<f64>,
+) -> Result<String>
+where
+    X: AsRangedCoord<Value = f64>,
+    Y: AsRangedCoord<Value = f64>,
+    X::CoordDescType: ValueFormatter<f64>,
+    Y::CoordDescType: ValueFormatter<f64>,
+{
+    let mut svg = String::new();
+    {
+        let area = SVGBackend::with_string(&mut svg, SIZE).into_drawing_area();
+        area.fill(&WHITE).map_err(drawing)?;
+        let mut chart = ChartBuilder::on(&area)
+            .caption(labels.title, ("sans-serif", 16))
+            .margin(10)
+            .x_label_area_size(40)
+            .y_label_area_size(60)
+            .build_cartesian_2d(x, y)
+            .map_err(drawing)?;
+        chart
+            .configure_mesh()
+            .x_desc(labels.x)
+            .y_desc(labels.y)
+            .draw()
+            .map_err(drawing)?;
+        for (i, line) in lines.iter().enumerate() {
+            let colour = Palette99::pick(i);
+            chart
+                .draw_series(LineSeries::new(
+                    line.points.iter().copied(),
+                    colour.stroke_width(2),
+                ))
+                .map_err(drawing)?
+                .label(line.name.as_str())
+                .legend(move |(x, y)| {
+                    PathElement::new([(x, y), (x + 16, y)], colour.stroke_width(2))
+                });
+        }
+        if let Some(ideal) = ideal {
+            let (from, to) = (chart.x_range().start, chart.x_range().end);
+            chart
+                .draw_series(LineSeries::new(
+                    [(from, ideal), (to, ideal)],
+                    BLACK.stroke_width(1),
+                ))
+                .map_err(drawing)?
+                .label("ideal")
+                .legend(|(x, y)| PathElement::new([(x, y), (x + 16, y)], BLACK));
+        }
+        chart
+            .configure_series_labels()
+            .background_style(WHITE.mix(0.8))
+            .border_style(BLACK)
+            .position(SeriesLabelPosition::UpperRight)
+            .draw()
+            .map_err(drawing)?;
+        area.present().map_err(drawing)?;
+    }
+    Ok(svg)
+}
+
+/// A plotters error as ours (drawing into a string fails only on a bug).
+fn drawing<E: std::error::Error + Send + Sync>(error: DrawingAreaErrorKind<E>) -> anyhow::Error {
+    anyhow!("could not draw a chart: {error}")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn labels(title: &str) -> Labels<'_> {
+        Labels {
+            title,
+            x: "latency (ms)",
+            y: "samples",
+        }
+    }
+
+    fn line(name: &str) -> Line {
+        Line {
+            name: name.into(),
+            points: vec![(0.1, 1.0), (1.0, 100.0), (5.0, 3.0)],
+        }
+    }
+
+    #[test]
+    fn every_line_is_a_path_with_its_name_escaped() {
+        let svg = histogram(
+            labels("<b>t</b>"),
+            &[line("none"), line("<script>x</script>")],
+        )
+        .unwrap();
+        assert!(svg.starts_with("<svg"));
+        assert!(svg.contains("&lt;script&gt;x&lt;/script&gt;"));
+        assert!(!svg.contains("<script>"));
+        assert!(!svg.contains("<b>"));
+        assert!(svg.matches("<polyline").count() >= 2);
+    }
+
+    #[test]
+    fn empty_and_single_point_charts_draw() {
+        for lines in [
+            vec![],
+            vec![Line {
+                name: "a".into(),
+                points: vec![(2.0, 1.0)],
+            }],
+        ] {
+            histogram(labels("h"), &lines).unwrap();
+            cdf(labels("c"), &lines).unwrap();
+            over_time(labels("t"), &lines, Some(1.0)).unwrap();
+        }
+        intervals(labels("i"), &[]).unwrap();
+    }
+
+    #[test]
+    fn intervals_draw_a_mark_per_value() {
+        let value = |name: &str| Ranged {
+            name: name.into(),
+            value: 90.0,
+            low: 85.0,
+            high: 95.0,
+        };
+        let svg = intervals(labels("deadlines"), &[value("none"), value("burn")]).unwrap();
+        assert!(svg.matches("<circle").count() >= 2);
+        assert!(svg.contains("\nburn\n"));
+    }
+}

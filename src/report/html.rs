@@ -1,0 +1,459 @@
+//! The HTML report: one self-contained page (inline SVG charts and CSS, no
+//! script, nothing fetched) with per probe its latency histogram, the CDF
+//! of every load, its compared figures with their intervals and its
+//! latency over time, then the environment and the warnings. Everything is
+//! read from the stored `ProbeSheet`s, so it knows no probe; every text
+//! from the run file is escaped.
+
+use super::chart::{self, Labels, Line, Ranged};
+use super::estimate::{estimate, RUN_LEVEL};
+use super::figure::Figure;
+use super::schema::{RunDocument, ScenarioResult};
+use crate::figures::{Formula, ProbeSheet, Unit};
+use crate::measure::latency::LatencyHistogram;
+use crate::system::environment;
+use anyhow::{Context, Result};
+use std::fmt::Write;
+
+/// Bins of the latency histogram.
+const HISTOGRAM_BINS: usize = 100;
+/// Points of a CDF line.
+const CDF_POINTS: usize = 200;
+
+/// One scenario drawn as one series, under its name in the legends.
+pub struct Drawn<'a> {
+    pub name: String,
+    pub scenario: &'a ScenarioResult,
+}
+
+/// The single charts `--format svg` draws.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ChartKind {
+    /// The latency histogram, a line per load.
+    Histogram,
+    /// The latency CDF, a line per load.
+    Cdf,
+}
+
+/// `text` with `<`, `>`, `&` and quotes escaped, safe inside an element or
+/// a quoted attribute.
+pub fn escape(text: &str) -> String {
+    html_escape::encode_quoted_attribute(text).into_owned()
+}
+
+/// The whole page for `run`.
+pub fn render(run: &RunDocument) -> Result<String> {
+    let mut body = format!("<h1>feelbench run {}</h1>\n", escape(&run.run.id));
+    body += &run_table(run);
+    for (probe, sheet) in &run.probes {
+        let drawn = drawn_loads(run, probe);
+        let _ = write!(
+            body,
+            "<section>\n<h2>{}</h2>\n<p>{}</p>\n",
+            escape(probe),
+            escape(&sheet.summary)
+        );
+        body += &charts(probe, sheet, &drawn)?;
+        body += "</section>\n";
+    }
+    body += &environment_tables(run);
+    Ok(page(&format!("feelbench run {}", run.run.id), &body))
+}
+
+/// One chart of `probe` in `run`, as an SVG document.
+pub fn render_svg(run: &RunDocument, probe: &str, kind: ChartKind) -> Result<String> {
+    let sheet = run
+        .sheet(probe)
+        .with_context(|| format!("the run has no probe {probe:?}"))?;
+    let drawn = drawn_loads(run, probe);
+    let distributions = distributions(sheet, &drawn)?;
+    match kind {
+        ChartKind::Histogram => histogram(probe, &distributions),
+        ChartKind::Cdf => cdf(probe, &distributions),
+    }
+}
+
+/// The scenarios of `probe`, one per load, named by their load.
+fn drawn_loads<'a>(run: &'a RunDocument, probe: &str) -> Vec<Drawn<'a>> {
+    run.scenarios
+        .iter()
+        .filter(|s| s.probe == probe)
+        .map(|scenario| Drawn {
+            name: scenario.load.clone(),
+            scenario,
+        })
+        .collect()
+}
+
+/// A page around `body`, with the style sheet.
+pub fn page(title: &str, body: &str) -> String {
+    format!(
+        "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n\
+         <title>{}</title>\n<style>{STYLE}</style>\n</head>\n<body>\n{body}</body>\n</html>\n",
+        escape(title)
+    )
+}
+
+const STYLE: &str = "body{font-family:sans-serif;margin:1em 2em;color:#222}\
+    h2{border-bottom:1px solid #999;margin-top:2em}\
+    .charts{display:flex;flex-wrap:wrap;gap:8px}\
+    .charts svg{border:1px solid #ddd}\
+    table{border-collapse:collapse;margin:1em 0}\
+    td,th{border:1px solid #ccc;padding:2px 8px;text-align:left;font-size:90%}\
+    td.num{text-align:right}\
+    .better{background:#c8f0c8}.worse{background:#f6c6c6}";
+
+/// A table: a header row, then rows of cells, each with its class
+/// (`""` for none); every text is escaped here.
+pub fn table(header: &[&str], rows: &[Vec<(String, &str)>]) -> String {
+    let mut out = String::from("<table>\n<tr>");
+    for h in header {
+        let _ = write!(out, "<th>{}</th>", escape(h));
+    }
+    out += "</tr>\n";
+    for row in rows {
+        out += "<tr>";
+        for (text, class) in row {
+            match class.is_empty() {
+                true => {
+                    let _ = write!(out, "<td>{}</td>", escape(text));
+                }
+                false => {
+                    let _ = write!(out, "<td class=\"{class}\">{}</td>", escape(text));
+                }
+            }
+        }
+        out += "</tr>\n";
+    }
+    out + "</table>\n"
+}
+
+/// Who made the run, when and how.
+fn run_table(run: &RunDocument) -> String {
+    let info = &run.run;
+    let rows = [
+        ("started", info.started.clone()),
+        ("finished", info.finished.clone().unwrap_or_default()),
+        ("comment", info.comment.clone().unwrap_or_default()),
+        ("command line", info.command_line.join(" ")),
+        ("feelbench", run.tool.version.clone()),
+    ];
+    let rows: Vec<Vec<(String, &str)>> = rows
+        .into_iter()
+        .map(|(k, v)| vec![(k.to_string(), ""), (v, "")])
+        .collect();
+    table(&["run", ""], &rows)
+}
+
+/// The environment and the warnings of `run`.
+fn environment_tables(run: &RunDocument) -> String {
+    let env: Vec<Vec<(String, &str)>> = environment::pairs(&run.environment)
+        .into_iter()
+        .map(|(k, v)| vec![(k, ""), (v, "")])
+        .collect();
+    let warnings: Vec<Vec<(String, &str)>> = run
+        .warnings
+        .iter()
+        .map(|w| {
+            let code = serde_json::to_value(w.code)
+                .ok()
+                .and_then(|v| v.as_str().map(str::to_string))
+                .unwrap_or_default();
+            vec![(code, ""), (w.message.clone(), "")]
+        })
+        .collect();
+    format!(
+        "<h2>Environment</h2>\n{}<h2>Warnings</h2>\n{}",
+        table(&["key", "value"], &env),
+        match warnings.is_empty() {
+            true => "<p>none</p>\n".to_string(),
+            false => table(&["warning", "message"], &warnings),
+        }
+    )
+}
+
+/// The charts of one probe over `drawn` (one series each), in a `div`:
+/// histogram and CDF of its latency samples, each compared figure with its
+/// intervals, and the latency over time of each scenario that recorded it.
+pub fn charts(title: &str, sheet: &ProbeSheet, drawn: &[Drawn]) -> Result<String> {
+    let mut svgs = Vec::new();
+    let distributions = distributions(sheet, drawn)?;
+    if !distributions.is_empty() {
+        svgs.push(histogram(title, &distributions)?);
+        svgs.push(cdf(title, &distributions)?);
+    }
+    for def in sheet.figures.iter().filter(|f| f.compared) {
+        let figure = Figure::Probe(def.clone());
+        let values: Vec<Ranged> = drawn
+            .iter()
+            .filter_map(|d| {
+                let found = estimate(d.scenario, &figure)?;
+                let (low, high) = found
+                    .uncertainty
+                    .map(|(e, _)| figure.within_range(e.interval(RUN_LEVEL)))
+                    .unwrap_or((found.value, found.value));
+                let scale = scale(def.unit);
+                Some(Ranged {
+                    name: d.name.clone(),
+                    value: found.value * scale,
+                    low: low * scale,
+                    high: high * scale,
+                })
+            })
+            .collect();
+        if !values.is_empty() {
+            let title = format!("{title}: {} ({}% interval)", def.label, RUN_LEVEL * 100.0);
+            let labels = Labels {
+                title: &title,
+                x: "",
+                y: &def.label,
+            };
+            svgs.push(chart::intervals(labels, &values)?);
+        }
+    }
+    for d in drawn {
+        if let Some(series) = d
+            .scenario
+            .outcome
+            .result
+            .as_ref()
+            .and_then(|r| r.series.as_ref())
+        {
+            let line = |name: &str, of: fn(&crate::figures::series::SeriesPoint) -> f64| Line {
+                name: name.to_string(),
+                points: series
+                    .points
+                    .iter()
+                    .map(|p| (p.t_s, of(p) / 1000.0))
+                    .collect(),
+            };
+            let title = format!("{title} under {}: latency over time", d.name);
+            let labels = Labels {
+                title: &title,
+                x: "time (s)",
+                y: "latency (ms)",
+            };
+            // Until the series was merged each point is one sample: its max is its mean.
+            let lines = match series.points.iter().any(|p| p.count > 1) {
+                true => vec![line("max", |p| p.max_us), line("mean", |p| p.mean_us)],
+                false => vec![line("latency", |p| p.mean_us)],
+            };
+            svgs.push(chart::over_time(
+                labels,
+                &lines,
+                series.ideal_us.map(|us| us / 1000.0),
+            )?);
+        }
+    }
+    Ok(format!(
+        "<div class=\"charts\">\n{}</div>\n",
+        svgs.join("\n")
+    ))
+}
+
+/// The factor from a figure's stored value to the one shown (µs to ms or s).
+fn scale(unit: Unit) -> f64 {
+    match unit {
+        Unit::Micros => 1e-3,
+        Unit::Seconds => 1e-6,
+        _ => 1.0,
+    }
+}
+
+/// The name of the latency distribution the sheet's quantiles are taken of.
+pub fn latency_samples(sheet: &ProbeSheet) -> Option<&str> {
+    sheet.figures.iter().find_map(|f| match &f.formula {
+        Formula::Quantile { samples, .. } => Some(samples.as_str()),
+        _ => None,
+    })
+}
+
+/// A scenario's latency distribution as its histogram's buckets.
+struct Distribution {
+    /// The series' name.
+    name: String,
+    /// Each bucket's highest latency (ms) and its count, in order.
+    buckets: Vec<(f64, u64)>,
+}
+
+/// Each drawn scenario's latency buckets (ms, count), named; scenarios
+/// without the distribution (a failed scenario) are left out.
+fn distributions(sheet: &ProbeSheet, drawn: &[Drawn]) -> Result<Vec<Distribution>> {
+    let Some(name) = latency_samples(sheet) else {
+        return Ok(Vec::new());
+    };
+    let mut out = Vec::new();
+    for d in drawn {
+        let Some(samples) = d
+            .scenario
+            .outcome
+            .result
+            .as_ref()
+            .and_then(|r| r.tally.samples.get(name))
+        else {
+            continue;
+        };
+        let histogram: LatencyHistogram = samples
+            .decode()
+            .with_context(|| format!("the {name:?} histogram of {} is damaged", d.name))?;
+        let buckets = histogram
+            .recorded()
+            .into_iter()
+            .map(|(ns, n)| (ns as f64 / 1e6, n))
+            .collect();
+        out.push(Distribution {
+            name: d.name.clone(),
+            buckets,
+        });
+    }
+    Ok(out)
+}
+
+/// The latency histogram: the buckets re-binned into equal bins from 0 to
+/// the largest latency.
+fn histogram(title: &str, distributions: &[Distribution]) -> Result<String> {
+    let top = largest(distributions);
+    let width = top / HISTOGRAM_BINS as f64;
+    let lines: Vec<Line> = distributions
+        .iter()
+        .map(|Distribution { name, buckets }| {
+            let mut bins = vec![0u64; HISTOGRAM_BINS];
+            for &(ms, n) in buckets {
+                bins[((ms / width) as usize).min(HISTOGRAM_BINS - 1)] += n;
+            }
+            let points = bins
+                .iter()
+                .enumerate()
+                .map(|(i, &n)| ((i as f64 + 0.5) * width, n as f64))
+                .collect();
+            Line {
+                name: name.clone(),
+                points,
+            }
+        })
+        .collect();
+    let title = format!("{title}: latency histogram");
+    chart::histogram(
+        Labels {
+            title: &title,
+            x: "latency (ms)",
+            y: "samples",
+        },
+        &lines,
+    )
+}
+
+/// The latency CDF at log-spaced latencies from the smallest to the largest.
+fn cdf(title: &str, distributions: &[Distribution]) -> Result<String> {
+    let top = largest(distributions);
+    let bottom = distributions
+        .iter()
+        .filter_map(|d| d.buckets.first().map(|(ms, _)| *ms))
+        .fold(top, f64::min)
+        .max(top * 1e-6)
+        .max(1e-6);
+    let steps = (CDF_POINTS - 1) as f64;
+    let lines: Vec<Line> = distributions
+        .iter()
+        .map(|Distribution { name, buckets }| {
+            let total = buckets.iter().map(|b| b.1).sum::<u64>().max(1) as f64;
+            let points = (0..CDF_POINTS)
+                .map(|i| {
+                    let at = bottom * (top / bottom).powf(i as f64 / steps);
+                    let below: u64 = buckets
+                        .iter()
+                        .filter(|b| b.0 <= at * (1.0 + 1e-9))
+                        .map(|b| b.1)
+                        .sum();
+                    (at, below as f64 / total)
+                })
+                .collect();
+            Line {
+                name: name.clone(),
+                points,
+            }
+        })
+        .collect();
+    let title = format!("{title}: latency CDF");
+    chart::cdf(
+        Labels {
+            title: &title,
+            x: "latency (ms)",
+            y: "share of samples at or below",
+        },
+        &lines,
+    )
+}
+
+/// The largest latency of all distributions (ms), at least 1 µs.
+fn largest(distributions: &[Distribution]) -> f64 {
+    distributions
+        .iter()
+        .filter_map(|d| d.buckets.last().map(|(ms, _)| *ms))
+        .fold(1e-3, f64::max)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::figures::series::{LatencySeries, SeriesPoint};
+    use crate::report::fixture;
+
+    #[test]
+    fn escape_makes_markup_text() {
+        assert_eq!(
+            escape("<script>alert(\"1\")</script> & 'x'"),
+            "&lt;script&gt;alert(&quot;1&quot;)&lt;/script&gt; &amp; &#x27;x&#x27;"
+        );
+        assert_eq!(escape("plain"), "plain");
+    }
+
+    #[test]
+    fn the_page_has_charts_per_probe_and_shows_the_comment_as_text() {
+        let mut run = fixture::run();
+        run.run.comment = Some("<script>alert(1)</script>".into());
+        let html = render(&run).unwrap();
+        assert!(html.contains("&lt;script&gt;alert(1)&lt;/script&gt;"));
+        assert!(!html.contains("<script>"));
+        assert_eq!(html.matches("<section>").count(), run.probes.len());
+        assert!(html.matches("<svg").count() >= 2 * run.probes.len());
+        assert!(html.contains("<h2>Environment</h2>"));
+    }
+
+    #[test]
+    fn a_recorded_series_is_drawn_with_its_ideal_line() {
+        let mut run = fixture::run();
+        let scenario = run
+            .scenarios
+            .iter_mut()
+            .find(|s| s.outcome.result.is_some())
+            .unwrap();
+        let point = |t_s: f64, us: f64| SeriesPoint {
+            t_s,
+            count: 1,
+            min_us: us,
+            mean_us: us,
+            max_us: us,
+        };
+        scenario.outcome.result.as_mut().unwrap().series = Some(LatencySeries {
+            ideal_us: Some(5_805.0),
+            points: vec![
+                point(0.0, 5_900.0),
+                point(0.5, 7_000.0),
+                point(1.0, 5_850.0),
+            ],
+        });
+        let html = render(&run).unwrap();
+        assert!(html.contains("latency over time"));
+        assert!(html.contains("\nideal\n"));
+    }
+
+    #[test]
+    fn a_single_chart_is_an_svg_document() {
+        let run = fixture::run();
+        let probe = run.probes.keys().next().unwrap().clone();
+        let svg = render_svg(&run, &probe, ChartKind::Cdf).unwrap();
+        assert!(svg.starts_with("<svg"));
+        assert!(render_svg(&run, "nonesuch", ChartKind::Cdf).is_err());
+    }
+}
