@@ -23,6 +23,8 @@ pub struct Measured {
     pub tally: Tally,
     /// Each equal sub-window of it, in time order.
     pub batches: Vec<Tally>,
+    /// Its latency over time, for probes that keep one.
+    pub series: Option<LatencySeries>,
 }
 
 /// Everything a probe measured in one scenario.
