@@ -121,6 +121,7 @@ fn run_probe(
     let measured = probe.measure(window, &place.dir)?;
     let mut result = ProbeResult::new(&def.sheet(), measured.tally, measured.batches, applied);
     result.usage = telemetry::self_usage();
+    result.series = measured.series;
     send(&WorkerMessage::ProbeDone {
         result: Box::new(result),
     });

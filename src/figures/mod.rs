@@ -16,6 +16,7 @@ mod tally;
 
 pub use formula::{Evaluator, Formula};
 pub use result::{Measured, ProbeResult};
+pub use series::LatencySeries;
 pub use sheet::{latency_figures, Column, FigureDef, ProbeSheet, Spread};
 pub use tally::{Samples, Tally, TallyError};
 

@@ -23,6 +23,8 @@ pub struct Measured {
     pub tally: Tally,
     /// Each equal sub-window of it, in time order.
     pub batches: Vec<Tally>,
+    /// Its latency over time, for probes that keep one.
+    pub series: Option<LatencySeries>,
 }
 
 /// Everything a probe measured in one scenario.
@@ -61,8 +63,8 @@ impl ProbeResult {
     }
 
     /// The merge of `results` (at least one), whose schedulings must agree:
-    /// tallies added, figures derived again, no sub-windows and no usage
-    /// (each repeat keeps its own).
+    /// tallies added, figures derived again, no sub-windows, no usage and
+    /// no series (each repeat keeps its own).
     pub fn merged(sheet: &ProbeSheet, results: &[&ProbeResult]) -> Result<Self, TallyError> {
         let tally = Tally::merge(results.iter().map(|r| &r.tally))?;
         let sched = SchedApplied {

@@ -6,6 +6,7 @@
 
 use super::batches::{self, BatchLatency, BATCHES};
 use super::latency::LatencyHistogram;
+use super::series::SeriesRecorder;
 use super::window::Window;
 
 /// The fixed timetable of a periodic task: period `i` is intended to start at
@@ -77,6 +78,13 @@ pub struct FrameTimes {
     pub cpu_used_ns: u64,
 }
 
+impl FrameTimes {
+    /// How late the frame began: started minus intended start.
+    pub fn latency_ns(&self) -> u64 {
+        self.started_ns.saturating_sub(self.intended_ns)
+    }
+}
+
 /// Running figures of the periods that began in one sub-window.
 #[derive(Debug, Clone, Default)]
 pub struct PeriodBatch {
@@ -117,9 +125,21 @@ pub struct FrameAccount {
     pub cpu_used_ns: u64,
     /// The periods of each sub-window, in time order.
     pub batches: [PeriodBatch; BATCHES],
+    /// The latency of each frame that ran over time, when kept (a probe
+    /// keeps it, a load does not).
+    pub series: Option<SeriesRecorder>,
 }
 
 impl FrameAccount {
+    /// An empty account that also keeps the latency over time, in a series
+    /// of at most `points` points (allocated now).
+    pub fn with_series(points: usize) -> Self {
+        Self {
+            series: Some(SeriesRecorder::with_points(points)),
+            ..Self::default()
+        }
+    }
+
     /// Accounts frame `index` of `timetable`, which ran as `frame`, and the
     /// frames dropped after it; returns the frame to run next (see
     /// [`Timetable::next_frame`]). `cpu_wanted_ns(i)` is the CPU time frame
@@ -132,6 +152,10 @@ impl FrameAccount {
         cpu_wanted_ns: impl Fn(u64) -> u64,
     ) -> u64 {
         self.record(timetable.batch_of(index), frame);
+        if let Some(series) = &mut self.series {
+            let offset_ns = frame.intended_ns.saturating_sub(timetable.start_ns);
+            series.record(offset_ns, frame.latency_ns());
+        }
         let next = timetable.next_frame(index, frame.finished_ns);
         let dropped = index + 1..index + 1 + timetable.dropped_between(index, next);
         for period in dropped {
@@ -142,7 +166,7 @@ impl FrameAccount {
 
     /// Accounts one frame that ran, in sub-window `batch`.
     fn record(&mut self, batch: usize, frame: &FrameTimes) {
-        let latency_ns = frame.started_ns.saturating_sub(frame.intended_ns);
+        let latency_ns = frame.latency_ns();
         let met = frame.finished_ns <= frame.deadline_ns;
         self.latency.record_ns(latency_ns);
         self.executed += 1;
@@ -364,6 +388,21 @@ mod tests {
             assert_eq!(batch.latency.sum_ns(), 0);
         }
         assert!(account.batches[5..].iter().all(|b| b.periods == 0));
+    }
+
+    #[test]
+    fn the_series_holds_each_frame_that_ran_at_its_intended_start() {
+        let t = long_table();
+        let mut account = FrameAccount::with_series(64);
+        // Frame 0 runs 35 ms (periods 1 and 2 dropped), frame 3 starts
+        // 4 ms late.
+        let next = account.record_frame(&t, 0, &frame_of(&t, 0, 1, 35), two_ms);
+        account.record_frame(&t, next, &frame_of(&t, next, 4, 6), two_ms);
+        let points = account.series.as_ref().unwrap().points();
+        let offsets_and_latencies: Vec<(u64, u64)> =
+            points.iter().map(|p| (p.offset_ns, p.sum_ns)).collect();
+        assert_eq!(offsets_and_latencies, [(0, MS), (30 * MS, 4 * MS)]);
+        assert!(FrameAccount::default().series.is_none());
     }
 
     #[test]

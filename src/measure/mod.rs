@@ -1,8 +1,9 @@
 //! Measuring primitives: the clock, the calibrated unit of CPU work and work
 //! done to the thread's CPU clock, scheduling settings and CPU affinity, the
-//! measurement window, and the pure accounting of frames, sub-windows and
-//! latency statistics. It builds on `system` alone: nothing here knows
-//! probes, loads, the simulation, the engine or the run document.
+//! measurement window, and the pure accounting of frames, sub-windows,
+//! latency statistics and latency over time. It builds on `system` alone:
+//! nothing here knows probes, loads, the simulation, the engine or the run
+//! document.
 
 pub mod affinity;
 pub mod batches;
@@ -11,5 +12,6 @@ pub mod clock;
 pub mod frames;
 pub mod latency;
 pub mod sched;
+pub mod series;
 pub mod window;
 pub mod work;

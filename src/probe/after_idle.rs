@@ -134,7 +134,11 @@ fn point_tallies(points: &[Point], wanted: u32, window: Window) -> Measured {
                 .with_count(CUT, 0.0)
         })
         .collect();
-    Measured { tally, batches }
+    Measured {
+        tally,
+        batches,
+        series: None,
+    }
 }
 
 /// resp1's figures of the delays, and its table: low, high, median,

@@ -10,12 +10,14 @@ use super::frame_figures::{
 use super::{MeasureError, Probe, ProbeDef};
 use crate::figures::result::MEASURED_S;
 use crate::figures::{
-    latency_figures, Better, Column, FigureDef, Formula, Measured, ProbeSheet, Spread, Tally, Unit,
+    latency_figures, Better, Column, FigureDef, Formula, LatencySeries, Measured, ProbeSheet,
+    Spread, Tally, Unit,
 };
 use crate::measure::batches::{batch_of, batch_seconds, BatchLatency, BATCHES};
 use crate::measure::clock::{now_ns, sleep_until_ns};
 use crate::measure::latency::LatencyHistogram;
 use crate::measure::sched::MemoryPolicy;
+use crate::measure::series::{SeriesRecorder, SERIES_POINTS};
 use crate::measure::window::Window;
 use crate::measure::work::work_cpu_ns;
 use crate::sim::WorkParams;
@@ -32,7 +34,7 @@ pub const DEF: ProbeDef = ProbeDef {
     build: |params: &WorkParams| {
         Ok(Box::new(GamingProbe {
             loops_per_ms: params.loops_per_ms,
-            frames: GameFrames::default(),
+            frames: GameFrames::new(),
         }))
     },
     default: super::always,
@@ -103,12 +105,14 @@ struct GamingProbe {
 
 /// Totals of the frames a gaming probe ran, and the same per sub-window of
 /// the measurement. All storage is allocated on creation.
-#[derive(Debug, Default)]
+#[derive(Debug)]
 struct GameFrames {
     stolen: LatencyHistogram,
     frame_time: LatencyHistogram,
     cpu_used_ns: u64,
     batches: [GameBatch; BATCHES],
+    /// The latency of each frame over time.
+    series: SeriesRecorder,
 }
 
 /// The frames that started in one sub-window.
@@ -120,6 +124,17 @@ struct GameBatch {
 }
 
 impl GameFrames {
+    /// No frames yet.
+    fn new() -> Self {
+        Self {
+            stolen: LatencyHistogram::new(),
+            frame_time: LatencyHistogram::new(),
+            cpu_used_ns: 0,
+            batches: Default::default(),
+            series: SeriesRecorder::with_points(SERIES_POINTS),
+        }
+    }
+
     /// Accounts a frame of the measurement of `window` that ran from
     /// `started_ns` to `finished_ns` and used `cpu_ns` of CPU.
     fn record(&mut self, window: Window, started_ns: u64, finished_ns: u64, cpu_ns: u64) {
@@ -132,6 +147,8 @@ impl GameFrames {
         batch.frame_time.record_ns(wall_ns);
         batch.stolen.record_ns(stolen_ns);
         batch.cpu_used_ns += cpu_ns;
+        self.series
+            .record(started_ns.saturating_sub(window.start_ns), stolen_ns);
     }
 }
 
@@ -176,7 +193,12 @@ fn gaming_tallies(frames: &GameFrames, window: Window, measured_ns: u64) -> Meas
         .iter()
         .map(|batch| batch_tally(batch, seconds))
         .collect();
-    Measured { tally, batches }
+    // A game has no ideal latency other than 0: no ideal line.
+    Measured {
+        tally,
+        batches,
+        series: Some(LatencySeries::of(&frames.series, None)),
+    }
 }
 
 /// The tally of one sub-window of `seconds`, in which a game wanted the
@@ -213,7 +235,7 @@ mod tests {
     /// frames using 16 ms of CPU back to back, but the one starting at
     /// 200 ms takes 180 ms, and none start after 680 ms.
     fn scripted_frames() -> GameFrames {
-        let mut frames = GameFrames::default();
+        let mut frames = GameFrames::new();
         let mut at_ms = 0;
         while at_ms <= 680 {
             let wall_ms = if at_ms == 200 { 180 } else { 20 };
@@ -226,12 +248,15 @@ mod tests {
 
     fn scripted_result() -> ProbeResult {
         let measured = gaming_tallies(&scripted_frames(), WINDOW, 700 * MS);
-        ProbeResult::new(
-            &sheet("scripted"),
-            measured.tally,
-            measured.batches,
-            SchedApplied::for_tests(),
-        )
+        ProbeResult {
+            series: measured.series,
+            ..ProbeResult::new(
+                &sheet("scripted"),
+                measured.tally,
+                measured.batches,
+                SchedApplied::for_tests(),
+            )
+        }
     }
 
     fn value(tally: &Tally, sheet: &ProbeSheet, key: &str) -> Option<f64> {
@@ -255,6 +280,17 @@ mod tests {
         let short = &result.batches[0];
         assert_eq!(value(short, &sheet, "mean"), Some(4_000.0));
         assert_eq!(value(short, &sheet, "fps"), Some(60.0));
+    }
+
+    #[test]
+    fn the_series_has_each_frames_stolen_time_where_it_started() {
+        let result = scripted_result();
+        let points = &result.series.as_ref().unwrap().points;
+        assert_eq!(points.len(), 27);
+        assert!(points.iter().all(|p| p.count == 1));
+        let long = points.iter().find(|p| p.t_s == 0.2).unwrap();
+        assert_eq!(long.max_us, 164_000.0);
+        assert_eq!((points[0].t_s, points[0].mean_us), (0.0, 4_000.0));
     }
 
     #[test]

@@ -131,6 +131,7 @@ fn job_tally(run: &JobRun) -> Measured {
     Measured {
         tally,
         batches: Vec::new(),
+        series: None,
     }
 }
 

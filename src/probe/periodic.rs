@@ -9,10 +9,12 @@ use super::frame_figures::{
 use super::{MeasureError, Probe};
 use crate::figures::result::MEASURED_S;
 use crate::figures::{
-    latency_figures, Better, Column, FigureDef, Formula, Measured, ProbeSheet, Spread, Tally, Unit,
+    latency_figures, Better, Column, FigureDef, Formula, LatencySeries, Measured, ProbeSheet,
+    Spread, Tally, Unit,
 };
 use crate::measure::batches::batch_seconds;
 use crate::measure::frames::{FrameAccount, PeriodBatch};
+use crate::measure::series::SERIES_POINTS;
 use crate::measure::window::Window;
 use crate::sim::periodic::{FrameRunner, PeriodicShape};
 use crate::sim::WorkParams;
@@ -42,7 +44,7 @@ impl PeriodicProbe {
         Box::new(Self {
             shape,
             loops_per_ms: params.loops_per_ms,
-            account: FrameAccount::default(),
+            account: FrameAccount::with_series(SERIES_POINTS),
         })
     }
 }
@@ -121,7 +123,7 @@ pub fn sheet(summary: &str) -> ProbeSheet {
     }
 }
 
-/// The tallies of the frame account of a measurement of `window` that
+/// The tallies (and the series, when kept) of the frame account of a measurement of `window` that
 /// lasted `measured_ns`.
 pub fn periodic_tallies(account: &FrameAccount, window: Window, measured_ns: u64) -> Measured {
     let seconds = batch_seconds(window);
@@ -144,7 +146,14 @@ pub fn periodic_tallies(account: &FrameAccount, window: Window, measured_ns: u64
         .with_count(CPU_WANTED_MS, account.cpu_wanted_ns as f64 / 1e6)
         .with_count(CPU_RECEIVED_MS, account.cpu_used_ns as f64 / 1e6)
         .with_count(CPU_WANTED_RUN_MS, account.cpu_wanted_run_ns as f64 / 1e6);
-    Measured { tally, batches }
+    // The latency a periodic task would have with nothing in its way is 0:
+    // no ideal line.
+    let series = account.series.as_ref().map(|s| LatencySeries::of(s, None));
+    Measured {
+        tally,
+        batches,
+        series,
+    }
 }
 
 /// The tally of one sub-window of `seconds`.
@@ -183,7 +192,7 @@ mod tests {
             period_ns: 10 * MS,
             end_ns: window.end_ns,
         };
-        let mut account = FrameAccount::default();
+        let mut account = FrameAccount::with_series(SERIES_POINTS);
         let mut index = 0;
         while index < 90 {
             let intended_ns = timetable.start_of(index);
@@ -203,12 +212,15 @@ mod tests {
             index = account.record_frame(&timetable, index, &frame, |_| 3 * MS);
         }
         let measured = periodic_tallies(&account, window, window.end_ns - window.start_ns);
-        ProbeResult::new(
-            &sheet("scripted"),
-            measured.tally,
-            measured.batches,
-            SchedApplied::for_tests(),
-        )
+        ProbeResult {
+            series: measured.series,
+            ..ProbeResult::new(
+                &sheet("scripted"),
+                measured.tally,
+                measured.batches,
+                SchedApplied::for_tests(),
+            )
+        }
     }
 
     fn sum(result: &ProbeResult, count: &str) -> f64 {
@@ -235,6 +247,19 @@ mod tests {
             .sum();
         assert_eq!(latency.sum_ns, batch_sum);
         assert_eq!(latency.count as f64, whole.count(EXECUTED));
+    }
+
+    #[test]
+    fn the_series_has_a_point_per_frame_that_ran() {
+        let result = scripted_result();
+        let series = result.series.as_ref().unwrap();
+        assert_eq!(series.ideal_us, None);
+        let counts: u64 = series.points.iter().map(|p| p.count).sum();
+        assert_eq!(counts as f64, result.tally.count(EXECUTED));
+        assert!(series.points.windows(2).all(|w| w[0].t_s < w[1].t_s));
+        // Every fifth frame starts on time; the one after it was dropped.
+        assert_eq!((series.points[0].t_s, series.points[0].max_us), (0.0, 0.0));
+        assert_eq!(series.points[1].t_s, 0.02);
     }
 
     #[test]

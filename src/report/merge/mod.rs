@@ -218,7 +218,8 @@ impl ScenarioResult {
 #[cfg(test)]
 pub(crate) mod tests {
     use super::*;
-    use crate::figures::Tally;
+    use crate::figures::series::SeriesPoint;
+    use crate::figures::{LatencySeries, Tally};
     use crate::measure::latency::LatencyHistogram;
     use crate::measure::sched::SchedApplied;
 
@@ -353,6 +354,40 @@ pub(crate) mod tests {
             err,
             "repeat 2: its load parts () are not the first repeat's (burn)"
         );
+    }
+
+    #[test]
+    fn repeats_keep_their_own_series_and_their_merge_has_none() {
+        let with_series = |latency_us: f64| {
+            let point = SeriesPoint {
+                t_s: 0.0,
+                count: 1,
+                min_us: latency_us,
+                mean_us: latency_us,
+                max_us: latency_us,
+            };
+            let series = LatencySeries {
+                ideal_us: None,
+                points: vec![point],
+            };
+            ok(
+                ProbeResult {
+                    series: Some(series),
+                    ..periodic(1.0, &[10], 0, 1)
+                },
+                vec![],
+            )
+        };
+        let repeats = vec![with_series(10.0), with_series(20.0)];
+        let scenario = ScenarioResult::from_measurements(
+            "audio".into(),
+            "none".into(),
+            repeats.clone(),
+            &sheet(),
+        )
+        .unwrap();
+        assert_eq!(scenario.measurements(), repeats.as_slice());
+        assert_eq!(scenario.outcome.result.unwrap().series, None);
     }
 
     #[test]
