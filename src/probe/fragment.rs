@@ -29,12 +29,14 @@ use super::frame_figures::{count_figure, latency_columns, LATENCY};
 use super::{MeasureError, Probe, ProbeDef};
 use crate::figures::result::MEASURED_S;
 use crate::figures::{
-    latency_figures, Better, Column, FigureDef, Formula, Measured, ProbeSheet, Spread, Tally, Unit,
+    latency_figures, Better, Column, FigureDef, Formula, LatencySeries, Measured, ProbeSheet,
+    Spread, Tally, Unit,
 };
 use crate::measure::batches::{batch_of, batch_seconds, BatchLatency, BATCHES};
 use crate::measure::clock::{now_ns, sleep_until_ns};
 use crate::measure::latency::LatencyHistogram;
 use crate::measure::sched::MemoryPolicy;
+use crate::measure::series::{SeriesRecorder, SERIES_POINTS};
 use crate::measure::window::Window;
 use crate::measure::work::work_cpu_ns;
 use crate::sim::fragment::FragmentSettings;
@@ -50,7 +52,7 @@ pub const DEF: ProbeDef = ProbeDef {
         Ok(Box::new(FragmentProbe {
             loops_per_ms: params.loops_per_ms,
             settings: params.fragment,
-            writes: Writes::default(),
+            writes: Writes::new(params.fragment.cpu_ns()),
         }))
     },
     default: |_| false,
@@ -182,14 +184,17 @@ struct FragmentProbe {
     writes: Writes,
 }
 
-/// The writes of a measurement, in total and per sub-window. All storage
-/// is allocated on creation.
-#[derive(Debug, Default)]
+/// The writes of a measurement, in total, per sub-window and over time.
+/// All storage is allocated on creation.
+#[derive(Debug)]
 struct Writes {
     latency: LatencyHistogram,
     underruns: u64,
     longest_dropout_ns: u64,
     batches: [WriteBatch; BATCHES],
+    series: SeriesRecorder,
+    /// A write's latency with nothing in its way: its CPU work.
+    ideal_ns: u64,
 }
 
 /// The writes made in one sub-window.
@@ -200,6 +205,18 @@ struct WriteBatch {
 }
 
 impl Writes {
+    /// No writes yet, of fragments whose CPU work takes `cpu_ns`.
+    fn new(cpu_ns: u64) -> Self {
+        Self {
+            latency: LatencyHistogram::new(),
+            underruns: 0,
+            longest_dropout_ns: 0,
+            batches: Default::default(),
+            series: SeriesRecorder::with_points(SERIES_POINTS),
+            ideal_ns: cpu_ns,
+        }
+    }
+
     /// Accounts a write of the measurement of `window` made at `at_ns`.
     fn record(&mut self, window: Window, at_ns: u64, outcome: WriteOutcome) {
         let underrun = u64::from(outcome.dropout_ns > 0);
@@ -209,6 +226,8 @@ impl Writes {
         let batch = &mut self.batches[batch_of(window, at_ns)];
         batch.latency.record_ns(outcome.latency_ns);
         batch.underruns += underrun;
+        self.series
+            .record(at_ns.saturating_sub(window.start_ns), outcome.latency_ns);
     }
 }
 
@@ -260,7 +279,12 @@ fn fragment_tallies(writes: &Writes, window: Window, measured_ns: u64) -> Measur
                 .with_count(ON_TIME, count - batch.underruns as f64)
         })
         .collect();
-    Measured { tally, batches }
+    let ideal_us = (writes.ideal_ns > 0).then(|| writes.ideal_ns as f64 / 1e3);
+    Measured {
+        tally,
+        batches,
+        series: Some(LatencySeries::of(&writes.series, ideal_us)),
+    }
 }
 
 #[cfg(test)]
@@ -321,13 +345,13 @@ mod tests {
     /// Writes of a scripted 1 s measurement at 1 ms fragments: each write
     /// 50 µs after its slot frees, but the player stalls 5 ms before the
     /// write due at 500 ms.
-    fn scripted_result() -> ProbeResult {
+    fn scripted_measured() -> Measured {
         let window = Window {
             start_ns: 1_000 * MS,
             end_ns: 2_000 * MS,
         };
         let mut device = Device::started(&settings(), window.start_ns);
-        let mut writes = Writes::default();
+        let mut writes = Writes::new(settings().cpu_ns());
         while device.free_at_ns() < window.end_ns {
             let free_ns = device.free_at_ns();
             let stall_ns = if free_ns == window.start_ns + 500 * MS {
@@ -338,13 +362,30 @@ mod tests {
             let at_ns = free_ns + stall_ns + 50 * US;
             writes.record(window, at_ns, device.write(at_ns));
         }
-        let measured = fragment_tallies(&writes, window, 1_000 * MS);
+        fragment_tallies(&writes, window, 1_000 * MS)
+    }
+
+    fn scripted_result() -> ProbeResult {
+        let measured = scripted_measured();
         ProbeResult::new(
             &sheet("scripted"),
             measured.tally,
             measured.batches,
             SchedApplied::for_tests(),
         )
+    }
+
+    #[test]
+    fn every_write_is_in_the_series_over_the_ideal_of_its_cpu_work() {
+        let measured = scripted_measured();
+        let series = measured.series.unwrap();
+        let counted: u64 = series.points.iter().map(|p| p.count).sum();
+        assert_eq!(counted as f64, measured.tally.count(WRITES));
+        let ideal_us = settings().cpu_ns() as f64 / 1e3;
+        assert_eq!(series.ideal_us, Some(ideal_us));
+        // The 5 ms stall is the largest latency drawn.
+        let max_us = series.points.iter().map(|p| p.max_us).fold(0.0, f64::max);
+        assert!((5_000.0..5_100.0).contains(&max_us), "{max_us}");
     }
 
     #[test]
