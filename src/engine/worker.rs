@@ -119,9 +119,8 @@ fn run_probe(
         window: Some(window),
     });
     let measured = probe.measure(window, &place.dir)?;
-    let mut result = ProbeResult::new(&def.sheet(), measured.tally, measured.batches, applied);
+    let mut result = ProbeResult::of_measured(&def.sheet(), measured, applied);
     result.usage = telemetry::self_usage();
-    result.series = measured.series;
     send(&WorkerMessage::ProbeDone {
         result: Box::new(result),
     });

@@ -62,6 +62,15 @@ impl ProbeResult {
         }
     }
 
+    /// The result of what a probe `measured` (its tallies and series), with
+    /// the figures `sheet` derives.
+    pub fn of_measured(sheet: &ProbeSheet, measured: Measured, sched: SchedApplied) -> Self {
+        Self {
+            series: measured.series,
+            ..Self::new(sheet, measured.tally, measured.batches, sched)
+        }
+    }
+
     /// The merge of `results` (at least one), whose schedulings must agree:
     /// tallies added, figures derived again, no sub-windows, no usage and
     /// no series (each repeat keeps its own).

@@ -248,15 +248,7 @@ mod tests {
 
     fn scripted_result() -> ProbeResult {
         let measured = gaming_tallies(&scripted_frames(), WINDOW, 700 * MS);
-        ProbeResult {
-            series: measured.series,
-            ..ProbeResult::new(
-                &sheet("scripted"),
-                measured.tally,
-                measured.batches,
-                SchedApplied::for_tests(),
-            )
-        }
+        ProbeResult::of_measured(&sheet("scripted"), measured, SchedApplied::for_tests())
     }
 
     fn value(tally: &Tally, sheet: &ProbeSheet, key: &str) -> Option<f64> {

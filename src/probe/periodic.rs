@@ -212,15 +212,7 @@ mod tests {
             index = account.record_frame(&timetable, index, &frame, |_| 3 * MS);
         }
         let measured = periodic_tallies(&account, window, window.end_ns - window.start_ns);
-        ProbeResult {
-            series: measured.series,
-            ..ProbeResult::new(
-                &sheet("scripted"),
-                measured.tally,
-                measured.batches,
-                SchedApplied::for_tests(),
-            )
-        }
+        ProbeResult::of_measured(&sheet("scripted"), measured, SchedApplied::for_tests())
     }
 
     fn sum(result: &ProbeResult, count: &str) -> f64 {
