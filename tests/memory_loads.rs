@@ -8,14 +8,14 @@
 
 mod common;
 use common::{
-    feelbench, new_tag, read_json, require_root, skip, stderr, tagged_processes, LOOPS_PER_MS,
+    as_nobody, feelbench, new_tag, read_json, require_root, skip, stderr, tagged_processes,
+    LOOPS_PER_MS,
 };
 use nix::sys::signal::{kill, Signal};
 use nix::unistd::Pid;
 use std::ffi::CString;
 use std::os::unix::ffi::OsStrExt as _;
 use std::os::unix::fs::PermissionsExt as _;
-use std::os::unix::process::CommandExt as _;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Stdio};
 use std::sync::{Mutex, MutexGuard};
@@ -285,11 +285,8 @@ fn changing_the_system_is_refused_to_others_than_root() {
         return;
     }
     let dir = tempfile::tempdir().unwrap();
-    std::fs::set_permissions(dir.path(), std::fs::Permissions::from_mode(0o755)).unwrap();
     for (option, what) in [("--swap", "swap file"), ("--mem-limit", "memory cgroup")] {
-        let output = feelbench(&new_tag(), dir.path())
-            .uid(65534)
-            .gid(65534)
+        let output = as_nobody(&mut feelbench(&new_tag(), dir.path()), dir.path())
             .args([
                 "run", option, "256M", "--probe", "audio", "--load", "none", "-c",
             ])

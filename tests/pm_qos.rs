@@ -5,11 +5,11 @@
 
 mod common;
 use common::{
-    feelbench, new_tag, read_json, require_root, stderr, wait_for_no_tagged, LOOPS_PER_MS,
+    as_nobody, feelbench, new_tag, read_json, require_root, stderr, wait_for_no_tagged,
+    LOOPS_PER_MS,
 };
 use nix::sys::signal::{kill, Signal};
 use nix::unistd::Pid;
-use std::os::unix::process::CommandExt as _;
 use std::path::Path;
 use std::process::{Child, Command, Stdio};
 use std::sync::Mutex;
@@ -135,9 +135,7 @@ fn without_root_the_limit_is_refused_with_exit_code_2() {
     let mut command = run_holding_zero(&new_tag(), dir.path(), "1");
     if nix::unistd::geteuid().is_root() {
         // Root runs the binary as nobody, who may not open the device.
-        use std::os::unix::fs::PermissionsExt as _;
-        std::fs::set_permissions(dir.path(), std::fs::Permissions::from_mode(0o777)).unwrap();
-        command.uid(65534).gid(65534);
+        as_nobody(&mut command, dir.path());
     }
     let output = command.output().unwrap();
     let err = stderr(&output);

@@ -7,12 +7,10 @@
 
 mod common;
 use common::{
-    cmdline, feelbench, new_tag, read_json, require_root, stderr, stdout, tagged_processes,
-    LOOPS_PER_MS,
+    as_nobody, cmdline, feelbench, new_tag, read_json, require_root, stderr, stdout,
+    tagged_processes, LOOPS_PER_MS,
 };
 use serde_json::Value;
-use std::os::unix::fs::PermissionsExt as _;
-use std::os::unix::process::CommandExt as _;
 use std::path::Path;
 use std::process::{Output, Stdio};
 use std::time::{Duration, Instant};
@@ -214,10 +212,7 @@ fn cold_starts_are_refused_to_others_than_root() {
         return;
     }
     let dir = tempfile::tempdir().unwrap();
-    std::fs::set_permissions(dir.path(), std::fs::Permissions::from_mode(0o755)).unwrap();
-    let output = feelbench(&new_tag(), dir.path())
-        .uid(65534)
-        .gid(65534)
+    let output = as_nobody(&mut feelbench(&new_tag(), dir.path()), dir.path())
         .args([
             "run",
             "--probe",

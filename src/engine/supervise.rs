@@ -183,11 +183,6 @@ impl WorkerGroup {
 /// How long [`WorkerGroup::stop_all`] waits for killed orphans to die.
 const ORPHAN_REAP_TIME: Duration = Duration::from_secs(2);
 
-/// The orchestrator is the reaper of its orphaned descendants, so what a
-/// load starts (a command's children, daemons) stays below feelbench and
-/// can be reaped instead of escaping to init.
-pub use crate::system::process_tree::become_subreaper;
-
 /// Reaps children that are not workers (orphans handed to this subreaper)
 /// until none is left or `limit` has passed. Call only once every worker
 /// has been waited for, so no worker's status is taken here.

@@ -62,11 +62,21 @@ pub enum Unit {
 }
 
 impl Unit {
+    /// `value` (in the stored unit) in the unit it is shown in: µs as ms,
+    /// seconds stored in µs as s, the others as they are.
+    pub fn shown(self, value: f64) -> f64 {
+        match self {
+            Unit::Micros => value / 1e3,
+            Unit::Seconds => value / 1e6,
+            _ => value,
+        }
+    }
+
     /// `value` (in the stored unit) as shown, without the unit.
     pub fn show(self, value: f64) -> String {
         match self {
-            Unit::Micros => format!("{:.3}", value / 1e3),
-            Unit::Seconds => format!("{:.2}", value / 1e6),
+            Unit::Micros => format!("{:.3}", self.shown(value)),
+            Unit::Seconds => format!("{:.2}", self.shown(value)),
             Unit::Percent | Unit::Fps => format!("{value:.1}"),
             Unit::Rate => rate(value),
             Unit::Count => format!("{value:.0}"),

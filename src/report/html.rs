@@ -9,7 +9,7 @@ use super::chart::{self, Labels, Line, Ranged};
 use super::estimate::{estimate, RUN_LEVEL};
 use super::figure::Figure;
 use super::schema::{RunDocument, ScenarioResult};
-use crate::figures::{Formula, ProbeSheet, Unit};
+use crate::figures::{Formula, ProbeSheet};
 use crate::measure::latency::LatencyHistogram;
 use crate::system::environment;
 use anyhow::{Context, Result};
@@ -192,12 +192,12 @@ pub fn charts(title: &str, sheet: &ProbeSheet, drawn: &[Drawn]) -> Result<String
                     .uncertainty
                     .map(|(e, _)| figure.within_range(e.interval(RUN_LEVEL)))
                     .unwrap_or((found.value, found.value));
-                let scale = scale(def.unit);
+                let shown = |value| def.unit.shown(value);
                 Some(Ranged {
                     name: d.name.clone(),
-                    value: found.value * scale,
-                    low: low * scale,
-                    high: high * scale,
+                    value: shown(found.value),
+                    low: shown(low),
+                    high: shown(high),
                 })
             })
             .collect();
@@ -249,15 +249,6 @@ pub fn charts(title: &str, sheet: &ProbeSheet, drawn: &[Drawn]) -> Result<String
         "<div class=\"charts\">\n{}</div>\n",
         svgs.join("\n")
     ))
-}
-
-/// The factor from a figure's stored value to the one shown (µs to ms or s).
-fn scale(unit: Unit) -> f64 {
-    match unit {
-        Unit::Micros => 1e-3,
-        Unit::Seconds => 1e-6,
-        _ => 1.0,
-    }
 }
 
 /// The name of the latency distribution the sheet's quantiles are taken of.

@@ -162,3 +162,15 @@ pub fn assert_load_did_work(scenario: &Value, load: &str, unit: &str, processes:
     assert!(work["amount"].as_f64().unwrap() > 0.0, "{work}");
     assert!(work["cpu_pct"].as_f64().unwrap() > 0.0, "{work}");
 }
+
+/// `command` run as the user nobody, with `dir` (the work directory of the
+/// run) opened to it: how root tests what feelbench refuses to others.
+pub fn as_nobody<'a>(command: &'a mut Command, dir: &Path) -> &'a mut Command {
+    use std::os::unix::fs::PermissionsExt as _;
+    use std::os::unix::process::CommandExt as _;
+    std::fs::set_permissions(dir, std::fs::Permissions::from_mode(0o777)).unwrap();
+    command.uid(NOBODY).gid(NOBODY)
+}
+
+/// The uid and gid of nobody.
+const NOBODY: u32 = 65534;

@@ -20,7 +20,6 @@ pub use config::{
 
 use crate::engine::interrupt::Interrupt;
 use crate::engine::scenario::ScenarioSettings;
-use crate::engine::supervise;
 use crate::exit::ExitCode;
 use crate::progress::Progress;
 use crate::report::file::write_run;
@@ -28,6 +27,7 @@ use crate::report::schema::{RunDocument, ScenarioResult, ScenarioStatus, Warning
 use crate::report::table;
 use crate::system::blockdev;
 use crate::system::cgroup::Cgroup;
+use crate::system::process_tree;
 use crate::system::SystemInfo;
 use anyhow::Context as _;
 use rounds::Rounds;
@@ -40,7 +40,10 @@ use work::PreparedWork;
 pub fn run(config: RunConfig, system: SystemInfo) -> anyhow::Result<ExitCode> {
     let environment = preflight::check_system(&config)?;
     let interrupt = Interrupt::install().context("installing signal handlers")?;
-    supervise::become_subreaper().context("becoming the subreaper of the loads")?;
+    // The orchestrator reaps its orphaned descendants, so what a load starts
+    // (a command's children, daemons) stays below feelbench instead of
+    // escaping to init.
+    process_tree::become_subreaper().context("becoming the subreaper of the loads")?;
     let setup = Setup::make(&config)?;
     let work = work::prepare(&config, &system, setup.workspace.dir())?;
     let noise_warning = preflight::noise_check(&config.preflight)?;
