@@ -124,14 +124,40 @@ fn a_real_run_and_its_comparison_render_as_pages_with_their_charts() {
         assert!(section.contains("latency histogram") && section.contains("latency CDF"));
     }
 
-    let svg = ok(
-        dir.path(),
-        &[
-            "report", run_arg, "--format", "svg", "--chart", "cdf", "--probe", "x",
-        ],
+    let chart = |args: &[&str]| {
+        let mut all = vec!["report", run_arg, "--format", "svg", "--probe", "x"];
+        all.extend(args);
+        String::from_utf8(ok(dir.path(), &all).stdout).unwrap()
+    };
+    for (args, title) in [
+        (&["--chart", "cdf"][..], "x: latency CDF"),
+        (&["--chart", "histogram"], "x: latency histogram"),
+        (
+            &["--chart", "over-time", "--load", "burn"],
+            "x under burn: latency over time",
+        ),
+        (
+            &["--chart", "figure", "--figure", "deadlines"],
+            "x: deadlines met",
+        ),
+    ] {
+        let svg = chart(args);
+        assert!(
+            svg.starts_with("<svg") && svg.contains(title),
+            "{args:?}: {svg:.300}"
+        );
+    }
+    let unknown = feelbench(&new_tag(), dir.path())
+        .args([
+            "report", run_arg, "--format", "svg", "--chart", "figure", "--figure", "nonesuch",
+        ])
+        .output()
+        .unwrap();
+    assert_eq!(
+        unknown.status.code(),
+        Some(2),
+        "an unknown figure is bad input"
     );
-    let svg = String::from_utf8(svg.stdout).unwrap();
-    assert!(svg.starts_with("<svg") && svg.contains("x: latency CDF"));
 
     let compared = dir.path().join("compare.html");
     ok(

@@ -187,15 +187,10 @@ enum ChartChoice {
     Histogram,
     /// Latency CDF, a line per load.
     Cdf,
-}
-
-impl From<ChartChoice> for ChartKind {
-    fn from(choice: ChartChoice) -> Self {
-        match choice {
-            ChartChoice::Histogram => ChartKind::Histogram,
-            ChartChoice::Cdf => ChartKind::Cdf,
-        }
-    }
+    /// Latency over time under one load (see --load), with the ideal line.
+    OverTime,
+    /// One figure per load with its 95 % interval (see --figure).
+    Figure,
 }
 
 /// How `feelbench compare` lays out its rows.
@@ -236,6 +231,12 @@ pub struct ReportArgs {
     /// The probe `--format svg` draws [default: the run's first].
     #[arg(long = "probe", value_name = "NAME")]
     probe: Option<String>,
+    /// The load `--chart over-time` draws [default: the first that recorded it].
+    #[arg(long = "load", value_name = "NAME")]
+    load: Option<String>,
+    /// The figure `--chart figure` draws [default: the probe's first compared figure].
+    #[arg(long = "figure", value_name = "KEY")]
+    figure: Option<String>,
     /// Write to FILE instead of stdout.
     #[arg(short = 'o', long = "output", value_name = "FILE")]
     output: Option<PathBuf>,
@@ -250,7 +251,12 @@ impl ReportArgs {
                 verbose: self.verbose,
             },
             (false, None) => ReportView::Chart {
-                kind: self.chart.into(),
+                kind: match self.chart {
+                    ChartChoice::Histogram => ChartKind::Histogram,
+                    ChartChoice::Cdf => ChartKind::Cdf,
+                    ChartChoice::OverTime => ChartKind::OverTime { load: self.load },
+                    ChartChoice::Figure => ChartKind::Figure { key: self.figure },
+                },
                 probe: self.probe,
             },
         };

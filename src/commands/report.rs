@@ -2,9 +2,10 @@
 //! (`--env`) the environment it was made in.
 
 use super::Format;
+use crate::exit::UsageError;
 use crate::probe;
 use crate::report::file::read_run;
-use crate::report::html::{self, ChartKind};
+use crate::report::html::{self, ChartError, ChartKind};
 use crate::report::{csv, markdown, table};
 use crate::system::environment;
 use anyhow::Context;
@@ -47,7 +48,10 @@ pub fn render(settings: &ReportSettings) -> anyhow::Result<String> {
                 .as_ref()
                 .or(first)
                 .context("the run has no probe to draw")?;
-            html::render_svg(&run, probe, *kind)?
+            html::render_svg(&run, probe, kind).map_err(|error| match error {
+                unknown @ ChartError::Unknown { .. } => UsageError::input(unknown).into(),
+                other => anyhow::Error::from(other),
+            })?
         }
         ReportView::Results { format, verbose } => match format {
             Format::Table => table::render(&run, *verbose),

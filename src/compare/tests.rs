@@ -129,6 +129,32 @@ fn a_known_shift_is_marked_in_its_direction() {
     assert!(c.summaries[1].figures[0].geomean_ratio < 0.85);
 }
 
+#[test]
+fn the_html_page_colours_significant_changes_by_direction() {
+    let runs = [
+        synthetic_run(1.0, 1),
+        synthetic_run(1.3, 2),
+        synthetic_run(0.7, 3),
+        synthetic_run(1.0, 4),
+    ];
+    let c = compare(&runs, &["mean", "p99"]);
+    let page = html::render(&c, &runs).unwrap();
+    let figures = page.find("<h2>Figures</h2>").unwrap();
+    let table = &page[figures..page.find("<section>").unwrap()];
+    let cells = |class: &str| table.matches(&format!("<td class=\"{class}\">")).count();
+    // Every row: the slower run worse, the faster better, the same-scale run unmarked.
+    assert_eq!(cells("worse"), c.rows.len());
+    assert_eq!(cells("better"), c.rows.len());
+    let rows: Vec<&str> = table.split("<tr>").skip(2).collect();
+    assert_eq!(rows.len(), c.rows.len());
+    for row in rows {
+        let cells: Vec<&str> = row.split("<td").skip(4).collect();
+        assert!(cells[1].starts_with(" class=\"worse\""), "{row}");
+        assert!(cells[2].starts_with(" class=\"better\""), "{row}");
+        assert!(cells[3].starts_with('>'), "{row}");
+    }
+}
+
 /// Two-sided p-value of a t-test that takes every period's latency as an
 /// independent sample: what a naive comparison would do.
 fn naive_p(a: &[f64], b: &[f64]) -> f64 {

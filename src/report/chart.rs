@@ -3,6 +3,7 @@
 //! the callers name the series. Plotters escapes every text it writes.
 
 use anyhow::{anyhow, Result};
+use plotters::coord::combinators::{LogCoord, WithKeyPoints};
 use plotters::coord::ranged1d::{AsRangedCoord, ValueFormatter};
 use plotters::prelude::*;
 
@@ -44,7 +45,7 @@ pub fn histogram(labels: Labels, lines: &[Line]) -> Result<String> {
     draw_lines(
         labels,
         0.0..x.1.max(1e-3) * 1.02,
-        (0.5..top).log_scale(),
+        log_axis(0.5, top),
         lines,
         None,
     )
@@ -56,7 +57,7 @@ pub fn cdf(labels: Labels, lines: &[Line]) -> Result<String> {
     let (x, _) = bounds(lines);
     let low = x.0.max(1e-3) / 1.2;
     let high = (x.1 * 1.2).max(low * 10.0);
-    draw_lines(labels, (low..high).log_scale(), 0.0..1.0, lines, None)
+    draw_lines(labels, log_axis(low, high), 0.0..1.0, lines, None)
 }
 
 /// Values over time, with a dashed-free horizontal line at `ideal`.
@@ -107,6 +108,7 @@ pub fn intervals(labels: Labels, values: &[Ranged]) -> Result<String> {
             .disable_x_mesh()
             .x_labels(n * 2 + 1)
             .x_label_formatter(&name_of)
+            .y_label_formatter(&tick_label)
             .y_desc(labels.y)
             .x_desc(labels.x)
             .draw()
@@ -126,6 +128,44 @@ pub fn intervals(labels: Labels, values: &[Ranged]) -> Result<String> {
         area.present().map_err(drawing)?;
     }
     Ok(svg)
+}
+
+/// A log axis from `low` to `high` (both above 0) labelled at 1, 2 and 5
+/// times each power of ten, or at the powers alone when those would crowd
+/// it, with a light line at every other whole multiple.
+fn log_axis(low: f64, high: f64) -> WithKeyPoints<LogCoord<f64>> {
+    let decades = (low.log10().floor() as i32)..=(high.log10().ceil() as i32);
+    let multiples = |of: &[f64]| -> Vec<f64> {
+        decades
+            .clone()
+            .flat_map(|d| of.iter().map(move |m| m * 10f64.powi(d)))
+            .filter(|v| (low..=high).contains(v))
+            .collect()
+    };
+    let mut bold = multiples(&[1.0, 2.0, 5.0]);
+    if bold.len() > MAX_LOG_LABELS {
+        bold = multiples(&[1.0]);
+    }
+    let light = multiples(&[3.0, 4.0, 6.0, 7.0, 8.0, 9.0]);
+    (low..high)
+        .log_scale()
+        .with_key_points(bold)
+        .with_light_points(light)
+}
+
+/// Most labels on a log axis before only the powers of ten are labelled.
+const MAX_LOG_LABELS: usize = 8;
+
+/// A tick's label: the value to three significant digits, without
+/// trailing zeros (`0.02`, `1`, `2.5`, `1000`).
+fn tick_label(value: &f64) -> String {
+    if *value == 0.0 || !value.is_finite() {
+        return "0".to_string();
+    }
+    let digits = 2 - value.abs().log10().floor() as i32;
+    let scale = 10f64.powi(digits);
+    let rounded = (value * scale).round() / scale;
+    format!("{rounded}")
 }
 
 /// The smallest and largest x and y of `lines`, `(0, 0)` when they are empty.
@@ -171,6 +211,8 @@ where
             .map_err(drawing)?;
         chart
             .configure_mesh()
+            .x_label_formatter(&tick_label)
+            .y_label_formatter(&tick_label)
             .x_desc(labels.x)
             .y_desc(labels.y)
             .draw()
@@ -263,6 +305,22 @@ mod tests {
             over_time(labels("t"), &lines, Some(1.0)).unwrap();
         }
         intervals(labels("i"), &[]).unwrap();
+    }
+
+    #[test]
+    fn log_axes_are_labelled_at_round_values_without_crowding() {
+        let labels = |low, high| -> Vec<String> {
+            log_axis(low, high)
+                .bold_points()
+                .iter()
+                .map(tick_label)
+                .collect()
+        };
+        assert_eq!(labels(0.08, 6.0), ["0.1", "0.2", "0.5", "1", "2", "5"]);
+        assert_eq!(labels(0.5, 40_000.0), ["1", "10", "100", "1000", "10000"]);
+        assert_eq!(tick_label(&0.30000000000000004), "0.3");
+        assert_eq!(tick_label(&1234.5), "1230");
+        assert_eq!(tick_label(&0.0), "0");
     }
 
     #[test]

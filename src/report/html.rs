@@ -9,7 +9,8 @@ use super::chart::{self, Labels, Line, Ranged};
 use super::estimate::{estimate, RUN_LEVEL};
 use super::figure::Figure;
 use super::schema::{RunDocument, ScenarioResult};
-use crate::figures::{Formula, ProbeSheet};
+use crate::figures::series::{LatencySeries, SeriesPoint};
+use crate::figures::{FigureDef, Formula, ProbeSheet};
 use crate::measure::latency::LatencyHistogram;
 use crate::system::environment;
 use anyhow::{Context, Result};
@@ -27,12 +28,18 @@ pub struct Drawn<'a> {
 }
 
 /// The single charts `--format svg` draws.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub enum ChartKind {
     /// The latency histogram, a line per load.
     Histogram,
     /// The latency CDF, a line per load.
     Cdf,
+    /// The latency over time under one load (the first that recorded it
+    /// when `None`), with the ideal line.
+    OverTime { load: Option<String> },
+    /// One figure per load with its interval (the probe's first compared
+    /// figure when `None`).
+    Figure { key: Option<String> },
 }
 
 /// `text` with `<`, `>`, `&` and quotes escaped, safe inside an element or
@@ -60,17 +67,92 @@ pub fn render(run: &RunDocument) -> Result<String> {
     Ok(page(&format!("feelbench run {}", run.run.id), &body))
 }
 
-/// One chart of `probe` in `run`, as an SVG document.
-pub fn render_svg(run: &RunDocument, probe: &str, kind: ChartKind) -> Result<String> {
-    let sheet = run
-        .sheet(probe)
-        .with_context(|| format!("the run has no probe {probe:?}"))?;
-    let drawn = drawn_loads(run, probe);
-    let distributions = distributions(sheet, &drawn)?;
-    match kind {
-        ChartKind::Histogram => histogram(probe, &distributions),
-        ChartKind::Cdf => cdf(probe, &distributions),
+/// Why `--format svg` cannot draw the chart asked for.
+#[derive(Debug, thiserror::Error)]
+pub enum ChartError {
+    /// A name given that the run does not have (bad input).
+    #[error("the run has no {what} {name:?}{of}; it has: {known}")]
+    Unknown {
+        /// `probe`, `load` or `figure`.
+        what: &'static str,
+        name: String,
+        /// ` of "probe"` for a load or a figure.
+        of: String,
+        known: String,
+    },
+    /// The run holds nothing to draw it from.
+    #[error("{0}")]
+    Nothing(String),
+    #[error(transparent)]
+    Drawing(#[from] anyhow::Error),
+}
+
+impl ChartError {
+    fn unknown<'a>(
+        what: &'static str,
+        name: &str,
+        of: &str,
+        known: impl Iterator<Item = &'a str>,
+    ) -> Self {
+        ChartError::Unknown {
+            what,
+            name: name.to_string(),
+            of: match of.is_empty() {
+                true => String::new(),
+                false => format!(" of {of:?}"),
+            },
+            known: known.collect::<Vec<_>>().join(", "),
+        }
     }
+}
+
+/// One chart of `probe` in `run`, as an SVG document.
+pub fn render_svg(run: &RunDocument, probe: &str, kind: &ChartKind) -> Result<String, ChartError> {
+    let sheet = run.sheet(probe).ok_or_else(|| {
+        ChartError::unknown("probe", probe, "", run.probes.keys().map(String::as_str))
+    })?;
+    let drawn = drawn_loads(run, probe);
+    Ok(match kind {
+        ChartKind::Histogram => histogram(probe, &distributions(sheet, &drawn)?)?,
+        ChartKind::Cdf => cdf(probe, &distributions(sheet, &drawn)?)?,
+        ChartKind::OverTime { load } => {
+            let d = match load {
+                Some(load) => drawn.iter().find(|d| &d.name == load).ok_or_else(|| {
+                    ChartError::unknown("load", load, probe, drawn.iter().map(|d| d.name.as_str()))
+                })?,
+                None => drawn
+                    .iter()
+                    .find(|d| series_of(d).is_some())
+                    .or(drawn.first())
+                    .ok_or_else(|| {
+                        ChartError::Nothing(format!("the run has no scenario of {probe:?}"))
+                    })?,
+            };
+            over_time(probe, d).ok_or_else(|| {
+                ChartError::Nothing(format!(
+                    "the run has no latency over time of {probe:?} under {:?} \
+                     (recorded by frame probes from feelbench.run/2 on; merged repeats keep none)",
+                    d.name
+                ))
+            })??
+        }
+        ChartKind::Figure { key } => {
+            let keys = || sheet.figures.iter().map(|f| f.key.as_str());
+            let def = match key {
+                Some(key) => sheet
+                    .figure(key)
+                    .ok_or_else(|| ChartError::unknown("figure", key, probe, keys()))?,
+                None => sheet.figures.iter().find(|f| f.compared).ok_or_else(|| {
+                    ChartError::Nothing(format!(
+                        "{probe:?} has no figure compared by default; give --figure"
+                    ))
+                })?,
+            };
+            figure_intervals(probe, def, &drawn).ok_or_else(|| {
+                ChartError::Nothing(format!("no scenario of {probe:?} has {:?}", def.key))
+            })??
+        }
+    })
 }
 
 /// The scenarios of `probe`, one per load, named by their load.
@@ -183,71 +265,82 @@ pub fn charts(title: &str, sheet: &ProbeSheet, drawn: &[Drawn]) -> Result<String
         svgs.push(cdf(title, &distributions)?);
     }
     for def in sheet.figures.iter().filter(|f| f.compared) {
-        let figure = Figure::Probe(def.clone());
-        let values: Vec<Ranged> = drawn
-            .iter()
-            .filter_map(|d| {
-                let found = estimate(d.scenario, &figure)?;
-                let (low, high) = found
-                    .uncertainty
-                    .map(|(e, _)| figure.within_range(e.interval(RUN_LEVEL)))
-                    .unwrap_or((found.value, found.value));
-                let shown = |value| def.unit.shown(value);
-                Some(Ranged {
-                    name: d.name.clone(),
-                    value: shown(found.value),
-                    low: shown(low),
-                    high: shown(high),
-                })
-            })
-            .collect();
-        if !values.is_empty() {
-            let title = format!("{title}: {} ({}% interval)", def.label, RUN_LEVEL * 100.0);
-            let labels = Labels {
-                title: &title,
-                x: "",
-                y: &def.label,
-            };
-            svgs.push(chart::intervals(labels, &values)?);
-        }
+        svgs.extend(figure_intervals(title, def, drawn).transpose()?);
     }
     for d in drawn {
-        if let Some(series) = d
-            .scenario
-            .outcome
-            .result
-            .as_ref()
-            .and_then(|r| r.series.as_ref())
-        {
-            let line = |name: &str, of: fn(&crate::figures::series::SeriesPoint) -> f64| Line {
-                name: name.to_string(),
-                points: series
-                    .points
-                    .iter()
-                    .map(|p| (p.t_s, of(p) / 1000.0))
-                    .collect(),
-            };
-            let title = format!("{title} under {}: latency over time", d.name);
-            let labels = Labels {
-                title: &title,
-                x: "time (s)",
-                y: "latency (ms)",
-            };
-            // Until the series was merged each point is one sample: its max is its mean.
-            let lines = match series.points.iter().any(|p| p.count > 1) {
-                true => vec![line("max", |p| p.max_us), line("mean", |p| p.mean_us)],
-                false => vec![line("latency", |p| p.mean_us)],
-            };
-            svgs.push(chart::over_time(
-                labels,
-                &lines,
-                series.ideal_us.map(|us| us / 1000.0),
-            )?);
-        }
+        svgs.extend(over_time(title, d).transpose()?);
     }
     Ok(format!(
         "<div class=\"charts\">\n{}</div>\n",
         svgs.join("\n")
+    ))
+}
+
+/// Figure `def` of each drawn scenario with its interval, `None` when no
+/// scenario has it.
+fn figure_intervals(title: &str, def: &FigureDef, drawn: &[Drawn]) -> Option<Result<String>> {
+    let figure = Figure::Probe(def.clone());
+    let values: Vec<Ranged> = drawn
+        .iter()
+        .filter_map(|d| {
+            let found = estimate(d.scenario, &figure)?;
+            let (low, high) = found
+                .uncertainty
+                .map(|(e, _)| figure.within_range(e.interval(RUN_LEVEL)))
+                .unwrap_or((found.value, found.value));
+            let shown = |value| def.unit.shown(value);
+            Some(Ranged {
+                name: d.name.clone(),
+                value: shown(found.value),
+                low: shown(low),
+                high: shown(high),
+            })
+        })
+        .collect();
+    if values.is_empty() {
+        return None;
+    }
+    let title = format!("{title}: {} ({}% interval)", def.label, RUN_LEVEL * 100.0);
+    let labels = Labels {
+        title: &title,
+        x: "",
+        y: &def.label,
+    };
+    Some(chart::intervals(labels, &values))
+}
+
+/// The latency series a scenario recorded, if any.
+fn series_of<'a>(d: &Drawn<'a>) -> Option<&'a LatencySeries> {
+    d.scenario.outcome.result.as_ref()?.series.as_ref()
+}
+
+/// The latency over time of one drawn scenario with its ideal line, `None`
+/// when it recorded none.
+fn over_time(title: &str, d: &Drawn) -> Option<Result<String>> {
+    let series = series_of(d)?;
+    let line = |name: &str, of: fn(&SeriesPoint) -> f64| Line {
+        name: name.to_string(),
+        points: series
+            .points
+            .iter()
+            .map(|p| (p.t_s, of(p) / 1000.0))
+            .collect(),
+    };
+    let title = format!("{title} under {}: latency over time", d.name);
+    let labels = Labels {
+        title: &title,
+        x: "time (s)",
+        y: "latency (ms)",
+    };
+    // Until the series was merged each point is one sample: its max is its mean.
+    let lines = match series.points.iter().any(|p| p.count > 1) {
+        true => vec![line("max", |p| p.max_us), line("mean", |p| p.mean_us)],
+        false => vec![line("latency", |p| p.mean_us)],
+    };
+    Some(chart::over_time(
+        labels,
+        &lines,
+        series.ideal_us.map(|us| us / 1000.0),
     ))
 }
 
@@ -387,7 +480,6 @@ fn largest(distributions: &[Distribution]) -> f64 {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::figures::series::{LatencySeries, SeriesPoint};
     use crate::report::fixture;
 
     #[test]
@@ -411,9 +503,8 @@ mod tests {
         assert!(html.contains("<h2>Environment</h2>"));
     }
 
-    #[test]
-    fn a_recorded_series_is_drawn_with_its_ideal_line() {
-        let mut run = fixture::run();
+    /// `run` with a series recorded by its first successful scenario.
+    fn with_series(mut run: RunDocument) -> RunDocument {
         let scenario = run
             .scenarios
             .iter_mut()
@@ -434,7 +525,12 @@ mod tests {
                 point(1.0, 5_850.0),
             ],
         });
-        let html = render(&run).unwrap();
+        run
+    }
+
+    #[test]
+    fn a_recorded_series_is_drawn_with_its_ideal_line() {
+        let html = render(&with_series(fixture::run())).unwrap();
         assert!(html.contains("latency over time"));
         assert!(html.contains("\nideal\n"));
     }
@@ -443,8 +539,42 @@ mod tests {
     fn a_single_chart_is_an_svg_document() {
         let run = fixture::run();
         let probe = run.probes.keys().next().unwrap().clone();
-        let svg = render_svg(&run, &probe, ChartKind::Cdf).unwrap();
-        assert!(svg.starts_with("<svg"));
-        assert!(render_svg(&run, "nonesuch", ChartKind::Cdf).is_err());
+        for kind in [
+            ChartKind::Cdf,
+            ChartKind::Histogram,
+            ChartKind::Figure { key: None },
+        ] {
+            let svg = render_svg(&run, &probe, &kind).unwrap();
+            assert!(svg.starts_with("<svg"), "{kind:?}");
+        }
+        assert!(render_svg(&run, "nonesuch", &ChartKind::Cdf).is_err());
+        let unknown = ChartKind::Figure {
+            key: Some("nonesuch".into()),
+        };
+        let error = render_svg(&run, &probe, &unknown).unwrap_err();
+        assert!(matches!(error, ChartError::Unknown { what: "figure", .. }));
+    }
+
+    #[test]
+    fn over_time_draws_the_load_asked_for_or_says_there_is_none() {
+        let mut run = with_series(fixture::run());
+        let drawn = run
+            .scenarios
+            .iter()
+            .position(|s| s.outcome.result.is_some());
+        let drawn = drawn.unwrap();
+        let (probe, load) = (
+            run.scenarios[drawn].probe.clone(),
+            run.scenarios[drawn].load.clone(),
+        );
+        let kind = ChartKind::OverTime {
+            load: Some(load.clone()),
+        };
+        let svg = render_svg(&run, &probe, &kind).unwrap();
+        assert!(svg.contains(&format!("{probe} under {load}: latency over time")));
+        assert!(svg.contains("\nideal\n"));
+        run.scenarios[drawn].outcome.result.as_mut().unwrap().series = None;
+        let error = render_svg(&run, &probe, &kind).unwrap_err().to_string();
+        assert!(error.contains("no latency over time"), "{error}");
     }
 }
