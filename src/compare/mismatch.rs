@@ -83,6 +83,7 @@ const SETTINGS: &[Fact] = &[
             .map_or("none".into(), |w| w.to_string())
     }),
     ("job", |r| r.settings.job.describe()),
+    ("fragment player", |r| r.settings.fragment.describe()),
 ];
 
 /// The PM QoS limit a run held, or `not held`.
@@ -222,6 +223,16 @@ mod tests {
         assert_eq!(d.len(), 1, "{d:?}");
         assert_eq!(d[0].what, "job");
         assert_eq!(d[0].values[1], "`make -j4`, at most 3600 s");
+    }
+
+    #[test]
+    fn another_fragment_player_is_listed() {
+        let mut other = fixture::run();
+        other.settings.fragment.fragment_bytes = 128;
+        let d = differences(&[fixture::run(), other]);
+        assert_eq!(d.len(), 1, "{d:?}");
+        assert_eq!(d[0].what, "fragment player");
+        assert_eq!(d[0].values[1], "3 x 128 bytes at 44100 Hz, 10 % CPU");
     }
 
     #[test]

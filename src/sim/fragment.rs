@@ -46,6 +46,15 @@ impl FragmentSettings {
     pub fn cpu_ns(&self) -> u64 {
         (self.fragment_ns() as f64 * self.cpu_pct / 100.0) as u64
     }
+
+    /// The settings in words (`3 x 256 bytes at 44100 Hz, 10 % CPU`), for
+    /// listing differences between runs.
+    pub fn describe(&self) -> String {
+        format!(
+            "{} x {} bytes at {} Hz, {} % CPU",
+            self.fragments, self.fragment_bytes, self.sample_rate_hz, self.cpu_pct
+        )
+    }
 }
 
 #[cfg(test)]
@@ -57,5 +66,6 @@ mod tests {
         let settings = FragmentSettings::default();
         assert_eq!(settings.fragment_ns(), 1_451_247);
         assert_eq!(settings.cpu_ns(), 145_124);
+        assert_eq!(settings.describe(), "3 x 256 bytes at 44100 Hz, 10 % CPU");
     }
 }

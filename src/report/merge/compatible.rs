@@ -86,6 +86,7 @@ const RULES: &[Rule] = &[
             .map_or_else(|| "none".into(), response)
     }),
     Rule::Exact("job", |r| r.settings.job.describe()),
+    Rule::Exact("fragment player", |r| r.settings.fragment.describe()),
     Rule::Near(
         "loops_per_ms",
         |r| r.settings.loops_per_ms,
@@ -144,8 +145,25 @@ fn optional_size(bytes: Option<u64>) -> String {
     bytes.map_or_else(|| "none".into(), |b| size(b as f64))
 }
 
-/// The first property in which `other` was not made like `first`.
+/// The first property in which `other` was not made like `first`: a rule,
+/// or a probe both measured whose figures they declare otherwise (made by
+/// another version of feelbench), since a merge keeps one sheet per probe.
 pub fn first_difference(first: &RunDocument, other: &RunDocument) -> Option<Difference> {
+    rule_difference(first, other).or_else(|| {
+        first.probes.iter().find_map(|(probe, sheet)| {
+            let theirs = other.probes.get(probe)?;
+            (theirs != sheet).then(|| Difference {
+                what: "a probe's figures",
+                first: format!("{probe} as this version declares them"),
+                other: format!("{probe} declared otherwise"),
+                beyond_tolerance: false,
+            })
+        })
+    })
+}
+
+/// The first rule `other` breaks.
+fn rule_difference(first: &RunDocument, other: &RunDocument) -> Option<Difference> {
     RULES.iter().find_map(|rule| match rule {
         Rule::Exact(what, show) => {
             let (a, b) = (show(first), show(other));
@@ -192,6 +210,19 @@ mod tests {
             }),
             None
         );
+    }
+
+    #[test]
+    fn another_fragment_player_or_another_sheet_does_not_merge() {
+        let d = differs(|r| r.settings.fragment.fragments = 2).unwrap();
+        assert_eq!(d.what, "fragment player");
+        assert_eq!(d.other, "2 x 256 bytes at 44100 Hz, 10 % CPU");
+        let d = differs(|r| {
+            let sheet = r.probes.values_mut().next().unwrap();
+            sheet.figures[0].label = "relabelled".into();
+        })
+        .unwrap();
+        assert_eq!(d.what, "a probe's figures");
     }
 
     #[test]
