@@ -304,7 +304,7 @@ impl CompareArgs {
             && !matches!(format, commands::Format::Table | commands::Format::Md)
         {
             return Err(UsageError::new(format!(
-                "--layout rows is a shape of the table and md formats; --format {} has one shape of its own (csv: a record per figure and run, json: the comparison itself, html: a table per probe and load): drop --layout, or use --format table or md",
+                "--layout rows is a shape of the table and md formats; --format {} has one shape of its own (csv: a record per figure and run, json: the comparison itself, html: one table of the figures beside the charts): drop --layout, or use --format table or md",
                 self.format.to_possible_value().map_or("?".to_string(), |v| v.get_name().to_string())
             )));
         }
