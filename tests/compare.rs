@@ -82,6 +82,11 @@ fn load_nice_19_lowers_the_probes_latency_against_nice_0() {
         &[files[0], files[1], "--layout", "rows", "--name", "a,b"],
     );
     assert!(stdout(&rows).contains("--- x under burn ---"));
+    let md_rows = compare(
+        dir.path(),
+        &[files[0], files[1], "--layout", "rows", "--format", "md"],
+    );
+    assert!(stdout(&md_rows).contains("## x under burn"));
 
     let same = compare(dir.path(), &[files[0], files[0], "--format", "json"]);
     let same: Value = serde_json::from_str(&stdout(&same)).unwrap();
@@ -152,6 +157,17 @@ fn bad_options_are_refused_with_exit_2() {
             "--name gives 1",
         ),
         (vec![a.as_str()], "required"),
+        (
+            vec![
+                a.as_str(),
+                a.as_str(),
+                "--layout",
+                "rows",
+                "--format",
+                "html",
+            ],
+            "--layout rows is a shape of the table and md formats",
+        ),
     ] {
         let output = compare(d, &args);
         assert_eq!(

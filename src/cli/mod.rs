@@ -198,7 +198,7 @@ enum ChartChoice {
 enum LayoutChoice {
     /// One row per probe × load × figure, one column per run.
     Columns,
-    /// resp1's layout: under each scenario one row per run, one column per figure.
+    /// LMbench's and resp1's layout: under each scenario one row per run, one column per figure.
     Rows,
 }
 
@@ -287,7 +287,9 @@ pub struct CompareArgs {
     /// Output format.
     #[arg(long = "format", value_enum, default_value_t = FormatChoice::Table)]
     format: FormatChoice,
-    /// `columns`: one column per run; `rows`: under each scenario one row per run (resp1's layout).
+    /// `columns`: one column per run; `rows` (table and md formats): under
+    /// each scenario one row per run and a column per figure (LMbench's and
+    /// resp1's layout), in blocks at most 120 characters wide.
     #[arg(long = "layout", value_enum, default_value_t = LayoutChoice::Columns)]
     layout: LayoutChoice,
     /// Write to FILE instead of stdout.
@@ -304,6 +306,14 @@ impl CompareArgs {
                 "compare has no --format svg: use --format html, or `report --format svg` for one run's chart".to_string(),
             )
         })?;
+        if self.layout == LayoutChoice::Rows
+            && !matches!(format, commands::Format::Table | commands::Format::Md)
+        {
+            return Err(UsageError::new(format!(
+                "--layout rows is a shape of the table and md formats; --format {} has one shape of its own (csv: a record per figure and run, json: the comparison itself, html: one table of the figures beside the charts): drop --layout, or use --format table or md",
+                self.format.to_possible_value().map_or("?".to_string(), |v| v.get_name().to_string())
+            )));
+        }
         Ok(CompareSettings {
             files: self.files,
             names: self.names,

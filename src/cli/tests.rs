@@ -375,6 +375,8 @@ fn report_and_compare_map_their_choices_to_settings() {
     };
     assert_eq!(compare.layout, Layout::Rows);
     assert_eq!(compare.options.figures, figure_keys(true));
+    let md_rows = task(&["compare", "a", "b", "--layout", "rows", "--format", "md"]);
+    assert!(matches!(md_rows, Ok(Task::Compare(c)) if c.layout == Layout::Rows));
 }
 
 #[test]
@@ -386,6 +388,12 @@ fn compare_options_are_checked() {
         ),
         (&["--name", "one"], "--name gives 1 name(s) for 2 runs"),
         (&["--figure", "p42"], "unknown figure \"p42\""),
+        (
+            &["--layout", "rows", "--format", "html"],
+            "--layout rows is a shape of the table and md formats; --format html",
+        ),
+        (&["--layout", "rows", "--format", "csv"], "--layout rows"),
+        (&["--layout", "rows", "--format", "json"], "--layout rows"),
     ] {
         let mut full = vec!["compare", "a", "b"];
         full.extend_from_slice(args);

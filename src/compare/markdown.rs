@@ -1,7 +1,7 @@
 //! The comparison as Markdown: the heading as a list, the rows as a pipe
 //! table, the summary and the legend as lists.
 
-use super::text::{by_scenario, columns_table, heading, legend, scenario_block, summary_lines};
+use super::text::{by_scenario, columns_table, heading, legend, scenario_blocks, summary_lines};
 use super::{Comparison, Layout};
 use crate::report::markdown::pipe_row;
 
@@ -31,8 +31,11 @@ pub fn render(c: &Comparison, layout: Layout) -> String {
         }
         Layout::Rows => {
             for (probe, load, rows) in by_scenario(c) {
-                out.push_str(&format!("\n## {probe} under {load}\n\n"));
-                table(&mut out, &scenario_block(c, &rows));
+                out.push_str(&format!("\n## {probe} under {load}\n"));
+                for block in scenario_blocks(c, &rows) {
+                    out.push('\n');
+                    table(&mut out, &block);
+                }
             }
         }
     }

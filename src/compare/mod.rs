@@ -23,7 +23,8 @@ use summary::RunSummary;
 pub enum Layout {
     /// One column per run.
     Columns,
-    /// Under each scenario, one row per run (resp1's layout).
+    /// Under each scenario, one row per run and a column per figure
+    /// (LMbench's and resp1's layout; table and Markdown only).
     Rows,
 }
 

@@ -315,3 +315,77 @@ fn json_names_the_method_and_verdicts() {
     assert_eq!(cell["verdict"], "worse");
     assert_eq!(json["differences"][0]["what"], "load nice");
 }
+
+/// Every figure the fixture's probes declare: more than fit on one line.
+const EVERY_FIGURE: &[&str] = &[
+    "samples",
+    "mean",
+    "sd",
+    "p50",
+    "p90",
+    "p99",
+    "p999",
+    "max",
+    "executed",
+    "dropped",
+    "desired",
+    "work_ratio",
+    "periods",
+    "met",
+    "deadlines",
+    "late_max",
+    "late_mean",
+    "fps",
+    "low1",
+    "work",
+];
+
+/// Three runs (a baseline, one slower, one alike) compared on every figure.
+fn wide_comparison() -> Comparison {
+    let names = ["base", "slower", "same"];
+    let runs: Vec<RunDocument> = [(1.0, 21), (1.25, 22), (1.0, 23)]
+        .into_iter()
+        .zip(names)
+        .map(|((scale, seed), name)| {
+            let mut run = synthetic_run(scale, seed);
+            run.run.comment = Some(name.into());
+            run
+        })
+        .collect();
+    compare(&runs, EVERY_FIGURE)
+}
+
+#[test]
+fn wide_rows_split_into_blocks_that_fit_and_keep_every_figure() {
+    let c = wide_comparison();
+    let text = text::render(&c, Layout::Rows);
+    let (table, _) = text.split_once("\nslower against base").unwrap();
+    for line in table.lines().filter(|l| !l.starts_with("base: ")) {
+        assert!(
+            line.chars().count() <= text::ROWS_WIDTH,
+            "{} characters: {line}",
+            line.chars().count()
+        );
+    }
+    for (probe, load, rows) in text::by_scenario(&c) {
+        let blocks = text::scenario_blocks(&c, &rows);
+        assert!(blocks.len() > 1, "{probe} under {load}: one block");
+        let headers: Vec<&String> = blocks.iter().flat_map(|b| &b[0][1..]).collect();
+        let labels: Vec<&String> = rows.iter().map(|r| &r.label).collect();
+        assert_eq!(headers, labels, "each figure once, in order");
+        for block in &blocks {
+            let names: Vec<&str> = block.iter().map(|line| line[0].as_str()).collect();
+            assert_eq!(names, ["run", "base", "slower", "same"]);
+        }
+    }
+}
+
+#[test]
+fn wide_rows_layout_snapshot() {
+    insta::assert_snapshot!(text::render(&wide_comparison(), Layout::Rows));
+}
+
+#[test]
+fn markdown_rows_layout_snapshot() {
+    insta::assert_snapshot!(markdown::render(&wide_comparison(), Layout::Rows));
+}

@@ -175,8 +175,10 @@ pub fn render(c: &Comparison, layout: Layout) -> String {
         Layout::Rows => {
             for (probe, load, rows) in by_scenario(c) {
                 out.push_str(&format!("--- {probe} under {load} ---\n"));
-                out.push_str(&aligned(&scenario_block(c, &rows)));
-                out.push('\n');
+                for block in scenario_blocks(c, &rows) {
+                    out.push_str(&aligned(&block));
+                    out.push('\n');
+                }
             }
         }
     }
@@ -205,19 +207,66 @@ pub fn by_scenario(c: &Comparison) -> Vec<(&str, &str, Vec<&Row>)> {
     groups
 }
 
-/// One scenario in the rows layout: a header of figures, one line per run.
-pub fn scenario_block(c: &Comparison, rows: &[&Row]) -> Vec<Vec<String>> {
-    let mut block = vec![std::iter::once("run".to_string())
-        .chain(rows.iter().map(|r| r.label.clone()))
-        .collect::<Vec<_>>()];
-    for (i, run) in c.runs.iter().enumerate() {
-        block.push(
-            std::iter::once(run.name.clone())
-                .chain(rows.iter().map(|r| cell_text(r, r.cells[i].as_ref())))
-                .collect(),
-        );
+/// One scenario in the rows layout, LMbench's and resp1's shape: a header
+/// of figures, one line per run. Figures that would make a line wider than
+/// [`ROWS_WIDTH`] go on to further blocks, each starting with the runs'
+/// names again.
+pub fn scenario_blocks(c: &Comparison, rows: &[&Row]) -> Vec<Vec<Vec<String>>> {
+    let names: Vec<String> = std::iter::once("run".to_string())
+        .chain(c.runs.iter().map(|r| r.name.clone()))
+        .collect();
+    let columns: Vec<Vec<String>> = rows
+        .iter()
+        .map(|r| {
+            std::iter::once(r.label.clone())
+                .chain((0..c.runs.len()).map(|i| cell_text(r, r.cells[i].as_ref())))
+                .collect()
+        })
+        .collect();
+    let widths: Vec<usize> = columns.iter().map(|column| width(column)).collect();
+    split_to_fit(width(&names), &widths, ROWS_WIDTH)
+        .into_iter()
+        .map(|figures| {
+            (0..names.len())
+                .map(|line| {
+                    std::iter::once(names[line].clone())
+                        .chain(figures.clone().map(|f| columns[f][line].clone()))
+                        .collect()
+                })
+                .collect()
+        })
+        .collect()
+}
+
+/// Widest line of a rows-layout block: one that fits a wide terminal. An
+/// LMbench-style table of many figures (a micro-benchmark's ops × p50 and
+/// p99) goes on in further blocks rather than wrapping.
+pub const ROWS_WIDTH: usize = 120;
+
+/// The characters of the widest text of `column`.
+fn width(column: &[String]) -> usize {
+    column.iter().map(|t| t.chars().count()).max().unwrap_or(0)
+}
+
+/// Cuts columns of `widths`, in order, into runs that fit in `limit`
+/// characters beside a first column of `first` characters, two spaces
+/// apart; a column too wide on its own gets a run of its own.
+fn split_to_fit(first: usize, widths: &[usize], limit: usize) -> Vec<std::ops::Range<usize>> {
+    let mut runs = Vec::new();
+    let mut start = 0;
+    let mut line = first;
+    for (i, w) in widths.iter().enumerate() {
+        if i > start && line + 2 + w > limit {
+            runs.push(start..i);
+            start = i;
+            line = first;
+        }
+        line += 2 + w;
     }
-    block
+    if start < widths.len() {
+        runs.push(start..widths.len());
+    }
+    runs
 }
 
 /// The columns layout: a header of runs, one line per probe × load × figure.
@@ -234,4 +283,26 @@ pub fn columns_table(c: &Comparison) -> Vec<Vec<String>> {
             .collect()
     }));
     rows
+}
+
+#[cfg(test)]
+mod tests {
+    use super::split_to_fit;
+
+    #[test]
+    fn columns_split_where_the_next_would_pass_the_limit() {
+        // 3 + (2 + 10) * 3 = 39 fits in 40; a fourth would not.
+        assert_eq!(split_to_fit(3, &[10; 5], 40), [0..3, 3..5]);
+        assert_eq!(split_to_fit(3, &[10; 3], 39), vec![(0..3)]);
+        assert_eq!(split_to_fit(3, &[10; 3], 38), [0..2, 2..3]);
+    }
+
+    #[test]
+    fn a_column_too_wide_alone_still_shows() {
+        assert_eq!(split_to_fit(3, &[50, 5, 50], 40), [0..1, 1..2, 2..3]);
+        assert_eq!(
+            split_to_fit(3, &[], 40),
+            Vec::<std::ops::Range<usize>>::new()
+        );
+    }
 }

@@ -200,7 +200,7 @@ impl Load for Helpers {
 impl Helpers {
     /// Fails, saying how, once a helper has ended: the load is then no
     /// longer what it claims to be.
-    fn check_helpers(&mut self) -> Result<(), LoadError> {
+    pub fn check_helpers(&mut self) -> Result<(), LoadError> {
         let status = match waitpid(None, Some(WaitPidFlag::WNOHANG)) {
             Ok(WaitStatus::StillAlive) => return Ok(()),
             Ok(status) => status,

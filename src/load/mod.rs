@@ -2,8 +2,9 @@
 //! registry entry ([`LoadDef`]) in a file here plus one line in [`LOADS`];
 //! loads that differ only in a setting share a file (`periodic.rs` holds
 //! `video`, `x` and `custom`, `write.rs` the three writers, `ctxmem.rs` both
-//! rings, `archive.rs` `ctar` and `xtar`), and `disk.rs`, `draws.rs`,
-//! `tree.rs`, `helpers.rs` and `error.rs` hold what several loads use. The
+//! rings, `bandwidth.rs` the three streams, `archive.rs` `ctar` and `xtar`),
+//! and `disk.rs`, `draws.rs`, `tree.rs`, `helpers.rs` and `error.rs` hold
+//! what several loads use. The
 //! engine only sees [`Load`]. A load runs in one or more worker
 //! processes, each repeating [`Load::step`] until it is told to stop, and
 //! counts the work it gets done. Loads compose: a scenario's load is a
@@ -12,6 +13,7 @@
 //! probes lives below both, in `sim`.
 
 pub mod archive;
+pub mod bandwidth;
 pub mod burn;
 pub mod cacherun;
 pub mod cmd;
@@ -107,6 +109,9 @@ pub static LOADS: &[LoadDef] = &[
     spawn::DEF,
     ctxmem::CTXMEM8,
     ctxmem::CTXMEM2,
+    bandwidth::PIPEBW,
+    bandwidth::UNIXBW,
+    bandwidth::TCPBW,
     memload::DEF,
     cpuload::DEF,
     list::DEF,
