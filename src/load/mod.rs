@@ -2,7 +2,7 @@
 //! registry entry ([`LoadDef`]) in a file here plus one line in [`LOADS`];
 //! loads that differ only in a setting share a file (`periodic.rs` holds
 //! `video`, `x` and `custom`, `write.rs` the three writers, `ctxmem.rs` both
-//! rings, `archive.rs` `ctar` and `xtar`), and `disk.rs`, `draws.rs`,
+//! rings, `archive.rs` `ctar` and `xtar`), and `disk.rs`,
 //! `tree.rs`, `helpers.rs` and `error.rs` hold what several loads use. The
 //! engine only sees [`Load`]. A load runs in one or more worker
 //! processes, each repeating [`Load::step`] until it is told to stop, and
@@ -20,7 +20,6 @@ pub mod cpuload;
 pub mod ctxmem;
 pub mod dbench;
 pub mod disk;
-mod draws;
 mod error;
 pub mod hack;
 mod helpers;

@@ -6,11 +6,13 @@
 //! contest's reference job (`job`), which the `job` probe times and the
 //! `cacherun` load repeats. This module knows neither probes nor loads.
 
+pub mod draws;
 pub mod fragment;
 pub mod job;
 pub mod periodic;
 pub mod response;
 pub mod shapes;
+pub mod uncached;
 
 use fragment::FragmentSettings;
 use job::JobSettings;
