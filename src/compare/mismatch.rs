@@ -83,6 +83,7 @@ const SETTINGS: &[Fact] = &[
             .map_or("none".into(), |w| w.to_string())
     }),
     ("job", |r| r.settings.job.describe()),
+    ("file I/O", |r| r.settings.io.describe()),
 ];
 
 /// The PM QoS limit a run held, or `not held`.

@@ -2,7 +2,8 @@
 //! registry entry ([`LoadDef`]) in a file here plus one line in [`LOADS`];
 //! loads that differ only in a setting share a file (`periodic.rs` holds
 //! `video`, `x` and `custom`, `write.rs` the three writers, `ctxmem.rs` both
-//! rings, `archive.rs` `ctar` and `xtar`), and `disk.rs`,
+//! rings, `archive.rs` `ctar` and `xtar`, `iothreads.rs` the four `io*`
+//! loads), and `disk.rs`,
 //! `tree.rs`, `helpers.rs` and `error.rs` hold what several loads use. The
 //! engine only sees [`Load`]. A load runs in one or more worker
 //! processes, each repeating [`Load::step`] until it is told to stop, and
@@ -23,6 +24,7 @@ pub mod disk;
 mod error;
 pub mod hack;
 mod helpers;
+pub mod iothreads;
 pub mod list;
 pub mod memload;
 pub mod none;
@@ -51,6 +53,13 @@ pub trait Load {
     /// to its own. Loads without such helpers have none.
     fn helpers_cpu_ns(&self) -> u64 {
         0
+    }
+
+    /// How long the request of the last step took, for a load that times
+    /// its requests (the `io*` loads); the worker counts those of the
+    /// measurement window as the load's request latency.
+    fn last_request_ns(&self) -> Option<u64> {
+        None
     }
 }
 
@@ -112,6 +121,10 @@ pub static LOADS: &[LoadDef] = &[
     archive::CTAR,
     archive::XTAR,
     dbench::DEF,
+    iothreads::SEQ_WRITE,
+    iothreads::SEQ_READ,
+    iothreads::RAND_WRITE,
+    iothreads::RAND_READ,
     cacherun::DEF,
     cmd::DEF,
 ];

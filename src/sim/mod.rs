@@ -8,6 +8,7 @@
 
 pub mod draws;
 pub mod fragment;
+pub mod io;
 pub mod job;
 pub mod periodic;
 pub mod response;
@@ -15,6 +16,7 @@ pub mod shapes;
 pub mod uncached;
 
 use fragment::FragmentSettings;
+use io::IoSettings;
 use job::JobSettings;
 pub use response::ResponseParams;
 
@@ -43,6 +45,8 @@ pub struct WorkParams {
     pub job: JobSettings,
     /// The buffer and work of the `fragment` probe's player.
     pub fragment: FragmentSettings,
+    /// The file-I/O work: the `fileio` probe's and the `io*` loads'.
+    pub io: IoSettings,
 }
 
 #[cfg(test)]
@@ -60,6 +64,7 @@ impl WorkParams {
             response: ResponseParams::for_tests(),
             job: JobSettings::default(),
             fragment: FragmentSettings::default(),
+            io: IoSettings::default(),
         }
     }
 

@@ -86,6 +86,7 @@ const RULES: &[Rule] = &[
             .map_or_else(|| "none".into(), response)
     }),
     Rule::Exact("job", |r| r.settings.job.describe()),
+    Rule::Exact("file I/O", |r| r.settings.io.describe()),
     Rule::Near(
         "loops_per_ms",
         |r| r.settings.loops_per_ms,
