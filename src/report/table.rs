@@ -97,7 +97,8 @@ pub fn load_work_cell(work: &[LoadWork], device: Option<&DeviceFigures>) -> Stri
 
 /// For a load part that timed its requests (tiobench's figures): its CPU
 /// efficiency (work per second per CPU, rate / (CPU % / 100)), and its
-/// requests' mean and largest latency and the % over each threshold.
+/// requests' mean and largest latency and the % over each threshold (three
+/// decimals, as a few slow requests among millions are the point).
 fn requests_text(w: &LoadWork) -> String {
     let Some(requests) = w.requests.as_ref().filter(|r| r.count > 0) else {
         return String::new();
@@ -113,7 +114,7 @@ fn requests_text(w: &LoadWork) -> String {
     let over: Vec<String> = requests
         .over_pct()
         .into_iter()
-        .map(|(threshold_ns, pct)| format!("{pct:.1} % >{}", show_threshold(threshold_ns)))
+        .map(|(threshold_ns, pct)| format!("{pct:.3} % >{}", show_threshold(threshold_ns)))
         .collect();
     format!(
         "{efficiency}, requests avg {:.3} max {:.3} ms, {}",
@@ -532,7 +533,7 @@ mod tests {
         work.requests = Some(requests);
         assert_eq!(
             load_work_cell(&[work], None),
-            "burn 100 Mloop/s, 50 % CPU, 200 Mloop/s per CPU, requests avg 40.000 max 150.000 ms, 25.0 % >100ms, 0.0 % >2s"
+            "burn 100 Mloop/s, 50 % CPU, 200 Mloop/s per CPU, requests avg 40.000 max 150.000 ms, 25.000 % >100ms, 0.000 % >2s"
         );
     }
 
