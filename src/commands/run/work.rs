@@ -33,7 +33,7 @@ pub struct PreparedWork {
 
 /// The disk loads' files do not fit in the work directory.
 #[derive(Debug, thiserror::Error)]
-#[error("the disk loads (and probes) need {} MiB in {} but only {} MiB are free (with {} MiB to spare); use --workdir on a larger file system or a smaller --file-size (--fileio-size for the fileio probe)", .needed_bytes >> 20, .dir.display(), .free_bytes >> 20, DISK_MARGIN_BYTES >> 20)]
+#[error("the disk loads need {} MiB in {} but only {} MiB are free (with {} MiB to spare); use --workdir on a larger file system or a smaller --file-size (--fileio-size for the fileio probe)", .needed_bytes >> 20, .dir.display(), .free_bytes >> 20, DISK_MARGIN_BYTES >> 20)]
 pub struct DiskShortage {
     dir: PathBuf,
     needed_bytes: u64,
