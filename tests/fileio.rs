@@ -71,6 +71,7 @@ fn assert_sane_figures(scenario: &Value) {
         }
     }
     assert!((0.0..=100.0).contains(&f(figures, "direct_pct")));
+    assert!(figures.get("requests_unfinished").is_some(), "{figures}");
 }
 
 #[test]

@@ -7,7 +7,12 @@
 //! every `--fileio-period` (20 ms: 250 of each in 10 s). A request slower
 //! than the period delays the next, which starts as soon as it ends
 //! (requests never pile up); the periods that passed meanwhile are counted
-//! as missed. A request in flight when the window ends is finished.
+//! as missed. A request in flight when the window ends is waited for up
+//! to 5 s more; one still running then (writes can take tens of seconds
+//! under heavy write-back) is counted with the time it had taken, a lower
+//! bound, and as `unfinished`, so the scenario still has its figures. The
+//! requests are done, and timed around their system calls, by a thread of
+//! their own (`io_thread`).
 //!
 //! The file is made (and written out to the device) before the window is
 //! announced. Requests bypass the page cache with `O_DIRECT`; where the
@@ -17,6 +22,7 @@
 //! requests slower than each of `--io-thresholds` (keys `read_over1` to
 //! `read_over3`, labels naming the thresholds).
 
+use super::io_thread::{Order, Outcome, RequestThread, Target};
 use super::{MeasureError, Probe, ProbeDef};
 use crate::figures::result::MEASURED_S;
 use crate::figures::{
@@ -29,16 +35,19 @@ use crate::measure::sched::MemoryPolicy;
 use crate::measure::window::Window;
 use crate::sim::draws::Draws;
 use crate::sim::io::{show_threshold, IoSettings, MAX_THRESHOLDS};
-use crate::sim::uncached::{bypass_cache, drop_cached_range, fill_on_device, AlignedBuf};
+use crate::sim::uncached::{bypass_cache, fill_on_device, AlignedBuf};
 use crate::sim::WorkParams;
-use std::fs::File;
-use std::os::unix::fs::FileExt as _;
 use std::path::Path;
 
 /// Bytes of each request.
 const REQUEST_BYTES: usize = 4096;
 /// Bytes of each write that makes the file.
 const FILL_CHUNK_BYTES: usize = 1 << 20;
+/// How long past the window's end the probe waits for a request in flight
+/// (well inside the 10 s the engine gives a probe to report): one still
+/// running then is counted with the time it had taken (a lower bound) and
+/// as unfinished.
+const LATE_LIMIT_NS: u64 = 5_000_000_000;
 
 /// Registry entry.
 pub const DEF: ProbeDef = ProbeDef {
@@ -83,6 +92,14 @@ impl Kind {
         }
     }
 
+    /// What failed when one of its requests failed.
+    fn failure(self) -> &'static str {
+        match self {
+            Kind::Read => "a read of its file failed",
+            Kind::Write => "a write of its file (or its fdatasync) failed",
+        }
+    }
+
     /// The count of its requests slower than threshold `k` (0-based).
     fn over_name(self, k: usize) -> String {
         format!("{}_over{}", self.name(), k + 1)
@@ -92,6 +109,8 @@ impl Kind {
 /// Periods in which no request started, because the one before was still
 /// running.
 const MISSED: &str = "missed";
+/// Requests still running when the probe stopped waiting (at most one).
+const UNFINISHED: &str = "unfinished";
 /// Requests made with `O_DIRECT` (the others had their pages dropped).
 const DIRECT: &str = "direct_requests";
 /// Requests of both kinds.
@@ -118,6 +137,16 @@ fn sheet(summary: &str, params: Option<&WorkParams>) -> ProbeSheet {
             Better::Lower,
             Formula::Total {
                 count: MISSED.to_string(),
+            },
+        ),
+        FigureDef::new(
+            UNFINISHED,
+            "requests_unfinished",
+            "requests unfinished 5 s after the window (counted with the time they had taken)",
+            Unit::Count,
+            Better::Lower,
+            Formula::Total {
+                count: UNFINISHED.to_string(),
             },
         ),
         FigureDef::new(
@@ -265,6 +294,7 @@ struct Requests {
     read: KindRecord,
     write: KindRecord,
     missed: u64,
+    unfinished: u64,
     direct: u64,
 }
 
@@ -275,6 +305,7 @@ impl Requests {
             read: KindRecord::new(),
             write: KindRecord::new(),
             missed: 0,
+            unfinished: 0,
             direct: 0,
         }
     }
@@ -311,6 +342,7 @@ impl Requests {
         let mut tally = Tally::default()
             .with_count(MEASURED_S, measured_ns as f64 / 1e9)
             .with_count(MISSED, self.missed as f64)
+            .with_count(UNFINISHED, self.unfinished as f64)
             .with_count(DIRECT, self.direct as f64);
         let mut requests = 0;
         for (kind, record) in kinds {
@@ -359,20 +391,15 @@ fn next_start(due_ns: u64, ended_ns: u64, period_ns: u64) -> (u64, u64) {
     }
 }
 
-/// The file the requests go to, made before the window.
-struct Target {
-    file: File,
-    blocks: u64,
-    /// Requests bypass the page cache; else reads drop their pages first.
-    direct: bool,
-}
-
 struct FileIoProbe {
     settings: IoSettings,
     requests: Requests,
-    buf: AlignedBuf,
     draws: Draws,
-    target: Option<Target>,
+    /// The thread doing the requests, and the file's size in requests,
+    /// once the file is made.
+    io: Option<(RequestThread, u64)>,
+    /// Requests bypass the page cache.
+    direct: bool,
 }
 
 impl FileIoProbe {
@@ -380,36 +407,9 @@ impl FileIoProbe {
         Self {
             settings: settings.clone(),
             requests: Requests::new(&settings.thresholds_ns),
-            buf: AlignedBuf::incompressible(REQUEST_BYTES),
             draws: Draws::new(u64::from(std::process::id())),
-            target: None,
-        }
-    }
-
-    /// Does one request of `kind` at a random block.
-    fn request(&mut self, target: &Target, kind: Kind) -> Result<(), MeasureError> {
-        let offset = self.draws.below(target.blocks) * REQUEST_BYTES as u64;
-        match kind {
-            Kind::Read => {
-                if !target.direct {
-                    drop_cached_range(&target.file, offset, REQUEST_BYTES as u64)
-                        .map_err(|errno| io_error("cannot drop a read's pages", errno.into()))?;
-                }
-                target
-                    .file
-                    .read_exact_at(self.buf.as_mut_slice(), offset)
-                    .map_err(|e| io_error("cannot read its file", e))
-            }
-            Kind::Write => {
-                target
-                    .file
-                    .write_all_at(self.buf.as_slice(), offset)
-                    .map_err(|e| io_error("cannot write its file", e))?;
-                target
-                    .file
-                    .sync_data()
-                    .map_err(|e| io_error("cannot write its file out (fdatasync)", e))
-            }
+            io: None,
+            direct: false,
         }
     }
 }
@@ -426,36 +426,52 @@ impl Probe for FileIoProbe {
         let size = file_bytes(&self.settings);
         let fill = AlignedBuf::incompressible(FILL_CHUNK_BYTES);
         fill_on_device(&file, &fill, size).map_err(|e| io_error("cannot fill its file", e))?;
-        let direct =
+        self.direct =
             bypass_cache(&file).map_err(|errno| io_error("cannot set O_DIRECT", errno.into()))?;
-        self.target = Some(Target {
+        let target = Target {
             file,
-            blocks: size / REQUEST_BYTES as u64,
-            direct,
-        });
+            direct: self.direct,
+        };
+        let thread = RequestThread::on(target, REQUEST_BYTES)
+            .map_err(|e| io_error("cannot start its request thread", e))?;
+        self.io = Some((thread, size / REQUEST_BYTES as u64));
         Ok(())
     }
 
     fn measure(mut self: Box<Self>, window: Window, _dir: &Path) -> Result<Measured, MeasureError> {
-        let target = self.target.take().ok_or_else(|| {
+        let (mut thread, blocks) = self.io.take().ok_or_else(|| {
             io_error(
                 "measured before its file was made",
                 std::io::ErrorKind::NotFound.into(),
             )
         })?;
         let period_ns = self.settings.period_ns;
+        let give_up_ns = window.end_ns + LATE_LIMIT_NS;
         let mut due_ns = window.start_ns;
         let mut ended_ns = window.start_ns;
         let mut kinds = Kind::BOTH.iter().cycle();
         while due_ns < window.end_ns {
             sleep_until_ns(due_ns);
             let kind = *kinds.next().expect("a cycle never ends");
+            let order = Order {
+                write: kind == Kind::Write,
+                offset: self.draws.below(blocks) * REQUEST_BYTES as u64,
+            };
             let started_ns = now_ns();
-            self.request(&target, kind)?;
+            let outcome = thread
+                .request(order, give_up_ns)
+                .map_err(|e| io_error(kind.failure(), e))?;
             ended_ns = now_ns();
-            let took_ns = ended_ns - started_ns;
+            let took_ns = match outcome {
+                Outcome::Done { took_ns } => took_ns,
+                Outcome::Unfinished { waited_ns } => waited_ns,
+            };
             self.requests
-                .record(window, kind, started_ns, took_ns, target.direct);
+                .record(window, kind, started_ns, took_ns, self.direct);
+            if let Outcome::Unfinished { .. } = outcome {
+                self.requests.unfinished += 1;
+                break;
+            }
             let (next, missed) = next_start(due_ns, ended_ns, period_ns);
             self.requests.missed += missed;
             due_ns = next;

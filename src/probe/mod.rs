@@ -1,6 +1,7 @@
 //! Probes: the interactive work whose experience is measured. Each probe is a
 //! file here plus one line in [`PROBES`] (`periodic.rs` holds what the
-//! periodic probes share); the engine only sees [`Probe`]. The simulated work
+//! periodic probes share, `io_thread.rs` the `fileio` probe's request
+//! thread); the engine only sees [`Probe`]. The simulated work
 //! itself lives below, in `sim`, shared with the loads; a probe never knows
 //! which load runs.
 
@@ -12,6 +13,7 @@ pub mod fileio;
 pub mod fragment;
 mod frame_figures;
 pub mod gaming;
+mod io_thread;
 pub mod job;
 pub mod periodic;
 pub mod response;
