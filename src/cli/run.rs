@@ -5,8 +5,8 @@
 use super::docs;
 use super::select::{Loads, Probes, Selection};
 use super::values::{
-    check, check_nice, check_online, parse_bytes, parse_cpu_list, parse_expect, parse_percent,
-    seconds_to_ns,
+    check, check_nice, check_online, parse_bytes, parse_cpu_list, parse_duration, parse_expect,
+    parse_percent, parse_thresholds, seconds_to_ns,
 };
 use super::Machine;
 use crate::commands::run::{
@@ -17,6 +17,7 @@ use crate::engine::scenario::Scenario;
 use crate::exit::UsageError;
 use crate::measure::sched::SchedRequest;
 use crate::sim::fragment::FragmentSettings;
+use crate::sim::io::IoSettings;
 use crate::sim::job::JobSettings;
 use crate::sim::CustomShape;
 use crate::system::cpulist::CpuList;
@@ -63,6 +64,8 @@ pub struct RunArgs {
     job: JobArgs,
     #[command(flatten)]
     fragment: FragmentArgs,
+    #[command(flatten)]
+    io: IoArgs,
     #[command(flatten)]
     loads: LoadArgs,
     #[command(flatten)]
@@ -269,6 +272,26 @@ struct FragmentArgs {
     cpu_pct: f64,
 }
 
+/// The `fileio` probe's file and rhythm, and the `io*` loads (tiobench's).
+#[derive(Debug, Args)]
+#[command(next_help_heading = "File I/O")]
+struct IoArgs {
+    /// Size of the file the fileio probe reads and writes at random (made
+    /// before it measures, in the work directory).
+    #[arg(long = "fileio-size", value_name = "SIZE", value_parser = parse_bytes, default_value = "256M")]
+    probe_file_bytes: u64,
+    /// Time between the starts of the fileio probe's requests, e.g. 20ms.
+    #[arg(long = "fileio-period", value_name = "DURATION", value_parser = parse_duration, default_value = "20ms")]
+    period_ns: u64,
+    /// Thresholds the fileio probe and the io* loads count slower requests
+    /// over: 1 to 3 ascending durations.
+    #[arg(long = "io-thresholds", value_name = "LIST", value_parser = parse_thresholds, default_value = "100ms,2s,10s")]
+    thresholds_ns: std::vec::Vec<u64>,
+    /// Processes of each io* load (tiobench's threads), each with its own file.
+    #[arg(long = "io-threads", value_name = "N", default_value_t = 4)]
+    threads: usize,
+}
+
 /// Where and how the loads run.
 #[derive(Debug, Args)]
 #[command(next_help_heading = "Loads")]
@@ -373,6 +396,7 @@ impl RunArgs {
             self.response.settings()?,
             self.job.settings()?,
             self.fragment.settings()?,
+            self.io.settings()?,
         )?;
         let probe_sched = self.probe.request()?;
         let load_nice = check_nice("-N/--load-nice", self.loads.load_nice)?;
@@ -510,6 +534,7 @@ impl WorkArgs {
         response: ResponseSettings,
         job: JobSettings,
         fragment: FragmentSettings,
+        io: IoSettings,
     ) -> Result<WorkSettings, UsageError> {
         let burn_processes = self.burn_processes.unwrap_or(2 * machine.cpus);
         check((1..=1024).contains(&burn_processes), (), || {
@@ -531,6 +556,7 @@ impl WorkArgs {
             response,
             job,
             fragment,
+            io,
         })
     }
 
@@ -625,6 +651,37 @@ impl FragmentArgs {
             fragment_bytes: bytes,
             sample_rate_hz: rate,
             cpu_pct: cpu,
+        })
+    }
+}
+
+impl IoArgs {
+    fn settings(&self) -> Result<IoSettings, UsageError> {
+        let (threads, period_ns) = (self.threads, self.period_ns);
+        check((1..=64).contains(&threads), (), || {
+            format!("--io-threads takes 1 to 64, not {threads}")
+        })?;
+        check(
+            (1_000_000..=10_000_000_000).contains(&period_ns),
+            (),
+            || {
+                format!(
+                    "--fileio-period takes 1ms to 10s, not {}",
+                    crate::sim::io::show_threshold(period_ns)
+                )
+            },
+        )?;
+        check(self.probe_file_bytes >= 1 << 20, (), || {
+            format!(
+                "--fileio-size takes 1M or more, not {} bytes",
+                self.probe_file_bytes
+            )
+        })?;
+        Ok(IoSettings {
+            probe_file_bytes: self.probe_file_bytes,
+            period_ns,
+            thresholds_ns: self.thresholds_ns.clone(),
+            threads,
         })
     }
 }

@@ -473,6 +473,41 @@ fn the_fragment_options_become_the_fragment_settings() {
 }
 
 #[test]
+fn the_io_options_become_the_io_settings() {
+    use crate::sim::io::IoSettings;
+    let c = config(&["--probe", "fileio", "--load", "ioseqwrite"]).unwrap();
+    assert_eq!(c.work.io, IoSettings::default());
+    let args = [
+        "--fileio-size",
+        "64M",
+        "--fileio-period",
+        "50ms",
+        "--io-thresholds",
+        "10ms,1s",
+        "--io-threads",
+        "16",
+    ];
+    let expected = IoSettings {
+        probe_file_bytes: 64 << 20,
+        period_ns: 50_000_000,
+        thresholds_ns: vec![10_000_000, 1_000_000_000],
+        threads: 16,
+    };
+    assert_eq!(config(&args).unwrap().work.io, expected);
+    for (args, message) in [
+        (["--io-threads", "0"], "--io-threads takes 1 to 64, not 0"),
+        (
+            ["--fileio-period", "20s"],
+            "--fileio-period takes 1ms to 10s, not 20s",
+        ),
+        (["--fileio-size", "4K"], "--fileio-size takes 1M or more"),
+    ] {
+        let err = config(&args).unwrap_err().to_string();
+        assert!(err.contains(message), "{args:?}: {err}");
+    }
+}
+
+#[test]
 fn a_job_step_is_a_hidden_subcommand_of_its_own() {
     let args = ["feelbench", crate::sim::job::step::STEP_SUBCOMMAND, "{}"];
     let command = Cli::try_parse_from(args).unwrap().command;

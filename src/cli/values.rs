@@ -3,6 +3,7 @@
 //! [`UsageError`] naming the option and its range.
 
 use crate::exit::UsageError;
+use crate::sim::io::MAX_THRESHOLDS;
 use crate::system::cpulist::CpuList;
 use crate::system::environment;
 
@@ -16,6 +17,38 @@ pub fn parse_bytes(text: &str) -> Result<u64, String> {
             0 => Err("a size must be more than 0".to_string()),
             b => Ok(b),
         })
+}
+
+/// A duration above 0 such as `20ms`, `2s` or `1m 30s`, in ns.
+pub fn parse_duration(text: &str) -> Result<u64, String> {
+    let duration = humantime::parse_duration(text.trim())
+        .map_err(|e| format!("{e} (give a duration such as 20ms or 2s)"))?;
+    match u64::try_from(duration.as_nanos()) {
+        Ok(0) => Err("a duration must be more than 0".to_string()),
+        Ok(ns) => Ok(ns),
+        Err(_) => Err(format!("{text:?} is too long")),
+    }
+}
+
+/// Request latency thresholds such as `100ms,2s,10s`: one to
+/// [`MAX_THRESHOLDS`], ascending, in ns.
+pub fn parse_thresholds(text: &str) -> Result<Vec<u64>, String> {
+    let thresholds = text
+        .split(',')
+        .map(parse_duration)
+        .collect::<Result<Vec<u64>, String>>()?;
+    if thresholds.len() > MAX_THRESHOLDS {
+        return Err(format!(
+            "give at most {MAX_THRESHOLDS} thresholds, not {}",
+            thresholds.len()
+        ));
+    }
+    if thresholds.windows(2).any(|pair| pair[0] >= pair[1]) {
+        return Err(format!(
+            "give the thresholds in ascending order, such as 100ms,2s,10s, not {text:?}"
+        ));
+    }
+    Ok(thresholds)
 }
 
 /// A `KEY=VALUE` pair of `--expect`, whose key names an environment field.
@@ -157,5 +190,25 @@ mod tests {
         assert_eq!(err, "-t takes seconds from 0.1 to 86400, not 0");
         assert!(check_nice("-B", 20).is_err());
         assert_eq!(check_nice("-B", -20).unwrap(), -20);
+    }
+
+    #[test]
+    fn thresholds_are_ascending_durations() {
+        assert_eq!(
+            parse_thresholds("100ms,2s,10s"),
+            Ok(vec![100_000_000, 2_000_000_000, 10_000_000_000])
+        );
+        assert_eq!(parse_thresholds(" 1s "), Ok(vec![1_000_000_000]));
+        for (bad, says) in [
+            ("", "duration"),
+            ("2s,100ms", "ascending"),
+            ("1s,1s", "ascending"),
+            ("1ms,2ms,3ms,4ms", "at most 3"),
+            ("0s", "more than 0"),
+            ("fast", "such as 20ms"),
+        ] {
+            let err = parse_thresholds(bad).unwrap_err();
+            assert!(err.contains(says), "{bad}: {err}");
+        }
     }
 }

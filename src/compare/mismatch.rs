@@ -84,6 +84,7 @@ const SETTINGS: &[Fact] = &[
     }),
     ("job", |r| r.settings.job.describe()),
     ("fragment player", |r| r.settings.fragment.describe()),
+    ("file I/O", |r| r.settings.io.describe()),
 ];
 
 /// The PM QoS limit a run held, or `not held`.

@@ -4,6 +4,7 @@
 //! `window START END` (the measurement window) and end of file (stop).
 
 use crate::figures::ProbeResult;
+use crate::measure::requests::RequestLatencies;
 use crate::measure::sched::SchedRequest;
 use crate::measure::window::Window;
 use crate::sim::WorkParams;
@@ -88,6 +89,10 @@ pub struct LoadSample {
     /// The CPUs the process could run on, read back as it started.
     #[serde(default)]
     pub cpus: Option<CpuList>,
+    /// The requests it timed between the two observations, for a load
+    /// that times its requests.
+    #[serde(default)]
+    pub requests: Option<RequestLatencies>,
 }
 
 /// The command that gives load workers the measurement window.

@@ -10,6 +10,7 @@ use super::workspace::RUN_MARKER_VAR;
 use crate::figures::ProbeResult;
 use crate::load::{LoadDef, LoadMix, LoadPart};
 use crate::measure::clock::now_ns;
+use crate::measure::requests::RequestLatencies;
 use crate::measure::sched::{MemoryPolicy, SchedRequest};
 use crate::measure::window::Window;
 use crate::probe::ProbeDef;
@@ -119,7 +120,7 @@ pub fn run_scenario(
         scenario.probe.name.to_string(),
         scenario.load.name.clone(),
         measurement,
-        &scenario.probe.sheet(),
+        &scenario.probe.sheet_for(&settings.params),
     ))
 }
 
@@ -323,6 +324,8 @@ fn combine_samples(def: &LoadDef, samples: &[LoadSample]) -> Result<LoadWork, St
         )));
     }
     let per_s = |value: f64, s: &LoadSample| value * 1e9 / s.observed_ns as f64;
+    let requests = RequestLatencies::merge(samples.iter().filter_map(|s| s.requests.as_ref()))
+        .map_err(|e| Stop::Failed(format!("load {}: {e}", def.name)))?;
     Ok(LoadWork {
         load: def.name.to_string(),
         unit: def.unit.to_string(),
@@ -347,6 +350,7 @@ fn combine_samples(def: &LoadDef, samples: &[LoadSample]) -> Result<LoadWork, St
                 .iter()
                 .flat_map(|s| s.cpus.iter().flat_map(CpuList::cpus)),
         ),
+        requests,
     })
 }
 

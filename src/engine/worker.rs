@@ -7,6 +7,7 @@ use crate::figures::ProbeResult;
 use crate::load::{self, Load, LoadContext, LoadError};
 use crate::measure::affinity;
 use crate::measure::clock::{now_ns, process_and_children_cpu_ns};
+use crate::measure::requests::RequestLatencies;
 use crate::measure::sched::{self, SchedRequest};
 use crate::measure::window::{Counters, Window, WindowMeter};
 use crate::probe;
@@ -108,7 +109,8 @@ fn run_probe(
     }
     sched::set_thread_name(&format!("fb-probe-{name}"));
     let def = probe::find(name).ok_or_else(|| anyhow!("unknown probe {name}"))?;
-    let probe = (def.build)(params)?;
+    let mut probe = (def.build)(params)?;
+    probe.prepare(&place.dir)?;
     let applied = sched::apply(&place.sched, def.memory)?;
     let start_ns = now_ns() + PROBE_LEAD_NS;
     let window = Window {
@@ -119,7 +121,7 @@ fn run_probe(
         window: Some(window),
     });
     let measured = probe.measure(window, &place.dir)?;
-    let mut result = ProbeResult::of_measured(&def.sheet(), measured, applied);
+    let mut result = ProbeResult::of_measured(&def.sheet_for(params), measured, applied);
     result.usage = telemetry::self_usage();
     send(&WorkerMessage::ProbeDone {
         result: Box::new(result),
@@ -168,7 +170,7 @@ fn run_load(
     send(&WorkerMessage::Ready { window: None });
     let work = LoadSample {
         cpus: Some(cpus),
-        ..work_until_stopped(load.as_mut(), &commands)?
+        ..work_until_stopped(load.as_mut(), &commands, &context.params.io.thresholds_ns)?
     };
     // Cleaned up before the last message: the orchestrator kills the
     // process group once it has every load's figures.
@@ -215,14 +217,26 @@ fn listen_for_commands() -> std::io::Result<Arc<Commands>> {
     Ok(commands)
 }
 
-/// Steps the load until told to stop; a failed step ends the load with its reason.
-fn work_until_stopped(load: &mut dyn Load, commands: &Commands) -> Result<LoadSample, LoadError> {
+/// Steps the load until told to stop; a failed step ends the load with
+/// its reason. The requests a load times are counted over `thresholds_ns`
+/// when its work counts.
+fn work_until_stopped(
+    load: &mut dyn Load,
+    commands: &Commands,
+    thresholds_ns: &[u64],
+) -> Result<LoadSample, LoadError> {
     let mut meter = WindowMeter::default();
     let mut units = 0.0;
+    let mut requests: Option<RequestLatencies> = None;
     while !commands.stop.load(Ordering::Acquire) {
         units += load.step()?;
         if let Some(window) = commands.window() {
             meter.set_window(window);
+        }
+        if let Some(ns) = load.last_request_ns().filter(|_| meter.counting()) {
+            requests
+                .get_or_insert_with(|| RequestLatencies::new(thresholds_ns))
+                .record(ns);
         }
         meter.observe(now_ns(), units, || read_counters(load));
     }
@@ -237,6 +251,7 @@ fn work_until_stopped(load: &mut dyn Load, commands: &Commands) -> Result<LoadSa
         write_bytes: counters.write_bytes,
         usage: telemetry::self_usage(),
         cpus: None,
+        requests,
     })
 }
 

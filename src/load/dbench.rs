@@ -14,12 +14,12 @@
 //! Each client keeps between 0 and [`MAX_FILES`] files in 8 directories,
 //! created at 1 KiB to 64 KiB and grown by writes up to 256 KiB; reads and
 //! writes are 4 KiB to 64 KiB at a random place (log-uniform by octave, see
-//! `load::draws`), through the page cache as dbench's are. The sequence of
+//! `sim::draws`), through the page cache as dbench's are. The sequence of
 //! operations is drawn from a seed (the process id, so that clients differ).
 
 use super::disk::{fill_incompressible, private_dir};
-use super::draws::Draws;
 use super::{Load, LoadContext, LoadDef, LoadError};
+use crate::sim::draws::Draws;
 use crate::sim::WorkParams;
 use std::fs::{File, OpenOptions};
 use std::io::Write as _;

@@ -1,22 +1,17 @@
 //! What the disk loads share: their files, made unnamed in the scenario's
 //! directory (the kernel frees them when the process ends, however it ends);
-//! buffers of incompressible bytes aligned for `O_DIRECT` (so a compressing
-//! file system such as ZFS or btrfs cannot shrink the load to nothing); the
-//! walk through a file from start to end, over and over; and the page-cache
-//! and write-back controls the loads need.
+//! the walk through a file from start to end, over and over; and the
+//! write-back controls the loads need. Buffers for `O_DIRECT` and the
+//! page-cache controls are `sim::uncached`'s (the `fileio` probe uses them
+//! too), here with the loads' errors.
 
-use super::draws::Draws;
 use super::LoadError;
+use crate::sim::uncached;
+pub use crate::sim::uncached::{fill_incompressible, AlignedBuf};
 use nix::errno::Errno;
-use nix::fcntl::{fcntl, posix_fadvise, FcntlArg, OFlag, PosixFadviseAdvice};
 use std::fs::File;
 use std::os::fd::AsRawFd as _;
-use std::os::unix::fs::FileExt as _;
 use std::path::Path;
-
-/// Alignment of buffers, enough for `O_DIRECT` on devices whose logical
-/// blocks are up to 4 KiB (every common one).
-const ALIGN: usize = 4096;
 
 /// Bytes in a MB, the unit the disk loads report (as the device rates do).
 const BYTES_PER_MB: f64 = 1e6;
@@ -51,75 +46,20 @@ pub fn private_dir(dir: &Path, what: &str) -> Result<tempfile::TempDir, LoadErro
 /// Returns false when its file system cannot (tmpfs before Linux 6.6, some
 /// FUSE file systems), which leaves the file as it was.
 pub fn bypass_cache(file: &File) -> Result<bool, LoadError> {
-    let flags = fcntl(file, FcntlArg::F_GETFL).map_err(LoadError::sys("fcntl(F_GETFL)"))?;
-    let flags = OFlag::from_bits_retain(flags) | OFlag::O_DIRECT;
-    match fcntl(file, FcntlArg::F_SETFL(flags)) {
-        Ok(_) => Ok(true),
-        Err(Errno::EINVAL) => Ok(false),
-        Err(errno) => Err(LoadError::Sys {
-            what: "cannot set O_DIRECT".to_string(),
-            errno,
-        }),
-    }
+    uncached::bypass_cache(file).map_err(LoadError::sys("cannot set O_DIRECT"))
 }
 
 /// Drops `file`'s clean pages from the page cache, so the next read of
 /// them comes from the device (dirty pages stay: write them out first).
 pub fn drop_cached_pages(file: &File) -> Result<(), LoadError> {
-    posix_fadvise(file, 0, 0, PosixFadviseAdvice::POSIX_FADV_DONTNEED)
-        .map_err(LoadError::sys("posix_fadvise(DONTNEED)"))
-}
-
-/// A buffer of `len` incompressible bytes that starts on an [`ALIGN`]
-/// boundary, as `O_DIRECT` wants. (A `Vec` with room to spare, used from
-/// its first aligned byte: no unsafe allocation needed.)
-pub struct AlignedBuf {
-    bytes: Vec<u8>,
-    start: usize,
-    len: usize,
-}
-
-impl AlignedBuf {
-    /// `len` pseudo-random bytes.
-    pub fn incompressible(len: usize) -> Self {
-        let mut bytes = vec![0; len + ALIGN];
-        let start = bytes.as_ptr().align_offset(ALIGN);
-        fill_incompressible(&mut bytes[start..start + len]);
-        Self { bytes, start, len }
-    }
-
-    /// The buffer's bytes.
-    pub fn as_slice(&self) -> &[u8] {
-        &self.bytes[self.start..self.start + self.len]
-    }
-
-    /// The buffer's bytes, to read into.
-    pub fn as_mut_slice(&mut self) -> &mut [u8] {
-        &mut self.bytes[self.start..self.start + self.len]
-    }
-}
-
-/// Fills `bytes` with pseudo-random draws: cheap, and not compressible.
-pub fn fill_incompressible(bytes: &mut [u8]) {
-    let mut draws = Draws::new(0);
-    for chunk in bytes.chunks_mut(8) {
-        chunk.copy_from_slice(&draws.next_u64().to_le_bytes()[..chunk.len()]);
-    }
+    uncached::drop_cached_range(file, 0, 0).map_err(LoadError::sys("posix_fadvise(DONTNEED)"))
 }
 
 /// Fills `file` with `size` bytes, copies of `buf`, written out to the
 /// device and dropped from the page cache, so that even the first buffered
 /// read of it comes from the device.
 pub fn fill_on_device(file: &File, buf: &AlignedBuf, size: u64) -> Result<(), LoadError> {
-    let chunk = buf.as_slice().len().max(1);
-    for offset in (0..size).step_by(chunk) {
-        let len = (size - offset).min(chunk as u64) as usize;
-        file.write_all_at(&buf.as_slice()[..len], offset)
-            .map_err(LoadError::io("cannot make its file"))?;
-    }
-    file.sync_data()
-        .map_err(LoadError::io("cannot write its file out (fdatasync)"))?;
-    drop_cached_pages(file)
+    uncached::fill_on_device(file, buf, size).map_err(LoadError::io("cannot make its file"))
 }
 
 /// Starts writing `file`'s dirty pages out to the device, without waiting
@@ -231,29 +171,6 @@ mod tests {
                 }
             );
         }
-    }
-
-    #[test]
-    fn buffers_are_aligned_and_incompressible() {
-        for len in [1, 4096, 1 << 20] {
-            let buf = AlignedBuf::incompressible(len);
-            assert_eq!(buf.as_slice().len(), len);
-            assert_eq!(buf.as_slice().as_ptr() as usize % ALIGN, 0);
-        }
-        let buf = AlignedBuf::incompressible(1 << 16);
-        let mut counts = [0usize; 256];
-        buf.as_slice().iter().for_each(|&b| counts[b as usize] += 1);
-        // Every byte value about equally often: nothing for a compressor.
-        assert!(
-            counts.iter().all(|&c| (128..=384).contains(&c)),
-            "{counts:?}"
-        );
-    }
-
-    #[test]
-    fn a_file_that_cannot_bypass_the_cache_says_so() {
-        let file = File::open("/proc/self/status").unwrap();
-        assert!(matches!(bypass_cache(&file), Ok(false)));
     }
 
     #[test]

@@ -2,9 +2,9 @@
 //! registry entry ([`LoadDef`]) in a file here plus one line in [`LOADS`];
 //! loads that differ only in a setting share a file (`periodic.rs` holds
 //! `video`, `x` and `custom`, `write.rs` the three writers, `ctxmem.rs` both
-//! rings, `bandwidth.rs` the three streams, `archive.rs` `ctar` and `xtar`),
-//! and `disk.rs`, `draws.rs`, `tree.rs`, `helpers.rs` and `error.rs` hold
-//! what several loads use. The
+//! rings, `bandwidth.rs` the three streams, `archive.rs` `ctar` and `xtar`,
+//! `iothreads.rs` the four `io*` loads), and `disk.rs`, `tree.rs`,
+//! `helpers.rs` and `error.rs` hold what several loads use. The
 //! engine only sees [`Load`]. A load runs in one or more worker
 //! processes, each repeating [`Load::step`] until it is told to stop, and
 //! counts the work it gets done. Loads compose: a scenario's load is a
@@ -22,10 +22,10 @@ pub mod cpuload;
 pub mod ctxmem;
 pub mod dbench;
 pub mod disk;
-mod draws;
 mod error;
 pub mod hack;
 mod helpers;
+pub mod iothreads;
 pub mod list;
 pub mod memload;
 pub mod none;
@@ -54,6 +54,13 @@ pub trait Load {
     /// to its own. Loads without such helpers have none.
     fn helpers_cpu_ns(&self) -> u64 {
         0
+    }
+
+    /// How long the request of the last step took, for a load that times
+    /// its requests (the `io*` loads); the worker counts those of the
+    /// measurement window as the load's request latency.
+    fn last_request_ns(&self) -> Option<u64> {
+        None
     }
 }
 
@@ -118,6 +125,10 @@ pub static LOADS: &[LoadDef] = &[
     archive::CTAR,
     archive::XTAR,
     dbench::DEF,
+    iothreads::SEQ_WRITE,
+    iothreads::SEQ_READ,
+    iothreads::RAND_WRITE,
+    iothreads::RAND_READ,
     cacherun::DEF,
     cmd::DEF,
 ];

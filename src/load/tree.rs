@@ -19,8 +19,8 @@
 //! inodes and dentries (a few MB) do not fit in a CPU's L2 cache.
 
 use super::disk::{drop_cached_pages, fill_incompressible, start_write_back, wait_for_write_back};
-use super::draws::Draws;
 use super::LoadError;
+use crate::sim::draws::Draws;
 use std::fs::File;
 use std::io::Write as _;
 use std::path::{Path, PathBuf};

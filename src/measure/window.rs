@@ -81,6 +81,13 @@ impl WindowMeter {
         }
     }
 
+    /// Whether work done now counts: the window's first look happened and
+    /// its last has not (the work of the step whose look closes the window
+    /// counts too).
+    pub fn counting(&self) -> bool {
+        self.first.is_some() && !self.closed
+    }
+
     /// The load stops at `at_ns`: closes the window if it is still open.
     pub fn finish(&mut self, at_ns: u64, units: f64, counters: impl FnOnce() -> Counters) {
         if self.first.is_some() && !self.closed {
@@ -156,6 +163,16 @@ mod tests {
         assert_eq!(totals.units, 100.0);
         assert_eq!(totals.counters.cpu_ns, 50);
         assert_eq!(totals.counters.read_bytes, 1000);
+    }
+
+    #[test]
+    fn work_counts_between_the_first_look_and_the_last() {
+        let mut meter = meter();
+        assert!(!meter.counting());
+        meter.observe(105, 1.0, counters_at(105));
+        assert!(meter.counting());
+        meter.observe(205, 2.0, counters_at(205));
+        assert!(!meter.counting());
     }
 
     #[test]

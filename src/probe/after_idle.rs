@@ -144,7 +144,7 @@ fn point_tallies(points: &[Point], wanted: u32, window: Window) -> Measured {
 /// resp1's figures of the delays, and its table: low, high, median,
 /// average, S.D., the ratios of the average and of the 1sdavg to the same
 /// probe's under no load, and the points measured.
-pub fn sheet(summary: &str) -> ProbeSheet {
+pub fn sheet(summary: &str, _params: Option<&WorkParams>) -> ProbeSheet {
     let samples = || DELAY.to_string();
     let delay = |key: &str, label: &str, formula: Formula| {
         let field = format!("delay_{key}_us");
@@ -252,7 +252,7 @@ mod tests {
     fn result(points: &[Point], wanted: u32) -> ProbeResult {
         let measured = point_tallies(points, wanted, WINDOW);
         ProbeResult::new(
-            &sheet("scripted"),
+            &sheet("scripted", None),
             measured.tally,
             measured.batches,
             SchedApplied::for_tests(),
@@ -283,7 +283,7 @@ mod tests {
     fn each_point_is_a_sub_window_so_the_average_has_batch_means() {
         let r = result(&scripted(&[100, 110, 120, 130, 1000]), 5);
         assert_eq!(r.batches.len(), 5);
-        let mean = sheet("scripted").figure("mean").unwrap().clone();
+        let mean = sheet("scripted", None).figure("mean").unwrap().clone();
         let values: Vec<f64> = r.batch_values(&mean);
         assert_eq!(
             values,
@@ -292,7 +292,7 @@ mod tests {
         let spans: f64 = r.batches.iter().map(|b| b.count(MEASURED_S)).sum();
         assert!(close(spans, r.measured_s()));
         // The 1sdavg is not estimated from single points.
-        let avg1sd = sheet("scripted").figure("avg1sd").unwrap().clone();
+        let avg1sd = sheet("scripted", None).figure("avg1sd").unwrap().clone();
         assert!(r.batch_values(&avg1sd).is_empty());
     }
 
@@ -310,7 +310,7 @@ mod tests {
 
     #[test]
     fn the_ratio_columns_are_of_the_average_and_the_1sdavg() {
-        let sheet = sheet("s");
+        let sheet = sheet("s", None);
         let ratios: Vec<&str> = sheet
             .columns
             .iter()

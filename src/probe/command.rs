@@ -48,6 +48,7 @@ pub const DEF: ProbeDef = ProbeDef {
         expected_ns: after_idle::expected_ns,
         cap_ns: after_idle::cap_ns,
     },
+    disk_bytes: super::no_disk,
     memory: MemoryPolicy::Shared,
 };
 

@@ -15,5 +15,6 @@ pub const DEF: ProbeDef = ProbeDef {
     build: |params| Ok(PeriodicProbe::boxed(shapes::custom(params)?, params)),
     default: |params| params.custom.is_some(),
     pace: super::Pace::Duration,
+    disk_bytes: super::no_disk,
     memory: MemoryPolicy::Locked,
 };

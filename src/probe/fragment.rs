@@ -57,6 +57,7 @@ pub const DEF: ProbeDef = ProbeDef {
     },
     default: |_| false,
     pace: super::Pace::Duration,
+    disk_bytes: super::no_disk,
     memory: MemoryPolicy::Locked,
 };
 
@@ -70,7 +71,7 @@ const ON_TIME: &str = "on_time";
 const LONGEST_DROPOUT_US: &str = "longest_dropout_us";
 
 /// The figures of the player: write latency, underruns, longest dropout.
-fn sheet(summary: &str) -> ProbeSheet {
+fn sheet(summary: &str, _params: Option<&WorkParams>) -> ProbeSheet {
     let mut figures = latency_figures(LATENCY);
     figures.extend([
         FigureDef::new(
@@ -368,7 +369,7 @@ mod tests {
     fn scripted_result() -> ProbeResult {
         let measured = scripted_measured();
         ProbeResult::new(
-            &sheet("scripted"),
+            &sheet("scripted", None),
             measured.tally,
             measured.batches,
             SchedApplied::for_tests(),

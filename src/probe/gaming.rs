@@ -39,6 +39,7 @@ pub const DEF: ProbeDef = ProbeDef {
     },
     default: super::always,
     pace: super::Pace::Duration,
+    disk_bytes: super::no_disk,
     memory: MemoryPolicy::Locked,
 };
 
@@ -46,7 +47,7 @@ pub const DEF: ProbeDef = ProbeDef {
 const FRAME_TIME: &str = "frame_time";
 
 /// The figures of the game: its latency, frame rate and 1 % low, and CPU.
-fn sheet(summary: &str) -> ProbeSheet {
+fn sheet(summary: &str, _params: Option<&WorkParams>) -> ProbeSheet {
     let fps = |key: &str, field: &str, label: &str, formula: Formula| {
         FigureDef::new(key, field, label, Unit::Fps, Better::Higher, formula).compared()
     };
@@ -248,7 +249,11 @@ mod tests {
 
     fn scripted_result() -> ProbeResult {
         let measured = gaming_tallies(&scripted_frames(), WINDOW, 700 * MS);
-        ProbeResult::of_measured(&sheet("scripted"), measured, SchedApplied::for_tests())
+        ProbeResult::of_measured(
+            &sheet("scripted", None),
+            measured,
+            SchedApplied::for_tests(),
+        )
     }
 
     fn value(tally: &Tally, sheet: &ProbeSheet, key: &str) -> Option<f64> {
@@ -258,7 +263,7 @@ mod tests {
     #[test]
     fn frames_count_in_the_sub_window_they_started_in() {
         let result = scripted_result();
-        let sheet = sheet("scripted");
+        let sheet = sheet("scripted", None);
         let frames: Vec<f64> = result.batches.iter().map(|b| b.count(EXECUTED)).collect();
         // Starts 0 20 40 | 60 80 | 100 120 140 | 160 180 | 200 | – | – |
         // 380 | 400 420 440 | 460 480 | 500 520 540 | 560 580 | 600 620 640 |
@@ -320,7 +325,7 @@ mod tests {
     #[test]
     fn sub_windows_without_frames_have_no_latency() {
         let result = scripted_result();
-        let sheet = sheet("scripted");
+        let sheet = sheet("scripted", None);
         for batch in [5, 6, 14, 19].map(|k| &result.batches[k]) {
             assert_eq!(batch.count(EXECUTED), 0.0);
             assert_eq!(value(batch, &sheet, "mean"), None);

@@ -45,6 +45,7 @@ pub const DEF: ProbeDef = ProbeDef {
     },
     // The job's processes compete for memory with the loads (in their
     // memory cgroup under --mem-limit), as a compile does on a real machine.
+    disk_bytes: super::no_disk,
     memory: MemoryPolicy::Shared,
 };
 
@@ -54,7 +55,7 @@ const JOB_TIME: &str = "job_time";
 const JOB_CPU_S: &str = "job_cpu_s";
 
 /// The figures of the job (its time, its CPU) and contest's table.
-fn sheet(summary: &str) -> ProbeSheet {
+fn sheet(summary: &str, _params: Option<&WorkParams>) -> ProbeSheet {
     let job_time = || JOB_TIME.to_string();
     ProbeSheet {
         summary: summary.to_string(),
@@ -142,7 +143,7 @@ mod tests {
     use crate::measure::sched::SchedApplied;
 
     fn result_of(runs: &[(f64, f64)]) -> ProbeResult {
-        let sheet = sheet("scripted");
+        let sheet = sheet("scripted", None);
         let results: Vec<ProbeResult> = runs
             .iter()
             .map(|&(wall_s, cpu_s)| {
@@ -170,7 +171,7 @@ mod tests {
         assert_eq!(result.figures["job_cpu_pct"], 180.0);
         assert_eq!(result.figures["jobs_run"], 1.0);
         assert!(result.batches.is_empty());
-        assert_eq!(sheet("s").figure("time").unwrap().show(20e6), "20.00");
+        assert_eq!(sheet("s", None).figure("time").unwrap().show(20e6), "20.00");
     }
 
     #[test]

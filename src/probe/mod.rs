@@ -1,6 +1,7 @@
 //! Probes: the interactive work whose experience is measured. Each probe is a
 //! file here plus one line in [`PROBES`] (`periodic.rs` holds what the
-//! periodic probes share); the engine only sees [`Probe`]. The simulated work
+//! periodic probes share, `io_thread.rs` the `fileio` probe's request
+//! thread); the engine only sees [`Probe`]. The simulated work
 //! itself lives below, in `sim`, shared with the loads; a probe never knows
 //! which load runs.
 
@@ -8,9 +9,11 @@ mod after_idle;
 pub mod audio;
 pub mod command;
 pub mod custom;
+pub mod fileio;
 pub mod fragment;
 mod frame_figures;
 pub mod gaming;
+mod io_thread;
 pub mod job;
 pub mod periodic;
 pub mod response;
@@ -31,6 +34,13 @@ use std::path::Path;
 /// ([`MemoryPolicy::Shared`]) page-faults on purpose, or only waits for
 /// processes it started (`job`).
 pub trait Probe {
+    /// Makes the files the probe works on in `dir` (which does not exist
+    /// yet), before its window is announced and its memory locked; most
+    /// probes have none.
+    fn prepare(&mut self, _dir: &Path) -> Result<(), MeasureError> {
+        Ok(())
+    }
+
     /// Runs the simulated task from `window.start_ns` until `window.end_ns`
     /// (work begun before the end is finished; a probe of its own pace ends
     /// sooner) and returns what it counted; the figures are derived from
@@ -46,13 +56,17 @@ pub struct ProbeDef {
     pub name: &'static str,
     /// One line for `feelbench list` and table headers.
     pub summary: &'static str,
-    /// Its figures and table, given its summary (see [`ProbeDef::sheet`]).
-    pub sheet: fn(&str) -> ProbeSheet,
+    /// Its figures and table, given its summary and the run's parameters
+    /// (`None` outside a run: listing, reading old documents), which only
+    /// labels may depend on (see [`ProbeDef::sheet`]).
+    pub sheet: fn(&str, Option<&WorkParams>) -> ProbeSheet,
     /// Builds the probe; fails (with a message for the user) when a needed
     /// parameter is missing.
     pub build: fn(&WorkParams) -> Result<Box<dyn Probe>, BuildError>,
     /// Whether `feelbench run` includes it without being asked.
     pub default: fn(&WorkParams) -> bool,
+    /// Disk space its files need at most (in the work directory).
+    pub disk_bytes: fn(&WorkParams) -> u64,
     /// How long it measures.
     pub pace: Pace,
     /// Whether the worker locks its memory, or leaves it to the kernel (in
@@ -96,12 +110,23 @@ impl ProbeDef {
         }
     }
 
-    /// The probe's figures and table: what every run document that
-    /// measured it stores, and every renderer reads.
+    /// The probe's figures and table with the labels of the default
+    /// settings: its figure keys, and its sheet for documents that do not
+    /// store one.
     pub fn sheet(&self) -> ProbeSheet {
+        self.sheet_of_params(None)
+    }
+
+    /// The probe's figures and table in a run of `params`: what every run
+    /// document that measured it stores, and every renderer reads.
+    pub fn sheet_for(&self, params: &WorkParams) -> ProbeSheet {
+        self.sheet_of_params(Some(params))
+    }
+
+    fn sheet_of_params(&self, params: Option<&WorkParams>) -> ProbeSheet {
         ProbeSheet {
             own_pace: matches!(self.pace, Pace::OwnWork { .. }),
-            ..(self.sheet)(self.summary)
+            ..(self.sheet)(self.summary, params)
         }
     }
 }
@@ -147,6 +172,7 @@ pub static PROBES: &[ProbeDef] = &[
     command::DEF,
     job::DEF,
     fragment::DEF,
+    fileio::DEF,
 ];
 
 /// The probe called `name`.
@@ -177,6 +203,11 @@ pub fn figure_keys(compared_only: bool) -> Vec<String> {
 /// records them).
 pub fn answers_after_idle(def: &ProbeDef) -> bool {
     [response::DEF.name, command::DEF.name].contains(&def.name)
+}
+
+/// No disk needed.
+pub(crate) fn no_disk(_: &WorkParams) -> u64 {
+    0
 }
 
 /// Included by default.

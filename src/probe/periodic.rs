@@ -65,7 +65,7 @@ impl Probe for PeriodicProbe {
 }
 
 /// The figures of a periodic probe: its latency, frames, deadlines and CPU.
-pub fn sheet(summary: &str) -> ProbeSheet {
+pub fn sheet(summary: &str, _params: Option<&WorkParams>) -> ProbeSheet {
     let ratio = |num: &str, den: &str, scale: f64| Formula::Ratio {
         num: num.to_string(),
         den: den.to_string(),
@@ -212,7 +212,11 @@ mod tests {
             index = account.record_frame(&timetable, index, &frame, |_| 3 * MS);
         }
         let measured = periodic_tallies(&account, window, window.end_ns - window.start_ns);
-        ProbeResult::of_measured(&sheet("scripted"), measured, SchedApplied::for_tests())
+        ProbeResult::of_measured(
+            &sheet("scripted", None),
+            measured,
+            SchedApplied::for_tests(),
+        )
     }
 
     fn sum(result: &ProbeResult, count: &str) -> f64 {
@@ -273,7 +277,7 @@ mod tests {
     #[test]
     fn batches_are_equal_slices_and_empty_ones_have_no_latency() {
         let result = scripted_result();
-        let sheet = sheet("scripted");
+        let sheet = sheet("scripted", None);
         let mean = sheet.figure("mean").unwrap();
         assert!(result.batches.iter().all(|b| b.count(MEASURED_S) == 0.05));
         // 50 ms sub-windows; the frames stop at 900 ms.

@@ -14,5 +14,6 @@ pub const DEF: ProbeDef = ProbeDef {
     build: |params| Ok(PeriodicProbe::boxed(shapes::VIDEO, params)),
     default: super::always,
     pace: super::Pace::Duration,
+    disk_bytes: super::no_disk,
     memory: MemoryPolicy::Locked,
 };

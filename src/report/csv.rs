@@ -2,6 +2,7 @@
 //! in its stored unit (µs, %, per second), for spreadsheets and scripts.
 
 use super::schema::{RunDocument, ScenarioResult};
+use crate::measure::requests::RequestLatencies;
 
 /// Columns before the figures.
 const FIRST: &[&str] = &["probe", "load", "status"];
@@ -13,6 +14,40 @@ const LAST: &[&str] = &[
     "load_cpu_pct",
     "error",
 ];
+
+/// Columns of the loads' request latencies, after [`LAST`]'s, in runs
+/// where a load timed its requests (each part's value joined by `+`; the
+/// shares over the run's thresholds joined by `/`).
+const REQUESTS: &[&str] = &[
+    "load_request_count",
+    "load_request_mean_us",
+    "load_request_max_us",
+    "load_request_over_pct",
+];
+
+/// Whether a load of `run` timed its requests.
+fn has_requests(run: &RunDocument) -> bool {
+    run.scenarios
+        .iter()
+        .flat_map(|s| &s.outcome.load_work)
+        .any(|w| w.requests.is_some())
+}
+
+/// The request latency columns of a scenario.
+fn request_fields(s: &ScenarioResult) -> [String; 4] {
+    let of = |field: fn(&RequestLatencies) -> String| {
+        joined(s, |w| w.requests.as_ref().map(field).unwrap_or_default())
+    };
+    [
+        of(|r| r.count.to_string()),
+        of(|r| opt(r.mean_us())),
+        of(|r| (r.max_ns as f64 / 1e3).to_string()),
+        of(|r| {
+            let pcts: Vec<String> = r.over_pct().iter().map(|(_, p)| p.to_string()).collect();
+            pcts.join("/")
+        }),
+    ]
+}
 
 /// The figure fields of every probe of `run`, in the order they first
 /// appear in the probes' declarations.
@@ -69,14 +104,41 @@ fn record(s: &ScenarioResult, fields: &[&str]) -> Vec<String> {
 /// probes has, empty where a probe lacks it.
 pub fn render(run: &RunDocument) -> String {
     let fields = figure_fields(run);
+    let requests = has_requests(run);
     let mut writer = csv::Writer::from_writer(Vec::new());
-    let header = FIRST.iter().chain(&fields).chain(LAST);
+    let extra = if requests { REQUESTS } else { &[] };
+    let header = FIRST.iter().chain(&fields).chain(LAST).chain(extra);
     writer.write_record(header).expect("writing to memory");
     for scenario in &run.scenarios {
-        writer
-            .write_record(record(scenario, &fields))
-            .expect("writing to memory");
+        let mut record = record(scenario, &fields);
+        if requests {
+            record.extend(request_fields(scenario));
+        }
+        writer.write_record(record).expect("writing to memory");
     }
     String::from_utf8(writer.into_inner().expect("flushing to memory"))
         .expect("CSV of UTF-8 fields is UTF-8")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn request_latency_columns_only_in_runs_whose_loads_timed_requests() {
+        let mut run = crate::report::fixture::run();
+        let header = |run: &RunDocument| render(run).lines().next().unwrap().to_string();
+        assert!(!header(&run).contains("load_request"));
+        let mut requests = RequestLatencies::new(&[100_000_000, 2_000_000_000]);
+        [1_000_000, 300_000_000]
+            .into_iter()
+            .for_each(|ns| requests.record(ns));
+        run.scenarios[1].outcome.load_work[0].requests = Some(requests);
+        let csv = render(&run);
+        assert!(header(&run).ends_with(
+            ",error,load_request_count,load_request_mean_us,load_request_max_us,load_request_over_pct"
+        ));
+        let row = csv.lines().nth(2).unwrap();
+        assert!(row.ends_with(",2,150500,300000,50/0"), "{row}");
+    }
 }

@@ -72,6 +72,7 @@ fn scenario(probe: &str, load: &str, mean_us: f64) -> ScenarioResult {
                     processes: 4,
                     usage: vec![],
                     cpus: None,
+                    requests: None,
                 }],
             },
             telemetry: None,
@@ -149,6 +150,7 @@ pub fn run() -> RunDocument {
             response: None,
             job: Default::default(),
             fragment: Default::default(),
+            io: Default::default(),
         },
         probes: ["audio", "gaming"]
             .map(|p| (p.to_string(), crate::probe::sheet_of(p).unwrap()))

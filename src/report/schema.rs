@@ -3,8 +3,10 @@
 
 use crate::figures::{ProbeResult, ProbeSheet};
 use crate::measure::calibrate::CalibrationSource;
+use crate::measure::requests::RequestLatencies;
 use crate::measure::sched::SchedRequest;
 use crate::sim::fragment::FragmentSettings;
+use crate::sim::io::IoSettings;
 use crate::sim::job::JobSettings;
 use crate::sim::{CustomShape, ResponseParams};
 use crate::system::cpulist::CpuList;
@@ -122,6 +124,10 @@ pub struct RunSettingsRecord {
     /// The `fragment` probe's buffer and work; the defaults in older files.
     #[serde(default)]
     pub fragment: FragmentSettings,
+    /// The `fileio` probe's file and rhythm, the request thresholds and the
+    /// `io*` loads' processes; the defaults in older files.
+    #[serde(default)]
+    pub io: IoSettings,
 }
 
 /// The repeat count of runs that do not record one.
@@ -268,6 +274,10 @@ pub struct LoadWork {
     /// The CPUs those processes could run on, read back as they started.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cpus: Option<CpuList>,
+    /// The requests its processes timed, merged (loads that time their
+    /// requests: the `io*` loads).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub requests: Option<RequestLatencies>,
 }
 
 impl RunDocument {

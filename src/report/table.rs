@@ -10,6 +10,7 @@ use super::schema::{
 };
 use crate::figures::{rate, Column, ProbeSheet};
 use crate::measure::batches::BATCHES;
+use crate::sim::io::show_threshold;
 use crate::sim::ResponseParams;
 use crate::system::blockdev::DeviceFigures;
 
@@ -75,11 +76,12 @@ pub fn load_work_cell(work: &[LoadWork], device: Option<&DeviceFigures>) -> Stri
             String::new()
         };
         format!(
-            "{} {} {}/s, {:.0} % CPU{io}",
+            "{} {} {}/s, {:.0} % CPU{}{io}",
             w.load,
             rate(w.rate_per_s),
             w.unit,
-            w.cpu_pct
+            w.cpu_pct,
+            requests_text(w)
         )
     });
     let device = device.filter(|_| work.iter().any(did_io)).map(|d| {
@@ -91,6 +93,35 @@ pub fn load_work_cell(work: &[LoadWork], device: Option<&DeviceFigures>) -> Stri
         )
     });
     parts.chain(device).collect::<Vec<_>>().join("; ")
+}
+
+/// For a load part that timed its requests (tiobench's figures): its CPU
+/// efficiency (work per second per CPU, rate / (CPU % / 100)), and its
+/// requests' mean and largest latency and the % over each threshold (three
+/// decimals, as a few slow requests among millions are the point).
+fn requests_text(w: &LoadWork) -> String {
+    let Some(requests) = w.requests.as_ref().filter(|r| r.count > 0) else {
+        return String::new();
+    };
+    let efficiency = match w.cpu_pct > 0.0 {
+        true => format!(
+            ", {} {}/s per CPU",
+            rate(w.rate_per_s * 100.0 / w.cpu_pct),
+            w.unit
+        ),
+        false => String::new(),
+    };
+    let over: Vec<String> = requests
+        .over_pct()
+        .into_iter()
+        .map(|(threshold_ns, pct)| format!("{pct:.3} % >{}", show_threshold(threshold_ns)))
+        .collect();
+    format!(
+        "{efficiency}, requests avg {:.3} max {:.3} ms, {}",
+        requests.mean_us().unwrap_or(0.0) / 1e3,
+        requests.max_ns as f64 / 1e6,
+        over.join(", ")
+    )
 }
 
 /// The cells of one scenario's row; a failed scenario has its reason in the
@@ -487,6 +518,23 @@ mod tests {
         let text = render(&run, false);
         assert_eq!(text.matches("batch means:").count(), 1, "{text}");
         assert!(!render(&crate::report::fixture::run(), false).contains("CI"));
+    }
+
+    #[test]
+    fn a_load_that_timed_its_requests_shows_tiobenchs_figures() {
+        use crate::measure::requests::RequestLatencies;
+        let mut work = crate::report::merge::tests::burn(100.0, 50.0, 1.0);
+        let plain = load_work_cell(std::slice::from_ref(&work), None);
+        assert_eq!(plain, "burn 100 Mloop/s, 50 % CPU");
+        let mut requests = RequestLatencies::new(&[100_000_000, 2_000_000_000]);
+        [1_000_000, 3_000_000, 150_000_000, 6_000_000]
+            .into_iter()
+            .for_each(|ns| requests.record(ns));
+        work.requests = Some(requests);
+        assert_eq!(
+            load_work_cell(&[work], None),
+            "burn 100 Mloop/s, 50 % CPU, 200 Mloop/s per CPU, requests avg 40.000 max 150.000 ms, 25.000 % >100ms, 0.000 % >2s"
+        );
     }
 
     #[test]

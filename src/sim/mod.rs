@@ -6,13 +6,17 @@
 //! contest's reference job (`job`), which the `job` probe times and the
 //! `cacherun` load repeats. This module knows neither probes nor loads.
 
+pub mod draws;
 pub mod fragment;
+pub mod io;
 pub mod job;
 pub mod periodic;
 pub mod response;
 pub mod shapes;
+pub mod uncached;
 
 use fragment::FragmentSettings;
+use io::IoSettings;
 use job::JobSettings;
 pub use response::ResponseParams;
 
@@ -41,6 +45,8 @@ pub struct WorkParams {
     pub job: JobSettings,
     /// The buffer and work of the `fragment` probe's player.
     pub fragment: FragmentSettings,
+    /// The file-I/O work: the `fileio` probe's and the `io*` loads'.
+    pub io: IoSettings,
 }
 
 #[cfg(test)]
@@ -58,6 +64,7 @@ impl WorkParams {
             response: ResponseParams::for_tests(),
             job: JobSettings::default(),
             fragment: FragmentSettings::default(),
+            io: IoSettings::default(),
         }
     }
 

@@ -7,6 +7,7 @@
 use crate::engine::scenario::Scenario;
 use crate::measure::sched::SchedRequest;
 use crate::sim::fragment::FragmentSettings;
+use crate::sim::io::IoSettings;
 use crate::sim::job::JobSettings;
 use crate::sim::response::{default_array_bytes, ResponseParams};
 use crate::sim::{CustomShape, WorkParams};
@@ -117,6 +118,10 @@ pub struct WorkSettings {
     /// The `fragment` probe's buffer and work (`--fragments`,
     /// `--fragment-bytes`, `--sample-rate`, `--fragment-cpu`).
     pub fragment: FragmentSettings,
+    /// The `fileio` probe's file and rhythm, the request thresholds and the
+    /// `io*` loads' processes (`--fileio-size`, `--fileio-period`,
+    /// `--io-thresholds`, `--io-threads`).
+    pub io: IoSettings,
 }
 
 impl WorkSettings {
@@ -134,6 +139,7 @@ impl WorkSettings {
             response: self.response.params(mem_bytes),
             job: self.job.clone(),
             fragment: self.fragment,
+            io: self.io.clone(),
         }
     }
 

@@ -77,7 +77,7 @@ pub fn start(
         probes: work
             .scenarios
             .iter()
-            .map(|s| (s.probe.name.to_string(), s.probe.sheet()))
+            .map(|s| (s.probe.name.to_string(), s.probe.sheet_for(&work.params)))
             .collect(),
         warnings: Vec::new(),
         scenarios: Vec::new(),
@@ -117,6 +117,7 @@ fn settings_record(config: &RunConfig, work: &PreparedWork) -> RunSettingsRecord
             .then(|| params.response.clone()),
         job: params.job.clone(),
         fragment: params.fragment,
+        io: params.io.clone(),
     }
 }
 

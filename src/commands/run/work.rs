@@ -33,7 +33,7 @@ pub struct PreparedWork {
 
 /// The disk loads' files do not fit in the work directory.
 #[derive(Debug, thiserror::Error)]
-#[error("the disk loads need {} MiB in {} but only {} MiB are free (with {} MiB to spare); use --workdir on a larger file system or a smaller --file-size", .needed_bytes >> 20, .dir.display(), .free_bytes >> 20, DISK_MARGIN_BYTES >> 20)]
+#[error("the disk loads need {} MiB in {} but only {} MiB are free (with {} MiB to spare); use --workdir on a larger file system or a smaller --file-size (--fileio-size for the fileio probe)", .needed_bytes >> 20, .dir.display(), .free_bytes >> 20, DISK_MARGIN_BYTES >> 20)]
 pub struct DiskShortage {
     dir: PathBuf,
     needed_bytes: u64,
@@ -105,7 +105,7 @@ fn fit_on_disk(
     let needed_bytes = config
         .scenarios
         .iter()
-        .map(|s| s.load.disk_bytes(params))
+        .map(|s| scenario_disk_bytes(s, params))
         .max()
         .unwrap_or(0);
     let mut warnings: Vec<Warning> = tmpfs_warning(dir, needed_bytes).into_iter().collect();
@@ -127,10 +127,15 @@ fn fit_on_disk(
     let scenarios = config
         .scenarios
         .iter()
-        .filter(|s| s.load.disk_bytes(params) == 0)
+        .filter(|s| scenario_disk_bytes(s, params) == 0)
         .cloned()
         .collect();
     Ok((scenarios, warnings))
+}
+
+/// Disk space a scenario's files need at most: its loads' and its probe's.
+fn scenario_disk_bytes(scenario: &Scenario, params: &WorkParams) -> u64 {
+    scenario.load.disk_bytes(params) + (scenario.probe.disk_bytes)(params)
 }
 
 /// A warning when a write load's file fits under the dirty-page limit: its

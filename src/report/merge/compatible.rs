@@ -87,6 +87,7 @@ const RULES: &[Rule] = &[
     }),
     Rule::Exact("job", |r| r.settings.job.describe()),
     Rule::Exact("fragment player", |r| r.settings.fragment.describe()),
+    Rule::Exact("file I/O", |r| r.settings.io.describe()),
     Rule::Near(
         "loops_per_ms",
         |r| r.settings.loops_per_ms,

@@ -11,6 +11,7 @@ pub mod runs;
 use super::estimate::intervals;
 use super::schema::{LoadWork, Measurement, ScenarioResult, ScenarioStatus};
 use crate::figures::{ProbeResult, ProbeSheet, TallyError};
+use crate::measure::requests::RequestLatencies;
 
 /// Why the repeats of a scenario cannot be merged.
 #[derive(Debug, thiserror::Error)]
@@ -127,7 +128,11 @@ fn merge_load_work(finished: &[Finished]) -> Result<Vec<LoadWork>, MergeError> {
                 per_second(parts().map(|(w, seconds)| figure(w) * seconds).sum())
             };
             let amount = parts().map(|(w, _)| w.amount).sum();
-            LoadWork {
+            let requests =
+                RequestLatencies::merge(parts().filter_map(|(w, _)| w.requests.as_ref())).map_err(
+                    |e| MergeError::disagrees(finished[finished.len() - 1].repeat, e.to_string()),
+                )?;
+            Ok(LoadWork {
                 load: w.load.clone(),
                 unit: w.unit.clone(),
                 amount,
@@ -138,9 +143,10 @@ fn merge_load_work(finished: &[Finished]) -> Result<Vec<LoadWork>, MergeError> {
                 processes: w.processes,
                 usage: Vec::new(),
                 cpus: w.cpus.clone(),
-            }
+                requests,
+            })
         })
-        .collect();
+        .collect::<Result<_, MergeError>>()?;
     Ok(merged)
 }
 
@@ -278,6 +284,7 @@ pub(crate) mod tests {
             processes: 4,
             usage: Vec::new(),
             cpus: None,
+            requests: None,
         }
     }
 

@@ -1,4 +1,4 @@
-//! Reproducible pseudo-random draws for the loads: the file sizes of the
+//! Reproducible pseudo-random draws for the loads and probes: the file sizes of the
 //! source tree, the operations of `dbench`'s clients, the bytes of the disk
 //! loads' buffers. The generator is SplitMix64 (Steele, Lea and Flood),
 //! written out here because what matters is that its sequence never
