@@ -12,6 +12,7 @@ pub mod fragment;
 mod frame_figures;
 pub mod gaming;
 pub mod job;
+pub mod micro;
 pub mod periodic;
 pub mod response;
 pub mod video;
@@ -96,6 +97,12 @@ impl ProbeDef {
         }
     }
 
+    /// Whether it runs one part of another probe (`micro:fork` of `micro`):
+    /// such probes are named `PROBE:PART`, and `--full` leaves them out.
+    pub fn is_part(&self) -> bool {
+        self.name.contains(':')
+    }
+
     /// The probe's figures and table: what every run document that
     /// measured it stores, and every renderer reads.
     pub fn sheet(&self) -> ProbeSheet {
@@ -147,6 +154,25 @@ pub static PROBES: &[ProbeDef] = &[
     command::DEF,
     job::DEF,
     fragment::DEF,
+    micro::MICRO,
+    micro::FORK,
+    micro::EXEC,
+    micro::SH,
+    micro::CTX0,
+    micro::CTX64,
+    micro::PIPE,
+    micro::UNIX,
+    micro::UDP,
+    micro::TCP,
+    micro::CONNECT,
+    micro::CREATE0,
+    micro::DELETE0,
+    micro::CREATE1K,
+    micro::DELETE1K,
+    micro::CREATE10K,
+    micro::DELETE10K,
+    micro::MMAP,
+    micro::FAULT,
 ];
 
 /// The probe called `name`.
