@@ -70,13 +70,21 @@ pub fn render_figures() -> String {
             probes.join(", ")
         ));
     }
-    out + &format!("  {:<width$}* each load part's work per second (every load)\n", "work")
+    out + &format!(
+        "  {:<width$}* each load part's work per second (every load)\n",
+        "work"
+    )
 }
 
 /// `entries` as lines indented by two spaces, the summaries aligned after
 /// the longest name (10 at least).
 pub fn render_lines(entries: &[Entry]) -> String {
-    let width = entries.iter().map(|e| e.name.len()).max().unwrap_or(0).max(10);
+    let width = entries
+        .iter()
+        .map(|e| e.name.len())
+        .max()
+        .unwrap_or(0)
+        .max(10);
     entries
         .iter()
         .map(|e| format!("  {:<width$} {}\n", e.name, e.summary))
