@@ -3,7 +3,10 @@
 //! sends a 1-byte message and waits for the partner to send it back (a round
 //! trip, with both processes summing a working set of their own per pass
 //! for the context switches), or connects to a partner that accepts and
-//! closes. Everything is made before the partner is forked; the worker's
+//! closes. Each timed round trip follows an untimed one, as in LMbench's
+//! back-to-back loops: it measures the round trip itself, not the wake-up
+//! of a CPU left idle since the last slot (the periodic probes measure
+//! that). Everything is made before the partner is forked; the worker's
 //! reads time out, so a partner that is gone fails the operation instead of
 //! hanging the probe.
 
@@ -81,6 +84,12 @@ struct RoundTrip<C> {
 }
 
 impl<C: Channel> Operation for RoundTrip<C> {
+    /// One round trip untimed, so that the timed one finds both processes
+    /// and their CPUs awake, as back-to-back round trips do.
+    fn prepare(&mut self) -> Result<(), OpError> {
+        self.run()
+    }
+
     fn run(&mut self) -> Result<(), OpError> {
         let mut message = [1_u8; MESSAGE_BYTES];
         self.working_set.pass();
