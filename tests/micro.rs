@@ -138,7 +138,13 @@ fn sigkill_of_the_orchestrator_takes_the_partners_along() {
         assert!(Instant::now() < deadline, "no partner started");
         std::thread::sleep(Duration::from_millis(50));
     }
-    let partners = ["fb-micro-pipe", "fb-micro-unix", "fb-micro-udp"];
+    let partners = [
+        "fb-micro-spawn",
+        "fb-micro-pipe",
+        "fb-micro-unix",
+        "fb-micro-udp",
+        "fb-micro-accept",
+    ];
     assert!(partners.iter().all(|p| !named(&tag, p).is_empty()));
     kill(Pid::from_raw(child.id() as i32), Signal::SIGKILL).unwrap();
     child.wait().unwrap();

@@ -118,10 +118,13 @@ impl Probe for MicroProbe {
             what: "cannot make the micro probe's directory",
             error,
         })?;
+        let started: Vec<_> = self.ops.iter().map(|op| (op.start)(dir)).collect();
+        // Only now, so that the spawners and partners were forked without
+        // the histograms (see `procs`).
         let mut records: Vec<OpRecord> = self.ops.iter().map(OpRecord::new).collect();
         let mut running = Vec::new();
-        for (index, op) in self.ops.iter().enumerate() {
-            match (op.start)(dir) {
+        for (index, started) in started.into_iter().enumerate() {
+            match started {
                 Ok(operation) => running.push(Running {
                     record: index,
                     operation,
@@ -172,8 +175,7 @@ fn repeat(window: Window, running: &mut Vec<Running>, records: &mut [OpRecord]) 
 fn time_instance(operation: &mut dyn Operation) -> Result<(u64, u64), ops::OpError> {
     operation.prepare()?;
     let started_ns = now_ns();
-    operation.run()?;
-    let elapsed_ns = now_ns() - started_ns;
+    let elapsed_ns = operation.timed_ns()?;
     operation.tidy()?;
     Ok((started_ns, elapsed_ns))
 }

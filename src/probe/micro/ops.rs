@@ -7,6 +7,7 @@
 use super::files::{Create, Delete, Fault, Mmap};
 use super::procs::Spawn;
 use super::talk::{self, Connect};
+use crate::measure::clock::now_ns;
 use std::path::Path;
 
 /// What the name of every single-operation probe starts with.
@@ -70,7 +71,7 @@ pub const OPS: [OpDef; 18] = [
     op(
         "micro:fork",
         "LMbench fork+exit: fork, the child exits, the parent waits",
-        |_| Ok(Box::new(Spawn::fork_only())),
+        |_| Ok(Box::new(Spawn::fork_only()?)),
     ),
     op(
         "micro:exec",
@@ -170,6 +171,13 @@ pub trait Operation {
     }
     /// One instance: what is timed.
     fn run(&mut self) -> Result<(), OpError>;
+    /// How long one instance takes, in ns: [`Operation::run`] timed here,
+    /// unless the operation is timed where it happens (in a partner).
+    fn timed_ns(&mut self) -> Result<u64, OpError> {
+        let started_ns = now_ns();
+        self.run()?;
+        Ok(now_ns() - started_ns)
+    }
     /// Cleans up after an instance, untimed (the file a create made).
     fn tidy(&mut self) -> Result<(), OpError> {
         Ok(())
