@@ -69,12 +69,13 @@ impl Registry for Probes {
     }
 
     /// The default probes, or with `--full` every probe that can be built
-    /// with the run's parameters.
+    /// with the run's parameters, but not those that run a part of
+    /// another (see [`ProbeDef::is_part`]).
     fn defaults(params: &WorkParams, full: bool) -> Vec<Self::Entry> {
         probe::PROBES
             .iter()
             .filter(|p| match full {
-                true => (p.build)(params).is_ok(),
+                true => !p.is_part() && (p.build)(params).is_ok(),
                 false => (p.default)(params),
             })
             .collect()

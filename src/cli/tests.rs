@@ -84,10 +84,21 @@ fn full_runs_every_runnable_load_for_30_s() {
             .any(|n| n.contains("cmd") || n.contains("custom")),
         "{names:?}"
     );
+    assert!(names.contains(&"micro under none".to_string()));
+    assert!(
+        !names.iter().any(|n| n.contains("micro:")),
+        "the parts of micro run in micro: {names:?}"
+    );
     assert_eq!(
         config(&["--full", "-t", "2"]).unwrap().timing.duration_ns,
         2_000_000_000
     );
+}
+
+#[test]
+fn a_probe_named_with_a_colon_is_chosen_by_its_name() {
+    let c = config(&["--probe", "micro:pipe,micro", "--load", "none"]).unwrap();
+    assert_eq!(names(&c), ["micro under none", "micro:pipe under none"]);
 }
 
 #[test]

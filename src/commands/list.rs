@@ -61,22 +61,33 @@ pub fn render_figures() -> String {
             }
         }
     }
+    let width = figures.iter().map(|f| f.0.len()).max().unwrap_or(0).max(11);
     let mut out = String::new();
     for (key, label, compared, probes) in figures {
         let mark = if compared { "*" } else { " " };
         out.push_str(&format!(
-            "  {key:<11}{mark} {label} ({})\n",
+            "  {key:<width$}{mark} {label} ({})\n",
             probes.join(", ")
         ));
     }
-    out + "  work       * each load part's work per second (every load)\n"
+    out + &format!(
+        "  {:<width$}* each load part's work per second (every load)\n",
+        "work"
+    )
 }
 
-/// `entries` as aligned lines indented by two spaces.
+/// `entries` as lines indented by two spaces, the summaries aligned after
+/// the longest name (10 at least).
 pub fn render_lines(entries: &[Entry]) -> String {
+    let width = entries
+        .iter()
+        .map(|e| e.name.len())
+        .max()
+        .unwrap_or(0)
+        .max(10);
     entries
         .iter()
-        .map(|e| format!("  {:<10} {}\n", e.name, e.summary))
+        .map(|e| format!("  {:<width$} {}\n", e.name, e.summary))
         .collect()
 }
 

@@ -17,7 +17,7 @@ mod tally;
 pub use formula::{Evaluator, Formula};
 pub use result::{Measured, ProbeResult};
 pub use series::LatencySeries;
-pub use sheet::{latency_figures, Column, FigureDef, ProbeSheet, Spread};
+pub use sheet::{latency_figures, Column, FigureDef, ProbeSheet, Spread, P99_MIN_SAMPLES};
 pub use tally::{Samples, Tally, TallyError};
 
 use serde::{Deserialize, Serialize};
@@ -46,6 +46,9 @@ pub enum ChangeUnit {
 pub enum Unit {
     /// A duration stored in µs, shown in ms with three decimals.
     Micros,
+    /// A short duration (a micro-operation's latency) stored in µs and
+    /// shown in µs with one decimal.
+    ShortMicros,
     /// A long duration (a job's time) stored in µs like every duration,
     /// shown in s with two decimals.
     Seconds,
@@ -77,7 +80,7 @@ impl Unit {
         match self {
             Unit::Micros => format!("{:.3}", self.shown(value)),
             Unit::Seconds => format!("{:.2}", self.shown(value)),
-            Unit::Percent | Unit::Fps => format!("{value:.1}"),
+            Unit::Percent | Unit::Fps | Unit::ShortMicros => format!("{value:.1}"),
             Unit::Rate => rate(value),
             Unit::Count => format!("{value:.0}"),
             Unit::Ratio => format!("{value:.3}"),
@@ -88,6 +91,7 @@ impl Unit {
     pub fn suffix(self) -> &'static str {
         match self {
             Unit::Micros => " ms",
+            Unit::ShortMicros => " µs",
             Unit::Seconds => " s",
             Unit::Percent => " %",
             Unit::Fps => " FPS",

@@ -15,6 +15,7 @@ mod frame_figures;
 pub mod gaming;
 mod io_thread;
 pub mod job;
+pub mod micro;
 pub mod periodic;
 pub mod response;
 pub mod video;
@@ -110,6 +111,12 @@ impl ProbeDef {
         }
     }
 
+    /// Whether it runs one part of another probe (`micro:fork` of `micro`):
+    /// such probes are named `PROBE:PART`, and `--full` leaves them out.
+    pub fn is_part(&self) -> bool {
+        self.name.contains(':')
+    }
+
     /// The probe's figures and table with the labels of the default
     /// settings: its figure keys, and its sheet for documents that do not
     /// store one.
@@ -173,6 +180,25 @@ pub static PROBES: &[ProbeDef] = &[
     job::DEF,
     fragment::DEF,
     fileio::DEF,
+    micro::MICRO,
+    micro::FORK,
+    micro::EXEC,
+    micro::SH,
+    micro::CTX0,
+    micro::CTX64,
+    micro::PIPE,
+    micro::UNIX,
+    micro::UDP,
+    micro::TCP,
+    micro::CONNECT,
+    micro::CREATE0,
+    micro::DELETE0,
+    micro::CREATE1K,
+    micro::DELETE1K,
+    micro::CREATE10K,
+    micro::DELETE10K,
+    micro::MMAP,
+    micro::FAULT,
 ];
 
 /// The probe called `name`.

@@ -45,7 +45,8 @@ fn floor(unit: Unit) -> f64 {
         Unit::Micros => 1.0,
         // Shown in s with two decimals: 10 ms.
         Unit::Seconds => 10_000.0,
-        Unit::Percent | Unit::Fps => 0.1,
+        // Shown with one decimal: 0.1 µs, 0.1 %, 0.1 FPS.
+        Unit::Percent | Unit::Fps | Unit::ShortMicros => 0.1,
         Unit::Rate => 0.01,
         Unit::Count => 1.0,
         Unit::Ratio => 0.001,

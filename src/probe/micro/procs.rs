@@ -1,0 +1,133 @@
+//! New processes, as LMbench's lat_proc times them: fork a child that exits
+//! at once (`fork`), or that runs a program (`exec`, `sh`), and wait for it.
+//!
+//! The forks happen in a spawner, a partner process forked when the
+//! operation starts, before the probe allocates its histograms: the cost of
+//! a fork grows with the anonymous memory of the process that forks (every
+//! page is shared with the child and released again at its exit), and the
+//! probe's histograms are about 20 MiB of it, where LMbench's lat_proc is a
+//! small program. The spawner times each fork to the end of the wait itself
+//! and sends the time back. The program's path and arguments are made
+//! before it is forked, so after each fork the child only calls `execv` and
+//! `_exit`, which are safe after a fork.
+
+use super::ops::{OpError, Operation};
+use super::partner::{exit_now, Partner};
+use crate::measure::clock::now_ns;
+use nix::sys::wait::{waitpid, WaitStatus};
+use nix::unistd::{fork, ForkResult};
+use std::ffi::{c_char, CStr};
+use std::io::{self, PipeReader, PipeWriter, Read, Write};
+
+/// A program for the child to run, ready for `execv`.
+struct Program {
+    path: &'static CStr,
+    /// The arguments as `execv` wants them, ending with a null pointer.
+    argv: Vec<*const c_char>,
+}
+
+/// A spawner's answer to a request: the time of the fork to the end of the
+/// wait, or why the child failed.
+type Reply = [u8; 8];
+
+/// What a spawner answers when the child did not exit with 0.
+const FAILED: u64 = u64::MAX;
+
+/// Asks the spawner for a fork (and exec) and waits for its time.
+pub struct Spawn {
+    requests: PipeWriter,
+    replies: PipeReader,
+    _spawner: Partner,
+}
+
+impl Spawn {
+    /// A child that exits at once.
+    pub fn fork_only() -> Result<Self, OpError> {
+        Self::start(None)
+    }
+
+    /// A child that runs `path` with arguments `args` (from `argv[0]`).
+    pub fn program(path: &'static CStr, args: &[&'static CStr]) -> Result<Self, OpError> {
+        let argv = args
+            .iter()
+            .map(|a| a.as_ptr())
+            .chain([std::ptr::null()])
+            .collect();
+        Self::start(Some(Program { path, argv }))
+    }
+
+    fn start(program: Option<Program>) -> Result<Self, OpError> {
+        let (their_requests, requests) = io::pipe().map_err(OpError::of("cannot make a pipe"))?;
+        let (replies, their_replies) = io::pipe().map_err(OpError::of("cannot make a pipe"))?;
+        let spawner = Partner::start(c"fb-micro-spawn", move || {
+            serve(their_requests, their_replies, program.as_ref())
+        })?;
+        Ok(Self {
+            requests,
+            replies,
+            _spawner: spawner,
+        })
+    }
+}
+
+impl Operation for Spawn {
+    fn run(&mut self) -> Result<(), OpError> {
+        self.timed_ns().map(drop)
+    }
+
+    fn timed_ns(&mut self) -> Result<u64, OpError> {
+        self.requests
+            .write_all(&[1])
+            .map_err(OpError::of("cannot ask the spawner process"))?;
+        let mut reply: Reply = [0; 8];
+        self.replies
+            .read_exact(&mut reply)
+            .map_err(OpError::of("no answer from the spawner process"))?;
+        match u64::from_ne_bytes(reply) {
+            FAILED => Err(OpError {
+                what: "the child process failed",
+                error: io::Error::other("it did not exit with 0 (is the program there?)"),
+            }),
+            elapsed_ns => Ok(elapsed_ns),
+        }
+    }
+}
+
+/// The spawner: for each request, forks a child, waits for it and answers
+/// with the time that took, until the worker's end is gone.
+fn serve(mut requests: PipeReader, mut replies: PipeWriter, program: Option<&Program>) {
+    let mut request = [0_u8; 1];
+    while requests.read_exact(&mut request).is_ok() {
+        let answer = fork_and_wait(program).unwrap_or(FAILED);
+        if replies.write_all(&answer.to_ne_bytes()).is_err() {
+            return;
+        }
+    }
+}
+
+/// Forks a child that runs `program` (or exits) and waits for it; the
+/// time that took, `None` when the child failed.
+fn fork_and_wait(program: Option<&Program>) -> Option<u64> {
+    let started_ns = now_ns();
+    // SAFETY: the spawner is single-threaded; the child only calls
+    // async-signal-safe functions on what was made before the fork.
+    let child = match unsafe { fork() } {
+        Ok(ForkResult::Child) => run_child(program),
+        Ok(ForkResult::Parent { child }) => child,
+        Err(_) => return None,
+    };
+    let status = waitpid(child, None);
+    let elapsed_ns = now_ns() - started_ns;
+    matches!(status, Ok(WaitStatus::Exited(_, 0))).then_some(elapsed_ns)
+}
+
+/// The child: runs the program, if any, else exits.
+fn run_child(program: Option<&Program>) -> ! {
+    let Some(program) = program else { exit_now(0) };
+    // SAFETY: execv with a NUL-terminated path and a null-terminated array
+    // of NUL-terminated arguments that outlive the call (it returns only
+    // when it failed).
+    unsafe { libc::execv(program.path.as_ptr(), program.argv.as_ptr()) };
+    // The usual code of a command that could not be run.
+    exit_now(127)
+}

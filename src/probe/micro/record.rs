@@ -1,0 +1,140 @@
+//! What the micro probes count: per operation, the latency of each instance
+//! (divided by the operations it holds) in a histogram for the whole
+//! measurement and one per sub-window, or why the operation had to stop.
+//! A stopped operation's samples are left out of the tallies, so its
+//! figures are missing, and `OP_failed` counts it.
+
+use super::ops::OpDef;
+use crate::figures::result::MEASURED_S;
+use crate::figures::{Measured, Tally};
+use crate::measure::batches::{batch_of, batch_seconds, BatchLatency, BATCHES};
+use crate::measure::latency::LatencyHistogram;
+use crate::measure::window::Window;
+
+/// The instances of one operation.
+pub struct OpRecord {
+    name: &'static str,
+    per_instance: u64,
+    total: LatencyHistogram,
+    sum_ns: u64,
+    batches: Vec<BatchLatency>,
+    failure: Option<String>,
+}
+
+impl OpRecord {
+    /// None yet, for `op`.
+    pub fn new(op: &OpDef) -> Self {
+        Self {
+            name: op.name(),
+            per_instance: op.per_instance,
+            total: LatencyHistogram::new(),
+            sum_ns: 0,
+            batches: (0..BATCHES).map(|_| BatchLatency::default()).collect(),
+            failure: None,
+        }
+    }
+
+    /// Records an instance of the measurement of `window` that started at
+    /// `started_ns` and took `elapsed_ns`.
+    pub fn record(&mut self, window: Window, started_ns: u64, elapsed_ns: u64) {
+        let latency_ns = elapsed_ns / self.per_instance;
+        self.total.record_ns(latency_ns);
+        self.sum_ns += latency_ns;
+        self.batches[batch_of(window, started_ns)].record_ns(latency_ns);
+    }
+
+    /// Stops the operation for `reason`.
+    pub fn fail(&mut self, reason: String) {
+        self.failure = Some(reason);
+    }
+
+    /// Why it stopped, if it did.
+    pub fn failure(&self) -> Option<&str> {
+        self.failure.as_deref()
+    }
+
+    /// Its name.
+    pub fn name(&self) -> &'static str {
+        self.name
+    }
+
+    /// The name of the count of its failure.
+    fn failed_count(&self) -> String {
+        format!("{}_failed", self.name)
+    }
+}
+
+/// The tallies of `records` for a measurement of `window` that lasted
+/// `measured_ns`.
+pub fn tallies(records: &[OpRecord], window: Window, measured_ns: u64) -> Measured {
+    let mut tally = Tally::default().with_count(MEASURED_S, measured_ns as f64 / 1e9);
+    let seconds = batch_seconds(window);
+    let mut batches = vec![Tally::default().with_count(MEASURED_S, seconds); BATCHES];
+    for record in records {
+        if record.failure.is_some() {
+            tally = tally.with_count(&record.failed_count(), 1.0);
+            continue;
+        }
+        tally = tally.with_samples(record.name, &record.total, record.sum_ns);
+        for (batch, latency) in batches.iter_mut().zip(&record.batches) {
+            *batch = std::mem::take(batch).with_samples(
+                record.name,
+                latency.histogram(),
+                latency.sum_ns(),
+            );
+        }
+    }
+    Measured {
+        tally,
+        batches,
+        series: None,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::ops::OPS;
+    use super::*;
+
+    const MS: u64 = 1_000_000;
+    const WINDOW: Window = Window {
+        start_ns: 1_000 * MS,
+        end_ns: 2_000 * MS,
+    };
+
+    #[test]
+    fn instances_count_in_their_sub_window_divided_by_what_they_hold() {
+        let (fork, ctx) = (&OPS[0], &OPS[3]);
+        let mut forks = OpRecord::new(fork);
+        let mut switches = OpRecord::new(ctx);
+        forks.record(WINDOW, WINDOW.start_ns, 100_000);
+        forks.record(WINDOW, WINDOW.start_ns + 60 * MS, 300_000);
+        switches.record(WINDOW, WINDOW.start_ns, 8_000);
+        let measured = tallies(&[forks, switches], WINDOW, 1_000 * MS);
+        let fork_samples = &measured.tally.samples["fork"];
+        assert_eq!((fork_samples.count, fork_samples.sum_ns), (2, 400_000));
+        assert_eq!(measured.tally.samples["ctx0"].sum_ns, 4_000);
+        assert_eq!(measured.batches.len(), BATCHES);
+        assert_eq!(measured.batches[0].samples["fork"].count, 1);
+        assert_eq!(measured.batches[1].samples["fork"].sum_ns, 300_000);
+        assert_eq!(measured.batches[1].samples["ctx0"].count, 0);
+        assert_eq!(measured.batches[1].count(MEASURED_S), 0.05);
+        assert_eq!(measured.tally.count(MEASURED_S), 1.0);
+    }
+
+    #[test]
+    fn a_failed_operation_has_no_samples_and_is_counted() {
+        let mut udp = OpRecord::new(&OPS[7]);
+        udp.record(WINDOW, WINDOW.start_ns, 50_000);
+        udp.fail("no reply".into());
+        assert_eq!(udp.failure(), Some("no reply"));
+        let measured = tallies(&[udp, OpRecord::new(&OPS[8])], WINDOW, 1_000 * MS);
+        assert!(!measured.tally.samples.contains_key("udp"));
+        assert_eq!(measured.tally.count("udp_failed"), 1.0);
+        assert_eq!(measured.tally.samples["tcp"].count, 0);
+        assert!(measured
+            .batches
+            .iter()
+            .all(|b| !b.samples.contains_key("udp")));
+    }
+}

@@ -1,0 +1,240 @@
+//! Local communication with a partner process, as LMbench's lat_ctx,
+//! lat_pipe, lat_unix, lat_udp, lat_tcp and lat_connect do it: the worker
+//! sends a 1-byte message and waits for the partner to send it back (a round
+//! trip, with both processes summing a working set of their own per pass
+//! for the context switches), or connects to a partner that accepts and
+//! closes. Each timed round trip follows an untimed one, as in LMbench's
+//! back-to-back loops: it measures the round trip itself, not the wake-up
+//! of a CPU left idle since the last slot (the periodic probes measure
+//! that). Everything is made before the partner is forked; the worker's
+//! reads time out, so a partner that is gone fails the operation instead of
+//! hanging the probe.
+
+use super::ops::{OpError, Operation};
+use super::partner::Partner;
+use std::hint::black_box;
+use std::io::{self, Read, Write};
+use std::net::{Ipv4Addr, SocketAddr, TcpListener, TcpStream, UdpSocket};
+use std::os::unix::net::UnixStream;
+use std::time::Duration;
+
+/// Bytes of each message (LMbench's lat_tcp default).
+const MESSAGE_BYTES: usize = 1;
+
+/// How long the worker waits for a reply before the operation fails.
+const REPLY_TIMEOUT: Duration = Duration::from_secs(2);
+
+/// Loopback, port chosen by the kernel.
+const LOOPBACK: (Ipv4Addr, u16) = (Ipv4Addr::LOCALHOST, 0);
+
+/// One end of a conversation: sends and receives whole messages.
+trait Channel {
+    fn send(&mut self, message: &[u8]) -> io::Result<()>;
+    fn receive(&mut self, message: &mut [u8]) -> io::Result<()>;
+}
+
+/// A byte stream read from one descriptor and written to another (a pair
+/// of pipes, or two handles of one socket).
+struct Stream<R, W> {
+    rx: R,
+    tx: W,
+}
+
+impl<R: Read, W: Write> Channel for Stream<R, W> {
+    fn send(&mut self, message: &[u8]) -> io::Result<()> {
+        self.tx.write_all(message)
+    }
+
+    fn receive(&mut self, message: &mut [u8]) -> io::Result<()> {
+        self.rx.read_exact(message)
+    }
+}
+
+impl Channel for UdpSocket {
+    fn send(&mut self, message: &[u8]) -> io::Result<()> {
+        UdpSocket::send(self, message).map(drop)
+    }
+
+    fn receive(&mut self, message: &mut [u8]) -> io::Result<()> {
+        self.recv(message).map(drop)
+    }
+}
+
+/// Memory a process sums once per pass (lat_ctx's array), filled so that
+/// it is backed by pages of its own (untouched memory would all read the
+/// one zero page).
+struct WorkingSet(Vec<u8>);
+
+impl WorkingSet {
+    fn new(bytes: usize) -> Self {
+        Self(vec![1; bytes])
+    }
+
+    fn pass(&self) {
+        black_box(self.0.iter().fold(0_u64, |sum, &b| sum + u64::from(b)));
+    }
+}
+
+/// Round trips of a message to a partner that sends it back. Fields drop
+/// in order: the worker's end closes before the partner is killed.
+struct RoundTrip<C> {
+    channel: C,
+    working_set: WorkingSet,
+    _partner: Partner,
+}
+
+impl<C: Channel> Operation for RoundTrip<C> {
+    /// One round trip untimed, so that the timed one finds both processes
+    /// and their CPUs awake, as back-to-back round trips do.
+    fn prepare(&mut self) -> Result<(), OpError> {
+        self.run()
+    }
+
+    fn run(&mut self) -> Result<(), OpError> {
+        let mut message = [1_u8; MESSAGE_BYTES];
+        self.working_set.pass();
+        self.channel
+            .send(&message)
+            .map_err(OpError::of("cannot send to the partner process"))?;
+        self.channel
+            .receive(&mut message)
+            .map_err(OpError::of("no reply from the partner process"))
+    }
+}
+
+/// The partner's side: sends every message back, after a pass over its
+/// working set, until the worker's end is gone.
+fn echo(mut channel: impl Channel, working_set: WorkingSet) {
+    let mut message = [0_u8; MESSAGE_BYTES];
+    while channel.receive(&mut message).is_ok() {
+        working_set.pass();
+        if channel.send(&message).is_err() {
+            return;
+        }
+    }
+}
+
+/// Round trips of `ours`, the worker's end, to a partner forked to answer
+/// on `theirs`; each process sums `working_bytes` of its own per pass.
+fn with_partner<C: Channel + 'static>(
+    ours: C,
+    theirs: impl Channel,
+    name: &'static std::ffi::CStr,
+    working_bytes: usize,
+) -> Result<Box<dyn Operation>, OpError> {
+    let partner = Partner::start(name, || echo(theirs, WorkingSet::new(working_bytes)))?;
+    Ok(Box::new(RoundTrip {
+        channel: ours,
+        working_set: WorkingSet::new(working_bytes),
+        _partner: partner,
+    }))
+}
+
+/// Round trips over two pipes (lat_pipe, and lat_ctx with
+/// `working_bytes`).
+pub fn pipes(working_bytes: usize) -> Result<Box<dyn Operation>, OpError> {
+    let (from_partner, to_worker) = io::pipe().map_err(OpError::of("cannot make a pipe"))?;
+    let (from_worker, to_partner) = io::pipe().map_err(OpError::of("cannot make a pipe"))?;
+    let ours = Stream {
+        rx: from_partner,
+        tx: to_partner,
+    };
+    let theirs = Stream {
+        rx: from_worker,
+        tx: to_worker,
+    };
+    with_partner(ours, theirs, c"fb-micro-pipe", working_bytes)
+}
+
+/// Round trips over an AF_UNIX stream socket pair (lat_unix).
+pub fn unix() -> Result<Box<dyn Operation>, OpError> {
+    let (ours, theirs) =
+        UnixStream::pair().map_err(OpError::of("cannot make an AF_UNIX socket pair"))?;
+    ours.set_read_timeout(Some(REPLY_TIMEOUT))
+        .map_err(OpError::of("cannot set a socket's timeout"))?;
+    let split = |s: UnixStream| -> Result<_, OpError> {
+        let rx = s
+            .try_clone()
+            .map_err(OpError::of("cannot duplicate a socket"))?;
+        Ok(Stream { rx, tx: s })
+    };
+    with_partner(split(ours)?, split(theirs)?, c"fb-micro-unix", 0)
+}
+
+/// Round trips over a TCP connection on loopback, without Nagle's delay
+/// (lat_tcp).
+pub fn tcp() -> Result<Box<dyn Operation>, OpError> {
+    let listener =
+        TcpListener::bind(LOOPBACK).map_err(OpError::of("cannot listen on 127.0.0.1"))?;
+    let address = listener
+        .local_addr()
+        .map_err(OpError::of("cannot read a socket's address"))?;
+    let ours = TcpStream::connect(address).map_err(OpError::of("cannot connect on 127.0.0.1"))?;
+    let (theirs, _) = listener
+        .accept()
+        .map_err(OpError::of("cannot accept on 127.0.0.1"))?;
+    ours.set_read_timeout(Some(REPLY_TIMEOUT))
+        .map_err(OpError::of("cannot set a socket's timeout"))?;
+    let split = |s: TcpStream| -> Result<_, OpError> {
+        s.set_nodelay(true)
+            .map_err(OpError::of("cannot set TCP_NODELAY"))?;
+        let rx = s
+            .try_clone()
+            .map_err(OpError::of("cannot duplicate a socket"))?;
+        Ok(Stream { rx, tx: s })
+    };
+    with_partner(split(ours)?, split(theirs)?, c"fb-micro-tcp", 0)
+}
+
+/// Round trips of datagrams between two connected UDP sockets on
+/// loopback (lat_udp).
+pub fn udp() -> Result<Box<dyn Operation>, OpError> {
+    let bind = || UdpSocket::bind(LOOPBACK).map_err(OpError::of("cannot bind on 127.0.0.1"));
+    let (ours, theirs) = (bind()?, bind()?);
+    let address = |s: &UdpSocket| {
+        s.local_addr()
+            .map_err(OpError::of("cannot read a socket's address"))
+    };
+    let (our_address, their_address) = (address(&ours)?, address(&theirs)?);
+    ours.connect(their_address)
+        .and_then(|()| theirs.connect(our_address))
+        .map_err(OpError::of("cannot connect UDP sockets on 127.0.0.1"))?;
+    ours.set_read_timeout(Some(REPLY_TIMEOUT))
+        .map_err(OpError::of("cannot set a socket's timeout"))?;
+    with_partner(ours, theirs, c"fb-micro-udp", 0)
+}
+
+/// TCP connections to a partner that accepts and closes them (lat_connect).
+pub struct Connect {
+    address: SocketAddr,
+    _partner: Partner,
+}
+
+impl Connect {
+    /// Listens on loopback and forks the partner that accepts.
+    pub fn start() -> Result<Self, OpError> {
+        let listener =
+            TcpListener::bind(LOOPBACK).map_err(OpError::of("cannot listen on 127.0.0.1"))?;
+        let address = listener
+            .local_addr()
+            .map_err(OpError::of("cannot read a socket's address"))?;
+        let partner = Partner::start(c"fb-micro-accept", move || {
+            while let Ok((connection, _)) = listener.accept() {
+                drop(connection);
+            }
+        })?;
+        Ok(Self {
+            address,
+            _partner: partner,
+        })
+    }
+}
+
+impl Operation for Connect {
+    fn run(&mut self) -> Result<(), OpError> {
+        let connection =
+            TcpStream::connect(self.address).map_err(OpError::of("cannot connect on 127.0.0.1"))?;
+        drop(connection);
+        Ok(())
+    }
+}

@@ -1,0 +1,203 @@
+//! The micro probes end to end on 1 s scenarios: every operation of
+//! `micro` has samples and ordered figures, `micro:pipe` runs alone, the
+//! table is LMbench's (one median column per operation), and nothing is
+//! left behind — no partner process, no file — after a normal end or a
+//! SIGKILL of the orchestrator. No test asserts a latency.
+
+mod common;
+use common::{
+    feelbench, leftovers, new_tag, read_json, require_root, stderr, stdout, tagged_processes,
+    wait_for_no_tagged, LOOPS_PER_MS,
+};
+use nix::sys::signal::{kill, Signal};
+use nix::unistd::Pid;
+use serde_json::Value;
+use std::path::Path;
+use std::process::{Output, Stdio};
+use std::time::{Duration, Instant};
+
+/// The operations of `micro`, in LMbench's order.
+const OPS: [&str; 18] = [
+    "fork",
+    "exec",
+    "sh",
+    "ctx0",
+    "ctx64",
+    "pipe",
+    "unix",
+    "udp",
+    "tcp",
+    "connect",
+    "create0",
+    "delete0",
+    "create1k",
+    "delete1k",
+    "create10k",
+    "delete10k",
+    "mmap",
+    "fault",
+];
+
+/// `feelbench run --probe PROBES --load none -t 1`, writing `DIR/run.json`.
+fn micro_run(tag: &str, dir: &Path, probes: &str) -> (Output, Value) {
+    let file = dir.join("run.json");
+    let output = feelbench(tag, dir)
+        .args(["run", "--probe", probes, "--load", "none", "-t", "1"])
+        .args(["--warmup", "0.2", "-l", LOOPS_PER_MS, "-o"])
+        .arg(&file)
+        .output()
+        .unwrap();
+    assert!(output.status.success(), "{}", stderr(&output));
+    (output, read_json(&file))
+}
+
+fn scenario<'a>(run: &'a Value, probe: &str) -> &'a Value {
+    run["scenarios"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|s| s["probe"] == probe)
+        .unwrap_or_else(|| panic!("no {probe} scenario in {run}"))
+}
+
+/// Asserts `op` has samples and ordered figures in `scenario`.
+fn assert_sane(scenario: &Value, op: &str) {
+    let figures = &scenario["result"]["figures"];
+    let figure = |what: &str| {
+        figures[format!("{op}_{what}")]
+            .as_f64()
+            .unwrap_or_else(|| panic!("{op}_{what} missing in {figures}"))
+    };
+    let samples = figure("samples");
+    let (p50, p99, max) = (figure("p50_us"), figure("p99_us"), figure("max_us"));
+    assert!(samples > 0.0, "{op}: no samples");
+    assert!(
+        0.0 < p50 && p50 <= p99 && p99 <= max,
+        "{op}: p50 {p50} p99 {p99} max {max}"
+    );
+    let tally = &scenario["result"]["tally"]["samples"][op];
+    assert_eq!(tally["count"].as_f64(), Some(samples), "{op}");
+    assert!(tally["sum_ns"].as_f64().unwrap() >= samples * p50 * 1e3 / 2.0);
+}
+
+#[test]
+fn every_operation_has_samples_and_micro_pipe_runs_alone() {
+    let dir = tempfile::tempdir().unwrap();
+    let tag = new_tag();
+    let (output, run) = micro_run(&tag, dir.path(), "micro,micro:pipe");
+    let micro = scenario(&run, "micro");
+    for op in OPS {
+        assert_sane(micro, op);
+    }
+    let pipe = scenario(&run, "micro:pipe");
+    assert_sane(pipe, "pipe");
+    let fields: Vec<&String> = pipe["result"]["figures"]
+        .as_object()
+        .unwrap()
+        .keys()
+        .collect();
+    assert!(fields.iter().all(|f| f.starts_with("pipe_")), "{fields:?}");
+    assert!(!stderr(&output).contains("left out"), "{}", stderr(&output));
+    assert_eq!(wait_for_no_tagged(&tag, Duration::from_secs(2)), [0_u32; 0]);
+    let (files, states) = leftovers(dir.path());
+    assert_eq!(files, ["run.json"], "left behind: {files:?}");
+    assert!(states.is_empty(), "{states:?}");
+    let table = stdout(&output);
+    let header = table
+        .lines()
+        .skip_while(|l| !l.starts_with("--- micro: "))
+        .find(|l| l.starts_with("Load"))
+        .unwrap_or_else(|| panic!("no micro table in\n{table}"));
+    let columns: Vec<&str> = header.split_whitespace().collect();
+    assert_eq!(&columns[1..=OPS.len()], OPS, "{header}");
+}
+
+/// The PIDs of the tagged processes called `name`.
+fn named(tag: &str, name: &str) -> Vec<u32> {
+    tagged_processes(tag)
+        .into_iter()
+        .filter(|pid| {
+            std::fs::read_to_string(format!("/proc/{pid}/comm")).is_ok_and(|c| c.trim() == name)
+        })
+        .collect()
+}
+
+#[test]
+fn sigkill_of_the_orchestrator_takes_the_partners_along() {
+    let dir = tempfile::tempdir().unwrap();
+    let tag = new_tag();
+    let mut child = feelbench(&tag, dir.path())
+        .args(["run", "--probe", "micro", "--load", "none", "-t", "20"])
+        .args(["--warmup", "0.2", "-l", LOOPS_PER_MS, "-q"])
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let deadline = Instant::now() + Duration::from_secs(15);
+    while named(&tag, "fb-micro-tcp").is_empty() {
+        assert!(Instant::now() < deadline, "no partner started");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    let partners = [
+        "fb-micro-spawn",
+        "fb-micro-pipe",
+        "fb-micro-unix",
+        "fb-micro-udp",
+        "fb-micro-accept",
+    ];
+    assert!(partners.iter().all(|p| !named(&tag, p).is_empty()));
+    kill(Pid::from_raw(child.id() as i32), Signal::SIGKILL).unwrap();
+    child.wait().unwrap();
+    let left = wait_for_no_tagged(&tag, Duration::from_secs(5));
+    assert!(left.is_empty(), "left running: {left:?}");
+}
+
+#[test]
+fn without_loopback_the_network_operations_fail_alone_with_their_reason() {
+    if !require_root("a network namespace of its own, without loopback") {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("run.json");
+    // `unshare --net` puts the run in a new network namespace, whose
+    // loopback is down.
+    let output = std::process::Command::new("unshare")
+        .arg("--net")
+        .arg(env!("CARGO_BIN_EXE_feelbench"))
+        .args([
+            "run",
+            "--probe",
+            "micro,micro:udp",
+            "--load",
+            "none",
+            "-t",
+            "1",
+        ])
+        .args(["--warmup", "0.2", "-l", LOOPS_PER_MS, "-o"])
+        .arg(&file)
+        .env("XDG_CACHE_HOME", dir.path())
+        .current_dir(dir.path())
+        .output()
+        .unwrap();
+    // micro:udp fails, so the run says a scenario failed.
+    assert_ne!(output.status.code(), Some(0), "{}", stderr(&output));
+    let errors = stderr(&output);
+    let run = read_json(&file);
+    let micro = scenario(&run, "micro");
+    assert_eq!(micro["status"], "ok");
+    for op in ["udp", "tcp", "connect"] {
+        assert!(errors.contains(&format!("left out {op}: ")), "{errors}");
+        assert!(micro["result"]["figures"][format!("{op}_p50_us")].is_null());
+        assert_eq!(
+            micro["result"]["tally"]["counts"][format!("{op}_failed")],
+            1.0
+        );
+    }
+    for op in ["fork", "pipe", "unix", "fault"] {
+        assert_sane(micro, op);
+    }
+    let udp = scenario(&run, "micro:udp");
+    assert_eq!(udp["status"], "failed");
+    let error = udp["error"].as_str().unwrap();
+    assert!(error.contains("udp: cannot"), "{error}");
+}
