@@ -25,6 +25,9 @@ pub struct Measured {
     pub batches: Vec<Tally>,
     /// Its latency over time, for probes that keep one.
     pub series: Option<LatencySeries>,
+    /// What it could not measure and why, one sentence each (an operation
+    /// left out: `udp: no loopback`); its figures are missing.
+    pub left_out: Vec<String>,
 }
 
 /// Everything a probe measured in one scenario.
@@ -46,6 +49,9 @@ pub struct ProbeResult {
     /// Its latency over time, for probes that keep one.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub series: Option<LatencySeries>,
+    /// What it could not measure and why (see [`Measured::left_out`]).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub left_out: Vec<String>,
 }
 
 impl ProbeResult {
@@ -59,6 +65,7 @@ impl ProbeResult {
             usage: None,
             batches,
             series: None,
+            left_out: Vec::new(),
         }
     }
 
@@ -67,20 +74,30 @@ impl ProbeResult {
     pub fn of_measured(sheet: &ProbeSheet, measured: Measured, sched: SchedApplied) -> Self {
         Self {
             series: measured.series,
+            left_out: measured.left_out,
             ..Self::new(sheet, measured.tally, measured.batches, sched)
         }
     }
 
     /// The merge of `results` (at least one), whose schedulings must agree:
-    /// tallies added, figures derived again, no sub-windows, no usage and
-    /// no series (each repeat keeps its own).
+    /// tallies added, figures derived again, what any left out, no
+    /// sub-windows, no usage and no series (each repeat keeps its own).
     pub fn merged(sheet: &ProbeSheet, results: &[&ProbeResult]) -> Result<Self, TallyError> {
         let tally = Tally::merge(results.iter().map(|r| &r.tally))?;
         let sched = SchedApplied {
             memory_locked: results.iter().all(|r| r.sched.memory_locked),
             ..results[0].sched.clone()
         };
-        Ok(Self::new(sheet, tally, Vec::new(), sched))
+        let mut left_out: Vec<String> = Vec::new();
+        for reason in results.iter().flat_map(|r| &r.left_out) {
+            if !left_out.contains(reason) {
+                left_out.push(reason.clone());
+            }
+        }
+        Ok(Self {
+            left_out,
+            ..Self::new(sheet, tally, Vec::new(), sched)
+        })
     }
 
     /// Seconds measured.

@@ -138,6 +138,7 @@ fn point_tallies(points: &[Point], wanted: u32, window: Window) -> Measured {
         tally,
         batches,
         series: None,
+        left_out: Vec::new(),
     }
 }
 

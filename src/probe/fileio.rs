@@ -375,6 +375,7 @@ impl Requests {
             tally,
             batches,
             series: None,
+            left_out: Vec::new(),
         }
     }
 }

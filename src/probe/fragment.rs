@@ -285,6 +285,7 @@ fn fragment_tallies(writes: &Writes, window: Window, measured_ns: u64) -> Measur
         tally,
         batches,
         series: Some(LatencySeries::of(&writes.series, ideal_us)),
+        left_out: Vec::new(),
     }
 }
 

@@ -199,6 +199,7 @@ fn gaming_tallies(frames: &GameFrames, window: Window, measured_ns: u64) -> Meas
         tally,
         batches,
         series: Some(LatencySeries::of(&frames.series, None)),
+        left_out: Vec::new(),
     }
 }
 

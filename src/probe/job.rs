@@ -133,6 +133,7 @@ fn job_tally(run: &JobRun) -> Measured {
         tally,
         batches: Vec::new(),
         series: None,
+        left_out: Vec::new(),
     }
 }
 

@@ -153,6 +153,7 @@ pub fn periodic_tallies(account: &FrameAccount, window: Window, measured_ns: u64
         tally,
         batches,
         series,
+        left_out: Vec::new(),
     }
 }
 

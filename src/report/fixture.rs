@@ -48,6 +48,7 @@ fn result(mean_us: f64, gaming: bool) -> ProbeResult {
         usage: None,
         batches: vec![],
         series: None,
+        left_out: Vec::new(),
     }
 }
 

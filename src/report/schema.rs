@@ -152,6 +152,9 @@ pub enum WarningCode {
     FitsInDirtyLimit,
     /// Other processes used CPU, or the hypervisor stole time, just before measuring.
     NoisyMachine,
+    /// A probe left out part of its measurement (an operation that cannot
+    /// run here); those figures are missing.
+    PartLeftOut,
 }
 
 /// A warning that tells the user what to do about it.

@@ -181,6 +181,7 @@ fn convert(old: ResultV1) -> ProbeResult {
         usage: old.usage,
         batches,
         series: None,
+        left_out: Vec::new(),
     }
 }
 

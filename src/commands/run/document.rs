@@ -126,6 +126,24 @@ pub fn finish(run: &mut RunDocument) {
     run.run.finished = Some(humantime::format_rfc3339_seconds(SystemTime::now()).to_string());
     run.warnings.extend(memory_not_locked(run));
     run.warnings.extend(calibration_drift(run));
+    run.warnings.extend(parts_left_out(run));
+}
+
+/// A warning for each part a probe left out in a scenario (its figures
+/// are missing), with the reason.
+fn parts_left_out(run: &RunDocument) -> Vec<Warning> {
+    run.scenarios
+        .iter()
+        .filter_map(|s| Some((s, s.outcome.result.as_ref()?)))
+        .flat_map(|(s, result)| {
+            result.left_out.iter().map(|reason| {
+                Warning::new(
+                    WarningCode::PartLeftOut,
+                    format!("{} under {}: left out {reason}", s.probe, s.load),
+                )
+            })
+        })
+        .collect()
 }
 
 /// A warning when a probe that locks its memory could not (those that

@@ -8,7 +8,8 @@
 //! by the operation's index (or [`ALL`]).
 //!
 //! An operation that cannot run here (no loopback, no room) is left out with
-//! its reason on stderr and an `OP_failed` count; the others go on. Only
+//! its reason (the result's `left_out`, a warning of the run) and an
+//! `OP_failed` count; the others go on. Only
 //! when every operation of the probe fails does the scenario fail.
 //!
 //! The probe shares its memory ([`MemoryPolicy::Shared`]): it faults and
@@ -181,22 +182,21 @@ fn time_instance(operation: &mut dyn Operation) -> Result<(u64, u64), ops::OpErr
     Ok((started_ns, elapsed_ns))
 }
 
-/// Says on stderr why operations were left out; fails when none is left.
+/// Fails, with every reason, when no operation could run (those left out
+/// while others ran are in the result's `left_out`, which the run turns
+/// into a warning).
 fn report_failures(records: &[OpRecord]) -> Result<(), MeasureError> {
     let failures: Vec<String> = records
         .iter()
         .filter_map(|r| Some(format!("{}: {}", r.name(), r.failure()?)))
         .collect();
-    if failures.len() == records.len() {
-        return Err(MeasureError::Io {
+    match failures.len() == records.len() {
+        true => Err(MeasureError::Io {
             what: "no micro-operation could run",
             error: std::io::Error::other(failures.join("; ")),
-        });
+        }),
+        false => Ok(()),
     }
-    for failure in failures {
-        eprintln!("feelbench: micro: left out {failure}");
-    }
-    Ok(())
 }
 
 #[cfg(test)]

@@ -68,11 +68,13 @@ impl OpRecord {
 /// `measured_ns`.
 pub fn tallies(records: &[OpRecord], window: Window, measured_ns: u64) -> Measured {
     let mut tally = Tally::default().with_count(MEASURED_S, measured_ns as f64 / 1e9);
+    let mut left_out = Vec::new();
     let seconds = batch_seconds(window);
     let mut batches = vec![Tally::default().with_count(MEASURED_S, seconds); BATCHES];
     for record in records {
-        if record.failure.is_some() {
+        if let Some(reason) = &record.failure {
             tally = tally.with_count(&record.failed_count(), 1.0);
+            left_out.push(format!("{}: {reason}", record.name));
             continue;
         }
         tally = tally.with_samples(record.name, &record.total, record.sum_ns);
@@ -88,6 +90,7 @@ pub fn tallies(records: &[OpRecord], window: Window, measured_ns: u64) -> Measur
         tally,
         batches,
         series: None,
+        left_out,
     }
 }
 
@@ -131,6 +134,7 @@ mod tests {
         let measured = tallies(&[udp, OpRecord::new(&OPS[8])], WINDOW, 1_000 * MS);
         assert!(!measured.tally.samples.contains_key("udp"));
         assert_eq!(measured.tally.count("udp_failed"), 1.0);
+        assert_eq!(measured.left_out, ["udp: no reply"]);
         assert_eq!(measured.tally.samples["tcp"].count, 0);
         assert!(measured
             .batches

@@ -121,6 +121,20 @@ mod tests {
     }
 
     #[test]
+    fn what_any_repeat_left_out_is_kept_once() {
+        let left_out = |reasons: &[&str]| ProbeResult {
+            left_out: reasons.iter().map(|r| r.to_string()).collect(),
+            ..periodic(1.0, &[10], 0, 1)
+        };
+        let merged = merged(vec![
+            left_out(&["udp: no loopback"]),
+            left_out(&[]),
+            left_out(&["udp: no loopback", "tcp: no loopback"]),
+        ]);
+        assert_eq!(merged.left_out, ["udp: no loopback", "tcp: no loopback"]);
+    }
+
+    #[test]
     fn no_late_frames_means_no_mean_lateness() {
         let merged = merged(vec![periodic(1.0, &[10], 0, 1), periodic(1.0, &[10], 0, 1)]);
         assert!(!merged.figures.contains_key("late_mean_us"));
