@@ -234,7 +234,9 @@ pub struct ReportArgs {
     /// The load `--chart over-time` draws [default: the first that recorded it].
     #[arg(long = "load", value_name = "NAME")]
     load: Option<String>,
-    /// The figure `--chart figure` draws [default: the probe's first compared figure].
+    /// The figure `--chart figure` draws; for histogram and cdf, a quantile
+    /// figure whose samples they draw (micro's pipe_p50: the pipe round
+    /// trips) [default: the probe's first].
     #[arg(long = "figure", value_name = "KEY")]
     figure: Option<String>,
     /// Write to FILE instead of stdout.
@@ -252,8 +254,8 @@ impl ReportArgs {
             },
             (false, None) => ReportView::Chart {
                 kind: match self.chart {
-                    ChartChoice::Histogram => ChartKind::Histogram,
-                    ChartChoice::Cdf => ChartKind::Cdf,
+                    ChartChoice::Histogram => ChartKind::Histogram { of: self.figure },
+                    ChartChoice::Cdf => ChartKind::Cdf { of: self.figure },
                     ChartChoice::OverTime => ChartKind::OverTime { load: self.load },
                     ChartChoice::Figure => ChartKind::Figure { key: self.figure },
                 },

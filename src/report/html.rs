@@ -30,10 +30,12 @@ pub struct Drawn<'a> {
 /// The single charts `--format svg` draws.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum ChartKind {
-    /// The latency histogram, a line per load.
-    Histogram,
-    /// The latency CDF, a line per load.
-    Cdf,
+    /// The latency histogram, a line per load, of the samples of quantile
+    /// figure `of` (the probe's first when `None`).
+    Histogram { of: Option<String> },
+    /// The latency CDF, a line per load, of the samples of quantile figure
+    /// `of` (the probe's first when `None`).
+    Cdf { of: Option<String> },
     /// The latency over time under one load (the first that recorded it
     /// when `None`), with the ideal line.
     OverTime { load: Option<String> },
@@ -113,8 +115,25 @@ pub fn render_svg(run: &RunDocument, probe: &str, kind: &ChartKind) -> Result<St
     })?;
     let drawn = drawn_loads(run, probe);
     Ok(match kind {
-        ChartKind::Histogram => histogram(probe, &distributions(sheet, &drawn)?)?,
-        ChartKind::Cdf => cdf(probe, &distributions(sheet, &drawn)?)?,
+        ChartKind::Histogram { of } | ChartKind::Cdf { of } => {
+            let sets = sample_sets(sheet);
+            let samples = match of {
+                Some(key) => sheet.figure(key).and_then(quantile_of).ok_or_else(|| {
+                    let quantiles = sheet.figures.iter().filter(|f| quantile_of(f).is_some());
+                    let keys = quantiles.map(|f| f.key.as_str());
+                    ChartError::unknown("quantile figure", key, probe, keys)
+                })?,
+                None => sets.first().copied().ok_or_else(|| {
+                    ChartError::Nothing(format!("{probe:?} has no latency samples to draw"))
+                })?,
+            };
+            let subject = subject(probe, &sets, samples);
+            let distributions = distributions(samples, &drawn)?;
+            match kind {
+                ChartKind::Histogram { .. } => histogram(&subject, &distributions)?,
+                _ => cdf(&subject, &distributions)?,
+            }
+        }
         ChartKind::OverTime { load } => {
             let d = match load {
                 Some(load) => drawn.iter().find(|d| &d.name == load).ok_or_else(|| {
@@ -255,14 +274,18 @@ fn environment_tables(run: &RunDocument) -> String {
 }
 
 /// The charts of one probe over `drawn` (one series each), in a `div`:
-/// histogram and CDF of its latency samples, each compared figure with its
+/// histogram and CDF of each set of its latency samples, each compared figure with its
 /// intervals, and the latency over time of each scenario that recorded it.
 pub fn charts(title: &str, sheet: &ProbeSheet, drawn: &[Drawn]) -> Result<String> {
     let mut svgs = Vec::new();
-    let distributions = distributions(sheet, drawn)?;
-    if !distributions.is_empty() {
-        svgs.push(histogram(title, &distributions)?);
-        svgs.push(cdf(title, &distributions)?);
+    let sets = sample_sets(sheet);
+    for samples in &sets {
+        let distributions = distributions(samples, drawn)?;
+        if !distributions.is_empty() {
+            let subject = subject(title, &sets, samples);
+            svgs.push(histogram(&subject, &distributions)?);
+            svgs.push(cdf(&subject, &distributions)?);
+        }
     }
     for def in sheet.figures.iter().filter(|f| f.compared) {
         svgs.extend(figure_intervals(title, def, drawn).transpose()?);
@@ -344,12 +367,33 @@ fn over_time(title: &str, d: &Drawn) -> Option<Result<String>> {
     ))
 }
 
-/// The name of the latency distribution the sheet's quantiles are taken of.
-pub fn latency_samples(sheet: &ProbeSheet) -> Option<&str> {
-    sheet.figures.iter().find_map(|f| match &f.formula {
+/// The names of the latency distributions the sheet's quantiles are taken
+/// of, in the order of its figures (`latency`; micro's `fork`, `exec`, ...).
+fn sample_sets(sheet: &ProbeSheet) -> Vec<&str> {
+    let mut sets: Vec<&str> = Vec::new();
+    for samples in sheet.figures.iter().filter_map(quantile_of) {
+        if !sets.contains(&samples) {
+            sets.push(samples);
+        }
+    }
+    sets
+}
+
+/// The distribution figure `def` is a quantile of, if it is one.
+fn quantile_of(def: &FigureDef) -> Option<&str> {
+    match &def.formula {
         Formula::Quantile { samples, .. } => Some(samples.as_str()),
         _ => None,
-    })
+    }
+}
+
+/// What a chart of distribution `samples` is titled after: `title`, with
+/// the distribution's name when the probe has several (`micro (fork)`).
+fn subject(title: &str, sets: &[&str], samples: &str) -> String {
+    match sets.len() {
+        0 | 1 => title.to_string(),
+        _ => format!("{title} ({samples})"),
+    }
 }
 
 /// A scenario's latency distribution as its histogram's buckets.
@@ -360,12 +404,10 @@ struct Distribution {
     buckets: Vec<(f64, u64)>,
 }
 
-/// Each drawn scenario's latency buckets (ms, count), named; scenarios
-/// without the distribution (a failed scenario) are left out.
-fn distributions(sheet: &ProbeSheet, drawn: &[Drawn]) -> Result<Vec<Distribution>> {
-    let Some(name) = latency_samples(sheet) else {
-        return Ok(Vec::new());
-    };
+/// Each drawn scenario's buckets (ms, count) of distribution `name`,
+/// named; scenarios without it (a failed scenario, an operation left out)
+/// are left out.
+fn distributions(name: &str, drawn: &[Drawn]) -> Result<Vec<Distribution>> {
     let mut out = Vec::new();
     for d in drawn {
         let Some(samples) = d
@@ -540,14 +582,27 @@ mod tests {
         let run = fixture::run();
         let probe = run.probes.keys().next().unwrap().clone();
         for kind in [
-            ChartKind::Cdf,
-            ChartKind::Histogram,
+            ChartKind::Cdf { of: None },
+            ChartKind::Histogram {
+                of: Some("p99".into()),
+            },
             ChartKind::Figure { key: None },
         ] {
             let svg = render_svg(&run, &probe, &kind).unwrap();
             assert!(svg.starts_with("<svg"), "{kind:?}");
         }
-        assert!(render_svg(&run, "nonesuch", &ChartKind::Cdf).is_err());
+        assert!(render_svg(&run, "nonesuch", &ChartKind::Cdf { of: None }).is_err());
+        let not_a_quantile = ChartKind::Cdf {
+            of: Some("deadlines".into()),
+        };
+        let error = render_svg(&run, &probe, &not_a_quantile).unwrap_err();
+        assert!(matches!(
+            error,
+            ChartError::Unknown {
+                what: "quantile figure",
+                ..
+            }
+        ));
         let unknown = ChartKind::Figure {
             key: Some("nonesuch".into()),
         };
