@@ -6,14 +6,14 @@
 mod common;
 use common::{
     assert_load_did_work, exit_code_within, feelbench, new_tag, read_json, require_root, stderr,
-    tagged_processes, LOOPS_PER_MS,
+    tagged_processes, wait_for_named, watch_until_exit, Watch, LOOPS_PER_MS,
 };
 use nix::sys::signal::{kill, Signal};
 use nix::unistd::Pid;
 use std::collections::BTreeSet;
 use std::path::Path;
 use std::process::{Child, Command, Stdio};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 /// `feelbench run` measuring x (a cheap probe) under `loads` for `seconds`.
 fn run_command(tag: &str, dir: &Path, loads: &str, seconds: &str) -> Command {
@@ -69,7 +69,7 @@ struct Seen {
     ports: BTreeSet<u16>,
 }
 
-impl Seen {
+impl Watch for Seen {
     fn look(&mut self, tag: &str) {
         let pids = tagged_processes(tag);
         let inodes: BTreeSet<u64> = pids.iter().flat_map(|pid| socket_inodes(*pid)).collect();
@@ -79,42 +79,6 @@ impl Seen {
             .map(|(local, _, _)| local);
         self.ports.extend(ports);
         self.pids.extend(pids);
-    }
-}
-
-/// Looks at the run until it exits (within 60 s); returns its exit code.
-fn watch_until_exit(child: &mut Child, tag: &str, seen: &mut Seen) -> Option<i32> {
-    let deadline = Instant::now() + Duration::from_secs(60);
-    loop {
-        seen.look(tag);
-        if let Some(status) = child.try_wait().unwrap() {
-            return status.code();
-        }
-        assert!(Instant::now() < deadline, "feelbench did not exit");
-        std::thread::sleep(Duration::from_millis(20));
-    }
-}
-
-/// Waits (up to 20 s) until processes of the run are named `name`.
-fn wait_for_named(tag: &str, name: &str, seen: &mut Seen) -> Vec<u32> {
-    let deadline = Instant::now() + Duration::from_secs(20);
-    loop {
-        seen.look(tag);
-        let named: Vec<u32> = tagged_processes(tag)
-            .into_iter()
-            .filter(|pid| {
-                std::fs::read_to_string(format!("/proc/{pid}/comm"))
-                    .is_ok_and(|comm| comm.trim() == name)
-            })
-            .collect();
-        if !named.is_empty() {
-            return named;
-        }
-        assert!(
-            Instant::now() < deadline,
-            "no process named {name} appeared"
-        );
-        std::thread::sleep(Duration::from_millis(20));
     }
 }
 

@@ -6,14 +6,13 @@
 mod common;
 use common::{
     assert_load_did_work, feelbench, new_tag, read_json, require_root, stderr, tagged_processes,
-    LOOPS_PER_MS,
+    wait_for_named, watch_until_exit, Watch, LOOPS_PER_MS,
 };
 use nix::sys::signal::{kill, Signal};
 use nix::unistd::Pid;
 use std::collections::BTreeSet;
 use std::path::Path;
 use std::process::{Child, Stdio};
-use std::time::{Duration, Instant};
 
 /// Starts `feelbench run` measuring audio under `loads` for `seconds`.
 fn start(tag: &str, dir: &Path, loads: &str, seconds: &str) -> Child {
@@ -53,47 +52,10 @@ struct Seen {
     queues: BTreeSet<i32>,
 }
 
-impl Seen {
+impl Watch for Seen {
     fn look(&mut self, tag: &str) {
         self.pids.extend(tagged_processes(tag));
         self.queues.extend(queues_made_by(&self.pids));
-    }
-}
-
-/// Looks at the run's processes and queues until it exits (within 60 s);
-/// returns its exit code.
-fn watch_until_exit(child: &mut Child, tag: &str, seen: &mut Seen) -> Option<i32> {
-    let deadline = Instant::now() + Duration::from_secs(60);
-    loop {
-        seen.look(tag);
-        if let Some(status) = child.try_wait().unwrap() {
-            return status.code();
-        }
-        assert!(Instant::now() < deadline, "feelbench did not exit");
-        std::thread::sleep(Duration::from_millis(20));
-    }
-}
-
-/// Waits (up to 20 s) until a process of the run is named `name`.
-fn wait_for_named(tag: &str, name: &str, seen: &mut Seen) -> Vec<u32> {
-    let deadline = Instant::now() + Duration::from_secs(20);
-    loop {
-        seen.look(tag);
-        let named: Vec<u32> = tagged_processes(tag)
-            .into_iter()
-            .filter(|pid| {
-                std::fs::read_to_string(format!("/proc/{pid}/comm"))
-                    .is_ok_and(|comm| comm.trim() == name)
-            })
-            .collect();
-        if !named.is_empty() {
-            return named;
-        }
-        assert!(
-            Instant::now() < deadline,
-            "no process named {name} appeared"
-        );
-        std::thread::sleep(Duration::from_millis(20));
     }
 }
 

@@ -174,3 +174,52 @@ pub fn as_nobody<'a>(command: &'a mut Command, dir: &Path) -> &'a mut Command {
 
 /// The uid and gid of nobody.
 const NOBODY: u32 = 65534;
+
+/// What a test notes about a run while it goes (its processes, the
+/// resources they made), so it can check afterwards that none is left.
+pub trait Watch {
+    /// Notes what the run with `tag` has now.
+    fn look(&mut self, tag: &str);
+}
+
+/// Looks at the run every 20 ms until it exits (within 60 s); returns its
+/// exit code.
+pub fn watch_until_exit(
+    child: &mut std::process::Child,
+    tag: &str,
+    seen: &mut impl Watch,
+) -> Option<i32> {
+    let deadline = Instant::now() + Duration::from_secs(60);
+    loop {
+        seen.look(tag);
+        if let Some(status) = child.try_wait().unwrap() {
+            return status.code();
+        }
+        assert!(Instant::now() < deadline, "feelbench did not exit");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+/// Looks at the run every 20 ms until processes of it are named `name`
+/// (within 20 s); returns them.
+pub fn wait_for_named(tag: &str, name: &str, seen: &mut impl Watch) -> Vec<u32> {
+    let deadline = Instant::now() + Duration::from_secs(20);
+    loop {
+        seen.look(tag);
+        let named: Vec<u32> = tagged_processes(tag)
+            .into_iter()
+            .filter(|pid| {
+                std::fs::read_to_string(format!("/proc/{pid}/comm"))
+                    .is_ok_and(|comm| comm.trim() == name)
+            })
+            .collect();
+        if !named.is_empty() {
+            return named;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "no process named {name} appeared"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
