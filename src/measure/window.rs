@@ -14,6 +14,17 @@ pub struct Window {
     pub end_ns: u64,
 }
 
+#[cfg(test)]
+impl Window {
+    /// The window from `start_ms` to `end_ms`, for tests with scripted times.
+    pub const fn ms(start_ms: u64, end_ms: u64) -> Self {
+        Self {
+            start_ns: start_ms * 1_000_000,
+            end_ns: end_ms * 1_000_000,
+        }
+    }
+}
+
 /// Running totals of a load process that cost a system call to read.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct Counters {

@@ -227,10 +227,7 @@ mod tests {
 
     const MS: u64 = 1_000_000;
 
-    const WINDOW: Window = Window {
-        start_ns: 1_000 * MS,
-        end_ns: 400_000 * MS,
-    };
+    const WINDOW: Window = Window::ms(1_000, 400_000);
 
     /// Points after 20 s gaps whose responses took `delays_ms`.
     fn scripted(delays_ms: &[u64]) -> Vec<Point> {

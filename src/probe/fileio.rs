@@ -490,10 +490,7 @@ mod tests {
     use crate::measure::sched::SchedApplied;
 
     const MS: u64 = 1_000_000;
-    const WINDOW: Window = Window {
-        start_ns: 1_000 * MS,
-        end_ns: 2_000 * MS,
-    };
+    const WINDOW: Window = Window::ms(1_000, 2_000);
 
     #[test]
     fn a_slow_request_delays_the_next_and_misses_the_periods_it_covers() {

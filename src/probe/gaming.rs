@@ -228,10 +228,7 @@ mod tests {
 
     const MS: u64 = 1_000_000;
 
-    const WINDOW: Window = Window {
-        start_ns: 1_000 * MS,
-        end_ns: 2_000 * MS,
-    };
+    const WINDOW: Window = Window::ms(1_000, 2_000);
 
     /// Frames of a scripted 1 s measurement (sub-windows of 50 ms): 20 ms
     /// frames using 16 ms of CPU back to back, but the one starting at

@@ -100,10 +100,7 @@ mod tests {
     use super::*;
 
     const MS: u64 = 1_000_000;
-    const WINDOW: Window = Window {
-        start_ns: 1_000 * MS,
-        end_ns: 2_000 * MS,
-    };
+    const WINDOW: Window = Window::ms(1_000, 2_000);
 
     #[test]
     fn instances_count_in_their_sub_window_divided_by_what_they_hold() {
