@@ -3,7 +3,10 @@
 //! the calibration cache. No test asserts a latency or speed figure.
 
 mod common;
-use common::{feelbench, new_tag, read_json, require_root, stderr, stdout, LOOPS_PER_MS};
+use common::{
+    as_nobody, feelbench, feelbench_niced, new_tag, read_json, require_root, stderr, stdout,
+    LOOPS_PER_MS,
+};
 use serde_json::Value;
 
 fn f(value: &Value, path: &str) -> f64 {
@@ -26,6 +29,25 @@ fn measure(dir: &std::path::Path, args: &[&str]) -> (std::process::Output, Value
         .unwrap();
     assert!(output.status.success(), "{}", stderr(&output));
     (output, read_json(&file))
+}
+
+#[test]
+fn started_under_nice_the_probe_and_loads_keep_that_nice_by_default() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("run.json");
+    let mut command = feelbench_niced(5, &new_tag(), dir.path());
+    command.args(["run", "--probe", "audio", "--load", "burn", "-t", "0.5"]);
+    command.args(["--warmup", "0", "-l", LOOPS_PER_MS, "-q", "-o"]);
+    // Run as nobody when root, who could set any nice: a user cannot go below 5.
+    if nix::unistd::geteuid().is_root() {
+        as_nobody(&mut command, dir.path());
+    }
+    let output = command.arg(&file).output().unwrap();
+    assert!(output.status.success(), "{}", stderr(&output));
+    let run = read_json(&file);
+    assert_eq!(run["settings"]["probe_sched"]["nice"], 5);
+    assert_eq!(run["settings"]["load_nice"], 5);
+    assert_eq!(run["scenarios"][0]["result"]["sched"]["nice"], 5);
 }
 
 /// `feelbench report FILE --format FORMAT`.

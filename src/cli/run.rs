@@ -15,7 +15,7 @@ use crate::commands::run::{
 };
 use crate::engine::scenario::Scenario;
 use crate::exit::UsageError;
-use crate::measure::sched::SchedRequest;
+use crate::measure::sched::{own_nice, SchedRequest};
 use crate::sim::fragment::FragmentSettings;
 use crate::sim::io::IoSettings;
 use crate::sim::job::JobSettings;
@@ -150,15 +150,15 @@ struct SelectionArgs {
 #[derive(Debug, Args)]
 #[command(next_help_heading = "Probe scheduling")]
 struct ProbeSchedArgs {
-    /// Nice value of the probe.
+    /// Nice value of the probe [default: the nice value feelbench was
+    /// started with, normally 0].
     #[arg(
         short = 'B',
         long = "nice",
         value_name = "N",
-        default_value_t = 0,
         allow_hyphen_values = true
     )]
-    nice: i32,
+    nice: Option<i32>,
     /// Run the probe SCHED_FIFO (real time).
     #[arg(short = 'r', long = "rt")]
     rt: bool,
@@ -296,15 +296,15 @@ struct IoArgs {
 #[derive(Debug, Args)]
 #[command(next_help_heading = "Loads")]
 struct LoadArgs {
-    /// Nice value of the loads.
+    /// Nice value of the loads [default: the nice value feelbench was
+    /// started with, normally 0].
     #[arg(
         short = 'N',
         long = "load-nice",
         value_name = "N",
-        default_value_t = 0,
         allow_hyphen_values = true
     )]
-    load_nice: i32,
+    load_nice: Option<i32>,
     /// Directory for the disk loads' files (a private directory is made in it).
     #[arg(long = "workdir", value_name = "DIR", default_value = ".")]
     workdir: PathBuf,
@@ -399,7 +399,10 @@ impl RunArgs {
             self.io.settings()?,
         )?;
         let probe_sched = self.probe.request()?;
-        let load_nice = check_nice("-N/--load-nice", self.loads.load_nice)?;
+        let load_nice = check_nice(
+            "-N/--load-nice",
+            self.loads.load_nice.unwrap_or_else(own_nice),
+        )?;
         let preflight = self.safety.preflight()?;
         let cpu_dma_latency_us = self.power.cpu_dma_latency()?;
         let scenarios = self.selection.scenarios(self.timing.full, &work)?;
@@ -516,7 +519,7 @@ impl ProbeSchedArgs {
             format!("--rt-priority takes 1 to 99, not {priority}")
         })?;
         Ok(SchedRequest {
-            nice: check_nice("-B/--nice", self.nice)?,
+            nice: check_nice("-B/--nice", self.nice.unwrap_or_else(own_nice))?,
             fifo_priority: self.rt.then_some(priority),
             timer_slack_ns: self.timer_slack_ns.max(1),
         })

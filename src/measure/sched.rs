@@ -10,7 +10,7 @@ use std::io;
 #[derive(Debug, thiserror::Error)]
 pub enum SchedError {
     /// setpriority failed.
-    #[error("cannot set nice {nice}: {error} (a negative nice needs root or CAP_SYS_NICE)")]
+    #[error("cannot set nice {nice}: {error} (a nice value below the one feelbench was started with, or below 0, needs root or CAP_SYS_NICE)")]
     Nice { nice: i32, error: io::Error },
     /// sched_setscheduler failed.
     #[error("cannot switch to SCHED_FIFO priority {priority}: {error} (real-time scheduling needs root, CAP_SYS_NICE or an RLIMIT_RTPRIO)")]
@@ -105,6 +105,15 @@ pub fn set_nice(nice: i32) -> Result<(), SchedError> {
     // SAFETY: setpriority takes plain integers; who = 0 means the caller.
     let ret = unsafe { libc::setpriority(libc::PRIO_PROCESS, 0, nice) };
     check(ret).map_err(|error| SchedError::Nice { nice, error })
+}
+
+/// The calling process's nice value (what it was started with, until it
+/// changes it).
+pub fn own_nice() -> i32 {
+    // getpriority returns -1 both for nice -1 and on error; it cannot fail
+    // for the caller itself, so -1 is the value.
+    // SAFETY: getpriority takes plain integers; who = 0 means the caller.
+    unsafe { libc::getpriority(libc::PRIO_PROCESS, 0) }
 }
 
 /// Switches the calling thread to SCHED_FIFO at `priority`.

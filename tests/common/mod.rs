@@ -29,7 +29,19 @@ pub fn new_tag() -> String {
 /// The feelbench binary, tagged, with `dir` as its cache directory and its
 /// working directory (so its private work directory goes there too).
 pub fn feelbench(tag: &str, dir: &Path) -> Command {
-    let mut command = Command::new(env!("CARGO_BIN_EXE_feelbench"));
+    tagged(Command::new(env!("CARGO_BIN_EXE_feelbench")), tag, dir)
+}
+
+/// [`feelbench`] started through `nice -n NICE`, as a user would.
+pub fn feelbench_niced(nice: i32, tag: &str, dir: &Path) -> Command {
+    let mut command = Command::new("nice");
+    command.args(["-n", &nice.to_string(), env!("CARGO_BIN_EXE_feelbench")]);
+    tagged(command, tag, dir)
+}
+
+/// `command` with the tag in its environment, `dir` as its cache directory
+/// and its working directory.
+fn tagged(mut command: Command, tag: &str, dir: &Path) -> Command {
     command
         .env(TAG_VAR, tag)
         .env("XDG_CACHE_HOME", dir)
