@@ -289,14 +289,22 @@ pub fn render_row(
     baseline: Option<&Measurement>,
 ) -> String {
     let mut cells = row_cells(scenario, sheet, baseline);
-    let widths = widths(sheet);
-    let figures = if cells[0].chars().count() < LOAD_WIDTH {
-        line(&cells, &widths)
-    } else {
-        let name = std::mem::take(&mut cells[0]);
-        format!("{name}\n{}", line(&cells, &widths))
-    };
+    let name = std::mem::take(&mut cells[0]);
+    let unnamed = line(&cells, &widths(sheet));
+    let figures = with_name(&name, &unnamed).unwrap_or_else(|| format!("{name}\n{unnamed}"));
     figures + &render_intervals(scenario, sheet, settings)
+}
+
+/// `line` with `name` written over its start, when the blanks there hold
+/// it and one more (a long load name may use the first column's padding);
+/// `None` when it would touch a figure.
+fn with_name(name: &str, line: &str) -> Option<String> {
+    let width = name.chars().count();
+    let (cut, _) = line.char_indices().nth(width + 1)?;
+    line[..cut]
+        .chars()
+        .all(|c| c == ' ')
+        .then(|| format!("{name}{}", &line[cut - 1..]))
 }
 
 /// `  95% CI mean 0.980–1.050 ms, p99 ... (method)` for a scenario with
@@ -476,6 +484,17 @@ pub fn render(run: &RunDocument, verbose: bool) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_long_load_name_uses_the_first_columns_padding_or_its_own_line() {
+        let line = "               4.908  x\n";
+        assert_eq!(
+            with_name("ioseqwrite", line).unwrap(),
+            "ioseqwrite     4.908  x\n"
+        );
+        assert_eq!(with_name("none", line).unwrap(), "none           4.908  x\n");
+        assert_eq!(with_name("burn+write+read", line), None);
+    }
     use crate::system::counters::{CpuTicks, StatCounters};
     use crate::system::telemetry::{ScenarioTelemetry, TelemetrySample};
 
