@@ -485,6 +485,9 @@ pub fn render(run: &RunDocument, verbose: bool) -> String {
 mod tests {
     use super::*;
 
+    use crate::system::counters::{CpuTicks, StatCounters};
+    use crate::system::telemetry::{ScenarioTelemetry, TelemetrySample};
+
     #[test]
     fn a_long_load_name_uses_the_first_columns_padding_or_its_own_line() {
         let line = "               4.908  x\n";
@@ -492,11 +495,12 @@ mod tests {
             with_name("ioseqwrite", line).unwrap(),
             "ioseqwrite     4.908  x\n"
         );
-        assert_eq!(with_name("none", line).unwrap(), "none           4.908  x\n");
+        assert_eq!(
+            with_name("none", line).unwrap(),
+            "none           4.908  x\n"
+        );
         assert_eq!(with_name("burn+write+read", line), None);
     }
-    use crate::system::counters::{CpuTicks, StatCounters};
-    use crate::system::telemetry::{ScenarioTelemetry, TelemetrySample};
 
     #[test]
     fn intervals_are_shown_under_the_row_and_explained_once() {
