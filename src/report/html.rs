@@ -9,6 +9,7 @@ use super::chart::{self, Labels, Line, Ranged};
 use super::estimate::{estimate, RUN_LEVEL};
 use super::figure::Figure;
 use super::schema::{RunDocument, ScenarioResult};
+use super::table as console;
 use crate::figures::series::{LatencySeries, SeriesPoint};
 use crate::figures::{FigureDef, Formula, ProbeSheet};
 use crate::measure::latency::LatencyHistogram;
@@ -62,6 +63,7 @@ pub fn render(run: &RunDocument) -> Result<String> {
             escape(probe),
             escape(&sheet.summary)
         );
+        body += &results_table(run, probe, sheet);
         body += &charts(probe, sheet, &drawn)?;
         body += "</section>\n";
     }
@@ -227,6 +229,25 @@ pub fn table(header: &[&str], rows: &[Vec<(String, &str)>]) -> String {
         out += "</tr>\n";
     }
     out + "</table>\n"
+}
+
+/// The probe's table as the console shows it: a row per load, a column
+/// per sheet column, then the load's work.
+fn results_table(run: &RunDocument, probe: &str, sheet: &ProbeSheet) -> String {
+    let baseline = run.baseline_of(probe);
+    let rows: Vec<Vec<(String, &str)>> = run
+        .scenarios_of(probe)
+        .map(|scenario| {
+            let cells = console::row_cells(scenario, sheet, baseline);
+            let last = cells.len() - 1;
+            cells
+                .into_iter()
+                .enumerate()
+                .map(|(i, cell)| (cell, if i == 0 || i == last { "" } else { "num" }))
+                .collect()
+        })
+        .collect();
+    table(&console::header_cells(sheet), &rows)
 }
 
 /// Who made the run, when and how.
@@ -541,6 +562,10 @@ mod tests {
         assert!(html.contains("&lt;script&gt;alert(1)&lt;/script&gt;"));
         assert!(!html.contains("<script>"));
         assert_eq!(html.matches("<section>").count(), run.probes.len());
+        for sheet in run.probes.values() {
+            let header = sheet.columns[0].header.as_str();
+            assert!(html.contains(&format!("<th>{}</th>", escape(header))));
+        }
         assert!(html.matches("<svg").count() >= 2 * run.probes.len());
         assert!(html.contains("<h2>Environment</h2>"));
     }
