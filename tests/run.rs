@@ -124,6 +124,10 @@ fn run_document_holds_consistent_figures_and_report_reproduces_the_table() {
         .collect::<Vec<_>>(),
     );
     assert_eq!(run["schema"], "feelbench.run/2");
+    // Settings no probe or load of the run works by are not recorded.
+    for group in ["response", "job", "fragment", "io"] {
+        assert!(run["settings"][group].is_null(), "{group} recorded");
+    }
     for probe in ["x", "audio", "gaming"] {
         assert!(!run["probes"][probe]["figures"]
             .as_array()

@@ -2,7 +2,10 @@
 //! warning, since figures from different machines are not comparable) and
 //! the settings and kernel (shown, since they are usually the point).
 
-use crate::report::schema::RunDocument;
+use crate::report::schema::{described, RunDocument};
+use crate::sim::fragment::FragmentSettings;
+use crate::sim::io::IoSettings;
+use crate::sim::job::JobSettings;
 use crate::system::cpulist::CpuList;
 use serde::Serialize;
 
@@ -82,9 +85,15 @@ const SETTINGS: &[Fact] = &[
             .load_cpu_weight
             .map_or("none".into(), |w| w.to_string())
     }),
-    ("job", |r| r.settings.job.describe()),
-    ("fragment player", |r| r.settings.fragment.describe()),
-    ("file I/O", |r| r.settings.io.describe()),
+    ("job", |r| {
+        described(r.settings.job.as_ref(), JobSettings::describe)
+    }),
+    ("fragment player", |r| {
+        described(r.settings.fragment.as_ref(), FragmentSettings::describe)
+    }),
+    ("file I/O", |r| {
+        described(r.settings.io.as_ref(), IoSettings::describe)
+    }),
 ];
 
 /// The PM QoS limit a run held, or `not held`.
@@ -219,7 +228,11 @@ mod tests {
     #[test]
     fn a_job_of_another_size_or_command_is_listed() {
         let mut other = fixture::run();
-        other.settings.job.command = Some("make -j4".into());
+        other
+            .settings
+            .job
+            .get_or_insert_with(Default::default)
+            .command = Some("make -j4".into());
         let d = differences(&[fixture::run(), other]);
         assert_eq!(d.len(), 1, "{d:?}");
         assert_eq!(d[0].what, "job");
@@ -229,7 +242,11 @@ mod tests {
     #[test]
     fn another_fragment_player_is_listed() {
         let mut other = fixture::run();
-        other.settings.fragment.fragment_bytes = 128;
+        other
+            .settings
+            .fragment
+            .get_or_insert_with(Default::default)
+            .fragment_bytes = 128;
         let d = differences(&[fixture::run(), other]);
         assert_eq!(d.len(), 1, "{d:?}");
         assert_eq!(d[0].what, "fragment player");

@@ -52,6 +52,7 @@ pub const CTAR: LoadDef = LoadDef {
     check: super::no_check,
     build: |context| Ctar::new(context, Layout::source()).map(|l| Box::new(l) as Box<dyn Load>),
     default: |_| false,
+    uses: &[],
 };
 
 /// Registry entry of `xtar`.
@@ -69,6 +70,7 @@ pub const XTAR: LoadDef = LoadDef {
     check: super::no_check,
     build: |context| Xtar::new(context, Layout::source()).map(|l| Box::new(l) as Box<dyn Load>),
     default: |_| false,
+    uses: &[],
 };
 
 /// An archive being written into `File`.

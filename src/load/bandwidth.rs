@@ -43,6 +43,7 @@ pub const PIPEBW: LoadDef = LoadDef {
         start("pipebw", writer, reader)
     },
     default: |_| false,
+    uses: &[],
 };
 
 /// `unixbw`.
@@ -60,6 +61,7 @@ pub const UNIXBW: LoadDef = LoadDef {
         start("unixbw", writer, reader)
     },
     default: |_| false,
+    uses: &[],
 };
 
 /// `tcpbw`.
@@ -76,6 +78,7 @@ pub const TCPBW: LoadDef = LoadDef {
         start("tcpbw", writer, reader)
     },
     default: |_| false,
+    uses: &[],
 };
 
 /// Writer–reader pairs: one per CPU.

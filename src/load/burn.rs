@@ -22,6 +22,7 @@ pub const DEF: LoadDef = LoadDef {
         }))
     },
     default: super::always,
+    uses: &[],
 };
 
 struct Burn {

@@ -13,6 +13,7 @@
 use super::{Load, LoadDef, LoadError};
 use crate::measure::clock::now_ns;
 use crate::sim::job::{step_units, JobSpace, Make};
+use crate::sim::SettingsGroup;
 
 /// Longest a step of the load waits for a job step to end, so the worker
 /// looks at its commands often.
@@ -38,6 +39,7 @@ pub const DEF: LoadDef = LoadDef {
         }))
     },
     default: |_| false,
+    uses: &[SettingsGroup::Job],
 };
 
 /// The build in progress and its directory. `make` is dropped first: its

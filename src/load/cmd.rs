@@ -38,6 +38,7 @@ pub const DEF: LoadDef = LoadDef {
         }))
     },
     default: |_| false,
+    uses: &[],
 };
 
 /// Splits the command into arguments; an empty command is an error.

@@ -28,6 +28,7 @@ pub const DEF: LoadDef = LoadDef {
     check: super::no_check,
     build: Copier::boxed,
     default: |_| false,
+    uses: &[],
 };
 
 struct Copier {

@@ -36,6 +36,7 @@ pub const DEF: LoadDef = LoadDef {
     check: super::no_check,
     build: |_| Ok(Box::new(CpuLoad::new())),
     default: |_| false,
+    uses: &[],
 };
 
 struct CpuLoad {

@@ -31,6 +31,7 @@ pub const CTXMEM8: LoadDef = LoadDef {
     processes: |_| 1,
     build: |context| build(context, 8),
     default: |_| false,
+    uses: &[],
 };
 
 /// `ctxmem2`.
@@ -44,6 +45,7 @@ pub const CTXMEM2: LoadDef = LoadDef {
     processes: |_| 1,
     build: |context| build(context, 2),
     default: |_| false,
+    uses: &[],
 };
 
 /// The ring's size.

@@ -97,6 +97,7 @@ pub const DEF: LoadDef = LoadDef {
     check: super::no_check,
     build: |context| Client::new(context).map(|c| Box::new(c) as Box<dyn Load>),
     default: |_| false,
+    uses: &[],
 };
 
 fn clients(params: &WorkParams) -> usize {

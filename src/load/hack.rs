@@ -50,6 +50,7 @@ pub const DEF: LoadDef = LoadDef {
         Ok(Box::new(helpers))
     },
     default: super::always,
+    uses: &[],
 };
 
 /// Groups to run: one per CPU, as many as fit in the memory share, at least one.

@@ -26,7 +26,7 @@ use super::{Load, LoadContext, LoadDef, LoadError};
 use crate::measure::clock::now_ns;
 use crate::sim::draws::Draws;
 use crate::sim::uncached::drop_cached_range;
-use crate::sim::WorkParams;
+use crate::sim::{SettingsGroup, WorkParams};
 use std::fs::File;
 use std::os::unix::fs::FileExt as _;
 
@@ -108,6 +108,7 @@ const fn variant(name: &'static str, summary: &'static str, mode: Mode) -> LoadD
             (true, false) => |context| Requester::boxed(context, Mode::RAND_READ),
         },
         default: |_| false,
+        uses: &[SettingsGroup::Io],
     }
 }
 

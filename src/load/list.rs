@@ -45,6 +45,7 @@ pub const DEF: LoadDef = LoadDef {
     check: super::no_check,
     build: |context| List::new(context, &Layout::source()).map(|l| Box::new(l) as Box<dyn Load>),
     default: |_| false,
+    uses: &[],
 };
 
 /// The walk through a tree of its own.

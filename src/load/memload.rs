@@ -44,6 +44,7 @@ pub const DEF: LoadDef = LoadDef {
     processes: |_| 1,
     build: |context| MemLoad::new(context.params.mem_bytes).map(|l| Box::new(l) as Box<dyn Load>),
     default: |_| false,
+    uses: &[],
 };
 
 /// The memory memload works through: 110 % of `mem_bytes`.

@@ -38,7 +38,7 @@ pub mod write;
 
 pub use error::{CheckError, LoadError, SpecError};
 
-use crate::sim::WorkParams;
+use crate::sim::{SettingsGroup, WorkParams};
 use std::path::PathBuf;
 
 /// Background work, done in short slices.
@@ -97,6 +97,8 @@ pub struct LoadDef {
     pub build: fn(&LoadContext) -> Result<Box<dyn Load>, LoadError>,
     /// Whether `feelbench run` includes it without being asked.
     pub default: fn(&WorkParams) -> bool,
+    /// The groups of settings it works by (recorded in runs that run it).
+    pub uses: &'static [SettingsGroup],
 }
 
 /// Every load, in the order they are run and listed.

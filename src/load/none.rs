@@ -13,4 +13,5 @@ pub const DEF: LoadDef = LoadDef {
     processes: |_| 0,
     build: |_| Err(LoadError::NoProcesses("none")),
     default: super::always,
+    uses: &[],
 };

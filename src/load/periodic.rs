@@ -18,6 +18,7 @@ pub const VIDEO: LoadDef = LoadDef {
     processes: |_| 1,
     build: |context| Ok(PeriodicLoad::boxed(shapes::VIDEO, &context.params)),
     default: super::always,
+    uses: &[],
 };
 
 /// `x` as a load.
@@ -31,6 +32,7 @@ pub const X: LoadDef = LoadDef {
     processes: |_| 1,
     build: |context| Ok(PeriodicLoad::boxed(shapes::X, &context.params)),
     default: super::always,
+    uses: &[],
 };
 
 /// `custom` as a load.
@@ -47,6 +49,7 @@ pub const CUSTOM: LoadDef = LoadDef {
         Ok(PeriodicLoad::boxed(shape, &context.params))
     },
     default: |params| params.custom.is_some(),
+    uses: &[],
 };
 
 struct PeriodicLoad {

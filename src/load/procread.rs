@@ -27,6 +27,7 @@ pub const DEF: LoadDef = LoadDef {
     check: super::no_check,
     build: |_: &LoadContext| Ok(Box::new(ProcReader::new(Path::new("/proc")))),
     default: |_| false,
+    uses: &[],
 };
 
 struct ProcReader {

@@ -35,6 +35,7 @@ pub const DEF: LoadDef = LoadDef {
     check: super::no_check,
     build: Reader::boxed,
     default: super::always,
+    uses: &[],
 };
 
 /// Size of the file read: `--file-size` capped at [`MAX_FILE_BYTES`], in

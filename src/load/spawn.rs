@@ -30,6 +30,7 @@ pub const DEF: LoadDef = LoadDef {
         Ok(Box::new(Spawn))
     },
     default: super::always,
+    uses: &[],
 };
 
 struct Spawn;

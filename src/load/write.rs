@@ -74,6 +74,7 @@ const fn variant(
         check: super::no_check,
         build,
         default,
+        uses: &[],
     }
 }
 

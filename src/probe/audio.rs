@@ -13,6 +13,7 @@ pub const DEF: ProbeDef = ProbeDef {
     sheet: super::periodic::sheet,
     build: |params| Ok(PeriodicProbe::boxed(shapes::AUDIO, params)),
     default: super::always,
+    uses: &[],
     pace: super::Pace::Duration,
     disk_bytes: super::no_disk,
     memory: MemoryPolicy::Locked,

@@ -23,7 +23,7 @@ use super::{MeasureError, Pace, Probe, ProbeDef};
 use crate::figures::Measured;
 use crate::measure::sched::MemoryPolicy;
 use crate::measure::window::Window;
-use crate::sim::{ResponseParams, WorkParams};
+use crate::sim::{ResponseParams, SettingsGroup, WorkParams};
 use std::os::unix::fs::PermissionsExt as _;
 use std::path::{Path, PathBuf};
 use std::process::{Command, ExitStatus, Stdio};
@@ -44,6 +44,7 @@ pub const DEF: ProbeDef = ProbeDef {
         }))
     },
     default: |_| false,
+    uses: &[SettingsGroup::Response],
     pace: Pace::OwnWork {
         expected_ns: after_idle::expected_ns,
         cap_ns: after_idle::cap_ns,

@@ -14,6 +14,7 @@ pub const DEF: ProbeDef = ProbeDef {
     sheet: super::periodic::sheet,
     build: |params| Ok(PeriodicProbe::boxed(shapes::custom(params)?, params)),
     default: |params| params.custom.is_some(),
+    uses: &[],
     pace: super::Pace::Duration,
     disk_bytes: super::no_disk,
     memory: MemoryPolicy::Locked,

@@ -36,7 +36,7 @@ use crate::measure::window::Window;
 use crate::sim::draws::Draws;
 use crate::sim::io::{show_threshold, IoSettings, MAX_THRESHOLDS};
 use crate::sim::uncached::{bypass_cache, fill_on_device, AlignedBuf};
-use crate::sim::WorkParams;
+use crate::sim::{SettingsGroup, WorkParams};
 use std::path::Path;
 
 /// Bytes of each request.
@@ -56,6 +56,7 @@ pub const DEF: ProbeDef = ProbeDef {
     sheet,
     build: |params: &WorkParams| Ok(Box::new(FileIoProbe::new(&params.io))),
     default: |_| false,
+    uses: &[SettingsGroup::Io],
     disk_bytes: |params| file_bytes(&params.io),
     pace: super::Pace::Duration,
     memory: MemoryPolicy::Locked,

@@ -40,7 +40,7 @@ use crate::measure::series::{SeriesRecorder, SERIES_POINTS};
 use crate::measure::window::Window;
 use crate::measure::work::work_cpu_ns;
 use crate::sim::fragment::FragmentSettings;
-use crate::sim::WorkParams;
+use crate::sim::{SettingsGroup, WorkParams};
 use std::path::Path;
 
 /// Registry entry.
@@ -56,6 +56,7 @@ pub const DEF: ProbeDef = ProbeDef {
         }))
     },
     default: |_| false,
+    uses: &[SettingsGroup::Fragment],
     pace: super::Pace::Duration,
     disk_bytes: super::no_disk,
     memory: MemoryPolicy::Locked,

@@ -38,6 +38,7 @@ pub const DEF: ProbeDef = ProbeDef {
         }))
     },
     default: super::always,
+    uses: &[],
     pace: super::Pace::Duration,
     disk_bytes: super::no_disk,
     memory: MemoryPolicy::Locked,

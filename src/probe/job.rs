@@ -25,7 +25,7 @@ use crate::measure::latency::LatencyHistogram;
 use crate::measure::sched::MemoryPolicy;
 use crate::measure::window::Window;
 use crate::sim::job::{JobRun, PreparedJob};
-use crate::sim::WorkParams;
+use crate::sim::{SettingsGroup, WorkParams};
 use std::path::Path;
 
 /// Registry entry.
@@ -39,6 +39,7 @@ pub const DEF: ProbeDef = ProbeDef {
         }))
     },
     default: |_| false,
+    uses: &[SettingsGroup::Job],
     pace: Pace::OwnWork {
         expected_ns: |params| params.job.expected_ns(params.cpus),
         cap_ns: |params| params.job.cap_ns(),

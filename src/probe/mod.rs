@@ -25,7 +25,7 @@ use crate::figures::{Measured, ProbeSheet};
 use crate::measure::sched::MemoryPolicy;
 use crate::measure::window::Window;
 use crate::sim::job::JobError;
-use crate::sim::{SimError, WorkParams};
+use crate::sim::{SettingsGroup, SimError, WorkParams};
 use std::path::Path;
 
 /// Interactive work that is measured for the length of a window. A probe
@@ -66,6 +66,8 @@ pub struct ProbeDef {
     pub build: fn(&WorkParams) -> Result<Box<dyn Probe>, BuildError>,
     /// Whether `feelbench run` includes it without being asked.
     pub default: fn(&WorkParams) -> bool,
+    /// The groups of settings it works by (recorded in runs that measure it).
+    pub uses: &'static [SettingsGroup],
     /// Disk space its files need at most (in the work directory).
     pub disk_bytes: fn(&WorkParams) -> u64,
     /// How long it measures.
@@ -222,13 +224,6 @@ pub fn figure_keys(compared_only: bool) -> Vec<String> {
         }
     }
     keys
-}
-
-/// Whether the probe works as `--response-gap`, `--response-points` and
-/// the other settings of [`crate::sim::ResponseParams`] say (so the run
-/// records them).
-pub fn answers_after_idle(def: &ProbeDef) -> bool {
-    [response::DEF.name, command::DEF.name].contains(&def.name)
 }
 
 /// No disk needed.

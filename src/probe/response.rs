@@ -22,7 +22,7 @@ use super::{MeasureError, Pace, Probe, ProbeDef};
 use crate::figures::Measured;
 use crate::measure::sched::MemoryPolicy;
 use crate::measure::window::Window;
-use crate::sim::{ResponseParams, WorkParams};
+use crate::sim::{ResponseParams, SettingsGroup, WorkParams};
 use memmap2::MmapMut;
 use std::hint::black_box;
 use std::path::Path;
@@ -38,6 +38,7 @@ pub const DEF: ProbeDef = ProbeDef {
         }))
     },
     default: |_| false,
+    uses: &[SettingsGroup::Response],
     pace: Pace::OwnWork {
         expected_ns: after_idle::expected_ns,
         cap_ns: after_idle::cap_ns,

@@ -17,6 +17,7 @@ pub const DEF: ProbeDef = ProbeDef {
     sheet: super::periodic::sheet,
     build: |params| Ok(PeriodicProbe::boxed(shapes::X, params)),
     default: super::always,
+    uses: &[],
     pace: super::Pace::Duration,
     disk_bytes: super::no_disk,
     memory: MemoryPolicy::Locked,

@@ -118,16 +118,16 @@ pub struct RunSettingsRecord {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub response: Option<ResponseParams>,
     /// The job of the `job` probe and the `cacherun` load (`--job`,
-    /// `--job-size`, `--job-timeout`); the defaults in older files.
-    #[serde(default)]
-    pub job: JobSettings,
-    /// The `fragment` probe's buffer and work; the defaults in older files.
-    #[serde(default)]
-    pub fragment: FragmentSettings,
+    /// `--job-size`, `--job-timeout`); only in runs that ran one of them.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub job: Option<JobSettings>,
+    /// The `fragment` probe's buffer and work; only in runs that measured it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub fragment: Option<FragmentSettings>,
     /// The `fileio` probe's file and rhythm, the request thresholds and the
-    /// `io*` loads' processes; the defaults in older files.
-    #[serde(default)]
-    pub io: IoSettings,
+    /// `io*` loads' processes; only in runs that ran one of them.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub io: Option<IoSettings>,
 }
 
 /// The repeat count of runs that do not record one.
@@ -250,6 +250,12 @@ pub struct FigureInterval {
     pub df: f64,
     /// Independent samples (sub-windows or repeats) the spread came from.
     pub samples: usize,
+}
+
+/// A group of settings a run recorded, in words (its `describe`), or
+/// `not used` when none of the run's probes and loads used it.
+pub fn described<T>(group: Option<&T>, describe: fn(&T) -> String) -> String {
+    group.map_or_else(|| "not used".to_string(), describe)
 }
 
 /// What one kind of load got done during the measurement.

@@ -22,6 +22,21 @@ pub use response::ResponseParams;
 
 use serde::{Deserialize, Serialize};
 
+/// A group of [`WorkParams`] only some probes and loads work by. A run
+/// records a group only when one of its probes or loads uses it, so runs
+/// that differ in a group none of them uses still merge and compare alike.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SettingsGroup {
+    /// [`WorkParams::response`].
+    Response,
+    /// [`WorkParams::job`].
+    Job,
+    /// [`WorkParams::fragment`].
+    Fragment,
+    /// [`WorkParams::io`].
+    Io,
+}
+
 /// Parameters of the work probes and loads do, fixed for a whole run.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct WorkParams {

@@ -5,10 +5,10 @@
 use super::config::{OutputChoice, RunConfig};
 use super::work::PreparedWork;
 use crate::measure::sched::MemoryPolicy;
-use crate::probe;
 use crate::report::schema::{
     RunDocument, RunInfo, RunSettingsRecord, ToolInfo, Warning, WarningCode, SCHEMA,
 };
+use crate::sim::SettingsGroup;
 use crate::system::environment::Environment;
 use crate::system::SystemInfo;
 use std::path::PathBuf;
@@ -87,6 +87,12 @@ pub fn start(
 /// The settings as the document records them.
 fn settings_record(config: &RunConfig, work: &PreparedWork) -> RunSettingsRecord {
     let params = &work.params;
+    let uses = |group: SettingsGroup| {
+        work.scenarios.iter().any(|s| {
+            s.probe.uses.contains(&group)
+                || s.load.parts.iter().any(|p| p.def.uses.contains(&group))
+        })
+    };
     RunSettingsRecord {
         duration_s: config.timing.duration_ns as f64 / 1e9,
         warmup_s: config.timing.warmup_ns as f64 / 1e9,
@@ -110,14 +116,10 @@ fn settings_record(config: &RunConfig, work: &PreparedWork) -> RunSettingsRecord
         probe_cpus: config.placement.probe_cpus.clone(),
         load_cpus: config.placement.load_cpus.clone(),
         load_cpu_weight: config.placement.load_cpu_weight,
-        response: work
-            .scenarios
-            .iter()
-            .any(|s| probe::answers_after_idle(s.probe))
-            .then(|| params.response.clone()),
-        job: params.job.clone(),
-        fragment: params.fragment,
-        io: params.io.clone(),
+        response: uses(SettingsGroup::Response).then(|| params.response.clone()),
+        job: uses(SettingsGroup::Job).then(|| params.job.clone()),
+        fragment: uses(SettingsGroup::Fragment).then_some(params.fragment),
+        io: uses(SettingsGroup::Io).then(|| params.io.clone()),
     }
 }
 

@@ -65,6 +65,7 @@ pub const fn def<const OP: usize>() -> ProbeDef {
         sheet: sheet::<OP>,
         build: build::<OP>,
         default: |_| false,
+        uses: &[],
         disk_bytes: super::no_disk,
         pace: Pace::Duration,
         memory: MemoryPolicy::Shared,

@@ -4,7 +4,10 @@
 //! may differ a little.
 
 use crate::measure::sched::SchedRequest;
-use crate::report::schema::RunDocument;
+use crate::report::schema::{described, RunDocument};
+use crate::sim::fragment::FragmentSettings;
+use crate::sim::io::IoSettings;
+use crate::sim::job::JobSettings;
 use crate::sim::ResponseParams;
 use crate::system::cpulist::CpuList;
 
@@ -85,9 +88,15 @@ const RULES: &[Rule] = &[
             .as_ref()
             .map_or_else(|| "none".into(), response)
     }),
-    Rule::Exact("job", |r| r.settings.job.describe()),
-    Rule::Exact("fragment player", |r| r.settings.fragment.describe()),
-    Rule::Exact("file I/O", |r| r.settings.io.describe()),
+    Rule::Exact("job", |r| {
+        described(r.settings.job.as_ref(), JobSettings::describe)
+    }),
+    Rule::Exact("fragment player", |r| {
+        described(r.settings.fragment.as_ref(), FragmentSettings::describe)
+    }),
+    Rule::Exact("file I/O", |r| {
+        described(r.settings.io.as_ref(), IoSettings::describe)
+    }),
     Rule::Near(
         "loops_per_ms",
         |r| r.settings.loops_per_ms,
@@ -215,7 +224,13 @@ mod tests {
 
     #[test]
     fn another_fragment_player_or_another_sheet_does_not_merge() {
-        let d = differs(|r| r.settings.fragment.fragments = 2).unwrap();
+        let d = differs(|r| {
+            r.settings
+                .fragment
+                .get_or_insert_with(Default::default)
+                .fragments = 2
+        })
+        .unwrap();
         assert_eq!(d.what, "fragment player");
         assert_eq!(d.other, "2 x 256 bytes at 44100 Hz, 10 % CPU");
         let d = differs(|r| {
@@ -292,7 +307,8 @@ mod tests {
             (d.what, d.first.as_str(), d.other.as_str()),
             ("PM QoS limit", "not held", "0 µs")
         );
-        let d = differs(|r| r.settings.job.size = 0.5).unwrap();
+        let d =
+            differs(|r| r.settings.job.get_or_insert_with(Default::default).size = 0.5).unwrap();
         assert_eq!(
             (d.what, d.other.as_str()),
             ("job", "built-in, size 0.5, at most 3600 s")
