@@ -1,23 +1,27 @@
 #!/usr/bin/env bash
-# Benchmark, not a test: feelbench's micro probe under no load against the
-# reference tools at hand on the same machine, back to back: perf bench sched
-# pipe (a pipe round trip, so one context switch is half of it) and stress-ng
-# stressors with --metrics-brief (bogo ops/s turned into µs per op). Prints per
-# operation feelbench's median, the reference's figure, their ratio, and
-# whether the two measure the same thing. Goal on an idle machine: ratio
-# within 1.3 where they do. Run documents and tool output go to
-# target/bench/micro/TIMESTAMP.
+# Benchmark, not a test: feelbench's micro probe under no load against
+# references on the same machine, one after the other: micro_ref
+# (bench/micro_ref.c, built here with gcc -O2: each of the 18 operations with
+# the probe's system calls and sizes, timed back to back as LMbench does and
+# paced at the probe's rhythm), perf bench sched pipe (a pipe round trip, so
+# one context switch is half of it) and stress-ng stressors with
+# --metrics-brief (bogo ops/s turned into µs per op). Prints per operation
+# feelbench's median, each reference's figure, their ratio, and whether the
+# two measure the same thing. Goal on an idle machine: ratio within 1.3 where
+# they do. Run documents and tool output go to target/bench/micro/TIMESTAMP.
 set -euo pipefail
 
 usage() {
     cat <<EOF
 Usage: $(basename "$0") [-t SECS] [-b BINARY] [-h]
-  -t SECS    seconds of the feelbench scenario and of each stressor (default 10)
+  -t SECS    seconds of the feelbench scenario, of micro_ref's paced run and of
+             each stressor (default 10)
   -b BINARY  the feelbench to run (default: target/release/feelbench, built)
   -h         this help
-Runs feelbench run --probe micro --load none, then perf bench sched pipe and
-the stress-ng stressors fork, exec, switch, pipe, sock, udp and sockpair, and
-prints per operation feelbench's median, the reference and their ratio.
+Runs feelbench run --probe micro --load none, then micro_ref (0.5 s per
+operation back to back, then SECS paced), perf bench sched pipe and the
+stress-ng stressors fork, exec, switch, pipe, sock, udp and sockpair, and
+prints per operation feelbench's median, the references and their ratios.
 EOF
 }
 
@@ -32,7 +36,7 @@ while getopts ":t:b:h" opt; do
     esac
 done
 [[ $secs =~ ^[1-9][0-9]*$ ]] || { echo "micro.sh: -t takes whole seconds >= 1" >&2; exit 2; }
-for tool in perf stress-ng python3; do
+for tool in gcc perf stress-ng python3; do
     command -v "$tool" >/dev/null || {
         echo "micro.sh: $tool is missing; install it with: apt-get install ${tool/perf/linux-perf}" >&2
         exit 1
@@ -47,10 +51,28 @@ fi
 out=target/bench/micro/$(date -u +%Y%m%dT%H%M%SZ)
 mkdir -p "$out"
 echo "micro.sh: writing to $out" >&2
+# Scratch directories of the references, removed however the script ends.
+trap 'rm -rf "$out/micro-ref-tmp" "$out/stress-ng-tmp"' EXIT
 uptime >"$out/uptime-before.txt"
+gcc -O2 -Wall -o target/bench/micro_ref bench/micro_ref.c
 
 "$feelbench" run --probe micro --load none -t "$secs" --warmup 0.5 -q -o "$out/micro.json" \
     >"$out/feelbench.txt" 2>&1
+
+# The same operations, LMbench-style: each alone, back to back (0.5 s and at
+# least 500 instances each), then all in turns at the probe's rhythm (50 Hz
+# each) for as long as the scenario, unpinned as the probe runs, files in a
+# scratch directory on the same file system as the probe's (the working
+# directory). Then back to back again, all on CPU 0 as perf's row below: on
+# this VM an unpinned pair talking back to back may be spread over both
+# CPUs, each round trip then waiting for an idle virtual CPU to wake.
+ref_scratch=$out/micro-ref-tmp
+mkdir -p "$ref_scratch"
+target/bench/micro_ref -b 0.5 -p "$secs" -d "$ref_scratch" \
+    >"$out/micro-ref.txt" 2>"$out/micro-ref-errors.txt"
+taskset -c 0 target/bench/micro_ref -b 0.5 -p 0 -d "$ref_scratch" \
+    >"$out/micro-ref-cpu0.txt" 2>>"$out/micro-ref-errors.txt"
+rmdir "$ref_scratch"
 
 # A pipe round trip between two processes, back to back, 100 000 times: on
 # one CPU, where the scheduler keeps feelbench's pair (a partner woken by the
@@ -95,6 +117,25 @@ figures = run["scenarios"][0]["result"]["figures"]
 def p50(op):
     return figures.get(f"{op}_p50_us")
 
+def p99(op):
+    return figures.get(f"{op}_p99_us")
+
+def shown(v):
+    return f"{v:.1f}" if v is not None else "-"
+
+def ratio(ours, ref):
+    return f"{ours / ref:.2f}" if ours and ref else "-"
+
+# micro_ref's lines: MODE OP P50_US P99_US INSTANCES ("-" when it failed).
+ref = {}
+for name, suffix in [("micro-ref.txt", ""), ("micro-ref-cpu0.txt", "-cpu0")]:
+    for line in (out / name).read_text().splitlines():
+        if line.startswith("#"):
+            continue
+        mode, op, ref_p50, ref_p99, _ = line.split()
+        number = lambda v: float(v) if v != "-" else None
+        ref[mode + suffix, op] = (number(ref_p50), number(ref_p99))
+
 def perf_round_trip_us(name):
     text = (out / name).read_text()
     return float(re.search(r"([\d.]+) usecs/op", text).group(1))
@@ -134,20 +175,30 @@ rows = [
      "a connection per op carrying many messages"),
 ]
 measured_s = run["scenarios"][0]["result"]["tally"]["counts"]["measured_s"]
-print(f"feelbench micro under none ({measured_s:.0f} s) against references, back to back")
+ops = ["fork", "exec", "sh", "ctx0", "ctx64", "pipe", "unix", "udp", "tcp", "connect",
+       "create0", "delete0", "create1k", "delete1k", "create10k", "delete10k", "mmap", "fault"]
+print(f"feelbench micro under none ({measured_s:.0f} s) against micro_ref, like for like "
+      "(µs per op; ratio = feelbench p50 / micro_ref p50)")
+variants = [("b2b", "back to back"), ("b2b-cpu0", "back to back, CPU 0"),
+            ("paced", "paced as the probe")]
+print(f"{'':<10} {'feelbench':>17}" + "".join(f"   {title:>24}" for _, title in variants))
+print(f"{'op':<10} {'p50':>8} {'p99':>8}"
+      + f"   {'p50':>8} {'p99':>8} {'ratio':>6}" * len(variants))
+for op in ops:
+    line = f"{op:<10} {shown(p50(op)):>8} {shown(p99(op)):>8}"
+    for mode, _ in variants:
+        ref_p50, ref_p99 = ref.get((mode, op), (None, None))
+        line += f"   {shown(ref_p50):>8} {shown(ref_p99):>8} {ratio(p50(op), ref_p50):>6}"
+    print(line)
+print()
+print("other references (perf bench, stress-ng)")
 print(f"{'op':<6} {'feelbench p50 µs':>17}  {'reference':<34} {'ref µs':>9} {'ratio':>6}  like-for-like")
-for op, tool, ref, like, note in rows:
+for op, tool, figure, like, note in rows:
     ours = p50(op)
-    ratio = f"{ours / ref:6.2f}" if ours and ref else "     -"
-    shown = lambda v: f"{v:.1f}" if v is not None else "-"
     mark = "yes" if like else "no: " + note
     if like:
         mark += f" ({note})"
-    print(f"{op:<6} {shown(ours):>17}  {tool:<34} {shown(ref):>9} {ratio}  {mark}")
-others = ["sh", "ctx64", "connect", "create0", "delete0", "create1k", "delete1k",
-          "create10k", "delete10k", "mmap", "fault"]
-print("no reference at hand (feelbench p50 µs): "
-      + ", ".join(f"{op} {p50(op):.1f}" if p50(op) else f"{op} -" for op in others))
+    print(f"{op:<6} {shown(ours):>17}  {tool:<34} {shown(figure):>9} {ratio(ours, figure):>6}  {mark}")
 EOF
 echo "load before: $(cat "$out/uptime-before.txt")"
 echo "load after:  $(cat "$out/uptime-after.txt")"
