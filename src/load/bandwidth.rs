@@ -13,7 +13,7 @@
 
 use super::disk::mb;
 use super::helpers::Helpers;
-use super::{Load, LoadDef, LoadError};
+use super::{Load, LoadContext, LoadDef, LoadError};
 use crate::sim::WorkParams;
 use nix::sys::socket::{setsockopt, sockopt::Linger};
 use std::io::{ErrorKind, Read, Write};
@@ -28,58 +28,57 @@ const CHUNK_BYTES: usize = 64 << 10;
 const CONNECT_TIMEOUT: Duration = Duration::from_secs(2);
 
 /// `pipebw`.
-pub const PIPEBW: LoadDef = LoadDef {
-    name: "pipebw",
-    summary:
-        "LMbench's bw_pipe: per CPU, a writer streams 64 KiB chunks to a reader through a pipe",
-    unit: "MB",
-    takes_arg: false,
-    processes: pairs,
-    disk_bytes: super::no_disk,
-    check: super::no_check,
-    build: |_| {
+pub const PIPEBW: LoadDef = stream(
+    "pipebw",
+    "LMbench's bw_pipe: per CPU, a writer streams 64 KiB chunks to a reader through a pipe",
+    |_| {
         let (reader, writer) =
             std::io::pipe().map_err(LoadError::io("pipebw: cannot make a pipe"))?;
         start("pipebw", writer, reader)
     },
-    default: |_| false,
-    uses: &[],
-};
+);
 
 /// `unixbw`.
-pub const UNIXBW: LoadDef = LoadDef {
-    name: "unixbw",
-    summary: "LMbench's bw_unix: as pipebw, through a Unix stream socket pair",
-    unit: "MB",
-    takes_arg: false,
-    processes: pairs,
-    disk_bytes: super::no_disk,
-    check: super::no_check,
-    build: |_| {
+pub const UNIXBW: LoadDef = stream(
+    "unixbw",
+    "LMbench's bw_unix: as pipebw, through a Unix stream socket pair",
+    |_| {
         let (writer, reader) =
             UnixStream::pair().map_err(LoadError::io("unixbw: cannot make a socket pair"))?;
         start("unixbw", writer, reader)
     },
-    default: |_| false,
-    uses: &[],
-};
+);
 
 /// `tcpbw`.
-pub const TCPBW: LoadDef = LoadDef {
-    name: "tcpbw",
-    summary: "LMbench's bw_tcp: as pipebw, through a TCP connection on 127.0.0.1",
-    unit: "MB",
-    takes_arg: false,
-    processes: pairs,
-    disk_bytes: super::no_disk,
-    check: super::no_check,
-    build: |_| {
+pub const TCPBW: LoadDef = stream(
+    "tcpbw",
+    "LMbench's bw_tcp: as pipebw, through a TCP connection on 127.0.0.1",
+    |_| {
         let (writer, reader) = loopback_connection()?;
         start("tcpbw", writer, reader)
     },
-    default: |_| false,
-    uses: &[],
-};
+);
+
+/// A streaming load's registry entry: the three differ in name, summary
+/// and the channel `build` makes.
+const fn stream(
+    name: &'static str,
+    summary: &'static str,
+    build: fn(&LoadContext) -> Result<Box<dyn Load>, LoadError>,
+) -> LoadDef {
+    LoadDef {
+        name,
+        summary,
+        unit: "MB",
+        takes_arg: false,
+        processes: pairs,
+        disk_bytes: super::no_disk,
+        check: super::no_check,
+        build,
+        default: |_| false,
+        uses: &[],
+    }
+}
 
 /// Writer–reader pairs: one per CPU.
 fn pairs(params: &WorkParams) -> usize {
