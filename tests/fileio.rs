@@ -3,13 +3,20 @@
 //! under an io load, its figures hold together (min ≤ avg ≤ max, shares
 //! within 0–100 %), its labels name the thresholds, every io load reports
 //! its request latency as load work, bad thresholds and a file too large
-//! for the disk are refused, and the work directory is left empty.
+//! for the disk are refused, and the work directory is left empty, also
+//! after Ctrl-C.
 
 mod common;
-use common::{feelbench, leftovers, new_tag, read_json, stderr, LOOPS_PER_MS};
+use common::{
+    cmdline, exit_code_within, feelbench, leftovers, new_tag, read_json, stderr, tagged_processes,
+    wait_for_no_tagged, LOOPS_PER_MS,
+};
+use nix::sys::signal::{kill, Signal};
+use nix::unistd::Pid;
 use serde_json::Value;
 use std::path::Path;
-use std::process::Output;
+use std::process::{Output, Stdio};
+use std::time::{Duration, Instant};
 
 /// `feelbench run --probe fileio --load LOADS` for 1 s with small files
 /// and two io processes, in `dir`, writing `dir/run.json`; `extra` adds
@@ -151,4 +158,60 @@ fn a_probe_file_beyond_the_free_space_is_refused() {
         message.contains("free") && message.contains("--fileio-size"),
         "{message}"
     );
+}
+
+#[test]
+fn ctrl_c_while_the_probe_and_an_io_load_work_leaves_no_file_and_no_process() {
+    let dir = tempfile::tempdir().unwrap();
+    let tag = new_tag();
+    let mut child = feelbench(&tag, dir.path())
+        .args([
+            "run",
+            "--probe",
+            "fileio",
+            "--load",
+            "ioseqwrite",
+            "-t",
+            "30",
+        ])
+        .args(["--warmup", "0", "--file-size", "16M", "--fileio-size", "8M"])
+        .args([
+            "--io-threads",
+            "2",
+            "-l",
+            LOOPS_PER_MS,
+            "-q",
+            "-o",
+            "run.json",
+        ])
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    // The probe and both io processes are working, their files open.
+    let deadline = Instant::now() + Duration::from_secs(20);
+    let workers = || {
+        tagged_processes(&tag)
+            .into_iter()
+            .filter(|&pid| cmdline(pid).contains(r#""role":"#))
+            .count()
+    };
+    while workers() < 3 {
+        assert!(Instant::now() < deadline, "the workers did not start");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    std::thread::sleep(Duration::from_millis(500));
+    kill(Pid::from_raw(child.id() as i32), Signal::SIGINT).unwrap();
+    assert_eq!(
+        exit_code_within(&mut child, Duration::from_secs(30)),
+        Some(130)
+    );
+    assert_eq!(
+        wait_for_no_tagged(&tag, Duration::from_secs(3)),
+        Vec::<u32>::new()
+    );
+    let (files, records) = leftovers(dir.path());
+    let files: Vec<&String> = files.iter().filter(|f| *f != "run.json").collect();
+    assert!(files.is_empty(), "left behind: {files:?}");
+    assert!(records.is_empty(), "{records:?}");
 }
