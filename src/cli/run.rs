@@ -15,7 +15,7 @@ use crate::commands::run::{
 };
 use crate::engine::scenario::Scenario;
 use crate::exit::UsageError;
-use crate::measure::sched::{own_nice, SchedRequest};
+use crate::measure::sched::{current_nice, SchedRequest};
 use crate::sim::fragment::FragmentSettings;
 use crate::sim::io::IoSettings;
 use crate::sim::job::JobSettings;
@@ -401,7 +401,7 @@ impl RunArgs {
         let probe_sched = self.probe.request()?;
         let load_nice = check_nice(
             "-N/--load-nice",
-            self.loads.load_nice.unwrap_or_else(own_nice),
+            self.loads.load_nice.unwrap_or_else(current_nice),
         )?;
         let preflight = self.safety.preflight()?;
         let cpu_dma_latency_us = self.power.cpu_dma_latency()?;
@@ -519,7 +519,7 @@ impl ProbeSchedArgs {
             format!("--rt-priority takes 1 to 99, not {priority}")
         })?;
         Ok(SchedRequest {
-            nice: check_nice("-B/--nice", self.nice.unwrap_or_else(own_nice))?,
+            nice: check_nice("-B/--nice", self.nice.unwrap_or_else(current_nice))?,
             fifo_priority: self.rt.then_some(priority),
             timer_slack_ns: self.timer_slack_ns.max(1),
         })

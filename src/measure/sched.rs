@@ -107,15 +107,6 @@ pub fn set_nice(nice: i32) -> Result<(), SchedError> {
     check(ret).map_err(|error| SchedError::Nice { nice, error })
 }
 
-/// The calling process's nice value (what it was started with, until it
-/// changes it).
-pub fn own_nice() -> i32 {
-    // getpriority returns -1 both for nice -1 and on error; it cannot fail
-    // for the caller itself, so -1 is the value.
-    // SAFETY: getpriority takes plain integers; who = 0 means the caller.
-    unsafe { libc::getpriority(libc::PRIO_PROCESS, 0) }
-}
-
 /// Switches the calling thread to SCHED_FIFO at `priority`.
 pub fn set_fifo(priority: i32) -> Result<(), SchedError> {
     let param = libc::sched_param {
@@ -139,7 +130,8 @@ pub fn current_policy() -> String {
     }
 }
 
-/// The calling thread's nice value.
+/// The calling thread's nice value (in the orchestrator, the one
+/// feelbench was started with).
 pub fn current_nice() -> i32 {
     // SAFETY: getpriority takes plain integers. It can return -1 as a valid
     // value; with these arguments it cannot fail.
