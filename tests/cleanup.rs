@@ -6,8 +6,8 @@
 
 mod common;
 use common::{
-    cmdline, exit_code_within, feelbench, leftovers, new_tag, read_json, tagged_processes,
-    wait_for_no_tagged, LOOPS_PER_MS,
+    assert_ends_clean, cmdline, exit_code_within, feelbench, leftovers, new_tag, read_json,
+    tagged_processes, wait_for_no_tagged, wait_until, LOOPS_PER_MS,
 };
 use nix::sys::signal::{kill, Signal};
 use nix::unistd::Pid;
@@ -32,15 +32,6 @@ fn start(tag: &str, dir: &Path, loads: &str, seconds: &str) -> Child {
         .unwrap()
 }
 
-/// Waits until `condition` holds, panicking after 20 s.
-fn wait_until(what: &str, mut condition: impl FnMut() -> bool) {
-    let deadline = Instant::now() + Duration::from_secs(20);
-    while !condition() {
-        assert!(Instant::now() < deadline, "timed out waiting for {what}");
-        std::thread::sleep(Duration::from_millis(50));
-    }
-}
-
 /// Starts audio under burn for `seconds` and waits for the loads to start.
 fn start_under_burn(tag: &str, dir: &Path, seconds: &str) -> Child {
     let child = start(tag, dir, "burn", seconds);
@@ -48,16 +39,6 @@ fn start_under_burn(tag: &str, dir: &Path, seconds: &str) -> Child {
         load_workers(tag).len() == BURN_PROCESSES
     });
     child
-}
-
-/// Asserts the run exits with `code` (`None`: killed by a signal) and
-/// leaves no process of `tag` behind.
-fn assert_ends_clean(child: &mut Child, code: Option<i32>, tag: &str) {
-    assert_eq!(exit_code_within(child, Duration::from_secs(30)), code);
-    assert_eq!(
-        wait_for_no_tagged(tag, Duration::from_secs(3)),
-        Vec::<u32>::new()
-    );
 }
 
 fn load_workers(tag: &str) -> Vec<u32> {

@@ -8,15 +8,15 @@
 
 mod common;
 use common::{
-    cmdline, exit_code_within, feelbench, leftovers, new_tag, read_json, stderr, tagged_processes,
-    wait_for_no_tagged, LOOPS_PER_MS,
+    assert_ends_clean, cmdline, feelbench, leftovers, new_tag, read_json, stderr, tagged_processes,
+    wait_until, LOOPS_PER_MS,
 };
 use nix::sys::signal::{kill, Signal};
 use nix::unistd::Pid;
 use serde_json::Value;
 use std::path::Path;
 use std::process::{Output, Stdio};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 /// `feelbench run --probe fileio --load LOADS` for 1 s with small files
 /// and two io processes, in `dir`, writing `dir/run.json`; `extra` adds
@@ -189,27 +189,16 @@ fn ctrl_c_while_the_probe_and_an_io_load_work_leaves_no_file_and_no_process() {
         .spawn()
         .unwrap();
     // The probe and both io processes are working, their files open.
-    let deadline = Instant::now() + Duration::from_secs(20);
-    let workers = || {
+    wait_until("the probe and the io processes to start", || {
         tagged_processes(&tag)
             .into_iter()
             .filter(|&pid| cmdline(pid).contains(r#""role":"#))
             .count()
-    };
-    while workers() < 3 {
-        assert!(Instant::now() < deadline, "the workers did not start");
-        std::thread::sleep(Duration::from_millis(20));
-    }
+            >= 3
+    });
     std::thread::sleep(Duration::from_millis(500));
     kill(Pid::from_raw(child.id() as i32), Signal::SIGINT).unwrap();
-    assert_eq!(
-        exit_code_within(&mut child, Duration::from_secs(30)),
-        Some(130)
-    );
-    assert_eq!(
-        wait_for_no_tagged(&tag, Duration::from_secs(3)),
-        Vec::<u32>::new()
-    );
+    assert_ends_clean(&mut child, Some(130), &tag);
     let (files, records) = leftovers(dir.path());
     let files: Vec<&String> = files.iter().filter(|f| *f != "run.json").collect();
     assert!(files.is_empty(), "left behind: {files:?}");

@@ -9,7 +9,7 @@
 mod common;
 use common::{
     as_nobody, feelbench, new_tag, read_json, require_root, skip, stderr, tagged_processes,
-    LOOPS_PER_MS,
+    wait_until, LOOPS_PER_MS,
 };
 use nix::sys::signal::{kill, Signal};
 use nix::unistd::Pid;
@@ -19,7 +19,7 @@ use std::os::unix::fs::PermissionsExt as _;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Stdio};
 use std::sync::{Mutex, MutexGuard};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 /// One test at a time: each changes or depends on the system's swap.
 fn take_turn() -> MutexGuard<'static, ()> {
@@ -90,15 +90,6 @@ impl Drop for Undo {
                 std::thread::sleep(Duration::from_millis(20));
             }
         }
-    }
-}
-
-/// Waits until `condition` holds, panicking after 30 s.
-fn wait_until(what: &str, mut condition: impl FnMut() -> bool) {
-    let deadline = Instant::now() + Duration::from_secs(30);
-    while !condition() {
-        assert!(Instant::now() < deadline, "timed out waiting for {what}");
-        std::thread::sleep(Duration::from_millis(50));
     }
 }
 

@@ -7,14 +7,14 @@
 
 mod common;
 use common::{
-    exit_code_within, feelbench, leftovers, new_tag, read_json, require_root, skip, stderr,
-    wait_for_no_tagged, LOOPS_PER_MS,
+    assert_ends_clean, feelbench, leftovers, new_tag, read_json, require_root, skip, stderr,
+    wait_for_no_tagged, wait_until, LOOPS_PER_MS,
 };
 use nix::sys::signal::{kill, Signal};
 use nix::unistd::Pid;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 /// A `cmd:` load that writes the named /proc/self file of the process it
 /// starts (a child of the load worker) to `file`, then burns CPU.
@@ -186,15 +186,6 @@ fn a_cpu_weight_with_a_memory_limit_leaves_no_cgroup_after_the_run() {
     );
 }
 
-/// Waits until `condition` holds, panicking after 30 s.
-fn wait_until(what: &str, mut condition: impl FnMut() -> bool) {
-    let deadline = Instant::now() + Duration::from_secs(30);
-    while !condition() {
-        assert!(Instant::now() < deadline, "timed out waiting for {what}");
-        std::thread::sleep(Duration::from_millis(50));
-    }
-}
-
 /// Whether the cgroup at `path` has a process in it.
 fn has_members(path: &Path) -> bool {
     std::fs::read_to_string(path.join("cgroup.procs")).is_ok_and(|t| !t.trim().is_empty())
@@ -237,14 +228,7 @@ fn sigint_under_a_cpu_weight_leaves_no_cgroup() {
     let (mut child, cgroups, said) = start_weighted(dir.path(), &tag, &["-o", "run.json"]);
     let _undo = Undo(cgroups.clone());
     kill(Pid::from_raw(child.id() as i32), Signal::SIGINT).unwrap();
-    assert_eq!(
-        exit_code_within(&mut child, Duration::from_secs(30)),
-        Some(130)
-    );
-    assert_eq!(
-        wait_for_no_tagged(&tag, Duration::from_secs(3)),
-        Vec::<u32>::new()
-    );
+    assert_ends_clean(&mut child, Some(130), &tag);
     for cgroup in &cgroups {
         assert!(!cgroup.exists(), "{} is left: {}", cgroup.display(), said());
     }

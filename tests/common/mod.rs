@@ -235,3 +235,22 @@ pub fn wait_for_named(tag: &str, name: &str, seen: &mut impl Watch) -> Vec<u32> 
         std::thread::sleep(Duration::from_millis(20));
     }
 }
+
+/// Waits until `condition` holds, panicking after 30 s.
+pub fn wait_until(what: &str, mut condition: impl FnMut() -> bool) {
+    let deadline = Instant::now() + Duration::from_secs(30);
+    while !condition() {
+        assert!(Instant::now() < deadline, "timed out waiting for {what}");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
+
+/// Asserts the run exits with `code` (`None`: killed by a signal) within
+/// 30 s and leaves no process of `tag` behind.
+pub fn assert_ends_clean(child: &mut std::process::Child, code: Option<i32>, tag: &str) {
+    assert_eq!(exit_code_within(child, Duration::from_secs(30)), code);
+    assert_eq!(
+        wait_for_no_tagged(tag, Duration::from_secs(3)),
+        Vec::<u32>::new()
+    );
+}
