@@ -30,6 +30,19 @@ pub struct Measured {
     pub left_out: Vec<String>,
 }
 
+impl Measured {
+    /// A measurement's tally and its sub-windows' (`batches`), with no
+    /// series and nothing left out.
+    pub fn of(tally: Tally, batches: Vec<Tally>) -> Self {
+        Self {
+            tally,
+            batches,
+            series: None,
+            left_out: Vec::new(),
+        }
+    }
+}
+
 /// Everything a probe measured in one scenario.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct ProbeResult {

@@ -134,12 +134,7 @@ fn point_tallies(points: &[Point], wanted: u32, window: Window) -> Measured {
                 .with_count(CUT, 0.0)
         })
         .collect();
-    Measured {
-        tally,
-        batches,
-        series: None,
-        left_out: Vec::new(),
-    }
+    Measured::of(tally, batches)
 }
 
 /// resp1's figures of the delays, and its table: low, high, median,

@@ -372,12 +372,7 @@ impl Requests {
                 batch
             })
             .collect();
-        Measured {
-            tally,
-            batches,
-            series: None,
-            left_out: Vec::new(),
-        }
+        Measured::of(tally, batches)
     }
 }
 

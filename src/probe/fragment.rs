@@ -283,10 +283,8 @@ fn fragment_tallies(writes: &Writes, window: Window, measured_ns: u64) -> Measur
         .collect();
     let ideal_us = (writes.ideal_ns > 0).then(|| writes.ideal_ns as f64 / 1e3);
     Measured {
-        tally,
-        batches,
         series: Some(LatencySeries::of(&writes.series, ideal_us)),
-        left_out: Vec::new(),
+        ..Measured::of(tally, batches)
     }
 }
 

@@ -197,10 +197,8 @@ fn gaming_tallies(frames: &GameFrames, window: Window, measured_ns: u64) -> Meas
         .collect();
     // A game has no ideal latency other than 0: no ideal line.
     Measured {
-        tally,
-        batches,
         series: Some(LatencySeries::of(&frames.series, None)),
-        left_out: Vec::new(),
+        ..Measured::of(tally, batches)
     }
 }
 

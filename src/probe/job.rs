@@ -130,12 +130,7 @@ fn job_tally(run: &JobRun) -> Measured {
         .with_samples(JOB_TIME, &times, run.wall_ns)
         .with_count(MEASURED_S, run.wall_ns as f64 / 1e9)
         .with_count(JOB_CPU_S, run.cpu_ns as f64 / 1e9);
-    Measured {
-        tally,
-        batches: Vec::new(),
-        series: None,
-        left_out: Vec::new(),
-    }
+    Measured::of(tally, Vec::new())
 }
 
 #[cfg(test)]

@@ -150,10 +150,8 @@ pub fn periodic_tallies(account: &FrameAccount, window: Window, measured_ns: u64
     // no ideal line.
     let series = account.series.as_ref().map(|s| LatencySeries::of(s, None));
     Measured {
-        tally,
-        batches,
         series,
-        left_out: Vec::new(),
+        ..Measured::of(tally, batches)
     }
 }
 

@@ -87,10 +87,8 @@ pub fn tallies(records: &[OpRecord], window: Window, measured_ns: u64) -> Measur
         }
     }
     Measured {
-        tally,
-        batches,
-        series: None,
         left_out,
+        ..Measured::of(tally, batches)
     }
 }
 
