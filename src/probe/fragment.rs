@@ -116,7 +116,6 @@ fn sheet(summary: &str, _params: Option<&WorkParams>) -> ProbeSheet {
         .compared(),
     ]);
     let mut columns = latency_columns();
-    columns.retain(|c| !c.figures.iter().any(|k| k == "desired"));
     columns.extend([
         Column::new("Underruns", &[UNDERRUNS], 10),
         Column::new("Longest dropout (ms)", &["dropout"], 20),

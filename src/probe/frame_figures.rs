@@ -56,8 +56,8 @@ pub fn count_figure(name: &str, field: &str, label: &str, better: Better) -> Fig
     FigureDef::new(name, field, label, Unit::Count, better, formula)
 }
 
-/// Latency with SD, p99, max and desired CPU: the first columns of every
-/// frame-based probe's table (interbench's).
+/// Latency with SD, p99 and max: the first columns of every frame-based
+/// probe's table (interbench's).
 pub fn latency_columns() -> Vec<Column> {
     vec![
         Column {
@@ -66,6 +66,11 @@ pub fn latency_columns() -> Vec<Column> {
         },
         Column::new("p99 (ms)", &["p99"], 10),
         Column::new("Max (ms)", &["max"], 10),
-        Column::new("Desired CPU %", &["desired"], 14),
     ]
+}
+
+/// The share of the CPU time it wanted that a frame probe got: the column
+/// after the latency columns of probes that want CPU (interbench's).
+pub fn desired_column() -> Column {
+    Column::new("Desired CPU %", &["desired"], 14)
 }

@@ -4,8 +4,8 @@
 //! run; the figures are frames per second and the 1 % low.
 
 use super::frame_figures::{
-    count_figure, cpu_figures, latency_columns, CPU_RECEIVED_MS, CPU_WANTED_MS, CPU_WANTED_RUN_MS,
-    DROPPED, EXECUTED, LATENCY,
+    count_figure, cpu_figures, desired_column, latency_columns, CPU_RECEIVED_MS, CPU_WANTED_MS,
+    CPU_WANTED_RUN_MS, DROPPED, EXECUTED, LATENCY,
 };
 use super::{MeasureError, Probe, ProbeDef};
 use crate::figures::result::MEASURED_S;
@@ -89,6 +89,7 @@ fn sheet(summary: &str, _params: Option<&WorkParams>) -> ProbeSheet {
     ]);
     let mut columns = latency_columns();
     columns.extend([
+        desired_column(),
         Column::new("FPS", &["fps"], 16),
         Column::new("1% low FPS", &["low1"], 11),
     ]);

@@ -3,8 +3,8 @@
 //! a run document's figures.
 
 use super::frame_figures::{
-    count_figure, cpu_figures, latency_columns, CPU_RECEIVED_MS, CPU_WANTED_MS, CPU_WANTED_RUN_MS,
-    DROPPED, EXECUTED, LATENCY,
+    count_figure, cpu_figures, desired_column, latency_columns, CPU_RECEIVED_MS, CPU_WANTED_MS,
+    CPU_WANTED_RUN_MS, DROPPED, EXECUTED, LATENCY,
 };
 use super::{MeasureError, Probe};
 use crate::figures::result::MEASURED_S;
@@ -116,7 +116,10 @@ pub fn sheet(summary: &str, _params: Option<&WorkParams>) -> ProbeSheet {
         own_pace: false,
         columns: [
             latency_columns(),
-            vec![Column::new("Deadlines met %", &["deadlines"], 16)],
+            vec![
+                desired_column(),
+                Column::new("Deadlines met %", &["deadlines"], 16),
+            ],
         ]
         .concat(),
         figures,
