@@ -15,9 +15,10 @@ use super::disk::mb;
 use super::helpers::Helpers;
 use super::{Load, LoadContext, LoadDef, LoadError};
 use crate::sim::WorkParams;
+use crate::system::loopback;
 use nix::sys::socket::{setsockopt, sockopt::Linger};
 use std::io::{ErrorKind, Read, Write};
-use std::net::{Ipv4Addr, TcpListener, TcpStream};
+use std::net::TcpStream;
 use std::os::fd::AsFd;
 use std::os::unix::net::UnixStream;
 use std::time::Duration;
@@ -88,18 +89,8 @@ fn pairs(params: &WorkParams) -> usize {
 /// A TCP connection to itself over 127.0.0.1, both ends set to close with
 /// a reset. Fails, saying so, where there is no loopback interface up.
 fn loopback_connection() -> Result<(TcpStream, TcpStream), LoadError> {
-    let no_loopback =
-        |what: String| LoadError::io(format!("tcpbw: no TCP over the loopback interface: {what}"));
-    let listener = TcpListener::bind((Ipv4Addr::LOCALHOST, 0))
-        .map_err(no_loopback("cannot listen on 127.0.0.1".into()))?;
-    let address = listener
-        .local_addr()
-        .map_err(no_loopback("cannot read the listening address".into()))?;
-    let writer = TcpStream::connect_timeout(&address, CONNECT_TIMEOUT)
-        .map_err(no_loopback(format!("cannot connect to {address}")))?;
-    let (reader, _) = listener
-        .accept()
-        .map_err(no_loopback(format!("cannot accept on {address}")))?;
+    let (writer, reader) = loopback::tcp_pair(CONNECT_TIMEOUT)
+        .map_err(LoadError::io("tcpbw: no TCP over the loopback interface"))?;
     for end in [&writer, &reader] {
         reset_on_close(end)?;
     }

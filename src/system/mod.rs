@@ -10,6 +10,7 @@ pub mod counters;
 pub mod cpulist;
 pub mod environment;
 pub mod kconfig;
+pub mod loopback;
 pub mod mounts;
 pub mod msgqueue;
 pub mod noise;

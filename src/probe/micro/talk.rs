@@ -12,9 +12,10 @@
 
 use super::ops::{OpError, Operation};
 use super::partner::Partner;
+use crate::system::loopback;
 use std::hint::black_box;
 use std::io::{self, Read, Write};
-use std::net::{Ipv4Addr, SocketAddr, TcpListener, TcpStream, UdpSocket};
+use std::net::{Ipv4Addr, SocketAddr, TcpStream, UdpSocket};
 use std::os::unix::net::UnixStream;
 use std::time::Duration;
 
@@ -164,15 +165,8 @@ pub fn unix() -> Result<Box<dyn Operation>, OpError> {
 /// Round trips over a TCP connection on loopback, without Nagle's delay
 /// (lat_tcp).
 pub fn tcp() -> Result<Box<dyn Operation>, OpError> {
-    let listener =
-        TcpListener::bind(LOOPBACK).map_err(OpError::of("cannot listen on 127.0.0.1"))?;
-    let address = listener
-        .local_addr()
-        .map_err(OpError::of("cannot read a socket's address"))?;
-    let ours = TcpStream::connect(address).map_err(OpError::of("cannot connect on 127.0.0.1"))?;
-    let (theirs, _) = listener
-        .accept()
-        .map_err(OpError::of("cannot accept on 127.0.0.1"))?;
+    let (ours, theirs) =
+        loopback::tcp_pair(REPLY_TIMEOUT).map_err(OpError::of("no TCP over 127.0.0.1"))?;
     ours.set_read_timeout(Some(REPLY_TIMEOUT))
         .map_err(OpError::of("cannot set a socket's timeout"))?;
     let split = |s: TcpStream| -> Result<_, OpError> {
@@ -213,8 +207,7 @@ pub struct Connect {
 impl Connect {
     /// Listens on loopback and forks the partner that accepts.
     pub fn start() -> Result<Self, OpError> {
-        let listener =
-            TcpListener::bind(LOOPBACK).map_err(OpError::of("cannot listen on 127.0.0.1"))?;
+        let listener = loopback::listener().map_err(OpError::of("no TCP over 127.0.0.1"))?;
         let address = listener
             .local_addr()
             .map_err(OpError::of("cannot read a socket's address"))?;
