@@ -10,9 +10,10 @@
 //! files' pages are dropped from the cache, so the next pass reads the
 //! source from the device again. The work is the MB copied.
 
-use super::disk::{drop_cached_pages, fill_on_device, mb, unnamed_file, AlignedBuf, Passes};
+use super::disk::{drop_cached_pages, fill_on_device, mb, unnamed_file, Passes};
 use super::read::{file_bytes, CHUNK_BYTES};
 use super::{Load, LoadContext, LoadDef, LoadError};
+use crate::sim::uncached::AlignedBuf;
 use std::fs::File;
 use std::os::unix::fs::FileExt as _;
 

@@ -17,9 +17,10 @@
 //! `sim::draws`), through the page cache as dbench's are. The sequence of
 //! operations is drawn from a seed (the process id, so that clients differ).
 
-use super::disk::{fill_incompressible, private_dir};
+use super::disk::private_dir;
 use super::{Load, LoadContext, LoadDef, LoadError};
 use crate::sim::draws::Draws;
+use crate::sim::uncached::fill_incompressible;
 use crate::sim::WorkParams;
 use std::fs::{File, OpenOptions};
 use std::io::Write as _;

@@ -6,8 +6,7 @@
 //! too), here with the loads' errors.
 
 use super::LoadError;
-use crate::sim::uncached;
-pub use crate::sim::uncached::{fill_incompressible, AlignedBuf};
+use crate::sim::uncached::{self, AlignedBuf};
 use nix::errno::Errno;
 use std::fs::File;
 use std::os::fd::AsRawFd as _;

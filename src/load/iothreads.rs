@@ -19,13 +19,12 @@
 //! counted as the load's request latency (mean, max, % over
 //! `--io-thresholds`).
 
-use super::disk::{
-    bypass_cache, drop_cached_pages, fill_on_device, mb, unnamed_file, AlignedBuf, Passes,
-};
+use super::disk::{bypass_cache, drop_cached_pages, fill_on_device, mb, unnamed_file, Passes};
 use super::{Load, LoadContext, LoadDef, LoadError};
 use crate::measure::clock::now_ns;
 use crate::sim::draws::Draws;
 use crate::sim::uncached::drop_cached_range;
+use crate::sim::uncached::AlignedBuf;
 use crate::sim::{SettingsGroup, WorkParams};
 use std::fs::File;
 use std::os::unix::fs::FileExt as _;

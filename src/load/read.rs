@@ -10,10 +10,9 @@
 //! file's pages are dropped from the cache after each pass, so each pass
 //! still comes from the device (on a file system that has one).
 
-use super::disk::{
-    bypass_cache, drop_cached_pages, fill_on_device, mb, unnamed_file, AlignedBuf, Passes,
-};
+use super::disk::{bypass_cache, drop_cached_pages, fill_on_device, mb, unnamed_file, Passes};
 use super::{Load, LoadContext, LoadDef, LoadError};
+use crate::sim::uncached::AlignedBuf;
 use crate::sim::WorkParams;
 use std::fs::File;
 use std::os::unix::fs::FileExt as _;

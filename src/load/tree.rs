@@ -18,9 +18,10 @@
 //! took 3.1 s. A pass still takes thousands of operations, and the tree's
 //! inodes and dentries (a few MB) do not fit in a CPU's L2 cache.
 
-use super::disk::{drop_cached_pages, fill_incompressible, start_write_back, wait_for_write_back};
+use super::disk::{drop_cached_pages, start_write_back, wait_for_write_back};
 use super::LoadError;
 use crate::sim::draws::Draws;
+use crate::sim::uncached::fill_incompressible;
 use std::fs::File;
 use std::io::Write as _;
 use std::path::{Path, PathBuf};

@@ -17,8 +17,9 @@
 //! file larger than the dirty limits is mostly written back when its pass
 //! ends; the rest (at most the dirty limit) is written in that one step.
 
-use super::disk::{mb, unnamed_file, AlignedBuf, Passes};
+use super::disk::{mb, unnamed_file, Passes};
 use super::{Load, LoadContext, LoadDef, LoadError};
+use crate::sim::uncached::AlignedBuf;
 use crate::sim::WorkParams;
 use std::fs::File;
 use std::os::unix::fs::FileExt as _;
