@@ -4,7 +4,7 @@
 //! scripts are produced.
 
 mod common;
-use common::{run, stderr, stdout};
+use common::{run, skip, stderr, stdout};
 use std::path::Path;
 use std::process::{Command, Stdio};
 
@@ -63,7 +63,7 @@ fn the_manual_page_renders_with_a_section_per_command() {
         .stderr(Stdio::piped())
         .spawn()
     else {
-        eprintln!("skipped rendering the manual page: groff is not installed");
+        skip("groff is not installed: the manual page was not rendered");
         return;
     };
     use std::io::Write as _;
@@ -96,6 +96,6 @@ fn completions_are_produced_for_bash_zsh_and_fish() {
     let script = output_of(&["completions", "bash"]);
     match Command::new("bash").args(["-n", "-c", &script]).output() {
         Ok(checked) => assert!(checked.status.success(), "{}", stderr(&checked)),
-        Err(_) => eprintln!("skipped checking the bash script's syntax: no bash"),
+        Err(_) => skip("no bash: the bash script's syntax was not checked"),
     }
 }

@@ -8,8 +8,8 @@
 
 mod common;
 use common::{
-    as_nobody, feelbench, new_tag, read_json, require_root, skip, stderr, tagged_processes,
-    wait_until, LOOPS_PER_MS,
+    feelbench, feelbench_as_nobody, new_tag, read_json, require_root, skip, stderr,
+    tagged_processes, wait_until, LOOPS_PER_MS,
 };
 use nix::sys::signal::{kill, Signal};
 use nix::unistd::Pid;
@@ -277,7 +277,7 @@ fn changing_the_system_is_refused_to_others_than_root() {
     }
     let dir = tempfile::tempdir().unwrap();
     for (option, what) in [("--swap", "swap file"), ("--mem-limit", "memory cgroup")] {
-        let output = as_nobody(&mut feelbench(&new_tag(), dir.path()), dir.path())
+        let output = feelbench_as_nobody(&new_tag(), dir.path())
             .args([
                 "run", option, "256M", "--probe", "audio", "--load", "none", "-c",
             ])

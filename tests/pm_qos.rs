@@ -5,7 +5,7 @@
 
 mod common;
 use common::{
-    as_nobody, feelbench, new_tag, read_json, require_root, stderr, wait_for_no_tagged,
+    feelbench, feelbench_as_nobody, new_tag, read_json, require_root, stderr, wait_for_no_tagged,
     LOOPS_PER_MS,
 };
 use nix::sys::signal::{kill, Signal};
@@ -24,8 +24,7 @@ static DEVICE_USERS: Mutex<()> = Mutex::new(());
 
 /// `feelbench run` of the no-work 1 ms probe for `seconds`, holding PM QoS
 /// at 0, its processes tagged `tag`.
-fn run_holding_zero(tag: &str, dir: &Path, seconds: &str) -> Command {
-    let mut command = feelbench(tag, dir);
+fn run_holding_zero(mut command: Command, dir: &Path, seconds: &str) -> Command {
     command
         .args(["run", "--probe", "custom", "-C", "0", "-I", "1000"])
         .args(["--load", "none", "-t", seconds, "--warmup", "0"])
@@ -83,7 +82,7 @@ fn a_run_holds_the_limit_records_it_and_lets_it_go() {
     }
     let _turn = DEVICE_USERS.lock().unwrap_or_else(|e| e.into_inner());
     let dir = tempfile::tempdir().unwrap();
-    let mut child = run_holding_zero(&new_tag(), dir.path(), "2")
+    let mut child = run_holding_zero(feelbench(&new_tag(), dir.path()), dir.path(), "2")
         .stdout(Stdio::null())
         .stderr(Stdio::piped())
         .spawn()
@@ -114,7 +113,7 @@ fn a_killed_run_leaves_the_limit_to_no_one() {
     let _turn = DEVICE_USERS.lock().unwrap_or_else(|e| e.into_inner());
     let dir = tempfile::tempdir().unwrap();
     let tag = new_tag();
-    let mut child = run_holding_zero(&tag, dir.path(), "60")
+    let mut child = run_holding_zero(feelbench(&tag, dir.path()), dir.path(), "60")
         .stdout(Stdio::null())
         .stderr(Stdio::null())
         .spawn()
@@ -132,11 +131,13 @@ fn a_killed_run_leaves_the_limit_to_no_one() {
 #[test]
 fn without_root_the_limit_is_refused_with_exit_code_2() {
     let dir = tempfile::tempdir().unwrap();
-    let mut command = run_holding_zero(&new_tag(), dir.path(), "1");
-    if nix::unistd::geteuid().is_root() {
-        // Root runs the binary as nobody, who may not open the device.
-        as_nobody(&mut command, dir.path());
-    }
+    // Root runs the binary as nobody, who may not open the device.
+    let user = if nix::unistd::geteuid().is_root() {
+        feelbench_as_nobody(&new_tag(), dir.path())
+    } else {
+        feelbench(&new_tag(), dir.path())
+    };
+    let mut command = run_holding_zero(user, dir.path(), "1");
     let output = command.output().unwrap();
     let err = stderr(&output);
     assert_eq!(output.status.code(), Some(2), "{err}");

@@ -7,7 +7,7 @@
 
 mod common;
 use common::{
-    as_nobody, cmdline, feelbench, new_tag, read_json, require_root, stderr, stdout,
+    cmdline, feelbench, feelbench_as_nobody, new_tag, read_json, require_root, stderr, stdout,
     tagged_processes, LOOPS_PER_MS,
 };
 use serde_json::Value;
@@ -212,7 +212,7 @@ fn cold_starts_are_refused_to_others_than_root() {
         return;
     }
     let dir = tempfile::tempdir().unwrap();
-    let output = as_nobody(&mut feelbench(&new_tag(), dir.path()), dir.path())
+    let output = feelbench_as_nobody(&new_tag(), dir.path())
         .args([
             "run",
             "--probe",

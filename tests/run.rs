@@ -4,8 +4,8 @@
 
 mod common;
 use common::{
-    as_nobody, feelbench, feelbench_niced, new_tag, read_json, require_root, stderr, stdout,
-    LOOPS_PER_MS,
+    feelbench, feelbench_niced, feelbench_niced_as_nobody, new_tag, read_json, require_root,
+    stderr, stdout, LOOPS_PER_MS,
 };
 use serde_json::Value;
 
@@ -35,13 +35,14 @@ fn measure(dir: &std::path::Path, args: &[&str]) -> (std::process::Output, Value
 fn started_under_nice_the_probe_and_loads_keep_that_nice_by_default() {
     let dir = tempfile::tempdir().unwrap();
     let file = dir.path().join("run.json");
-    let mut command = feelbench_niced(5, &new_tag(), dir.path());
+    // Run as nobody when root, who could set any nice: a user cannot go below 5.
+    let mut command = if nix::unistd::geteuid().is_root() {
+        feelbench_niced_as_nobody(5, &new_tag(), dir.path())
+    } else {
+        feelbench_niced(5, &new_tag(), dir.path())
+    };
     command.args(["run", "--probe", "audio", "--load", "burn", "-t", "0.5"]);
     command.args(["--warmup", "0", "-l", LOOPS_PER_MS, "-q", "-o"]);
-    // Run as nobody when root, who could set any nice: a user cannot go below 5.
-    if nix::unistd::geteuid().is_root() {
-        as_nobody(&mut command, dir.path());
-    }
     let output = command.arg(&file).output().unwrap();
     assert!(output.status.success(), "{}", stderr(&output));
     let run = read_json(&file);

@@ -115,16 +115,6 @@ mod tests {
     }
 
     #[test]
-    fn responses_scan_both_arrays() {
-        let mut scans = Scans {
-            resident: filled_array(1 << 16, "test").unwrap(),
-            fresh_bytes: 1 << 16,
-        };
-        scans.respond().unwrap();
-        scans.respond().unwrap();
-    }
-
-    #[test]
     fn an_array_that_cannot_be_mapped_says_which() {
         let error = filled_array(u64::MAX / 2, "cannot map the fresh array").unwrap_err();
         assert!(

@@ -292,19 +292,32 @@ mod tests {
     }
 
     #[test]
-    fn empty_and_single_point_charts_draw() {
-        for lines in [
-            vec![],
-            vec![Line {
-                name: "a".into(),
-                points: vec![(2.0, 1.0)],
-            }],
+    fn empty_and_single_point_charts_have_finite_axes_and_their_legend() {
+        let text = |svg: &str, t: &str| svg.contains(&format!(">\n{t}\n</text>"));
+        let finite = |svg: &str| !svg.contains("NaN") && !svg.contains("inf\n</text>");
+        for (lines, legend) in [
+            (vec![], false),
+            (
+                vec![Line {
+                    name: "a".into(),
+                    points: vec![(2.0, 1.0)],
+                }],
+                true,
+            ),
         ] {
-            histogram(labels("h"), &lines).unwrap();
-            cdf(labels("c"), &lines).unwrap();
-            over_time(labels("t"), &lines, Some(1.0)).unwrap();
+            for (title, svg) in [
+                ("h", histogram(labels("h"), &lines)),
+                ("c", cdf(labels("c"), &lines)),
+                ("t", over_time(labels("t"), &lines, Some(1.0))),
+            ] {
+                let svg = svg.unwrap();
+                assert!(text(&svg, title) && text(&svg, "latency (ms)"), "{svg}");
+                assert!(finite(&svg), "{svg}");
+                assert_eq!(text(&svg, "a"), legend, "{svg}");
+            }
         }
-        intervals(labels("i"), &[]).unwrap();
+        let svg = intervals(labels("i"), &[]).unwrap();
+        assert!(text(&svg, "i") && finite(&svg), "{svg}");
     }
 
     #[test]

@@ -213,13 +213,7 @@ mod tests {
             .stdout(std::process::Stdio::null())
             .status()
         else {
-            // Past the harness's capture of eprintln!, so the skip shows.
-            let test = std::thread::current();
-            let _ = writeln!(
-                std::io::stderr(),
-                "SKIPPED {}: mkswap is not installed",
-                test.name().unwrap_or_default()
-            );
+            skip("mkswap is not installed");
             return;
         };
         assert!(status.success());
@@ -228,6 +222,14 @@ mod tests {
         // sws_uuid: 16 bytes after version, last_page and nr_badpages.
         theirs[INFO_OFFSET + 12..INFO_OFFSET + 28].fill(0);
         assert_eq!(theirs, header(page_bytes, pages));
+    }
+
+    /// Says `SKIPPED <test>: <reason>` past the harness's capture of
+    /// eprintln!, in one write, as tests/common's `skip` (CI lists them).
+    fn skip(reason: &str) {
+        let test = std::thread::current();
+        let line = format!("SKIPPED {}: {reason}\n", test.name().unwrap_or_default());
+        let _ = std::io::stderr().write_all(line.as_bytes());
     }
 
     #[test]
@@ -243,13 +245,7 @@ mod tests {
     #[test]
     fn removing_a_file_that_is_not_swap_or_not_there_succeeds() {
         if !nix::unistd::geteuid().is_root() {
-            // Past the harness's capture of eprintln!, so the skip shows.
-            let test = std::thread::current();
-            let _ = writeln!(
-                std::io::stderr(),
-                "SKIPPED {}: needs root (swapoff)",
-                test.name().unwrap_or_default()
-            );
+            skip("needs root (swapoff)");
             return;
         }
         let dir = tempfile::tempdir().unwrap();

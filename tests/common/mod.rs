@@ -5,6 +5,7 @@
 
 use serde_json::Value;
 use std::io::Write as _;
+use std::os::unix::process::CommandExt as _;
 use std::path::Path;
 use std::process::{Command, Output};
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -26,17 +27,58 @@ pub fn new_tag() -> String {
     )
 }
 
+/// The built feelbench binary.
+const BINARY: &str = env!("CARGO_BIN_EXE_feelbench");
+
 /// The feelbench binary, tagged, with `dir` as its cache directory and its
 /// working directory (so its private work directory goes there too).
 pub fn feelbench(tag: &str, dir: &Path) -> Command {
-    tagged(Command::new(env!("CARGO_BIN_EXE_feelbench")), tag, dir)
+    tagged(Command::new(BINARY), tag, dir)
 }
 
 /// [`feelbench`] started through `nice -n NICE`, as a user would.
 pub fn feelbench_niced(nice: i32, tag: &str, dir: &Path) -> Command {
+    niced(nice, Path::new(BINARY), tag, dir)
+}
+
+/// [`feelbench`] run as the user nobody (by root), with `dir` (the work
+/// directory of the run) opened to it: how root tests what feelbench refuses
+/// to others.
+pub fn feelbench_as_nobody(tag: &str, dir: &Path) -> Command {
+    let mut command = tagged(Command::new(binary_for_nobody(dir)), tag, dir);
+    command.uid(NOBODY).gid(NOBODY);
+    command
+}
+
+/// [`feelbench_as_nobody`] started through `nice -n NICE`.
+pub fn feelbench_niced_as_nobody(nice: i32, tag: &str, dir: &Path) -> Command {
+    let mut command = niced(nice, &binary_for_nobody(dir), tag, dir);
+    command.uid(NOBODY).gid(NOBODY);
+    command
+}
+
+/// `binary` started through `nice -n NICE`, tagged.
+fn niced(nice: i32, binary: &Path, tag: &str, dir: &Path) -> Command {
     let mut command = Command::new("nice");
-    command.args(["-n", &nice.to_string(), env!("CARGO_BIN_EXE_feelbench")]);
+    command.args(["-n", &nice.to_string()]).arg(binary);
     tagged(command, tag, dir)
+}
+
+/// The name of the binary's copy for nobody.
+const NOBODY_BINARY: &str = "feelbench-for-nobody";
+
+/// A copy of the built binary in `dir`, which is opened to everyone: the
+/// build may sit where nobody cannot enter (a checkout in root's home, mode
+/// 0700), and the copy re-executes itself as the run's workers.
+fn binary_for_nobody(dir: &Path) -> std::path::PathBuf {
+    use std::os::unix::fs::PermissionsExt as _;
+    let copy = dir.join(NOBODY_BINARY);
+    if !copy.exists() {
+        std::fs::copy(BINARY, &copy).expect("cannot copy the binary for nobody");
+        std::fs::set_permissions(&copy, std::fs::Permissions::from_mode(0o755)).unwrap();
+    }
+    std::fs::set_permissions(dir, std::fs::Permissions::from_mode(0o777)).unwrap();
+    copy
 }
 
 /// `command` with the tag in its environment, `dir` as its cache directory
@@ -49,7 +91,8 @@ fn tagged(mut command: Command, tag: &str, dir: &Path) -> Command {
     command
 }
 
-/// Entries of `dir` other than feelbench's cache directory, and the state
+/// Entries of `dir` other than feelbench's cache directory (and the test's
+/// copy of the binary for nobody), and the state
 /// records left in that cache (both empty after a clean ending).
 pub fn leftovers(dir: &Path) -> (Vec<String>, Vec<String>) {
     let names = |d: &Path| -> Vec<String> {
@@ -63,7 +106,7 @@ pub fn leftovers(dir: &Path) -> (Vec<String>, Vec<String>) {
     };
     let files = names(dir)
         .into_iter()
-        .filter(|n| n != "feelbench")
+        .filter(|n| n != "feelbench" && n != NOBODY_BINARY)
         .collect();
     (files, names(&dir.join("feelbench/runs")))
 }
@@ -130,11 +173,14 @@ pub fn read_json(path: &Path) -> Value {
 /// Prints `SKIPPED <test>: <reason>` for the running test. It goes to the
 /// stderr handle itself: the test harness hides what `eprintln!` prints in a
 /// passing test, so a skip said that way is never seen.
+/// The line is written in one piece so CI can collect it (`.ci/run` lists
+/// every skip at the end of its output).
 pub fn skip(reason: &str) {
     // The harness names each test's thread after the test.
     let thread = std::thread::current();
     let test = thread.name().unwrap_or("a test");
-    let _ = writeln!(std::io::stderr(), "SKIPPED {test}: {reason}");
+    let line = format!("SKIPPED {test}: {reason}\n");
+    let _ = std::io::stderr().write_all(line.as_bytes());
 }
 
 /// True when the tests run as root; otherwise says the running test is
@@ -173,15 +219,6 @@ pub fn assert_load_did_work(scenario: &Value, load: &str, unit: &str, processes:
     assert_eq!(work["processes"], processes, "{work}");
     assert!(work["amount"].as_f64().unwrap() > 0.0, "{work}");
     assert!(work["cpu_pct"].as_f64().unwrap() > 0.0, "{work}");
-}
-
-/// `command` run as the user nobody, with `dir` (the work directory of the
-/// run) opened to it: how root tests what feelbench refuses to others.
-pub fn as_nobody<'a>(command: &'a mut Command, dir: &Path) -> &'a mut Command {
-    use std::os::unix::fs::PermissionsExt as _;
-    use std::os::unix::process::CommandExt as _;
-    std::fs::set_permissions(dir, std::fs::Permissions::from_mode(0o777)).unwrap();
-    command.uid(NOBODY).gid(NOBODY)
 }
 
 /// The uid and gid of nobody.
