@@ -223,6 +223,110 @@ fn what_cannot_be_removed_yet_is_kept_said_and_removed_at_a_later_start() {
     assert_eq!(records, Vec::<String>::new(), "{second}");
 }
 
+/// A tmpfs of `size` mounted at `path` for a test, unmounted when dropped
+/// (after the files in `immutable` are made removable again).
+struct SmallDisk {
+    path: std::path::PathBuf,
+    immutable: Vec<std::path::PathBuf>,
+}
+
+impl SmallDisk {
+    /// `None` when it cannot be mounted.
+    fn mount(path: &Path, size: &str) -> Option<Self> {
+        std::fs::create_dir(path).unwrap();
+        let mounted = std::process::Command::new("mount")
+            .args(["-t", "tmpfs", "-o", &format!("size={size}"), "tmpfs"])
+            .arg(path)
+            .status()
+            .is_ok_and(|s| s.success());
+        mounted.then(|| Self {
+            path: path.to_path_buf(),
+            immutable: Vec::new(),
+        })
+    }
+}
+
+impl Drop for SmallDisk {
+    fn drop(&mut self) {
+        for path in &self.immutable {
+            chattr("-i", path);
+        }
+        let unmounted = std::process::Command::new("umount")
+            .arg(&self.path)
+            .status()
+            .is_ok_and(|s| s.success());
+        assert!(unmounted, "cannot unmount {}", self.path.display());
+    }
+}
+
+#[test]
+fn files_left_by_a_scenario_are_a_warning_and_the_next_that_needs_disk_checks_its_room() {
+    if !require_root("mounts a small tmpfs and makes a file unremovable with chattr +i") {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let Some(mut disk) = SmallDisk::mount(&dir.path().join("work"), "600m") else {
+        skip("cannot mount a tmpfs");
+        return;
+    };
+    // The write load needs 16 MiB and 512 MiB to spare: the 600 MiB the
+    // run finds free at its start are enough.
+    let tag = new_tag();
+    let child = feelbench(&tag, dir.path())
+        .args(["run", "--probe", "audio", "--load", "none,write"])
+        .args(["--file-size", "16M", "-t", "2", "--warmup", "0.2"])
+        .arg("--workdir")
+        .arg(&disk.path)
+        .args(["--noise-check", "0", "-l", LOOPS_PER_MS, "-q", "-o"])
+        .arg(dir.path().join("run.json"))
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    // While the first scenario runs, 100 MiB that cannot be removed appear
+    // in its directory.
+    let mut scenario_dir = None;
+    wait_until("the first scenario's directory", || {
+        scenario_dir = std::fs::read_dir(&disk.path)
+            .unwrap()
+            .map(|e| e.unwrap().path().join("scenario-0"))
+            .find(|p| p.exists());
+        scenario_dir.is_some()
+    });
+    let stuck = scenario_dir.unwrap().join("stuck");
+    std::fs::write(&stuck, vec![1u8; 100 << 20]).unwrap();
+    assert!(chattr("+i", &stuck));
+    disk.immutable.push(stuck);
+    let output = child.wait_with_output().unwrap();
+    let message = stderr(&output);
+    assert_eq!(output.status.code(), Some(1), "{message}");
+
+    let run = read_json(&dir.path().join("run.json"));
+    let warnings = run["warnings"].as_array().unwrap();
+    assert!(
+        warnings.iter().any(|w| w["code"] == "cleanup_failed"
+            && w["message"].as_str().unwrap().contains("scenario-0")),
+        "{warnings:?}"
+    );
+    assert_eq!(run["scenarios"][0]["status"], "ok");
+    let refused = &run["scenarios"][1];
+    assert_eq!(refused["status"], "failed");
+    let error = refused["error"].as_str().unwrap();
+    assert!(
+        error.starts_with("not measured: the disk loads need 16 MiB"),
+        "{error}"
+    );
+    assert!(
+        message.contains("the next feelbench run removes it; or by hand: rm -rf"),
+        "the private directory is left, and said: {message}"
+    );
+    assert_eq!(leftovers(dir.path()).1.len(), 1, "its record stays");
+    assert_eq!(
+        wait_for_no_tagged(&tag, Duration::from_secs(3)),
+        Vec::<u32>::new()
+    );
+}
+
 #[test]
 fn no_worker_is_left_after_a_normal_end() {
     let tag = new_tag();
