@@ -126,6 +126,13 @@ fn write_record(dir: &Path, pid: u32, start_ticks: u64, marker: &str, fields: se
     std::fs::write(records.join(format!("{pid}.json")), record.to_string()).unwrap();
 }
 
+/// A run's private directory `feelbench-NAME`, made in `dir`.
+fn private_dir(dir: &Path, name: &str) -> std::path::PathBuf {
+    let path = dir.join(format!("feelbench-{name}"));
+    std::fs::create_dir(&path).unwrap();
+    path
+}
+
 /// Sets (`+i`) or clears (`-i`) the immutable attribute of `path`; false
 /// when the file system cannot.
 fn chattr(flag: &str, path: &Path) -> bool {
@@ -147,8 +154,7 @@ fn a_live_run_whose_start_time_is_unknown_is_left_alone() {
         .env("FEELBENCH_RUN", &marker)
         .spawn()
         .unwrap();
-    let private = dir.path().join("feelbench-live");
-    std::fs::create_dir(&private).unwrap();
+    let private = private_dir(dir.path(), "live");
     write_record(
         dir.path(),
         live.id(),
@@ -171,8 +177,7 @@ fn what_cannot_be_removed_yet_is_kept_said_and_removed_at_a_later_start() {
         return;
     }
     let dir = tempfile::tempdir().unwrap();
-    let private = dir.path().join("feelbench-dead");
-    std::fs::create_dir(&private).unwrap();
+    let private = private_dir(dir.path(), "dead");
     let swap = private.join("swapfile");
     let stuck = private.join("stuck");
     std::fs::write(&swap, b"not really swap").unwrap();

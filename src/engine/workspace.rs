@@ -210,7 +210,9 @@ impl Workspace {
             cgroups: Vec::new(),
             cgroup: None,
         };
-        let record = records_dir().map(|d| d.join(format!("{pid}.json")));
+        // Named by the marker, not the pid alone: a record kept for what a
+        // dead run could not remove is not overwritten by a run given its pid.
+        let record = records_dir().map(|d| d.join(format!("{}.json", footprint.marker)));
         let workspace = Self {
             dir: Some(dir),
             footprint,
