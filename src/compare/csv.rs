@@ -3,7 +3,7 @@
 //! p-value and the verdict, for spreadsheets and scripts.
 
 use super::Comparison;
-use crate::report::csv::opt;
+use crate::report::csv::{name, opt};
 
 const HEADER: &[&str] = &[
     "probe",
@@ -19,14 +19,6 @@ const HEADER: &[&str] = &[
     "verdict",
     "untested",
 ];
-
-/// A serde name (`batch_means`, `no_difference`) without the quotes.
-fn name(value: impl serde::Serialize) -> String {
-    serde_json::to_value(value)
-        .ok()
-        .and_then(|v| v.as_str().map(str::to_string))
-        .unwrap_or_default()
-}
 
 /// The comparison as CSV with a header row; runs lacking a scenario have no record.
 pub fn render(c: &Comparison) -> String {

@@ -27,7 +27,7 @@ pub fn render(c: &Comparison, runs: &[RunDocument]) -> Result<String> {
     }
     let _ = writeln!(
         body,
-        "<h2>Figures</h2>\n<p>Changes against {}; marked when significant at α = {}.</p>",
+        "<h2>Figures</h2>\n<p>Changes against {}; marked when significant at α = {} and at least the step the figure is shown with.</p>",
         escape(&c.runs[0].name),
         c.alpha
     );

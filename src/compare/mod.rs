@@ -1,7 +1,8 @@
 //! `feelbench compare`: runs side by side. One row per probe × load ×
 //! figure, one cell per run with its change against the first run (the
 //! baseline) and a verdict from Welch's t-test on the figures' standard
-//! errors — or no verdict, and the reason, where the data cannot support one.
+//! errors — or no verdict, and the reason, where the data cannot support one
+//! or the difference is too small to show in the figure's shown digits.
 
 pub mod csv;
 pub mod html;
@@ -60,6 +61,9 @@ pub enum Verdict {
     Worse,
     /// Tested, and the difference is within what chance gives.
     NoDifference,
+    /// Significant by the test, but smaller than the step the figure is
+    /// shown with: no verdict on a change a reader cannot see.
+    BelowResolution,
     /// Not tested: see the cell's `untested` reason.
     Untested,
 }
@@ -302,8 +306,11 @@ fn cell(
         return cell;
     };
     cell.p = Some(outcome.p);
+    let difference = this.value - base.value;
     cell.verdict = if outcome.p >= alpha {
         Verdict::NoDifference
+    } else if difference.abs() < figure.min_effect_at(base.value, this.value) {
+        Verdict::BelowResolution
     } else if (outcome.t < 0.0) == (figure.better() == Better::Lower) {
         Verdict::Better
     } else {

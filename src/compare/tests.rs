@@ -101,6 +101,84 @@ fn verdicts(c: &Comparison, figure: &str) -> Vec<Verdict> {
         .collect()
 }
 
+/// An estimate of `value` with standard error `se` over 20 sub-windows.
+fn estimated(value: f64, se: f64) -> FigureEstimate {
+    let estimate = crate::stats::Estimate {
+        value,
+        se,
+        df: 19.0,
+        samples: 20,
+    };
+    FigureEstimate {
+        value,
+        uncertainty: Some((estimate, IntervalMethod::BatchMeans)),
+    }
+}
+
+/// The row of `figure` of the audio probe, baseline `base`, then `this`.
+fn audio_row(figure: &str, base: FigureEstimate, this: FigureEstimate) -> Row {
+    let sheet = crate::probe::sheet_of("audio").unwrap();
+    let figure = Figure::Probe(sheet.figure(figure).unwrap().clone());
+    Row {
+        probe: "audio".into(),
+        load: "burn".into(),
+        figure: figure.key(),
+        label: figure.label(),
+        unit: figure.unit(),
+        better: figure.better(),
+        change_unit: figure.change_unit(),
+        cells: vec![
+            Some(cell(&figure, None, base, true, 0.01)),
+            Some(cell(&figure, Some(base), this, false, 0.01)),
+        ],
+    }
+}
+
+#[test]
+fn a_significant_change_smaller_than_the_shown_step_gets_no_verdict() {
+    // Desired CPU 99.97 % against 100.00 %, each ± 0.001: Welch calls it,
+    // but both show as 100.0 (one decimal).
+    let row = audio_row("desired", estimated(100.0, 0.001), estimated(99.97, 0.001));
+    let cell = row.cells[1].as_ref().unwrap();
+    assert!(cell.p.unwrap() < 0.01, "{cell:?}");
+    assert_eq!(cell.verdict, Verdict::BelowResolution);
+    assert_eq!(text::cell_text(&row, Some(cell)), "100.0 -0.03pt");
+    // Mean latency 1000.4 µs against 1000.0 µs: under the 1 µs that 0.001 ms shows.
+    let mean = audio_row("mean", estimated(1000.0, 0.01), estimated(1000.4, 0.01));
+    assert_eq!(
+        mean.cells[1].as_ref().unwrap().verdict,
+        Verdict::BelowResolution
+    );
+    let c = Comparison {
+        rows: vec![row],
+        ..snapshot_comparison()
+    };
+    let legend = text::legend(&c).join("\n");
+    assert!(
+        legend.contains("no mark on 1 cell(s): significant at alpha"),
+        "{legend}"
+    );
+}
+
+#[test]
+fn a_called_change_shows_in_the_printed_values_and_change() {
+    // 0.2 points of desired CPU: one step of 0.1 is enough.
+    let row = audio_row("desired", estimated(100.0, 0.01), estimated(99.8, 0.01));
+    let cell = row.cells[1].as_ref().unwrap();
+    assert_eq!(cell.verdict, Verdict::Worse);
+    assert_eq!(text::cell_text(&row, Some(cell)), "99.8 -0.2pt worse");
+    // 2 µs on a mean of 100 ms: +0.002 %, which one decimal would show as +0.0 %.
+    let row = audio_row("mean", estimated(100_000.0, 0.1), estimated(100_002.0, 0.1));
+    let cell = row.cells[1].as_ref().unwrap();
+    assert_eq!(cell.verdict, Verdict::Worse);
+    let shown = text::cell_text(&row, Some(cell));
+    assert_eq!(shown, "100.002 +0.002% worse");
+    assert_ne!(
+        text::value_text(&row, row.cells[0].as_ref().unwrap().value),
+        text::value_text(&row, cell.value)
+    );
+}
+
 #[test]
 fn a_known_shift_is_marked_in_its_direction() {
     let base = synthetic_run(1.0, 1);

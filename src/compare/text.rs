@@ -14,12 +14,24 @@ pub fn value_text(row: &Row, value: f64) -> String {
     row.unit.show(value)
 }
 
-/// The change against the baseline: `+12.0%` or `-3.5pt`.
+/// The change against the baseline: `+12.0%` or `-3.5pt`, with more
+/// decimals when one does not show a change that is there (`+0.008%`).
 pub fn change_text(row: &Row, change: f64) -> String {
+    let decimals = change_decimals(change);
     match row.change_unit {
-        ChangeUnit::Percent => format!("{change:+.1}%"),
-        ChangeUnit::Points => format!("{change:+.1}pt"),
+        ChangeUnit::Percent => format!("{change:+.decimals$}%"),
+        ChangeUnit::Points => format!("{change:+.decimals$}pt"),
     }
+}
+
+/// Most decimals a change is shown with.
+const MAX_CHANGE_DECIMALS: usize = 6;
+
+/// One decimal, or as many as a change of `change` needs not to show as 0.
+fn change_decimals(change: f64) -> usize {
+    (1..MAX_CHANGE_DECIMALS)
+        .find(|&d| (change.abs() * 10f64.powi(d as i32)).round() >= 1.0 || change == 0.0)
+        .unwrap_or(MAX_CHANGE_DECIMALS)
 }
 
 /// The verdict's word in a cell.
@@ -28,7 +40,7 @@ pub fn verdict_text(verdict: Verdict) -> &'static str {
         Verdict::Better => "better",
         Verdict::Worse => "worse",
         Verdict::NoDifference => "n.s.",
-        Verdict::Baseline | Verdict::Untested => "",
+        Verdict::Baseline | Verdict::Untested | Verdict::BelowResolution => "",
     }
 }
 
@@ -123,6 +135,16 @@ pub fn legend(c: &Comparison) -> Vec<String> {
             .filter(|cell| cell.untested == Some(reason))
             .count();
         lines.push(format!("no mark on {count} cell(s): {}", reason.explain()));
+    }
+    let unseen = cells
+        .iter()
+        .filter(|cell| cell.verdict == Verdict::BelowResolution)
+        .count();
+    if unseen > 0 {
+        lines.push(format!(
+            "no mark on {unseen} cell(s): significant at alpha {}, but smaller than the step the figure is shown with (0.001 ms, 0.1 %, ...): no verdict on a change the values do not show",
+            c.alpha
+        ));
     }
     let tests = cells.iter().filter(|cell| cell.p.is_some()).count();
     if tests > 0 {

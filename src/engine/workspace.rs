@@ -2,14 +2,21 @@
 //! exclusively) for the loads' files, plus whatever else the run adds (a swap
 //! file, a cgroup). Everything is undone when the workspace is dropped, and
 //! listed in a small state record so that the next feelbench can undo it
-//! after the orchestrator was SIGKILLed.
+//! after the orchestrator was SIGKILLed. A record stays until everything it
+//! names is gone: what could not be removed is said, with the command that
+//! removes it by hand, and tried again at every start.
+//!
+//! A run is alive while its pid lives with the recorded start time; a record
+//! whose start time could not be read is alive while its pid lives at all,
+//! so a live run is never taken for a dead one (a reused pid only delays the
+//! clean-up until that process ends).
 
 use crate::system::atomic::write_atomically;
 use crate::system::procfs;
 use anyhow::Context as _;
 use nix::sys::signal::{kill, Signal};
 use nix::unistd::Pid;
-use serde::{Deserialize, Serialize};
+use serde::{Deserialize, Deserializer, Serialize};
 use std::os::unix::fs::{DirBuilderExt as _, PermissionsExt as _};
 use std::path::{Path, PathBuf};
 
@@ -19,10 +26,13 @@ pub const RUN_MARKER_VAR: &str = "FEELBENCH_RUN";
 /// What a run has put on the system, as recorded for a later clean-up.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Footprint {
-    /// The orchestrator's pid and start time (clock ticks after boot), which
-    /// together tell a live run from a dead one.
+    /// The orchestrator's pid.
     pub pid: u32,
-    pub start_ticks: u64,
+    /// The orchestrator's start time (clock ticks after boot), which with
+    /// the pid tells a live run from a dead one; `None` when /proc could
+    /// not say (records of earlier versions wrote that as 0).
+    #[serde(default, deserialize_with = "zero_is_unknown")]
+    pub start_ticks: Option<u64>,
     /// Value of [`RUN_MARKER_VAR`] in the run's processes.
     pub marker: String,
     /// The private directory.
@@ -37,9 +47,112 @@ pub struct Footprint {
     cgroup: Option<PathBuf>,
 }
 
+/// A start time of 0 (what earlier versions wrote when it could not be
+/// read) or none is unknown.
+fn zero_is_unknown<'de, D: Deserializer<'de>>(deserializer: D) -> Result<Option<u64>, D::Error> {
+    Ok(Option::<u64>::deserialize(deserializer)?.filter(|&ticks| ticks != 0))
+}
+
+/// One thing a run put on the system.
+#[derive(Debug, Clone, PartialEq, Eq)]
+enum Leftover {
+    Swap(PathBuf),
+    Cgroup(PathBuf),
+    Dir(PathBuf),
+}
+
+impl Leftover {
+    fn path(&self) -> &Path {
+        match self {
+            Leftover::Swap(p) | Leftover::Cgroup(p) | Leftover::Dir(p) => p,
+        }
+    }
+
+    /// What it is, for the user: `swap file /x/swapfile`.
+    fn describe(&self) -> String {
+        let what = match self {
+            Leftover::Swap(_) => "swap file",
+            Leftover::Cgroup(_) => "cgroup",
+            Leftover::Dir(_) => "directory",
+        };
+        format!("{what} {}", self.path().display())
+    }
+
+    /// The shell command that removes it by hand.
+    fn by_hand(&self) -> String {
+        let path = self.path().display();
+        match self {
+            Leftover::Swap(_) => format!("swapoff {path} && rm {path}"),
+            Leftover::Cgroup(_) => {
+                format!("kill -9 $(cat {path}/cgroup.procs); rmdir {path}")
+            }
+            Leftover::Dir(_) => format!("rm -rf {path}"),
+        }
+    }
+
+    /// Removes it.
+    fn remove(
+        &self,
+        remove_swap: &impl Fn(&Path) -> anyhow::Result<()>,
+        remove_cgroup: &impl Fn(&Path) -> anyhow::Result<()>,
+    ) -> anyhow::Result<()> {
+        match self {
+            Leftover::Swap(p) => remove_swap(p),
+            Leftover::Cgroup(p) => remove_cgroup(p),
+            Leftover::Dir(p) => {
+                std::fs::remove_dir_all(p).with_context(|| format!("cannot remove {}", p.display()))
+            }
+        }
+    }
+}
+
+impl Footprint {
+    /// Everything the record names that is still on the system: the swap
+    /// file and the private directory last, as they must be removed.
+    fn leftovers(&self) -> Vec<Leftover> {
+        let cgroups = self.cgroups.iter().chain(&self.cgroup).cloned();
+        cgroups
+            .map(Leftover::Cgroup)
+            .chain(self.swap_file.clone().map(Leftover::Swap))
+            .chain([Leftover::Dir(self.dir.clone())])
+            .filter(|l| l.path().exists())
+            .collect()
+    }
+
+    /// The same record, naming only `left` (and the private directory).
+    fn naming_only(&self, left: &[Leftover]) -> Self {
+        Self {
+            swap_file: left.iter().find_map(|l| match l {
+                Leftover::Swap(p) => Some(p.clone()),
+                _ => None,
+            }),
+            cgroups: left
+                .iter()
+                .filter_map(|l| match l {
+                    Leftover::Cgroup(p) => Some(p.clone()),
+                    _ => None,
+                })
+                .collect(),
+            cgroup: None,
+            ..self.clone()
+        }
+    }
+
+    /// Whether the run that wrote it is still alive, as `start_of` (a
+    /// pid's start time, `None` when it has no process) tells.
+    fn is_alive(&self, start_of: impl Fn(u32) -> Option<u64>) -> bool {
+        let now = start_of(self.pid);
+        match self.start_ticks {
+            Some(recorded) => now == Some(recorded),
+            None => now.is_some(),
+        }
+    }
+}
+
 /// The private directory and the record of the run's footprint.
 pub struct Workspace {
-    dir: tempfile::TempDir,
+    /// Taken when dropped, to remove it and hear how that went.
+    dir: Option<tempfile::TempDir>,
     footprint: Footprint,
     record: Option<PathBuf>,
 }
@@ -57,6 +170,21 @@ fn start_ticks(pid: u32) -> Option<u64> {
         .map(|stat| stat.start_ticks)
 }
 
+/// The marker of a run: its pid and start time, or, when the start time is
+/// unknown, the time of day in ns (a later run with the same pid must not
+/// carry the same marker).
+fn marker(pid: u32, start_ticks: Option<u64>) -> String {
+    match start_ticks {
+        Some(ticks) => format!("{pid}-{ticks}"),
+        None => {
+            let now = std::time::SystemTime::now()
+                .duration_since(std::time::UNIX_EPOCH)
+                .unwrap_or_default();
+            format!("{pid}-t{}", now.as_nanos())
+        }
+    }
+}
+
 impl Workspace {
     /// Makes the private directory under `workdir` and records it. Also sets
     /// [`RUN_MARKER_VAR`] for the processes the run will start.
@@ -72,19 +200,21 @@ impl Workspace {
             .tempdir_in(&workdir)
             .with_context(|| format!("cannot make a private directory in {}", workdir.display()))?;
         let pid = std::process::id();
-        let start_ticks = start_ticks(pid).unwrap_or(0);
+        let start_ticks = start_ticks(pid);
         let footprint = Footprint {
             pid,
             start_ticks,
-            marker: format!("{pid}-{start_ticks}"),
+            marker: marker(pid, start_ticks),
             dir: dir.path().to_path_buf(),
             swap_file: None,
             cgroups: Vec::new(),
             cgroup: None,
         };
-        let record = records_dir().map(|d| d.join(format!("{pid}.json")));
+        // Named by the marker, not the pid alone: a record kept for what a
+        // dead run could not remove is not overwritten by a run given its pid.
+        let record = records_dir().map(|d| d.join(format!("{}.json", footprint.marker)));
         let workspace = Self {
-            dir,
+            dir: Some(dir),
             footprint,
             record,
         };
@@ -99,7 +229,7 @@ impl Workspace {
 
     /// The private directory.
     pub fn dir(&self) -> &Path {
-        self.dir.path()
+        &self.footprint.dir
     }
 
     /// Records a swap file the run turned on (undone by its owner; recorded
@@ -117,7 +247,7 @@ impl Workspace {
 
     /// A fresh, empty directory for scenario number `index`.
     pub fn scenario_dir(&self, index: usize) -> anyhow::Result<PathBuf> {
-        let path = self.dir.path().join(format!("scenario-{index}"));
+        let path = self.dir().join(format!("scenario-{index}"));
         std::fs::DirBuilder::new()
             .mode(0o700)
             .create(&path)
@@ -126,26 +256,70 @@ impl Workspace {
     }
 
     fn save(&self) -> anyhow::Result<()> {
-        let Some(path) = &self.record else {
-            return Ok(());
-        };
-        if let Some(parent) = path.parent() {
-            std::fs::create_dir_all(parent)
-                .with_context(|| format!("cannot make {}", parent.display()))?;
+        match &self.record {
+            Some(path) => write_record(path, &self.footprint),
+            None => Ok(()),
         }
-        let text = serde_json::to_string_pretty(&self.footprint)?;
-        write_atomically(path, text.as_bytes())?;
-        Ok(())
     }
 }
 
+/// Writes `footprint` as the record at `path`.
+fn write_record(path: &Path, footprint: &Footprint) -> anyhow::Result<()> {
+    if let Some(parent) = path.parent() {
+        std::fs::create_dir_all(parent)
+            .with_context(|| format!("cannot make {}", parent.display()))?;
+    }
+    let text = serde_json::to_string_pretty(footprint)?;
+    write_atomically(path, text.as_bytes())?;
+    Ok(())
+}
+
 impl Drop for Workspace {
+    /// Kills what is left of the run's processes and removes the private
+    /// directory (the swap file and cgroups are their owners' to remove,
+    /// which are dropped before). The record is removed when nothing it
+    /// names is left; otherwise it stays for the next run, and what is left
+    /// is said with the command that removes it.
     fn drop(&mut self) {
         kill_marked(&self.footprint.marker);
-        if let Some(path) = &self.record {
-            let _ = std::fs::remove_file(path);
+        if let Some(Err(e)) = self.dir.take().map(tempfile::TempDir::close) {
+            say!(
+                "warning: cannot remove the run's directory {}: {e}",
+                self.footprint.dir.display()
+            );
         }
-        // The TempDir removes the directory itself.
+        let left = self.footprint.leftovers();
+        let Some(record) = &self.record else {
+            for leftover in &left {
+                say!(
+                    "warning: left {}; remove it by hand: {}",
+                    leftover.describe(),
+                    leftover.by_hand()
+                );
+            }
+            return;
+        };
+        if left.is_empty() {
+            if let Err(e) = std::fs::remove_file(record) {
+                say!(
+                    "warning: cannot remove the run's record {}: {e}",
+                    record.display()
+                );
+            }
+            return;
+        }
+        let kept = write_record(record, &self.footprint.naming_only(&left));
+        for leftover in &left {
+            say!(
+                "warning: left {}; {}; or by hand: {}",
+                leftover.describe(),
+                match &kept {
+                    Ok(()) => "the next feelbench run removes it".to_string(),
+                    Err(e) => format!("not recorded ({e:#})"),
+                },
+                leftover.by_hand()
+            );
+        }
     }
 }
 
@@ -169,7 +343,9 @@ pub fn kill_marked(marker: &str) -> Vec<u32> {
 }
 
 /// Undoes what runs that died without cleaning up left behind, and returns
-/// one line per thing removed, for the user.
+/// one line per thing removed or not, for the user. A record whose
+/// leftovers could not all be removed is kept, naming only those, so that
+/// every later start tries again.
 pub fn clean_leftovers(
     remove_swap: impl Fn(&Path) -> anyhow::Result<()>,
     remove_cgroup: impl Fn(&Path) -> anyhow::Result<()>,
@@ -188,54 +364,63 @@ pub fn clean_leftovers(
         else {
             continue;
         };
-        let alive = start_ticks(footprint.pid) == Some(footprint.start_ticks);
-        if alive {
+        if footprint.is_alive(start_ticks) {
             continue;
         }
-        done.extend(undo(&footprint, &remove_swap, &remove_cgroup));
-        let _ = std::fs::remove_file(&path);
+        let undone = undo(&footprint, &remove_swap, &remove_cgroup);
+        done.extend(undone.lines);
+        let kept = match undone.left.is_empty() {
+            true => std::fs::remove_file(&path)
+                .with_context(|| format!("cannot remove {}", path.display())),
+            false => write_record(&path, &footprint.naming_only(&undone.left)),
+        };
+        if let Err(e) = kept {
+            done.push(format!("warning: {e:#}"));
+        }
     }
     done
 }
 
-/// Undoes what the dead run of `footprint` left; one line per thing done
-/// or that could not be.
+/// What undoing a dead run did.
+struct Undone {
+    /// One line per thing done or that could not be.
+    lines: Vec<String>,
+    /// What could not be removed.
+    left: Vec<Leftover>,
+}
+
+/// Undoes what the dead run of `footprint` left.
 fn undo(
     footprint: &Footprint,
-    remove_swap: impl Fn(&Path) -> anyhow::Result<()>,
-    remove_cgroup: impl Fn(&Path) -> anyhow::Result<()>,
-) -> Vec<String> {
+    remove_swap: &impl Fn(&Path) -> anyhow::Result<()>,
+    remove_cgroup: &impl Fn(&Path) -> anyhow::Result<()>,
+) -> Undone {
     let run = format!("run {} (ended without cleaning up)", footprint.pid);
-    let mut done = Vec::new();
+    let mut undone = Undone {
+        lines: Vec::new(),
+        left: Vec::new(),
+    };
     let killed = kill_marked(&footprint.marker);
     if !killed.is_empty() {
-        done.push(format!(
+        undone.lines.push(format!(
             "{run}: killed {} process(es) {killed:?}",
             killed.len()
         ));
     }
-    if let Some(swap) = &footprint.swap_file {
-        done.push(match remove_swap(swap) {
-            Ok(()) => format!("{run}: turned off and removed swap file {}", swap.display()),
+    for leftover in footprint.leftovers() {
+        let what = leftover.describe();
+        undone.lines.push(match leftover.remove(remove_swap, remove_cgroup) {
+            Ok(()) => format!("{run}: removed {what}"),
             Err(e) => format!(
-                "{run}: could not remove swap file {}: {e:#}",
-                swap.display()
+                "{run}: could not remove {what}: {e:#}; tried again at every start, or remove it by hand: {}",
+                leftover.by_hand()
             ),
         });
+        if leftover.path().exists() {
+            undone.left.push(leftover);
+        }
     }
-    for cgroup in footprint.cgroups.iter().chain(&footprint.cgroup) {
-        done.push(match remove_cgroup(cgroup) {
-            Ok(()) => format!("{run}: removed cgroup {}", cgroup.display()),
-            Err(e) => format!("{run}: could not remove cgroup {}: {e:#}", cgroup.display()),
-        });
-    }
-    if footprint.dir.exists() {
-        done.push(match std::fs::remove_dir_all(&footprint.dir) {
-            Ok(()) => format!("{run}: removed {}", footprint.dir.display()),
-            Err(e) => format!("{run}: could not remove {}: {e}", footprint.dir.display()),
-        });
-    }
-    done
+    undone
 }
 
 #[cfg(test)]
@@ -266,33 +451,83 @@ mod tests {
         let old = r#"{"pid":1,"start_ticks":2,"marker":"1-2","dir":"/x","swap_file":null,"cgroup":"/cg/memory/fb"}"#;
         let read: Footprint = serde_json::from_str(old).unwrap();
         assert_eq!(read.cgroup.as_deref(), Some(Path::new("/cg/memory/fb")));
+        assert_eq!(read.start_ticks, Some(2));
         assert!(read.cgroups.is_empty());
     }
 
     #[test]
-    fn undoing_a_dead_run_removes_every_cgroup_it_recorded() {
+    fn an_unreadable_start_time_is_unknown_not_0() {
+        let old = r#"{"pid":1,"start_ticks":0,"marker":"1-0","dir":"/x","swap_file":null}"#;
+        let read: Footprint = serde_json::from_str(old).unwrap();
+        assert_eq!(read.start_ticks, None);
+        let unknown = Footprint::default();
+        let text = serde_json::to_string(&unknown).unwrap();
+        assert!(text.contains(r#""start_ticks":null"#), "{text}");
+        assert_eq!(serde_json::from_str::<Footprint>(&text).unwrap(), unknown);
+        assert_ne!(
+            marker(7, None),
+            marker(7, None),
+            "unique without a start time"
+        );
+        assert_eq!(marker(7, Some(9)), "7-9");
+    }
+
+    #[test]
+    fn a_run_without_a_start_time_is_alive_while_its_pid_lives() {
+        let unknown = Footprint {
+            pid: 42,
+            ..Footprint::default()
+        };
+        assert!(unknown.is_alive(|_| Some(1000)));
+        assert!(!unknown.is_alive(|_| None));
+        let known = Footprint {
+            start_ticks: Some(1000),
+            ..unknown
+        };
+        assert!(known.is_alive(|_| Some(1000)));
+        assert!(!known.is_alive(|_| Some(2000)), "the pid was reused");
+        assert!(!known.is_alive(|_| None));
+    }
+
+    #[test]
+    fn undoing_a_dead_run_removes_every_cgroup_it_recorded_and_keeps_what_stays() {
+        let root = tempfile::tempdir().unwrap();
+        let path = |name: &str| {
+            let path = root.path().join(name);
+            std::fs::create_dir(&path).unwrap();
+            path
+        };
+        let (memory, cpu, old, dir) = (path("memory"), path("cpu"), path("old"), path("dir"));
         let footprint = Footprint {
             marker: format!("unit-test-{}", std::process::id()),
-            dir: "/nonexistent/feelbench-test".into(),
-            cgroups: vec!["/cg/memory/fb".into(), "/cg/cpu/fb".into()],
-            cgroup: Some("/cg/old".into()),
+            dir: dir.clone(),
+            cgroups: vec![memory.clone(), cpu.clone()],
+            cgroup: Some(old.clone()),
             ..Footprint::default()
         };
         let removed = std::cell::RefCell::new(Vec::new());
-        let lines = undo(
+        let undone = undo(
             &footprint,
-            |_| unreachable!("no swap file was recorded"),
-            |path| {
+            &|_| unreachable!("no swap file was recorded"),
+            &|path| {
                 removed.borrow_mut().push(path.to_path_buf());
-                Ok(())
+                anyhow::ensure!(path != cpu, "busy");
+                Ok(std::fs::remove_dir(path)?)
             },
         );
-        let expected: Vec<PathBuf> = ["/cg/memory/fb", "/cg/cpu/fb", "/cg/old"]
-            .map(PathBuf::from)
-            .into();
-        assert_eq!(removed.into_inner(), expected);
-        assert_eq!(lines.len(), 3, "{lines:?}");
-        assert!(lines[1].ends_with("removed cgroup /cg/cpu/fb"), "{lines:?}");
+        assert_eq!(removed.into_inner(), [memory.clone(), cpu.clone(), old]);
+        let lines = undone.lines;
+        assert_eq!(lines.len(), 4, "{lines:?}");
+        assert!(lines[0].ends_with(&format!("removed cgroup {}", memory.display())));
+        assert!(
+            lines[1].contains(&format!("could not remove cgroup {}: busy", cpu.display()))
+                && lines[1].ends_with(&format!("rmdir {}", cpu.display())),
+            "{lines:?}"
+        );
+        assert!(lines[3].ends_with(&format!("removed directory {}", dir.display())));
+        assert_eq!(undone.left, [Leftover::Cgroup(cpu.clone())]);
+        let kept = footprint.naming_only(&undone.left);
+        assert_eq!((kept.cgroups, kept.cgroup), (vec![cpu], None));
     }
 
     #[test]

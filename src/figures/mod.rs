@@ -87,6 +87,21 @@ impl Unit {
         }
     }
 
+    /// The smallest step between two values near `value` as shown: 1 µs
+    /// for a latency shown in ms with three decimals, 0.1 for a share shown
+    /// with one decimal, and, for a rate shown with three significant
+    /// digits or more, a step that grows with the value.
+    pub fn step_at(self, value: f64) -> f64 {
+        match self {
+            Unit::Micros => 1.0,
+            Unit::Seconds => 10_000.0,
+            Unit::Percent | Unit::Fps | Unit::ShortMicros => 0.1,
+            Unit::Rate => 10f64.powi(-(rate_decimals(value) as i32)),
+            Unit::Count => 1.0,
+            Unit::Ratio => 0.001,
+        }
+    }
+
     /// The unit's symbol as shown after a value (` ms`, ` %`, ...).
     pub fn suffix(self) -> &'static str {
         match self {
@@ -103,11 +118,14 @@ impl Unit {
 
 /// A rate with three significant digits or more.
 pub fn rate(value: f64) -> String {
-    if value >= 100.0 {
-        format!("{value:.0}")
-    } else if value >= 10.0 {
-        format!("{value:.1}")
-    } else {
-        format!("{value:.2}")
+    format!("{value:.*}", rate_decimals(value))
+}
+
+/// The decimals a rate of `value` is shown with.
+fn rate_decimals(value: f64) -> usize {
+    match value.abs() {
+        v if v >= 100.0 => 0,
+        v if v >= 10.0 => 1,
+        _ => 2,
     }
 }

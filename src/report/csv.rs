@@ -1,6 +1,9 @@
 //! CSV rendering: one row per scenario with every figure as a plain number
-//! in its stored unit (µs, %, per second), for spreadsheets and scripts.
+//! in its stored unit (µs, %, per second), for spreadsheets and scripts;
+//! in runs with confidence intervals, each interval's bounds and which of
+//! them were cut at a limit (`FIELD_ci_cut`: `low`, `high` or `both`).
 
+use super::estimate::Cut;
 use super::schema::{RunDocument, ScenarioResult};
 use crate::measure::requests::RequestLatencies;
 
@@ -63,6 +66,77 @@ fn figure_fields(run: &RunDocument) -> Vec<&str> {
     fields
 }
 
+/// The fields of the figures some scenario of `run` has an interval of,
+/// in the order they first appear, with the figures' keys.
+fn interval_fields(run: &RunDocument) -> Vec<(&str, &str)> {
+    let mut fields: Vec<(&str, &str)> = Vec::new();
+    for scenario in &run.scenarios {
+        let Some((intervals, sheet)) = scenario.intervals.as_ref().zip(run.sheet(&scenario.probe))
+        else {
+            continue;
+        };
+        for f in &intervals.figures {
+            let Some(def) = sheet.figure(&f.figure) else {
+                continue;
+            };
+            if !fields.iter().any(|(field, _)| *field == def.field) {
+                fields.push((&def.field, &def.key));
+            }
+        }
+    }
+    fields
+}
+
+/// The interval columns' header: level and method, then per field its
+/// bounds and which were cut.
+fn interval_header(fields: &[(&str, &str)]) -> Vec<String> {
+    let bounds = fields
+        .iter()
+        .flat_map(|(field, _)| ["low", "high", "cut"].map(|b| format!("{field}_ci_{b}")));
+    ["ci_level", "ci_method"]
+        .map(String::from)
+        .into_iter()
+        .chain(bounds)
+        .collect()
+}
+
+/// A scenario's interval columns (empty where it has none).
+fn interval_record(s: &ScenarioResult, fields: &[(&str, &str)]) -> Vec<String> {
+    let Some(intervals) = &s.intervals else {
+        return vec![String::new(); 2 + 3 * fields.len()];
+    };
+    let method = name(intervals.method);
+    let bounds = fields.iter().flat_map(|(_, key)| {
+        match intervals.figures.iter().find(|f| f.figure == *key) {
+            None => [String::new(), String::new(), String::new()],
+            Some(f) => {
+                let cut = match Cut::of(f, intervals.level) {
+                    Cut {
+                        low: true,
+                        high: true,
+                    } => "both",
+                    Cut { low: true, .. } => "low",
+                    Cut { high: true, .. } => "high",
+                    _ => "",
+                };
+                [f.low.to_string(), f.high.to_string(), cut.to_string()]
+            }
+        }
+    });
+    [intervals.level.to_string(), method]
+        .into_iter()
+        .chain(bounds)
+        .collect()
+}
+
+/// A serde name (`batch_means`, `no_difference`) without the quotes.
+pub(crate) fn name(value: impl serde::Serialize) -> String {
+    serde_json::to_value(value)
+        .ok()
+        .and_then(|v| v.as_str().map(str::to_string))
+        .unwrap_or_default()
+}
+
 /// The value as text, or an empty field when there is none.
 pub(crate) fn opt(value: Option<impl ToString>) -> String {
     value.map(|v| v.to_string()).unwrap_or_default()
@@ -105,14 +179,22 @@ fn record(s: &ScenarioResult, fields: &[&str]) -> Vec<String> {
 pub fn render(run: &RunDocument) -> String {
     let fields = figure_fields(run);
     let requests = has_requests(run);
+    let intervals = interval_fields(run);
     let mut writer = csv::Writer::from_writer(Vec::new());
     let extra = if requests { REQUESTS } else { &[] };
     let header = FIRST.iter().chain(&fields).chain(LAST).chain(extra);
+    let mut header: Vec<String> = header.map(|h| h.to_string()).collect();
+    if !intervals.is_empty() {
+        header.extend(interval_header(&intervals));
+    }
     writer.write_record(header).expect("writing to memory");
     for scenario in &run.scenarios {
         let mut record = record(scenario, &fields);
         if requests {
             record.extend(request_fields(scenario));
+        }
+        if !intervals.is_empty() {
+            record.extend(interval_record(scenario, &intervals));
         }
         writer.write_record(record).expect("writing to memory");
     }

@@ -1,8 +1,13 @@
 //! The uncertainty of a scenario's figure, from the best source its data
 //! offers: the spread across repeats when there are enough of them, else
-//! batch means over the sub-windows of its measurement(s).
+//! batch means over the sub-windows of its measurement(s); and which bounds
+//! of an interval were cut to the values its figure can take, which every
+//! renderer marks (`≤0.000–0.201 ms`): such a bound is a limit, not a
+//! measurement, and the interval's half-width is larger than the value's
+//! distance to it.
 
 use super::figure::Figure;
+use super::precision::half_width;
 use super::schema::{
     FigureInterval, IntervalMethod, Intervals, Measurement, ScenarioResult, ScenarioStatus,
 };
@@ -93,6 +98,59 @@ pub fn intervals(scenario: &ScenarioResult, sheet: &ProbeSheet) -> Option<Interv
     })
 }
 
+/// Which bounds of an interval were cut to the values its figure can take
+/// (nothing below 0, no share above 100 %).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Cut {
+    /// The low bound is 0 (or the least the figure can be), not measured.
+    pub low: bool,
+    /// The high bound is the most the figure can be, not measured.
+    pub high: bool,
+}
+
+impl Cut {
+    /// The bounds of `shown` that differ from those of `computed`, the
+    /// interval before it was cut.
+    pub fn between(computed: (f64, f64), shown: (f64, f64)) -> Self {
+        Self {
+            low: shown.0 > computed.0,
+            high: shown.1 < computed.1,
+        }
+    }
+
+    /// The bounds of the stored `interval` (at `level`) that were cut: a
+    /// low bound whose computed value is below 0 (no figure is), a high
+    /// bound below its computed value.
+    pub fn of(interval: &FigureInterval, level: f64) -> Self {
+        let half = half_width(interval, level);
+        // Relative slack for the stored bound's round trip through JSON.
+        let slack = 1e-9 * (interval.value.abs() + half).max(1.0);
+        Self {
+            low: interval.value - half < 0.0,
+            high: interval.high < interval.value + half - slack,
+        }
+    }
+
+    /// Whether a bound was cut.
+    pub fn any(self) -> bool {
+        self.low || self.high
+    }
+
+    /// `low`–`high` (as shown, without the unit), a cut bound marked `≤`
+    /// or `≥`: `≤0.000–0.201`, `74.6–≥100.0`.
+    pub fn range(self, low: &str, high: &str) -> String {
+        let mark = |cut: bool, sign: &'static str| if cut { sign } else { "" };
+        format!(
+            "{}{low}–{}{high}",
+            mark(self.low, "≤"),
+            mark(self.high, "≥")
+        )
+    }
+}
+
+/// What a `≤` or `≥` before a bound means, for legends.
+pub const CUT_LEGEND: &str = "≤ or ≥ before a bound: the interval was cut there at the least or most the figure can be (0, 100 %); its half-width is larger than the value's distance to that limit, so the bound is a limit, not a measurement";
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -162,6 +220,34 @@ mod tests {
         for f in &intervals.figures {
             assert!(f.low <= f.value && f.value <= f.high, "{f:?}");
         }
+    }
+
+    #[test]
+    fn an_interval_cut_at_a_limit_says_which_bound() {
+        // Sub-windows' means spread far wider than the whole mean (1.234
+        // ms): the computed low bound is below 0 and cut to 0.
+        let means: Vec<f64> = (0..20).map(|i| f64::from(i * 7 % 13) * 1000.0).collect();
+        let scenario = with_batches(&means);
+        let intervals = intervals(&scenario, &sheet()).unwrap();
+        let mean = &intervals.figures[0];
+        assert_eq!(mean.figure, "mean");
+        assert_eq!(mean.low, 0.0);
+        let cut = Cut::of(mean, intervals.level);
+        assert_eq!(
+            cut,
+            Cut {
+                low: true,
+                high: false
+            }
+        );
+        assert_eq!(cut.range("0.000", "0.401"), "≤0.000–0.401");
+        // 90 % of deadlines met in every sub-window: no spread, nothing cut.
+        let deadlines = &intervals.figures[1];
+        assert_eq!(Cut::of(deadlines, intervals.level), Cut::default());
+        assert_eq!(Cut::default().range("1", "2"), "1–2");
+        let high = Cut::between((95.0, 101.0), (95.0, 100.0));
+        assert_eq!(high.range("95.0", "100.0"), "95.0–≥100.0");
+        assert!(high.any() && !Cut::between((1.0, 2.0), (1.0, 2.0)).any());
     }
 
     #[test]

@@ -59,6 +59,13 @@ impl Figure {
         }
     }
 
+    /// The smallest difference between values `a` and `b` worth a verdict:
+    /// the step the larger of them is shown with, so that a difference
+    /// called is one a reader sees in the values.
+    pub fn min_effect_at(&self, a: f64, b: f64) -> f64 {
+        self.unit().step_at(a.abs().max(b.abs()))
+    }
+
     /// Which way the figure improves.
     pub fn better(&self) -> Better {
         match self {

@@ -6,7 +6,7 @@
 //! from the run file is escaped.
 
 use super::chart::{self, Labels, Line, Ranged};
-use super::estimate::{estimate, RUN_LEVEL};
+use super::estimate::{estimate, Cut, CUT_LEGEND, RUN_LEVEL};
 use super::figure::Figure;
 use super::schema::{RunDocument, ScenarioResult};
 use super::table as console;
@@ -64,6 +64,7 @@ pub fn render(run: &RunDocument) -> Result<String> {
             escape(&sheet.summary)
         );
         body += &results_table(run, probe, sheet);
+        body += &intervals_list(run, probe, sheet);
         body += &charts(probe, sheet, &drawn)?;
         body += "</section>\n";
     }
@@ -250,6 +251,32 @@ fn results_table(run: &RunDocument, probe: &str, sheet: &ProbeSheet) -> String {
     table(&console::header_cells(sheet), &rows)
 }
 
+/// The confidence intervals of the probe's scenarios as the console shows
+/// them, a bound cut at a limit marked and explained; empty when none has.
+fn intervals_list(run: &RunDocument, probe: &str, sheet: &ProbeSheet) -> String {
+    let items: Vec<String> = run
+        .scenarios_of(probe)
+        .filter_map(|s| {
+            let intervals = s.intervals.as_ref()?;
+            let text = format!(
+                "{}: {} ({})",
+                s.load,
+                console::intervals_text(intervals, sheet),
+                console::method_name(intervals.method)
+            );
+            Some(format!("<li>{}</li>\n", escape(&text)))
+        })
+        .collect();
+    if items.is_empty() {
+        return String::new();
+    }
+    let legend = match console::has_cut_interval(run.scenarios_of(probe)) {
+        true => format!("<p>{}</p>\n", escape(CUT_LEGEND)),
+        false => String::new(),
+    };
+    format!("<ul>\n{}</ul>\n{legend}", items.concat())
+}
+
 /// Who made the run, when and how.
 fn run_table(run: &RunDocument) -> String {
     let info = &run.run;
@@ -328,13 +355,17 @@ fn figure_intervals(title: &str, def: &FigureDef, drawn: &[Drawn]) -> Option<Res
         .iter()
         .filter_map(|d| {
             let found = estimate(d.scenario, &figure)?;
-            let (low, high) = found
-                .uncertainty
-                .map(|(e, _)| figure.within_range(e.interval(RUN_LEVEL)))
+            let computed = found.uncertainty.map(|(e, _)| e.interval(RUN_LEVEL));
+            let (low, high) = computed
+                .map(|c| figure.within_range(c))
                 .unwrap_or((found.value, found.value));
+            let cut = computed.is_some_and(|c| Cut::between(c, (low, high)).any());
             let shown = |value| def.unit.shown(value);
             Some(Ranged {
-                name: d.name.clone(),
+                name: match cut {
+                    true => format!("{} (interval cut)", d.name),
+                    false => d.name.clone(),
+                },
                 value: shown(found.value),
                 low: shown(low),
                 high: shown(high),

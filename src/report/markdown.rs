@@ -1,8 +1,10 @@
 //! Markdown rendering: one section and pipe table per probe, with the same
-//! cells as the console table.
+//! cells as the console table, then the scenarios' confidence intervals as
+//! the console shows them.
 
+use super::estimate::CUT_LEGEND;
 use super::schema::RunDocument;
-use super::table::{header_cells, row_cells};
+use super::table::{has_cut_interval, header_cells, intervals_text, method_name, row_cells};
 
 /// One Markdown table row, with pipes inside cells escaped.
 pub(crate) fn pipe_row(cells: &[impl AsRef<str>]) -> String {
@@ -38,6 +40,22 @@ pub fn render(run: &RunDocument) -> String {
             cells.resize(header.len(), String::new());
             out.push_str(&pipe_row(&cells));
         }
+        let intervals: Vec<String> = run
+            .scenarios_of(probe_name)
+            .filter_map(|s| {
+                let intervals = s.intervals.as_ref()?;
+                let text = intervals_text(intervals, &sheet);
+                let method = method_name(intervals.method);
+                Some(format!("- {}: {text} ({method})\n", s.load))
+            })
+            .collect();
+        if !intervals.is_empty() {
+            out.push('\n');
+            out.push_str(&intervals.concat());
+        }
+    }
+    if has_cut_interval(&run.scenarios) {
+        out.push_str(&format!("\n{CUT_LEGEND}\n"));
     }
     out
 }

@@ -40,17 +40,7 @@ pub fn allowed_half_width(unit: Unit, value: f64, pct: f64) -> f64 {
 /// The smallest step the table shows of a figure of `unit`, in the stored
 /// unit: the absolute half-width enough for a figure of value 0.
 fn floor(unit: Unit) -> f64 {
-    match unit {
-        // Shown in ms with three decimals: 1 µs.
-        Unit::Micros => 1.0,
-        // Shown in s with two decimals: 10 ms.
-        Unit::Seconds => 10_000.0,
-        // Shown with one decimal: 0.1 µs, 0.1 %, 0.1 FPS.
-        Unit::Percent | Unit::Fps | Unit::ShortMicros => 0.1,
-        Unit::Rate => 0.01,
-        Unit::Count => 1.0,
-        Unit::Ratio => 0.001,
-    }
+    unit.step_at(0.0)
 }
 
 /// Half the width of `interval`, a two-sided interval at `level`, before it

@@ -155,6 +155,8 @@ pub enum WarningCode {
     /// A probe left out part of its measurement (an operation that cannot
     /// run here); those figures are missing.
     PartLeftOut,
+    /// Files the run made could not be removed.
+    CleanupFailed,
 }
 
 /// A warning that tells the user what to do about it.

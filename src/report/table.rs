@@ -2,11 +2,12 @@
 //! table per probe, one row per load. `run` prints it piece by piece as
 //! scenarios finish; `report` prints the same pieces from the saved run.
 
+use super::estimate::{Cut, CUT_LEGEND};
 use super::figure::Figure;
 use super::precision;
 use super::schema::{
-    IntervalMethod, LoadWork, Measurement, RunDocument, RunSettingsRecord, ScenarioResult,
-    ScenarioStatus,
+    IntervalMethod, Intervals, LoadWork, Measurement, RunDocument, RunSettingsRecord,
+    ScenarioResult, ScenarioStatus,
 };
 use crate::figures::{rate, Column, ProbeSheet};
 use crate::measure::batches::BATCHES;
@@ -321,31 +322,44 @@ fn render_intervals(
             format!("{:w$}no CI ({m})\n", "", w = LOAD_WIDTH)
         });
     };
-    let ranges: Vec<String> = intervals
-        .figures
-        .iter()
-        .filter_map(|f| {
-            let def = sheet.figure(&f.figure)?;
-            Some(format!(
-                "{} {}–{}{}",
-                f.figure,
-                def.show(f.low),
-                def.show(f.high),
-                def.unit.suffix()
-            ))
-        })
-        .collect();
     let source = std::iter::once(method_name(intervals.method).to_string())
         .chain(measured)
         .collect::<Vec<_>>()
         .join(", ");
     format!(
-        "{:w$}{:.0}% CI {} ({source})\n",
+        "{:w$}{} ({source})\n",
         "",
-        intervals.level * 100.0,
-        ranges.join(", "),
+        intervals_text(intervals, sheet),
         w = LOAD_WIDTH
     )
+}
+
+/// `95% CI mean 0.980–1.050 ms, deadlines 74.6–≥100.0 %`: the intervals of
+/// a scenario, a bound cut at a limit marked (see [`Cut::range`]).
+pub fn intervals_text(intervals: &Intervals, sheet: &ProbeSheet) -> String {
+    let ranges: Vec<String> = intervals
+        .figures
+        .iter()
+        .filter_map(|f| {
+            let def = sheet.figure(&f.figure)?;
+            let cut = Cut::of(f, intervals.level);
+            Some(format!(
+                "{} {}{}",
+                f.figure,
+                cut.range(&def.show(f.low), &def.show(f.high)),
+                def.unit.suffix()
+            ))
+        })
+        .collect();
+    format!("{:.0}% CI {}", intervals.level * 100.0, ranges.join(", "))
+}
+
+/// Whether an interval of `scenarios` has a bound cut at a limit.
+pub fn has_cut_interval<'a>(scenarios: impl IntoIterator<Item = &'a ScenarioResult>) -> bool {
+    scenarios
+        .into_iter()
+        .filter_map(|s| s.intervals.as_ref())
+        .any(|i| i.figures.iter().any(|f| Cut::of(f, i.level).any()))
 }
 
 /// In a run with `--precision`, for a scenario that ran: `4 × 3 s`, the
@@ -372,7 +386,8 @@ fn measurements_note(
     Some(note)
 }
 
-fn method_name(method: IntervalMethod) -> &'static str {
+/// The method of an interval in words (`batch means`, `repeats`).
+pub fn method_name(method: IntervalMethod) -> &'static str {
     match method {
         IntervalMethod::BatchMeans => "batch means",
         IntervalMethod::Repeats => "repeats",
@@ -401,6 +416,9 @@ pub fn render_legend(run: &RunDocument) -> String {
     }
     if methods.contains(&IntervalMethod::Repeats) {
         out.push_str("  repeats: from the spread of the figure across the scenario's repeats\n");
+    }
+    if has_cut_interval(&run.scenarios) {
+        out.push_str(&format!("  {CUT_LEGEND}\n"));
     }
     out
 }
@@ -541,6 +559,67 @@ mod tests {
         let text = render(&run, false);
         assert_eq!(text.matches("batch means:").count(), 1, "{text}");
         assert!(!render(&crate::report::fixture::run(), false).contains("CI"));
+    }
+
+    #[test]
+    fn a_bound_cut_at_a_limit_is_marked_in_every_rendering() {
+        use crate::report::schema::{FigureInterval, Intervals};
+        let mut run = crate::report::fixture::run();
+        let interval = |figure: &str, value: f64, se: f64, low: f64, high: f64| FigureInterval {
+            figure: figure.into(),
+            value,
+            low,
+            high,
+            se,
+            df: 19.0,
+            samples: 20,
+        };
+        // t(0.975, 19) = 2.093: mean 52 ± 62.8 µs is cut at 0, deadlines
+        // 99.0 ± 2.1 % at 100.
+        run.scenarios[0].intervals = Some(Intervals {
+            method: IntervalMethod::BatchMeans,
+            level: 0.95,
+            figures: vec![
+                interval("mean", 52.0, 30.0, 0.0, 114.8),
+                interval("deadlines", 99.0, 1.0, 96.9, 100.0),
+            ],
+        });
+        let marked = "95% CI mean ≤0.000–0.115 ms, deadlines 96.9–≥100.0 %";
+        let console = render(&run, false);
+        assert!(console.contains(marked), "{console}");
+        assert!(console.contains(CUT_LEGEND), "{console}");
+        let markdown = crate::report::markdown::render(&run);
+        assert!(
+            markdown.contains(&format!("- none: {marked} (batch means)")),
+            "{markdown}"
+        );
+        assert!(markdown.contains(CUT_LEGEND), "{markdown}");
+        let html = crate::report::html::render(&run).unwrap();
+        assert!(html.contains(marked), "{html}");
+        // The CSV field `column` of the first scenario.
+        let csv_field = |run: &RunDocument, column: &str| {
+            let csv = crate::report::csv::render(run);
+            let mut lines = csv
+                .lines()
+                .map(|l| l.split(',').map(String::from).collect::<Vec<_>>());
+            let header = lines.next().unwrap();
+            let at = header.iter().position(|h| h == column).unwrap();
+            lines.next().unwrap()[at].clone()
+        };
+        assert_eq!(csv_field(&run, "latency_mean_us_ci_low"), "0");
+        assert_eq!(csv_field(&run, "latency_mean_us_ci_cut"), "low");
+        assert_eq!(csv_field(&run, "deadlines_met_pct_ci_cut"), "high");
+        assert_eq!(csv_field(&run, "ci_method"), "batch_means");
+        // Not cut: no mark, and no legend.
+        run.scenarios[0].intervals.as_mut().unwrap().figures =
+            vec![interval("mean", 52.0, 1.0, 49.9, 54.1)];
+        let console = render(&run, false);
+        assert!(
+            console.contains("95% CI mean 0.050–0.054 ms (batch means)"),
+            "{console}"
+        );
+        assert!(!console.contains('≤') && !console.contains(CUT_LEGEND));
+        assert_eq!(csv_field(&run, "latency_mean_us_ci_cut"), "");
     }
 
     #[test]

@@ -59,7 +59,8 @@ impl Rounds<'_> {
         let most = goal.max_measurements(self.measuring_time(index).as_nanos() as u64);
         for count in 1..=most {
             let label = format!(", measurement {count} of at most {most}");
-            let Some(result) = self.measure_once(index, &label, progress)? else {
+            let measured = self.measure_once(index, &label, progress, &mut run.warnings)?;
+            let Some(result) = measured else {
                 return Ok(Ended::Interrupted);
             };
             self.warn_about(&result, &format!(" (measurement {count})"), progress);

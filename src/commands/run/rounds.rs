@@ -3,14 +3,20 @@
 //! over all scenarios instead of landing on one. After every measurement the
 //! scenario holds its repeats and their merge, and the run file is written
 //! again, so an interrupted run keeps every finished measurement. A
-//! scenario's row is printed once its last repeat is done.
+//! scenario's row is printed once its last repeat is done. Each measurement
+//! has a fresh directory, removed after it; one that cannot be removed is a
+//! warning of the run, and a scenario whose files no longer fit (checked
+//! before each one that needs disk) fails without running.
 
+use super::work::check_room;
 use crate::engine::interrupt::Interrupt;
 use crate::engine::scenario::{run_scenario, Scenario, ScenarioSettings};
 use crate::engine::workspace::Workspace;
 use crate::progress::Progress;
 use crate::report::file::write_run;
-use crate::report::schema::{RunDocument, ScenarioResult, ScenarioStatus};
+use crate::report::schema::{
+    Measurement, RunDocument, ScenarioResult, ScenarioStatus, Warning, WarningCode,
+};
 use crate::report::table;
 use anyhow::Context as _;
 use std::path::Path;
@@ -52,7 +58,8 @@ impl Rounds<'_> {
                 ),
             };
             for index in 0..self.scenarios.len() {
-                let Some(result) = self.measure_once(index, &label, progress)? else {
+                let measured = self.measure_once(index, &label, progress, &mut run.warnings)?;
+                let Some(result) = measured else {
                     run.run.interrupted = true;
                     break 'rounds;
                 };
@@ -84,14 +91,28 @@ impl Rounds<'_> {
     }
 
     /// Measures scenario `index` once, `note` after its place in the
-    /// progress bar's label; `None` when a signal interrupted it.
+    /// progress bar's label; `None` when a signal interrupted it. A
+    /// scenario whose files no longer fit in the work directory fails
+    /// without running; a directory that cannot be removed after it is a
+    /// warning in `warnings`.
     pub(super) fn measure_once(
         &self,
         index: usize,
         note: &str,
         progress: &mut Progress,
+        warnings: &mut Vec<Warning>,
     ) -> anyhow::Result<Option<ScenarioResult>> {
         let scenario = &self.scenarios[index];
+        let params = &self.settings.params;
+        if let Err(e) = check_room(scenario, params, self.workspace.dir()) {
+            progress.skip(self.scenario_time(index));
+            return Ok(Some(ScenarioResult::single(
+                scenario.probe.name.to_string(),
+                scenario.load.name.clone(),
+                not_measured(&format!("not measured: {e:#}")),
+                &scenario.probe.sheet_for(params),
+            )));
+        }
         progress.start_scenario(
             &format!(
                 "{} under {} ({}/{}{note})",
@@ -106,7 +127,17 @@ impl Rounds<'_> {
         let outcome = run_scenario(scenario, self.settings, &dir, self.interrupt, &mut || {
             progress.tick()
         });
-        let _ = std::fs::remove_dir_all(&dir);
+        if let Err(e) = std::fs::remove_dir_all(&dir) {
+            warnings.push(Warning::new(
+                WarningCode::CleanupFailed,
+                format!(
+                    "cannot remove the files of {} under {} in {}: {e}; they hold their space until the run ends, and each later scenario that needs disk checks the space left",
+                    scenario.probe.name,
+                    scenario.load.name,
+                    dir.display()
+                ),
+            ));
+        }
         progress.finish_scenario();
         Ok(outcome.ok())
     }
@@ -175,5 +206,16 @@ impl Rounds<'_> {
         if self.verbose {
             progress.print(&table::render_telemetry(scenario));
         }
+    }
+}
+
+/// A measurement that failed for `reason` before anything ran.
+fn not_measured(reason: &str) -> Measurement {
+    Measurement {
+        status: ScenarioStatus::Failed,
+        error: Some(reason.to_string()),
+        result: None,
+        load_work: Vec::new(),
+        telemetry: None,
     }
 }

@@ -1,7 +1,8 @@
 //! The work of a run made complete: the sizes of the disk and memory loads'
 //! work (from the work directory's free space and the memory), the work rate
 //! (calibrated, cached or forced), the parameters built from them once, and
-//! the scenarios that fit on the disk.
+//! the scenarios that fit on the disk (checked for the run before it starts,
+//! and again before each scenario that needs disk: [`check_room`]).
 
 use super::config::{RunConfig, WorkSettings};
 use crate::engine::scenario::Scenario;
@@ -81,17 +82,50 @@ struct Room {
 
 impl Room {
     fn of(dir: &Path) -> anyhow::Result<Self> {
-        let stat = nix::sys::statvfs::statvfs(dir)
-            .with_context(|| format!("cannot read the free space of {}", dir.display()))?;
         let meminfo = procfs::read_meminfo(Path::new("/proc")).ok();
         let field = |key| meminfo.as_ref().and_then(|m| m.get(key));
         let ram_bytes = field("MemTotal").unwrap_or(0);
         Ok(Self {
-            free_bytes: stat.blocks_available() as u64 * stat.fragment_size() as u64,
+            free_bytes: free_bytes(dir)?,
             ram_bytes,
             mem_available_bytes: field("MemAvailable").unwrap_or(ram_bytes),
         })
     }
+}
+
+/// Free space of the file system of `dir`, now.
+fn free_bytes(dir: &Path) -> anyhow::Result<u64> {
+    let stat = nix::sys::statvfs::statvfs(dir)
+        .with_context(|| format!("cannot read the free space of {}", dir.display()))?;
+    Ok(stat.blocks_available() as u64 * stat.fragment_size() as u64)
+}
+
+impl DiskShortage {
+    /// Refuses `needed_bytes` of files in `dir` when `free_bytes` leave
+    /// less than [`DISK_MARGIN_BYTES`] beside them.
+    fn check(dir: &Path, needed_bytes: u64, free_bytes: u64) -> Result<(), Self> {
+        match needed_bytes == 0 || needed_bytes + DISK_MARGIN_BYTES <= free_bytes {
+            true => Ok(()),
+            false => Err(Self {
+                dir: dir.to_path_buf(),
+                needed_bytes,
+                free_bytes,
+            }),
+        }
+    }
+}
+
+/// Checks, just before `scenario` runs, that the work directory `dir`
+/// still has room for its files (files the scenarios before it left, or
+/// anything else on the file system, may have taken what the run's start
+/// found free); scenarios that need no disk always have room.
+pub fn check_room(scenario: &Scenario, params: &WorkParams, dir: &Path) -> anyhow::Result<()> {
+    let needed_bytes = scenario_disk_bytes(scenario, params);
+    if needed_bytes == 0 {
+        return Ok(());
+    }
+    DiskShortage::check(dir, needed_bytes, free_bytes(dir)?)?;
+    Ok(())
 }
 
 /// The scenarios whose files fit in `free_bytes` (all of them, or refused,
@@ -109,13 +143,8 @@ fn fit_on_disk(
         .max()
         .unwrap_or(0);
     let mut warnings: Vec<Warning> = tmpfs_warning(dir, needed_bytes).into_iter().collect();
-    if needed_bytes == 0 || needed_bytes + DISK_MARGIN_BYTES <= free_bytes {
+    let Err(shortage) = DiskShortage::check(dir, needed_bytes, free_bytes) else {
         return Ok((config.scenarios.clone(), warnings));
-    }
-    let shortage = DiskShortage {
-        dir: dir.to_path_buf(),
-        needed_bytes,
-        free_bytes,
     };
     if config.loads_given {
         return Err(shortage);

@@ -128,8 +128,17 @@ impl JobSpace {
 }
 
 impl Drop for JobSpace {
+    /// Removes the directory; what cannot be removed is said on stderr
+    /// (the scenario's directory, which holds it, is removed after the
+    /// scenario and warns again if it still cannot be).
     fn drop(&mut self) {
-        let _ = std::fs::remove_dir_all(&self.root);
+        match std::fs::remove_dir_all(&self.root) {
+            Err(e) if e.kind() != std::io::ErrorKind::NotFound => say!(
+                "warning: cannot remove the job's directory {}: {e}",
+                self.root.display()
+            ),
+            _ => {}
+        }
     }
 }
 
