@@ -160,15 +160,19 @@ fn schedule_probe(
 /// then.
 const TASKS_READ_AT_NS: u64 = 50_000_000;
 
-/// Reads back, in a thread of its own (left out of what it reads),
-/// [`TASKS_READ_AT_NS`] into `window` or at its end if sooner, what every
-/// task of this process and of its descendants has.
+/// Reads back, in a thread of its own (left out of what it reads, and
+/// less urgent than any other), [`TASKS_READ_AT_NS`] into `window` or at
+/// its end if sooner, what every task of this process and of its
+/// descendants has.
 fn read_tasks_in(window: Window) -> std::io::Result<JoinHandle<Vec<TaskSched>>> {
     let at_ns = (window.start_ns + TASKS_READ_AT_NS).min(window.end_ns);
     std::thread::Builder::new()
         .name("fb-sched-read".into())
         .stack_size(READER_STACK_BYTES)
         .spawn(move || {
+            // Best effort: were it refused, the reading would only run at
+            // the probe's priority.
+            let _ = sched::set_least_urgent();
             sleep_until_ns(at_ns);
             let proc_root = Path::new("/proc");
             let all = tasks::of_tree(proc_root, std::process::id());

@@ -141,6 +141,17 @@ pub fn set_fifo_of(tid: libc::pid_t, priority: i32) -> Result<(), SchedError> {
     check(ret).map_err(|error| SchedError::Fifo { priority, error })
 }
 
+/// Makes the calling thread as little urgent as a thread sure to run can
+/// be: SCHED_OTHER at nice 19 (a helper beside the probe that must not
+/// delay it). Lowering both is always allowed.
+pub fn set_least_urgent() -> io::Result<()> {
+    let param = libc::sched_param { sched_priority: 0 };
+    // SAFETY: `param` is a valid sched_param that outlives the call; pid 0
+    // is the caller.
+    check(unsafe { libc::sched_setscheduler(CALLER, libc::SCHED_OTHER, &param) })?;
+    set_nice(19).map_err(io::Error::other)
+}
+
 /// The calling thread's scheduling policy, by name.
 pub fn current_policy() -> String {
     policy_of(CALLER).unwrap_or_else(|| "unknown".to_string())
@@ -281,6 +292,19 @@ mod tests {
         let before = current_nice();
         check_allowed(&request).unwrap();
         assert_eq!(current_nice(), before, "the check leaves the caller alone");
+    }
+
+    #[test]
+    fn the_least_urgent_thread_is_sched_other_at_nice_19() {
+        std::thread::spawn(|| {
+            set_least_urgent().unwrap();
+            assert_eq!(
+                (current_policy().as_str(), current_nice()),
+                ("SCHED_OTHER", 19)
+            );
+        })
+        .join()
+        .unwrap();
     }
 
     #[test]
