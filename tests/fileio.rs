@@ -8,8 +8,8 @@
 
 mod common;
 use common::{
-    assert_ends_clean, cmdline, feelbench, leftovers, new_tag, read_json, stderr, tagged_processes,
-    wait_until, LOOPS_PER_MS,
+    assert_ends_clean, cmdline, feelbench, leftovers, new_tag, read_json, require_root, stderr,
+    tagged_processes, wait_until, LOOPS_PER_MS,
 };
 use nix::sys::signal::{kill, Signal};
 use nix::unistd::Pid;
@@ -106,6 +106,29 @@ fn fileio_times_reads_and_writes_under_no_load_and_under_an_io_load() {
         .unwrap()["label"];
     assert_eq!(label, "% reads over 100ms");
     assert_eq!(run["settings"]["io"]["threads"], 2);
+    assert_left_nothing(dir.path());
+}
+
+#[test]
+fn under_rt_the_thread_timing_requests_runs_sched_fifo_as_read_back() {
+    if !require_root("SCHED_FIFO") {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let run = successful_run(dir.path(), "none", &["--rt", "-B", "-3"]);
+    let sched = &run["scenarios"][0]["result"]["sched"];
+    let tasks = sched["tasks"].as_array().expect("the tasks read back");
+    let names: Vec<&str> = tasks.iter().filter_map(|t| t["name"].as_str()).collect();
+    // The thread that times the requests, and the one that hands them over.
+    for name in ["fb-fileio-io", "fb-probe-fileio"] {
+        assert!(names.contains(&name), "{name} not in {names:?}");
+    }
+    for task in tasks {
+        assert_eq!(task["policy"], "SCHED_FIFO", "{task}");
+        assert_eq!(task["priority"], 80, "{task}");
+        assert_eq!(task["nice"], -3, "{task}");
+        assert_eq!(task["cpus"], sched["cpus"], "{task}");
+    }
     assert_left_nothing(dir.path());
 }
 

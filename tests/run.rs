@@ -48,7 +48,20 @@ fn started_under_nice_the_probe_and_loads_keep_that_nice_by_default() {
     let run = read_json(&file);
     assert_eq!(run["settings"]["probe_sched"]["nice"], 5);
     assert_eq!(run["settings"]["load_nice"], 5);
-    assert_eq!(run["scenarios"][0]["result"]["sched"]["nice"], 5);
+    let sched = &run["scenarios"][0]["result"]["sched"];
+    assert_eq!(sched["nice"], 5);
+    assert_eq!(sched["timer_slack_ns"], 1, "the default --timer-slack");
+    let tasks = sched["tasks"].as_array().expect("the tasks read back");
+    assert!(
+        tasks.iter().any(|t| t["name"] == "fb-probe-audio"),
+        "{sched}"
+    );
+    for task in tasks {
+        assert_eq!(
+            (&task["nice"], &task["policy"]),
+            (&5.into(), &"SCHED_OTHER".into())
+        );
+    }
 }
 
 /// `feelbench report FILE --format FORMAT`.
@@ -69,7 +82,20 @@ fn assert_latency_ordered(scenario: &Value) {
     );
     assert!(f(l, "/latency_mean_us") <= f(l, "/latency_max_us"));
     assert!(f(l, "/latency_mean_us") > 0.0);
-    assert_eq!(f(l, "/samples"), f(l, "/frames_executed"));
+    // A latency for every frame that woke: those that ran, and for the
+    // periodic probes those dropped because they woke after their period.
+    let woke_late = match scenario["probe"] == "gaming" {
+        true => {
+            assert!(l.get("frames_dropped").is_none(), "a game drops no frame");
+            0.0
+        }
+        false => {
+            let woke_late = f(scenario, "/result/tally/counts/woke_late");
+            assert!(woke_late <= f(l, "/frames_dropped"));
+            woke_late
+        }
+    };
+    assert_eq!(f(l, "/samples"), f(l, "/frames_executed") + woke_late);
 }
 
 /// The scenario's sub-windows: 20 equal slices of `duration_s` whose counts
@@ -356,5 +382,34 @@ fn rt_probe_runs_sched_fifo_with_its_timer_slack_recorded() {
     assert_eq!(sched["fifo_priority"], 80);
     assert_eq!(sched["nice"], -5);
     assert_eq!(sched["memory_locked"], true);
-    assert!(sched["timer_slack_ns"].is_u64());
+    let slack = fifo_slack_of_1ns();
+    assert_eq!(sched["timer_slack_ns"], slack, "{sched}");
+    let tasks = sched["tasks"].as_array().expect("the tasks read back");
+    assert!(
+        tasks.iter().any(|t| t["name"] == "fb-probe-audio"),
+        "{sched}"
+    );
+    for task in tasks {
+        assert_eq!(task["policy"], "SCHED_FIFO", "{task}");
+        assert_eq!(task["timer_slack_ns"], slack, "read as root: {task}");
+    }
+}
+
+/// The timer slack this kernel gives a SCHED_FIFO thread that asked for
+/// 1 ns, read back in a throwaway thread (0 since Linux 6.8, which runs
+/// real-time tasks without slack; 1 before).
+fn fifo_slack_of_1ns() -> i32 {
+    std::thread::spawn(|| {
+        let param = libc::sched_param { sched_priority: 1 };
+        // SAFETY: `param` outlives the call; pid 0 is this thread.
+        let ret = unsafe { libc::sched_setscheduler(0, libc::SCHED_FIFO, &param) };
+        assert_eq!(ret, 0, "{}", std::io::Error::last_os_error());
+        // SAFETY: PR_SET_TIMERSLACK and PR_GET_TIMERSLACK take integers only.
+        unsafe {
+            assert_eq!(libc::prctl(libc::PR_SET_TIMERSLACK, 1, 0, 0, 0), 0);
+            libc::prctl(libc::PR_GET_TIMERSLACK, 0, 0, 0, 0)
+        }
+    })
+    .join()
+    .unwrap()
 }

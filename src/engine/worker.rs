@@ -6,9 +6,10 @@ use super::protocol::{parse_window_command, LoadSample, WorkerMessage, WorkerSpe
 use crate::figures::ProbeResult;
 use crate::load::{self, Load, LoadContext, LoadError};
 use crate::measure::affinity;
-use crate::measure::clock::{now_ns, process_and_children_cpu_ns};
+use crate::measure::clock::{now_ns, process_and_children_cpu_ns, sleep_until_ns};
 use crate::measure::requests::RequestLatencies;
-use crate::measure::sched::{self, SchedRequest};
+use crate::measure::sched::{self, MemoryPolicy, SchedApplied, SchedRequest};
+use crate::measure::tasks::{self, TaskSched};
 use crate::measure::window::{Counters, Window, WindowMeter};
 use crate::probe;
 use crate::sim::WorkParams;
@@ -19,6 +20,7 @@ use std::io::{BufRead as _, Write as _};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Arc;
+use std::thread::JoinHandle;
 
 /// Time between a probe announcing its window and the window's start, so the
 /// orchestrator can pass the window on to the loads first.
@@ -108,19 +110,27 @@ fn run_probe(
         cgroup::join(procs)?;
     }
     sched::set_thread_name(&format!("fb-probe-{name}"));
+    // Inherited by every thread and process the probe starts; harmless
+    // while it prepares.
+    sched::set_timer_slack(place.sched.timer_slack_ns)?;
     let def = probe::find(name).ok_or_else(|| anyhow!("unknown probe {name}"))?;
     let mut probe = (def.build)(params)?;
     probe.prepare(&place.dir)?;
-    let applied = sched::apply(&place.sched, def.memory)?;
+    let applied = schedule_probe(&place.sched, def.memory)?;
     let start_ns = now_ns() + PROBE_LEAD_NS;
     let window = Window {
         start_ns,
         end_ns: start_ns + def.window_ns(params, duration_ns),
     };
+    let tasks = read_tasks_in(window).context("cannot start the thread reading the tasks")?;
     send(&WorkerMessage::Ready {
         window: Some(window),
     });
     let measured = probe.measure(window, &place.dir)?;
+    let applied = SchedApplied {
+        tasks: tasks.join().expect("the reading thread does not panic"),
+        ..applied
+    };
     let mut result = ProbeResult::of_measured(&def.sheet_for(params), measured, applied);
     result.usage = telemetry::self_usage();
     send(&WorkerMessage::ProbeDone {
@@ -128,6 +138,51 @@ fn run_probe(
     });
     Ok(())
 }
+
+/// Gives the probe's scheduling to this thread and, once it has prepared,
+/// to every other task of this process and of the processes it started
+/// (threads started before would keep SCHED_OTHER and their nice value:
+/// both belong to a thread), so each thread or process doing or timing
+/// the probe's work runs as asked, and the ones started later inherit it.
+/// Done after `Probe::prepare`, which may write a large file: that work
+/// has no business at a real-time priority.
+fn schedule_probe(
+    request: &SchedRequest,
+    memory: MemoryPolicy,
+) -> Result<SchedApplied, sched::SchedError> {
+    let others = tasks::of_tree(Path::new("/proc"), std::process::id());
+    tasks::apply_to(&others, tasks::own_tid(), request)?;
+    sched::apply(request, memory)
+}
+
+/// How far into the window the tasks are read back: the threads and
+/// processes a probe starts as its window begins (the job's steps) run by
+/// then.
+const TASKS_READ_AT_NS: u64 = 50_000_000;
+
+/// Reads back, in a thread of its own (left out of what it reads, and
+/// less urgent than any other), [`TASKS_READ_AT_NS`] into `window` or at
+/// its end if sooner, what every task of this process and of its
+/// descendants has.
+fn read_tasks_in(window: Window) -> std::io::Result<JoinHandle<Vec<TaskSched>>> {
+    let at_ns = (window.start_ns + TASKS_READ_AT_NS).min(window.end_ns);
+    std::thread::Builder::new()
+        .name("fb-sched-read".into())
+        .stack_size(READER_STACK_BYTES)
+        .spawn(move || {
+            // Best effort: were it refused, the reading would only run at
+            // the probe's priority.
+            let _ = sched::set_least_urgent();
+            sleep_until_ns(at_ns);
+            let proc_root = Path::new("/proc");
+            let all = tasks::of_tree(proc_root, std::process::id());
+            tasks::read_all(proc_root, &all, tasks::own_tid())
+        })
+}
+
+/// Stack of the thread reading the tasks back (locked with the probe's
+/// memory, so no bigger than it needs).
+const READER_STACK_BYTES: usize = 256 << 10;
 
 /// Where a load worker puts itself before it works.
 struct LoadPlacement {

@@ -39,7 +39,13 @@ pub fn set(cpus: &CpuList) -> Result<CpuList, AffinityError> {
 
 /// The CPUs the calling thread may run on.
 pub fn current() -> Result<CpuList, AffinityError> {
-    let set = sched_getaffinity(Pid::from_raw(0)).map_err(|error| AffinityError::Get { error })?;
+    of_thread(0)
+}
+
+/// The CPUs thread `tid` (0: the caller) may run on.
+pub fn of_thread(tid: i32) -> Result<CpuList, AffinityError> {
+    let set =
+        sched_getaffinity(Pid::from_raw(tid)).map_err(|error| AffinityError::Get { error })?;
     let cpus = (0..CpuSet::count()).filter(|&cpu| set.is_set(cpu).unwrap_or(false));
     // A thread always may run somewhere.
     CpuList::from_cpus(cpus).ok_or(AffinityError::Get {

@@ -35,13 +35,21 @@ impl Timetable {
         (self.end_ns.saturating_sub(self.start_ns)).div_ceil(self.period_ns)
     }
 
-    /// The frame to run after frame `index` finished at `finished_ns`.
-    /// Frames whose deadline has already passed are dropped, as a player drops
-    /// frames it can no longer show in time; the frame whose period is running
-    /// now is still attempted (late). The result may lie past the last period.
+    /// The frame to run after frame `index` finished (or woke too late to
+    /// run) at `finished_ns`. Frames whose deadline has already passed are
+    /// dropped, as a player drops frames it can no longer show in time; the
+    /// frame whose period is running now is still attempted (late). The
+    /// result may lie past the last period.
     pub fn next_frame(&self, index: u64, finished_ns: u64) -> u64 {
         let period_now = finished_ns.saturating_sub(self.start_ns) / self.period_ns;
         (index + 1).max(period_now)
+    }
+
+    /// Whether frame `index`, woken at `woke_ns`, woke after its period was
+    /// over (past its deadline): it is then dropped, not run, as
+    /// interbench drops it and a player skips a frame it can no longer show.
+    pub fn woke_too_late(&self, index: u64, woke_ns: u64) -> bool {
+        woke_ns > self.deadline_of(index)
     }
 
     /// How many measured periods lie strictly between frame `index` and `next`
@@ -78,18 +86,13 @@ pub struct FrameTimes {
     pub cpu_used_ns: u64,
 }
 
-impl FrameTimes {
-    /// How late the frame began: started minus intended start.
-    pub fn latency_ns(&self) -> u64 {
-        self.started_ns.saturating_sub(self.intended_ns)
-    }
-}
-
 /// Running figures of the periods that began in one sub-window.
 #[derive(Debug, Clone, Default)]
 pub struct PeriodBatch {
-    /// Latency of the frames that ran.
+    /// Latency of the frames that woke (ran, or woke too late to run).
     pub latency: BatchLatency,
+    /// Frames that ran.
+    pub executed: u64,
     /// Periods, frames run plus frames dropped.
     pub periods: u64,
     /// Frames that ran and finished by their deadline.
@@ -105,12 +108,16 @@ pub struct PeriodBatch {
 /// allocates.
 #[derive(Debug, Clone, Default)]
 pub struct FrameAccount {
-    /// Latency of every frame that ran: started minus intended start.
+    /// Latency of every frame that woke: woken (started) minus intended
+    /// start, for the frames that ran and those that woke too late to run.
     pub latency: LatencyHistogram,
     /// Frames that ran.
     pub executed: u64,
-    /// Frames skipped because their deadline had passed before they could start.
+    /// Frames dropped because their deadline had passed before they could
+    /// start: skipped to catch up, or woken too late.
     pub dropped: u64,
+    /// The dropped frames that woke, after their period was over.
+    pub woke_late: u64,
     /// Frames that ran and finished by their deadline.
     pub met: u64,
     /// Sum of how late the missed frames finished.
@@ -151,12 +158,51 @@ impl FrameAccount {
         frame: &FrameTimes,
         cpu_wanted_ns: impl Fn(u64) -> u64,
     ) -> u64 {
+        self.record_wake(timetable, index, frame.started_ns);
         self.record(timetable.batch_of(index), frame);
+        self.skip_to_next(timetable, index, frame.finished_ns, cpu_wanted_ns)
+    }
+
+    /// Accounts frame `index` of `timetable`, which woke at `woke_ns`, after
+    /// its period was over ([`Timetable::woke_too_late`]): its latency, and
+    /// the frame itself dropped, with the frames dropped after it; returns
+    /// the frame to run next.
+    pub fn record_woken_late(
+        &mut self,
+        timetable: &Timetable,
+        index: u64,
+        woke_ns: u64,
+        cpu_wanted_ns: impl Fn(u64) -> u64,
+    ) -> u64 {
+        self.record_wake(timetable, index, woke_ns);
+        self.woke_late += 1;
+        self.record_dropped(timetable.batch_of(index), cpu_wanted_ns(index));
+        self.skip_to_next(timetable, index, woke_ns, cpu_wanted_ns)
+    }
+
+    /// Accounts the latency of frame `index`, which woke at `woke_ns`.
+    fn record_wake(&mut self, timetable: &Timetable, index: u64, woke_ns: u64) {
+        let intended_ns = timetable.start_of(index);
+        let latency_ns = woke_ns.saturating_sub(intended_ns);
+        self.latency.record_ns(latency_ns);
+        self.batches[timetable.batch_of(index)]
+            .latency
+            .record_ns(latency_ns);
         if let Some(series) = &mut self.series {
-            let offset_ns = frame.intended_ns.saturating_sub(timetable.start_ns);
-            series.record(offset_ns, frame.latency_ns());
+            series.record(intended_ns.saturating_sub(timetable.start_ns), latency_ns);
         }
-        let next = timetable.next_frame(index, frame.finished_ns);
+    }
+
+    /// Accounts the frames dropped after frame `index`, which ended (ran or
+    /// was dropped) at `ended_ns`, and returns the frame to run next.
+    fn skip_to_next(
+        &mut self,
+        timetable: &Timetable,
+        index: u64,
+        ended_ns: u64,
+        cpu_wanted_ns: impl Fn(u64) -> u64,
+    ) -> u64 {
+        let next = timetable.next_frame(index, ended_ns);
         let dropped = index + 1..index + 1 + timetable.dropped_between(index, next);
         for period in dropped {
             self.record_dropped(timetable.batch_of(period), cpu_wanted_ns(period));
@@ -164,11 +210,10 @@ impl FrameAccount {
         next
     }
 
-    /// Accounts one frame that ran, in sub-window `batch`.
+    /// Accounts one frame that ran (its latency apart), in sub-window
+    /// `batch`.
     fn record(&mut self, batch: usize, frame: &FrameTimes) {
-        let latency_ns = frame.latency_ns();
         let met = frame.finished_ns <= frame.deadline_ns;
-        self.latency.record_ns(latency_ns);
         self.executed += 1;
         if met {
             self.met += 1;
@@ -181,7 +226,7 @@ impl FrameAccount {
         self.cpu_wanted_run_ns += frame.cpu_wanted_ns;
         self.cpu_used_ns += frame.cpu_used_ns;
         let batch = &mut self.batches[batch];
-        batch.latency.record_ns(latency_ns);
+        batch.executed += 1;
         batch.periods += 1;
         batch.met += u64::from(met);
         batch.cpu_wanted_ns += frame.cpu_wanted_ns;
@@ -278,10 +323,11 @@ mod tests {
 
     #[test]
     fn deadlines_latency_and_lateness_are_accounted() {
+        let t = table();
         let mut account = FrameAccount::default();
-        account.record(0, &frame(0, 1, 3)); // met, latency 1 ms
-        account.record(0, &frame(1, 9, 12)); // missed by 2 ms
-        account.record(1, &frame(2, 0, 15)); // missed by 5 ms
+        account.record_frame(&t, 0, &frame(0, 1, 3), two_ms); // met, latency 1 ms
+        account.record_frame(&t, 1, &frame(1, 9, 12), two_ms); // missed by 2 ms
+        account.record_frame(&t, 2, &frame(2, 0, 15), two_ms); // missed by 5 ms
         account.record_dropped(1, 2 * MS);
         account.record_dropped(1, 2 * MS);
         assert_eq!(account.executed, 3);
@@ -297,9 +343,10 @@ mod tests {
 
     #[test]
     fn desired_cpu_counts_dropped_frames_as_wanted() {
+        let t = table();
         let mut account = FrameAccount::default();
-        account.record(0, &frame(0, 0, 2));
-        account.record(0, &frame(1, 0, 2));
+        account.record_frame(&t, 0, &frame(0, 0, 2), two_ms);
+        account.record_frame(&t, 1, &frame(1, 0, 2), two_ms);
         account.record_dropped(0, 2 * MS);
         account.record_dropped(0, 2 * MS);
         assert_eq!(account.cpu_wanted_ns, 2 * account.cpu_used_ns);
@@ -391,6 +438,49 @@ mod tests {
     }
 
     #[test]
+    fn a_frame_woken_after_its_period_is_dropped_with_its_latency_counted() {
+        let t = long_table();
+        let mut account = FrameAccount::with_series(64);
+        // Frame 3 (sub-window 1, deadline 40 ms) wakes 43 ms after its
+        // start, in period 7: it is not run, and periods 4 to 6 are over.
+        let woke_ns = t.start_of(3) + 43 * MS;
+        assert!(t.woke_too_late(3, woke_ns));
+        assert!(
+            !t.woke_too_late(3, t.deadline_of(3)),
+            "at the deadline: run"
+        );
+        let next = account.record_woken_late(&t, 3, woke_ns, two_ms);
+        assert_eq!(next, 7);
+        assert_eq!((account.executed, account.met), (0, 0));
+        assert_eq!((account.dropped, account.woke_late), (4, 1));
+        assert_eq!(account.deadlines_total(), 4);
+        assert_eq!(account.latency.len(), 1);
+        assert!((account.latency.max_ns() as f64 - 43e6).abs() < 43e3);
+        assert_eq!((account.cpu_wanted_ns, account.cpu_used_ns), (8 * MS, 0));
+        assert_eq!(account.cpu_wanted_run_ns, 0);
+        assert_eq!((account.late_sum_ns, account.late_max_ns), (0, 0));
+        let b = &account.batches[1];
+        assert_eq!((b.periods, b.executed, b.met), (1, 0, 0));
+        assert_eq!(b.latency.count(), 1);
+        let points = account.series.as_ref().unwrap().points();
+        assert_eq!((points[0].offset_ns, points[0].sum_ns), (30 * MS, 43 * MS));
+    }
+
+    #[test]
+    fn a_frame_woken_late_within_its_period_still_runs() {
+        let t = long_table();
+        let mut account = FrameAccount::default();
+        // Woken 8 ms into its 10 ms period: run, and late.
+        assert!(!t.woke_too_late(3, t.start_of(3) + 8 * MS));
+        account.record_frame(&t, 3, &frame_of(&t, 3, 8, 11), two_ms);
+        assert_eq!(
+            (account.executed, account.dropped, account.woke_late),
+            (1, 0, 0)
+        );
+        assert_eq!(account.batches[1].executed, 1);
+    }
+
+    #[test]
     fn the_series_holds_each_frame_that_ran_at_its_intended_start() {
         let t = long_table();
         let mut account = FrameAccount::with_series(64);
@@ -436,7 +526,11 @@ mod tests {
         assert_eq!(sum(|b| b.periods), account.deadlines_total());
         assert_eq!(account.deadlines_total(), t.periods());
         assert_eq!(sum(|b| b.met), account.met);
-        assert_eq!(sum(|b| b.latency.count()), account.executed);
+        assert_eq!(sum(|b| b.executed), account.executed);
+        assert_eq!(
+            sum(|b| b.latency.count()),
+            account.executed + account.woke_late
+        );
         assert_eq!(sum(|b| b.cpu_wanted_ns), account.cpu_wanted_ns);
         assert_eq!(sum(|b| b.cpu_used_ns), account.cpu_used_ns);
     }

@@ -1,5 +1,6 @@
 //! Measuring primitives: the clock, the calibrated unit of CPU work and work
-//! done to the thread's CPU clock, scheduling settings and CPU affinity, the
+//! done to the thread's CPU clock, scheduling settings and CPU affinity (of
+//! the calling thread, and of every task of a process and its descendants), the
 //! measurement window, and the pure accounting of frames, sub-windows,
 //! latency statistics and latency over time. It builds on `system` alone:
 //! nothing here knows probes, loads, the simulation, the engine or the run
@@ -14,5 +15,6 @@ pub mod latency;
 pub mod requests;
 pub mod sched;
 pub mod series;
+pub mod tasks;
 pub mod window;
 pub mod work;

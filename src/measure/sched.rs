@@ -2,6 +2,7 @@
 //! timer slack, memory locking and the thread name. Thin wrappers around the
 //! system calls (`nix` lacks most of them), each with the reason it can fail.
 
+use super::tasks::TaskSched;
 use crate::system::cpulist::CpuList;
 use serde::{Deserialize, Serialize};
 use std::io;
@@ -60,8 +61,10 @@ pub struct SchedApplied {
     pub fifo_priority: Option<i32>,
     /// Nice value.
     pub nice: i32,
-    /// Timer slack read back after the last policy change.
-    pub timer_slack_ns: u64,
+    /// Timer slack of the probe's thread read back after the last policy
+    /// change; missing when the kernel would not say.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub timer_slack_ns: Option<u64>,
     /// Whether mlockall succeeded (it can fail under RLIMIT_MEMLOCK);
     /// false when the probe shares its memory on purpose.
     pub memory_locked: bool,
@@ -73,6 +76,11 @@ pub struct SchedApplied {
     /// set (`--probe-cpus`); absent in files older than the option.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cpus: Option<CpuList>,
+    /// What each thread of the probe worker and of the processes it
+    /// started had, read back from the kernel once the window began;
+    /// absent in files older than the field.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub tasks: Vec<TaskSched>,
 }
 
 #[cfg(test)]
@@ -83,10 +91,11 @@ impl SchedApplied {
             policy: "SCHED_OTHER".into(),
             fifo_priority: None,
             nice: 0,
-            timer_slack_ns: 1,
+            timer_slack_ns: Some(1),
             memory_locked: true,
             memory: MemoryPolicy::Locked,
             cpus: None,
+            tasks: Vec::new(),
         }
     }
 }
@@ -99,35 +108,78 @@ fn check(ret: libc::c_int) -> io::Result<()> {
     }
 }
 
+/// The calling thread, for the functions that take a thread id.
+const CALLER: libc::pid_t = 0;
+
 /// Sets the nice value of the calling thread (on Linux the nice value is a
 /// per-thread attribute; threads created later inherit it).
 pub fn set_nice(nice: i32) -> Result<(), SchedError> {
-    // SAFETY: setpriority takes plain integers; who = 0 means the caller.
-    let ret = unsafe { libc::setpriority(libc::PRIO_PROCESS, 0, nice) };
+    set_nice_of(CALLER, nice)
+}
+
+/// Sets the nice value of thread `tid` (0: the caller).
+pub fn set_nice_of(tid: libc::pid_t, nice: i32) -> Result<(), SchedError> {
+    // SAFETY: setpriority takes plain integers; with PRIO_PROCESS, `who` is
+    // one thread on Linux.
+    let ret = unsafe { libc::setpriority(libc::PRIO_PROCESS, tid as libc::id_t, nice) };
     check(ret).map_err(|error| SchedError::Nice { nice, error })
 }
 
 /// Switches the calling thread to SCHED_FIFO at `priority`.
 pub fn set_fifo(priority: i32) -> Result<(), SchedError> {
+    set_fifo_of(CALLER, priority)
+}
+
+/// Switches thread `tid` (0: the caller) to SCHED_FIFO at `priority`.
+pub fn set_fifo_of(tid: libc::pid_t, priority: i32) -> Result<(), SchedError> {
     let param = libc::sched_param {
         sched_priority: priority,
     };
-    // SAFETY: `param` is a valid sched_param that outlives the call; pid 0 is the caller.
-    let ret = unsafe { libc::sched_setscheduler(0, libc::SCHED_FIFO, &param) };
+    // SAFETY: `param` is a valid sched_param that outlives the call; the
+    // pid names one thread.
+    let ret = unsafe { libc::sched_setscheduler(tid, libc::SCHED_FIFO, &param) };
     check(ret).map_err(|error| SchedError::Fifo { priority, error })
+}
+
+/// Makes the calling thread as little urgent as a thread sure to run can
+/// be: SCHED_OTHER at nice 19 (a helper beside the probe that must not
+/// delay it). Lowering both is always allowed.
+pub fn set_least_urgent() -> io::Result<()> {
+    let param = libc::sched_param { sched_priority: 0 };
+    // SAFETY: `param` is a valid sched_param that outlives the call; pid 0
+    // is the caller.
+    check(unsafe { libc::sched_setscheduler(CALLER, libc::SCHED_OTHER, &param) })?;
+    set_nice(19).map_err(io::Error::other)
 }
 
 /// The calling thread's scheduling policy, by name.
 pub fn current_policy() -> String {
-    // SAFETY: sched_getscheduler takes a pid only; 0 is the caller.
-    match unsafe { libc::sched_getscheduler(0) } {
+    policy_of(CALLER).unwrap_or_else(|| "unknown".to_string())
+}
+
+/// The scheduling policy of thread `tid` (0: the caller) by name, or
+/// `None` when the kernel would not say (the thread is gone).
+pub fn policy_of(tid: libc::pid_t) -> Option<String> {
+    // SAFETY: sched_getscheduler takes a pid only.
+    let name = match unsafe { libc::sched_getscheduler(tid) } {
+        -1 => return None,
         libc::SCHED_OTHER => "SCHED_OTHER".to_string(),
         libc::SCHED_FIFO => "SCHED_FIFO".to_string(),
         libc::SCHED_RR => "SCHED_RR".to_string(),
         libc::SCHED_BATCH => "SCHED_BATCH".to_string(),
         libc::SCHED_IDLE => "SCHED_IDLE".to_string(),
         other => format!("policy {other}"),
-    }
+    };
+    Some(name)
+}
+
+/// The real-time priority of thread `tid` (0 under SCHED_OTHER), or `None`
+/// when the kernel would not say.
+pub fn priority_of(tid: libc::pid_t) -> Option<i32> {
+    let mut param = libc::sched_param { sched_priority: 0 };
+    // SAFETY: `param` is a valid sched_param the call writes into.
+    let ret = unsafe { libc::sched_getparam(tid, &mut param) };
+    check(ret).ok().map(|()| param.sched_priority)
 }
 
 /// The calling thread's nice value (in the orchestrator, the one
@@ -136,6 +188,15 @@ pub fn current_nice() -> i32 {
     // SAFETY: getpriority takes plain integers. It can return -1 as a valid
     // value; with these arguments it cannot fail.
     unsafe { libc::getpriority(libc::PRIO_PROCESS, 0) }
+}
+
+/// The nice value of thread `tid`, or `None` when the kernel would not say.
+pub fn nice_of(tid: libc::pid_t) -> Option<i32> {
+    // -1 is a valid nice value: a failure is told by errno, cleared first.
+    nix::errno::Errno::clear();
+    // SAFETY: getpriority takes plain integers.
+    let nice = unsafe { libc::getpriority(libc::PRIO_PROCESS, tid as libc::id_t) };
+    (nice != -1 || nix::errno::Errno::last_raw() == 0).then_some(nice)
 }
 
 /// Checks, in a throwaway thread, that `request`'s nice value and policy may
@@ -154,8 +215,9 @@ pub fn check_allowed(request: &SchedRequest) -> Result<(), SchedError> {
         .expect("the check thread does not panic")
 }
 
-/// Sets the calling thread's timer slack and returns the value read back.
-pub fn set_timer_slack(slack_ns: u64) -> Result<u64, SchedError> {
+/// Sets the calling thread's timer slack (inherited by the threads and
+/// processes it starts from now on) and returns the value read back.
+pub fn set_timer_slack(slack_ns: u64) -> Result<Option<u64>, SchedError> {
     let slack = slack_ns.max(1) as libc::c_ulong;
     // SAFETY: PR_SET_TIMERSLACK takes one integer argument; the rest are ignored.
     let ret = unsafe { libc::prctl(libc::PR_SET_TIMERSLACK, slack, 0, 0, 0) };
@@ -163,11 +225,17 @@ pub fn set_timer_slack(slack_ns: u64) -> Result<u64, SchedError> {
     Ok(timer_slack_ns())
 }
 
-/// The calling thread's current timer slack in ns.
-pub fn timer_slack_ns() -> u64 {
+/// The calling thread's current timer slack in ns, or `None` when
+/// `PR_GET_TIMERSLACK` fails.
+pub fn timer_slack_ns() -> Option<u64> {
     // SAFETY: PR_GET_TIMERSLACK takes no pointer and returns the slack.
-    let ret = unsafe { libc::prctl(libc::PR_GET_TIMERSLACK, 0, 0, 0, 0) };
-    ret.max(0) as u64
+    slack_of_prctl(unsafe { libc::prctl(libc::PR_GET_TIMERSLACK, 0, 0, 0, 0) })
+}
+
+/// The slack a `PR_GET_TIMERSLACK` that returned `ret` reports: none when
+/// it failed (-1).
+fn slack_of_prctl(ret: libc::c_int) -> Option<u64> {
+    u64::try_from(ret).ok()
 }
 
 /// Locks all current and future memory of the process, so that page faults do
@@ -189,7 +257,8 @@ pub fn set_thread_name(name: &str) {
 /// Applies `request` to the calling process and thread: nice first, then the
 /// policy, then the timer slack (a policy change resets the slack, so it must
 /// come last), then locks memory if `memory` says so; the record says on
-/// which CPUs the thread may run (set before, see `affinity`).
+/// which CPUs the thread may run (set before, see `affinity`), and leaves
+/// the other tasks to be read back later (`tasks`).
 pub fn apply(request: &SchedRequest, memory: MemoryPolicy) -> Result<SchedApplied, SchedError> {
     set_nice(request.nice)?;
     if let Some(priority) = request.fifo_priority {
@@ -205,6 +274,7 @@ pub fn apply(request: &SchedRequest, memory: MemoryPolicy) -> Result<SchedApplie
         memory_locked,
         memory,
         cpus: super::affinity::current().ok(),
+        tasks: Vec::new(),
     })
 }
 
@@ -225,11 +295,31 @@ mod tests {
     }
 
     #[test]
+    fn the_least_urgent_thread_is_sched_other_at_nice_19() {
+        std::thread::spawn(|| {
+            set_least_urgent().unwrap();
+            assert_eq!(
+                (current_policy().as_str(), current_nice()),
+                ("SCHED_OTHER", 19)
+            );
+        })
+        .join()
+        .unwrap();
+    }
+
+    #[test]
+    fn a_failed_timer_slack_read_is_missing_not_zero() {
+        assert_eq!(slack_of_prctl(-1), None);
+        assert_eq!(slack_of_prctl(0), Some(0));
+        assert_eq!(slack_of_prctl(50_000), Some(50_000));
+    }
+
+    #[test]
     fn timer_slack_reads_back_what_was_set() {
         // Runs in a throwaway thread so the test harness thread keeps its slack.
         std::thread::spawn(|| {
-            assert_eq!(set_timer_slack(1).unwrap(), 1);
-            assert_eq!(set_timer_slack(20_000).unwrap(), 20_000);
+            assert_eq!(set_timer_slack(1).unwrap(), Some(1));
+            assert_eq!(set_timer_slack(20_000).unwrap(), Some(20_000));
         })
         .join()
         .unwrap();

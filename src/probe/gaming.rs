@@ -1,11 +1,12 @@
 //! `gaming`: a CPU-bound game with an unlocked frame rate. Frames of fixed
 //! CPU work (one 60 Hz frame's worth) run back to back; there are no
 //! deadlines. Latency is the part of a frame's wall time in which it did not
-//! run; the figures are frames per second and the 1 % low.
+//! run; the figures are frames per second and the 1 % low. A game of
+//! unlocked frame rate drops no frame, so it has no count of dropped frames.
 
 use super::frame_figures::{
     count_figure, cpu_figures, desired_column, latency_columns, CPU_RECEIVED_MS, CPU_WANTED_MS,
-    CPU_WANTED_RUN_MS, DROPPED, EXECUTED, LATENCY,
+    CPU_WANTED_RUN_MS, EXECUTED, LATENCY,
 };
 use super::{MeasureError, Probe, ProbeDef};
 use crate::figures::result::MEASURED_S;
@@ -53,15 +54,12 @@ fn sheet(summary: &str, _params: Option<&WorkParams>) -> ProbeSheet {
         FigureDef::new(key, field, label, Unit::Fps, Better::Higher, formula).compared()
     };
     let mut figures = latency_figures(LATENCY);
-    figures.extend([
-        count_figure(EXECUTED, "frames_executed", "frames run", Better::Higher),
-        count_figure(
-            DROPPED,
-            "frames_dropped",
-            "frames dropped (none)",
-            Better::Lower,
-        ),
-    ]);
+    figures.push(count_figure(
+        EXECUTED,
+        "frames_executed",
+        "frames run",
+        Better::Higher,
+    ));
     figures.extend(cpu_figures());
     figures.extend([
         fps(
@@ -187,7 +185,6 @@ fn gaming_tallies(frames: &GameFrames, window: Window, measured_ns: u64) -> Meas
         .with_samples(FRAME_TIME, &frames.frame_time, sum(|b| &b.frame_time))
         .with_count(MEASURED_S, measured_ns as f64 / 1e9)
         .with_count(EXECUTED, count as f64)
-        .with_count(DROPPED, 0.0)
         .with_count(CPU_WANTED_MS, measured_ns as f64 / 1e6)
         .with_count(CPU_RECEIVED_MS, frames.cpu_used_ns as f64 / 1e6)
         .with_count(CPU_WANTED_RUN_MS, (count * FRAME_CPU_NS) as f64 / 1e6);
@@ -301,6 +298,10 @@ mod tests {
         );
         assert!((result.figures["work_ratio"] - 16.0 / (FRAME_CPU_NS as f64 / 1e6)).abs() < 1e-9);
         assert!(!result.figures.contains_key("deadlines_met_pct"));
+        assert!(
+            !result.figures.contains_key("frames_dropped"),
+            "no deadline, no frame dropped: no count rather than a made-up 0"
+        );
     }
 
     #[test]

@@ -9,7 +9,11 @@
 //! job sooner by starving the load shows it there (contest's blind spot).
 //!
 //! The job is the built-in one (`sim::job`, about 20 s on idle CPUs,
-//! `--job-size` scales it) or `--job 'CMD'`. One measurement is one run of
+//! `--job-size` scales it) or `--job 'CMD'`. Its set-up (its directory,
+//! the built-in job's 9 MB of inputs) is done in `Probe::prepare`, before
+//! the window is announced, so neither the job's time nor the loads' work
+//! counted beside it includes it; the tally keeps how long before the
+//! window's start the set-up ended (`setup_lead_s`). One measurement is one run of
 //! the job, so a single run has no interval: `--repeat 3` or more gives the
 //! job time one from the spread of its runs, and lets `compare` test it.
 //! A job that fails, or outlives `--job-timeout` (it is then killed with
@@ -20,7 +24,7 @@
 use super::{MeasureError, Pace, Probe, ProbeDef};
 use crate::figures::result::MEASURED_S;
 use crate::figures::{Better, Column, FigureDef, Formula, Measured, ProbeSheet, Tally, Unit};
-use crate::measure::clock::sleep_until_ns;
+use crate::measure::clock::{now_ns, sleep_until_ns};
 use crate::measure::latency::LatencyHistogram;
 use crate::measure::sched::MemoryPolicy;
 use crate::measure::window::Window;
@@ -36,6 +40,7 @@ pub const DEF: ProbeDef = ProbeDef {
     build: |params: &WorkParams| {
         Ok(Box::new(JobProbe {
             params: params.clone(),
+            prepared: None,
         }))
     },
     default: |_| false,
@@ -46,7 +51,7 @@ pub const DEF: ProbeDef = ProbeDef {
     },
     // The job's processes compete for memory with the loads (in their
     // memory cgroup under --mem-limit), as a compile does on a real machine.
-    disk_bytes: super::no_disk,
+    disk_bytes: |params| params.job.plan(params.cpus).disk_bytes(),
     memory: MemoryPolicy::Shared,
 };
 
@@ -54,6 +59,9 @@ pub const DEF: ProbeDef = ProbeDef {
 const JOB_TIME: &str = "job_time";
 /// CPU time of the job's runs, in s.
 const JOB_CPU_S: &str = "job_cpu_s";
+/// Time from the end of the job's set-up to the start of its window (and
+/// of the job), in s.
+const SETUP_LEAD_S: &str = "setup_lead_s";
 
 /// The figures of the job (its time, its CPU) and contest's table.
 fn sheet(summary: &str, _params: Option<&WorkParams>) -> ProbeSheet {
@@ -107,29 +115,42 @@ fn sheet(summary: &str, _params: Option<&WorkParams>) -> ProbeSheet {
 
 struct JobProbe {
     params: WorkParams,
+    /// The job once prepared, and when its set-up ended.
+    prepared: Option<(PreparedJob, u64)>,
 }
 
 impl Probe for JobProbe {
-    /// Prepares the job (inputs written, before the window if there is
-    /// time), starts it at the window's start and waits for its end; the
-    /// window's end is the job's cap.
-    fn measure(self: Box<Self>, window: Window, dir: &Path) -> Result<Measured, MeasureError> {
+    /// Makes the job's directory and writes its inputs.
+    fn prepare(&mut self, dir: &Path) -> Result<(), MeasureError> {
         let params = &self.params;
         let job = PreparedJob::prepare(&params.job, params.cpus, params.loops_per_ms, dir)?;
+        self.prepared = Some((job, now_ns()));
+        Ok(())
+    }
+
+    /// Starts the job at the window's start and waits for its end; the
+    /// window's end is the job's cap.
+    fn measure(self: Box<Self>, window: Window, _dir: &Path) -> Result<Measured, MeasureError> {
+        let (job, prepared_ns) = self.prepared.ok_or_else(|| MeasureError::Io {
+            what: "measured before its job was prepared",
+            error: std::io::ErrorKind::NotFound.into(),
+        })?;
         sleep_until_ns(window.start_ns);
-        let run = job.run(window.end_ns, params.job.timeout_s)?;
-        Ok(job_tally(&run))
+        let run = job.run(window.end_ns, self.params.job.timeout_s)?;
+        Ok(job_tally(&run, window.start_ns.saturating_sub(prepared_ns)))
     }
 }
 
-/// The tally of one run of the job; it has no sub-windows.
-fn job_tally(run: &JobRun) -> Measured {
+/// The tally of one run of the job, whose set-up ended `setup_lead_ns`
+/// before its window began; it has no sub-windows.
+fn job_tally(run: &JobRun, setup_lead_ns: u64) -> Measured {
     let mut times = LatencyHistogram::new();
     times.record_ns(run.wall_ns);
     let tally = Tally::default()
         .with_samples(JOB_TIME, &times, run.wall_ns)
         .with_count(MEASURED_S, run.wall_ns as f64 / 1e9)
-        .with_count(JOB_CPU_S, run.cpu_ns as f64 / 1e9);
+        .with_count(JOB_CPU_S, run.cpu_ns as f64 / 1e9)
+        .with_count(SETUP_LEAD_S, setup_lead_ns as f64 / 1e9);
     Measured::of(tally, Vec::new())
 }
 
@@ -148,7 +169,7 @@ mod tests {
                     wall_ns: (wall_s * 1e9) as u64,
                     cpu_ns: (cpu_s * 1e9) as u64,
                 };
-                let measured = job_tally(&run);
+                let measured = job_tally(&run, 60_000_000);
                 ProbeResult::new(
                     &sheet,
                     measured.tally,

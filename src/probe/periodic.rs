@@ -30,6 +30,9 @@ const LATE_FRAMES: &str = "late_frames";
 const LATE_SUM_US: &str = "late_sum_us";
 /// Largest time by which a frame finished late.
 const LATE_MAX_US: &str = "late_max_us";
+/// Frames dropped because they woke after their period was over (their
+/// latency counted, their work not done).
+const WOKE_LATE: &str = "woke_late";
 
 /// A periodic task measured as a probe.
 pub struct PeriodicProbe {
@@ -74,7 +77,12 @@ pub fn sheet(summary: &str, _params: Option<&WorkParams>) -> ProbeSheet {
     let mut figures = latency_figures(LATENCY);
     figures.extend([
         count_figure(EXECUTED, "frames_executed", "frames run", Better::Higher),
-        count_figure(DROPPED, "frames_dropped", "frames dropped", Better::Lower),
+        count_figure(
+            DROPPED,
+            "frames_dropped",
+            "frames dropped (their period over before they could run)",
+            Better::Lower,
+        ),
     ]);
     figures.extend(cpu_figures());
     figures.extend([
@@ -141,6 +149,7 @@ pub fn periodic_tallies(account: &FrameAccount, window: Window, measured_ns: u64
         .with_count(MEASURED_S, measured_ns as f64 / 1e9)
         .with_count(EXECUTED, account.executed as f64)
         .with_count(DROPPED, account.dropped as f64)
+        .with_count(WOKE_LATE, account.woke_late as f64)
         .with_count(PERIODS, account.deadlines_total() as f64)
         .with_count(MET, account.met as f64)
         .with_count(LATE_FRAMES, (account.executed - account.met) as f64)
@@ -163,7 +172,7 @@ fn batch_tally(batch: &PeriodBatch, seconds: f64) -> Tally {
     Tally::default()
         .with_samples(LATENCY, batch.latency.histogram(), batch.latency.sum_ns())
         .with_count(MEASURED_S, seconds)
-        .with_count(EXECUTED, batch.latency.count() as f64)
+        .with_count(EXECUTED, batch.executed as f64)
         .with_count(PERIODS, batch.periods as f64)
         .with_count(MET, batch.met as f64)
         .with_count(CPU_WANTED_MS, batch.cpu_wanted_ns as f64 / 1e6)
@@ -183,7 +192,8 @@ mod tests {
     /// The figures of a scripted 1 s measurement of 10 ms periods wanting
     /// 3 ms: every fifth frame runs 25 ms (missing its deadline and dropping
     /// the next period), the others start `index % 4` ms late; nothing runs
-    /// after 900 ms.
+    /// after 900 ms; frame 43 wakes 12 ms late, after its period, and is
+    /// dropped.
     fn scripted_result() -> ProbeResult {
         let window = Window {
             start_ns: 5_000 * MS,
@@ -198,6 +208,11 @@ mod tests {
         let mut index = 0;
         while index < 90 {
             let intended_ns = timetable.start_of(index);
+            if index == 43 {
+                let woke_ns = intended_ns + 12 * MS;
+                index = account.record_woken_late(&timetable, index, woke_ns, |_| 3 * MS);
+                continue;
+            }
             let (delay_ms, finish_ms) = if index % 5 == 0 {
                 (0, 25)
             } else {
@@ -237,6 +252,7 @@ mod tests {
             );
         }
         assert!(whole.count(DROPPED) > 0.0 && whole.count(MET) < whole.count(EXECUTED));
+        assert_eq!(whole.count(WOKE_LATE), 1.0);
         let latency = &whole.samples[LATENCY];
         let batch_sum: u64 = result
             .batches
@@ -244,16 +260,20 @@ mod tests {
             .map(|b| b.samples[LATENCY].sum_ns)
             .sum();
         assert_eq!(latency.sum_ns, batch_sum);
-        assert_eq!(latency.count as f64, whole.count(EXECUTED));
+        assert_eq!(
+            latency.count as f64,
+            whole.count(EXECUTED) + whole.count(WOKE_LATE)
+        );
     }
 
     #[test]
-    fn the_series_has_a_point_per_frame_that_ran() {
+    fn the_series_has_a_point_per_frame_that_woke() {
         let result = scripted_result();
         let series = result.series.as_ref().unwrap();
         assert_eq!(series.ideal_us, None);
         let counts: u64 = series.points.iter().map(|p| p.count).sum();
-        assert_eq!(counts as f64, result.tally.count(EXECUTED));
+        let t = &result.tally;
+        assert_eq!(counts as f64, t.count(EXECUTED) + t.count(WOKE_LATE));
         assert!(series.points.windows(2).all(|w| w[0].t_s < w[1].t_s));
         // Every fifth frame starts on time; the one after it was dropped.
         assert_eq!((series.points[0].t_s, series.points[0].max_us), (0.0, 0.0));

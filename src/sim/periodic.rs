@@ -1,7 +1,9 @@
 //! A periodic task (interbench's X, Audio, Video and Custom): wake at each
 //! period's absolute start, do the frame's CPU work (until the thread's CPU
 //! clock has advanced by what the frame wants), drop frames whose deadline
-//! has passed. Probes measure it; loads run it to be a load.
+//! has passed: the frames skipped to catch up after a frame that ran over,
+//! and a frame that woke only after its period was over. Probes measure
+//! it; loads run it to be a load.
 
 use crate::measure::clock::{now_ns, sleep_until_ns};
 use crate::measure::frames::{FrameAccount, FrameTimes, Timetable};
@@ -81,8 +83,9 @@ impl FrameRunner {
     }
 
     /// Waits for the next frame's period, runs it and accounts it (and any
-    /// frames dropped after it). Returns when the frame was done, or `None`
-    /// once the timetable has no period left.
+    /// frames dropped after it); a frame that wakes after its period is
+    /// over is dropped instead of run. Returns when the frame was done (or
+    /// dropped), or `None` once the timetable has no period left.
     pub fn run_next_frame(&mut self) -> Option<u64> {
         let index = self.next;
         if index >= self.timetable.periods() {
@@ -91,6 +94,15 @@ impl FrameRunner {
         let intended_ns = self.timetable.start_of(index);
         sleep_until_ns(intended_ns);
         let started_ns = now_ns();
+        let shape = self.shape;
+        if self.timetable.woke_too_late(index, started_ns) {
+            self.next = self
+                .account
+                .record_woken_late(&self.timetable, index, started_ns, |i| {
+                    shape.cpu_wanted_ns(i)
+                });
+            return Some(started_ns);
+        }
         let cpu_wanted_ns = self.shape.cpu_wanted_ns(index);
         let cpu_used_ns = work_cpu_ns(self.loops_per_ms, cpu_wanted_ns);
         let finished_ns = now_ns();
@@ -102,7 +114,6 @@ impl FrameRunner {
             cpu_wanted_ns,
             cpu_used_ns,
         };
-        let shape = self.shape;
         self.next = self
             .account
             .record_frame(&self.timetable, index, &frame, |i| shape.cpu_wanted_ns(i));

@@ -43,11 +43,12 @@ pub(super) fn merge_results(
 fn check_sched(finished: &[Finished]) -> Result<(), MergeError> {
     let key = |s: &SchedApplied| {
         format!(
-            "{}{}, nice {}, timer slack {} ns",
+            "{}{}, nice {}, timer slack {}",
             s.policy,
             s.fifo_priority.map(|p| format!(" {p}")).unwrap_or_default(),
             s.nice,
             s.timer_slack_ns
+                .map_or("unknown".to_string(), |ns| format!("{ns} ns"))
         )
     };
     let first = &finished[0].result.sched;
@@ -203,6 +204,20 @@ mod tests {
         assert_eq!(
             err,
             "repeat 2: its probe ran with SCHED_OTHER, nice 5, timer slack 1 ns, the first repeat's with SCHED_OTHER, nice 0, timer slack 1 ns"
+        );
+    }
+
+    #[test]
+    fn a_timer_slack_the_kernel_did_not_give_is_shown_as_unknown() {
+        let a = periodic(1.0, &[10], 0, 1);
+        let mut b = a.clone();
+        b.sched.timer_slack_ns = None;
+        let err = merge(&[ok(a, vec![]), ok(b, vec![])])
+            .unwrap_err()
+            .to_string();
+        assert!(
+            err.contains("nice 0, timer slack unknown, the first"),
+            "{err}"
         );
     }
 

@@ -1,6 +1,6 @@
-//! The `job` probe's job: prepared (its directory made, the built-in
-//! job's inputs written) before it is timed, then run to its end or to its
-//! cap. The process that runs it becomes the subreaper of everything the
+//! The `job` probe's job: prepared (its directory, its stderr log and,
+//! for the built-in job, its inputs and its build made) before its window,
+//! then run to its end or to its cap. The process that runs it becomes the subreaper of everything the
 //! job starts, so what the job leaves running when it ends, and all of it
 //! at the cap, is found below that process, killed and reaped. (So it is
 //! tested by `tests/job.rs`, in feelbench's own processes: in a unit test
@@ -8,7 +8,6 @@
 
 use super::command::{self, ShellJob};
 use super::make::Make;
-use super::plan::JobPlan;
 use super::settings::JobSettings;
 use super::space::{JobSpace, StderrLog};
 use super::{JobError, JobRun};
@@ -19,13 +18,13 @@ use std::path::{Path, PathBuf};
 /// The job of a run, ready to be timed: the `job` probe's.
 pub struct PreparedJob {
     what: Prepared,
-    loops_per_ms: f64,
+    stderr: StderrLog,
     space: JobSpace,
 }
 
 enum Prepared {
-    /// The built-in job of this plan, its inputs written in this directory.
-    BuiltIn(JobPlan, PathBuf),
+    /// The built-in job, its inputs written, none of its steps started.
+    BuiltIn(Make),
     /// A command, to run in this directory.
     Command(String, PathBuf),
 }
@@ -51,17 +50,18 @@ impl PreparedJob {
             error,
         })?;
         let space = JobSpace::create(dir)?;
+        let stderr = space.stderr()?;
         let what = match &settings.command {
             Some(command) => Prepared::Command(command.clone(), space.work_dir()?),
             None => {
                 let plan = settings.plan(cpus);
                 let build = space.build_dir(&plan)?;
-                Prepared::BuiltIn(plan, build)
+                Prepared::BuiltIn(Make::new(plan, &build, loops_per_ms, stderr.clone())?)
             }
         };
         Ok(Self {
             what,
-            loops_per_ms,
+            stderr,
             space,
         })
     }
@@ -69,12 +69,17 @@ impl PreparedJob {
     /// Runs the job to its end, or until its cap at the `CLOCK_MONOTONIC`
     /// time `cap_at_ns`, `cap_s` after it started. Whatever the job left
     /// running when it ended, and all of it at the cap, is killed and
-    /// reaped.
-    pub fn run(&self, cap_at_ns: u64, cap_s: f64) -> Result<JobRun, JobError> {
-        let stderr = self.space.stderr()?;
+    /// reaped; its directory is removed after.
+    pub fn run(self, cap_at_ns: u64, cap_s: f64) -> Result<JobRun, JobError> {
+        let Self {
+            what,
+            stderr,
+            space,
+        } = self;
+        let described = describe(&what);
         let cpu_before_ns = process_and_children_cpu_ns();
         let started_ns = now_ns();
-        let outcome = self.start(&stderr).and_then(|mut running| {
+        let outcome = start(what, &stderr).and_then(|mut running| {
             let finished = running.wait(cap_at_ns, &stderr);
             let ended_ns = now_ns();
             // What the job left running, or all of it at the cap; `running`
@@ -85,39 +90,36 @@ impl PreparedJob {
         // The orphans handed to this process.
         process_tree::reap_exited();
         let cpu_ns = process_and_children_cpu_ns().saturating_sub(cpu_before_ns);
+        drop(space);
         match outcome? {
             (true, ended_ns, _) => Ok(JobRun {
                 wall_ns: ended_ns - started_ns,
                 cpu_ns,
             }),
             (false, _, killed) => Err(JobError::TimedOut {
-                what: self.describe(),
+                what: described,
                 cap_s,
                 killed,
             }),
         }
     }
+}
 
-    fn start(&self, stderr: &StderrLog) -> Result<Running, JobError> {
-        Ok(match &self.what {
-            Prepared::BuiltIn(plan, build) => Running::BuiltIn(Make::new(
-                plan.clone(),
-                build,
-                self.loops_per_ms,
-                stderr.clone(),
-            )?),
-            Prepared::Command(command, work) => {
-                Running::Command(ShellJob::start(command, work, stderr)?)
-            }
-        })
-    }
-
-    /// The job in words, for messages.
-    fn describe(&self) -> String {
-        match &self.what {
-            Prepared::BuiltIn(..) => "the built-in job".to_string(),
-            Prepared::Command(command, _) => command::describe(command),
+/// Starts the job `what`, its stderr going to `stderr`.
+fn start(what: Prepared, stderr: &StderrLog) -> Result<Running, JobError> {
+    Ok(match what {
+        Prepared::BuiltIn(make) => Running::BuiltIn(make),
+        Prepared::Command(command, work) => {
+            Running::Command(ShellJob::start(&command, &work, stderr)?)
         }
+    })
+}
+
+/// The job in words, for messages.
+fn describe(what: &Prepared) -> String {
+    match what {
+        Prepared::BuiltIn(..) => "the built-in job".to_string(),
+        Prepared::Command(command, _) => command::describe(command),
     }
 }
 
