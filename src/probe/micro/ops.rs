@@ -157,7 +157,7 @@ pub const OPS: [OpDef; 18] = [
     ),
     op(
         "micro:fault",
-        "LMbench page fault: first read of a page of a fresh mapping of a cached file (lmbench mode: of each page, per page)",
+        "LMbench page fault: first read of a page of a fresh mapping of a cached file (lmbench mode: all its pages, per page)",
         |dir, mode| Ok(Box::new(Fault::new(dir, mode)?)),
     ),
 ];

@@ -9,9 +9,10 @@
 //! that). A context switch is timed as lat_ctx times it: half the round
 //! trip, with what each half costs besides the switch (writing the token,
 //! reading it, a pass over the working set) timed just before in the worker
-//! alone on a pipe of its own ([`Overhead`]), which its figures subtract. Everything is made before the partner is
-//! forked; the worker's reads time out, so a partner that is gone fails the
-//! operation instead of hanging the probe.
+//! alone on a pipe of its own ([`Overhead`]), which its figures subtract.
+//! Everything is made before the partner is forked; the worker's reads time
+//! out, so a partner that is gone fails the operation instead of hanging
+//! the probe.
 
 use super::ops::{OpError, Operation, Timed};
 use super::partner::Partner;
