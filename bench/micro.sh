@@ -1,14 +1,17 @@
 #!/usr/bin/env bash
-# Benchmark, not a test: feelbench's micro probe under no load against
-# references on the same machine, one after the other: micro_ref
-# (bench/micro_ref.c, built here with gcc -O2: each of the 18 operations with
-# the probe's system calls and sizes, timed back to back as LMbench does and
-# paced at the probe's rhythm), perf bench sched pipe (a pipe round trip, so
-# one context switch is half of it) and stress-ng stressors with
-# --metrics-brief (bogo ops/s turned into µs per op). Prints per operation
-# feelbench's median, each reference's figure, their ratio, and whether the
-# two measure the same thing. Goal on an idle machine: ratio within 1.3 where
-# they do. Run documents and tool output go to target/bench/micro/TIMESTAMP.
+# Benchmark, not a test: feelbench's micro probe under no load, in both
+# modes (--micro-mode paced and lmbench), against references on the same
+# machine, one after the other: micro_ref (bench/micro_ref.c, built here with
+# gcc -O2: each of the 18 operations with the probe's system calls and sizes,
+# paced at the probe's rhythm, and back to back on CPU 0 as LMbench's loops
+# and the probe's lmbench mode run them, its page fault then per page of a
+# mapping), perf bench sched pipe (a pipe round trip, so one context switch as
+# timed is half of it) and stress-ng stressors with --metrics-brief (bogo
+# ops/s turned into µs per op). Prints per operation each mode's median
+# against micro_ref's matching one and their ratio, then the other
+# references against the lmbench mode. Goal on an idle machine: ratio within
+# 1.3 where they measure the same thing. Run documents and tool output go to
+# target/bench/micro/TIMESTAMP.
 set -euo pipefail
 
 usage() {
@@ -18,10 +21,11 @@ Usage: $(basename "$0") [-t SECS] [-b BINARY] [-h]
              each stressor (default 10)
   -b BINARY  the feelbench to run (default: target/release/feelbench, built)
   -h         this help
-Runs feelbench run --probe micro --load none, then micro_ref (0.5 s per
-operation back to back, then SECS paced), perf bench sched pipe and the
-stress-ng stressors fork, exec, switch, pipe, sock, udp and sockpair, and
-prints per operation feelbench's median, the references and their ratios.
+Runs feelbench run --probe micro --load none in both --micro-mode, then
+micro_ref (SECS paced, then 0.5 s per operation back to back on CPU 0), perf
+bench sched pipe and the stress-ng stressors fork, exec, switch, pipe, sock,
+udp and sockpair, and prints per operation feelbench's medians, the
+references and their ratios.
 EOF
 }
 
@@ -56,22 +60,22 @@ trap 'rm -rf "$out/micro-ref-tmp" "$out/stress-ng-tmp"' EXIT
 uptime >"$out/uptime-before.txt"
 gcc -O2 -Wall -o target/bench/micro_ref bench/micro_ref.c
 
-"$feelbench" run --probe micro --load none -t "$secs" --warmup 0.5 -q -o "$out/micro.json" \
-    >"$out/feelbench.txt" 2>&1
+for mode in paced lmbench; do
+    "$feelbench" run --probe micro --load none -t "$secs" --warmup 0.5 --micro-mode "$mode" -q \
+        -o "$out/micro-$mode.json" >"$out/feelbench-$mode.txt" 2>&1
+done
 
-# The same operations, LMbench-style: each alone, back to back (0.5 s and at
-# least 500 instances each), then all in turns at the probe's rhythm (50 Hz
-# each) for as long as the scenario, unpinned as the probe runs, files in a
-# scratch directory on the same file system as the probe's (the working
-# directory). Then back to back again, all on CPU 0 as perf's row below: on
-# this VM an unpinned pair talking back to back may be spread over both
-# CPUs, each round trip then waiting for an idle virtual CPU to wake.
+# The same operations: all in turns at the probe's rhythm (50 Hz each) for as
+# long as the scenario, unpinned as the probe runs, files in a scratch
+# directory on the same file system as the probe's (the working directory);
+# then each alone, back to back (0.5 s and at least 500 instances each), on
+# CPU 0, where the probe's lmbench mode runs (the first CPU it may use).
 ref_scratch=$out/micro-ref-tmp
 mkdir -p "$ref_scratch"
-target/bench/micro_ref -b 0.5 -p "$secs" -d "$ref_scratch" \
-    >"$out/micro-ref.txt" 2>"$out/micro-ref-errors.txt"
+target/bench/micro_ref -b 0 -p "$secs" -d "$ref_scratch" \
+    >"$out/micro-ref-paced.txt" 2>"$out/micro-ref-errors.txt"
 taskset -c 0 target/bench/micro_ref -b 0.5 -p 0 -d "$ref_scratch" \
-    >"$out/micro-ref-cpu0.txt" 2>>"$out/micro-ref-errors.txt"
+    >"$out/micro-ref-b2b-cpu0.txt" 2>>"$out/micro-ref-errors.txt"
 rmdir "$ref_scratch"
 
 # A pipe round trip between two processes, back to back, 100 000 times: on
@@ -111,30 +115,30 @@ python3 - "$out" <<'EOF'
 import json, pathlib, re, sys
 
 out = pathlib.Path(sys.argv[1])
-run = json.loads((out / "micro.json").read_text())
-figures = run["scenarios"][0]["result"]["figures"]
 
-def p50(op):
-    return figures.get(f"{op}_p50_us")
+def figures_of(mode):
+    run = json.loads((out / f"micro-{mode}.json").read_text())
+    return run["scenarios"][0]["result"]
 
-def p99(op):
-    return figures.get(f"{op}_p99_us")
+results = {mode: figures_of(mode) for mode in ("paced", "lmbench")}
+
+def p50(mode, op):
+    return results[mode]["figures"].get(f"{op}_p50_us")
 
 def shown(v):
-    return f"{v:.1f}" if v is not None else "-"
+    return f"{v:.2f}" if v is not None else "-"
 
 def ratio(ours, ref):
     return f"{ours / ref:.2f}" if ours and ref else "-"
 
 # micro_ref's lines: MODE OP P50_US P99_US INSTANCES ("-" when it failed).
 ref = {}
-for name, suffix in [("micro-ref.txt", ""), ("micro-ref-cpu0.txt", "-cpu0")]:
+for name, mode in [("micro-ref-paced.txt", "paced"), ("micro-ref-b2b-cpu0.txt", "lmbench")]:
     for line in (out / name).read_text().splitlines():
         if line.startswith("#"):
             continue
-        mode, op, ref_p50, ref_p99, _ = line.split()
-        number = lambda v: float(v) if v != "-" else None
-        ref[mode + suffix, op] = (number(ref_p50), number(ref_p99))
+        _, op, ref_p50, _, _ = line.split()
+        ref[mode, op] = float(ref_p50) if ref_p50 != "-" else None
 
 def perf_round_trip_us(name):
     text = (out / name).read_text()
@@ -158,13 +162,13 @@ rows = [
      "fork+exit+wait; stress-ng forks from a smaller process"),
     ("exec", "stress-ng --exec (execve, fork)", stress_us("exec"), False,
      "stress-ng execs its own, larger binary, not /bin/true"),
-    ("ctx0", "perf bench sched pipe / 2 (1 CPU)", round_trip / 2, True,
-     "one switch: half a pipe round trip"),
+    ("ctx0_raw", "perf bench sched pipe / 2 (1 CPU)", round_trip / 2, True,
+     "one switch as timed: half a pipe round trip"),
     ("ctx0", "stress-ng --switch", stress_switch_us(), False,
      "pipe writes that may queue: a rate of switches, not a round trip"),
     ("pipe", "perf bench sched pipe (1 CPU)", round_trip, True, "a pipe round trip"),
     ("pipe", "perf bench sched pipe (2 CPUs)", round_trip_2cpus, False,
-     "the pair on two CPUs, where feelbench's stays on one"),
+     "the pair on two CPUs, where the lmbench mode keeps it on one"),
     ("pipe", "stress-ng --pipe", stress_us("pipe"), False,
      "one-way stream of 512-byte writes: throughput"),
     ("unix", "stress-ng --sockpair", stress_us("sockpair"), False,
@@ -174,31 +178,30 @@ rows = [
     ("tcp", "stress-ng --sock", stress_us("sock"), False,
      "a connection per op carrying many messages"),
 ]
-measured_s = run["scenarios"][0]["result"]["tally"]["counts"]["measured_s"]
-ops = ["fork", "exec", "sh", "ctx0", "ctx64", "pipe", "unix", "udp", "tcp", "connect",
-       "create0", "delete0", "create1k", "delete1k", "create10k", "delete10k", "mmap", "fault"]
-print(f"feelbench micro under none ({measured_s:.0f} s) against micro_ref, like for like "
-      "(µs per op; ratio = feelbench p50 / micro_ref p50)")
-variants = [("b2b", "back to back"), ("b2b-cpu0", "back to back, CPU 0"),
-            ("paced", "paced as the probe")]
-print(f"{'':<10} {'feelbench':>17}" + "".join(f"   {title:>24}" for _, title in variants))
-print(f"{'op':<10} {'p50':>8} {'p99':>8}"
-      + f"   {'p50':>8} {'p99':>8} {'ratio':>6}" * len(variants))
+measured_s = results["paced"]["tally"]["counts"]["measured_s"]
+ops = ["fork", "exec", "sh", "ctx0", "ctx0_raw", "ctx64", "ctx64_raw", "pipe", "unix", "udp",
+       "tcp", "connect", "create0", "delete0", "create1k", "delete1k", "create10k",
+       "delete10k", "mmap", "fault"]
+print(f"feelbench micro under none ({measured_s:.0f} s per mode) against micro_ref's matching "
+      "mode (median µs per op; ratio = feelbench / micro_ref; ctxN: lat_ctx's, less the "
+      "overhead; ctxN_raw: half the round trip as timed; lmbench's fault: per page)")
+print(f"{'':<10} {'paced':>26}   {'lmbench (ref: b2b, CPU 0)':>26}")
+print(f"{'op':<10}" + f" {'feelbench':>9} {'micro_ref':>9} {'ratio':>6}  " * 2)
 for op in ops:
-    line = f"{op:<10} {shown(p50(op)):>8} {shown(p99(op)):>8}"
-    for mode, _ in variants:
-        ref_p50, ref_p99 = ref.get((mode, op), (None, None))
-        line += f"   {shown(ref_p50):>8} {shown(ref_p99):>8} {ratio(p50(op), ref_p50):>6}"
-    print(line)
+    line = f"{op:<10}"
+    for mode in ("paced", "lmbench"):
+        ours, theirs = p50(mode, op), ref.get((mode, op))
+        line += f" {shown(ours):>9} {shown(theirs):>9} {ratio(ours, theirs):>6}  "
+    print(line.rstrip())
 print()
-print("other references (perf bench, stress-ng)")
-print(f"{'op':<6} {'feelbench p50 µs':>17}  {'reference':<34} {'ref µs':>9} {'ratio':>6}  like-for-like")
+print("other references (perf bench, stress-ng), against the lmbench mode")
+print(f"{'op':<9} {'feelbench p50 µs':>17}  {'reference':<34} {'ref µs':>9} {'ratio':>6}  like-for-like")
 for op, tool, figure, like, note in rows:
-    ours = p50(op)
+    ours = p50("lmbench", op)
     mark = "yes" if like else "no: " + note
     if like:
         mark += f" ({note})"
-    print(f"{op:<6} {shown(ours):>17}  {tool:<34} {shown(figure):>9} {ratio(ours, figure):>6}  {mark}")
+    print(f"{op:<9} {shown(ours):>17}  {tool:<34} {shown(figure):>9} {ratio(ours, figure):>6}  {mark}")
 EOF
 echo "load before: $(cat "$out/uptime-before.txt")"
 echo "load after:  $(cat "$out/uptime-after.txt")"

@@ -7,20 +7,29 @@
  *
  *   b2b    one operation at a time, instances back to back as LMbench's
  *          loops run them (after 10 untimed ones), for -b seconds and at
- *          least 500 instances (at most 100 000);
+ *          least 500 instances (at most 100 000); the page fault as
+ *          lat_pagefault gives it and the probe's --micro-mode lmbench does:
+ *          every page of a fresh mapping read, scattered, over its pages;
  *   paced  every operation started at once and run in turns at the probe's
  *          rhythm (src/probe/micro/rhythm.rs: each at 50 Hz, in slots
- *          spread evenly over each 20 ms), for -p seconds.
+ *          spread evenly over each 20 ms), for -p seconds; the page fault
+ *          one read of the middle page.
  *
- * Like the probe: round trips follow an untimed one; a context switch is half
- * a round trip; partners are forked from this process and nothing is pinned
- * (the probe runs on every CPU unless --probe-cpus); timer slack 1 ns.
+ * Like the probe: round trips follow an untimed one; a context switch is
+ * lat_ctx's: half a round trip less the median of its overhead (a pass over
+ * the working set, the token written to a pipe of its own and read back,
+ * timed warm just before each round trip), with half the round trip as timed
+ * beside it (OP_raw); partners are forked from this process and nothing is
+ * pinned (the probe runs on every CPU unless --probe-cpus; its lmbench mode
+ * moves to one CPU: run this under taskset -c 0 to match); timer slack 1 ns.
  * Unlike the probe: fork, exec and sh fork from this small process itself,
  * where the probe forks from a spawner, a copy of its (larger) worker.
  *
  * Output, one line per operation and mode (µs per operation):
  *   MODE OP P50_US P99_US INSTANCES
- * with "-" for the figures of an operation that failed (reason on stderr).
+ * with "-" for the figures of an operation that failed (reason on stderr) and
+ * for a switch whose overhead is as long as it is; a switch adds a line
+ * MODE OP_raw with half the round trip as timed.
  *
  * Build: gcc -O2 -o micro_ref micro_ref.c
  * Usage: micro_ref [-b SECS] [-p SECS] [-d DIR] [OP...]
@@ -52,6 +61,7 @@
 #define MAPPED_BYTES (1 << 20)     /* the file mmap and fault map */
 #define MMAP_STRIDE (16 << 10)     /* mmap reads a byte every 16 KiB */
 #define REPLY_TIMEOUT_S 2          /* SO_RCVTIMEO of the probe's sockets */
+#define FAULT_PAGE_STEP 97         /* pages apart of two pages b2b's fault reads */
 
 static volatile uint64_t sink; /* keeps sums and reads from being dropped */
 
@@ -87,12 +97,15 @@ struct op {
     /* fork, exec, sh */
     const char *program;
     char *const *argv;
-    /* round trips: the worker's ends, the partner's, the partner */
+    /* round trips: the worker's ends, the partner's, the partner; a switch's
+     * pipe to itself for its overhead */
     enum channel channel;
     int rx, tx, their_rx, their_tx;
     pid_t partner;
     size_t working_bytes;
     unsigned char *working_set;
+    int less_overhead;
+    int self_pipe[2];
     /* connect */
     struct sockaddr_in address;
     /* files */
@@ -101,8 +114,9 @@ struct op {
     unsigned char *data;
     int fd;
     unsigned char *map;
-    /* samples of the current mode, ns per operation */
-    uint64_t *samples;
+    size_t fault_pages; /* pages a fault instance reads: 0 for the middle one */
+    /* samples of the current mode, ns per operation, and overheads */
+    uint64_t *samples, *overheads;
     size_t count, capacity;
     int failed;
 };
@@ -306,6 +320,9 @@ static void close_channel(struct op *op)
 static int start_round_trip(struct op *op)
 {
     op->rx = op->tx = op->their_rx = op->their_tx = -1;
+    op->self_pipe[0] = op->self_pipe[1] = -1;
+    if (op->less_overhead && pipe2(op->self_pipe, O_CLOEXEC) < 0)
+        return fail(op, "cannot make a pipe");
     if (open_channel(op) < 0)
         return -1;
     op->partner = start_partner(op, echo);
@@ -326,8 +343,33 @@ static int run_round_trip(struct op *op)
     return 0;
 }
 
+/* lat_ctx's overhead: a pass, the token through the pipe to itself. */
+static int overhead_pass(struct op *op)
+{
+    unsigned char byte = 1;
+    pass(op->working_set, op->working_bytes);
+    if (write(op->self_pipe[1], &byte, 1) != 1 || read(op->self_pipe[0], &byte, 1) != 1)
+        return fail(op, "cannot pass a token through a pipe to itself");
+    return 0;
+}
+
+/* The overhead, warm (after an untimed one), in ns; 0 when it failed. */
+static uint64_t timed_overhead(struct op *op)
+{
+    if (overhead_pass(op) < 0)
+        return 0;
+    uint64_t started_ns = now_ns();
+    if (overhead_pass(op) < 0)
+        return 0;
+    return now_ns() - started_ns;
+}
+
 static void stop_round_trip(struct op *op)
 {
+    if (op->less_overhead) {
+        close(op->self_pipe[0]);
+        close(op->self_pipe[1]);
+    }
     /* The worker's end closes before the partner is killed, as in talk.rs. */
     close_channel(op);
     stop_partner(op);
@@ -448,7 +490,13 @@ static int run_mmap(struct op *op)
 
 static int run_fault(struct op *op)
 {
-    sink = ((volatile unsigned char *)op->map)[op->bytes / 2];
+    size_t page = (size_t)sysconf(_SC_PAGESIZE), pages = op->bytes / page;
+    if (op->fault_pages == 0) {
+        sink = ((volatile unsigned char *)op->map)[op->bytes / 2];
+        return 0;
+    }
+    for (size_t k = 0; k < pages; k++)
+        sink = ((volatile unsigned char *)op->map)[(k * FAULT_PAGE_STEP) % pages * page];
     return 0;
 }
 
@@ -471,7 +519,7 @@ static char *const sh_argv[] = {"sh", "-c", "/bin/true", NULL};
 #define ROUND_TRIP(n, per, chan, ws) \
     {.name = n, .per_instance = per, .start = start_round_trip, .prepare = run_round_trip, \
      .run = run_round_trip, .tidy = no_step, .stop = stop_round_trip, .channel = chan, \
-     .working_bytes = ws}
+     .working_bytes = ws, .less_overhead = per == 2}
 #define CREATE(n, size) \
     {.name = n, .per_instance = 1, .start = start_file, .prepare = no_step, .run = write_file, \
      .tidy = remove_file, .stop = stop_file, .bytes = size}
@@ -510,7 +558,10 @@ static struct op ops[] = {
  * `keep`. Returns -1 when the operation failed (and marks it). */
 static int instance(struct op *op, int keep)
 {
+    uint64_t overhead_ns = 0;
     if (op->prepare(op) < 0)
+        goto failed;
+    if (op->less_overhead && (overhead_ns = timed_overhead(op)) == 0)
         goto failed;
     uint64_t started_ns = now_ns();
     if (op->run(op) < 0)
@@ -518,8 +569,11 @@ static int instance(struct op *op, int keep)
     uint64_t elapsed_ns = now_ns() - started_ns;
     if (op->tidy(op) < 0)
         goto failed;
-    if (keep && op->count < op->capacity)
-        op->samples[op->count++] = elapsed_ns / (uint64_t)op->per_instance;
+    if (keep && op->count < op->capacity) {
+        uint64_t per = op->fault_pages ? op->fault_pages : (uint64_t)op->per_instance;
+        op->overheads[op->count] = overhead_ns;
+        op->samples[op->count++] = elapsed_ns / per;
+    }
     return 0;
 failed:
     op->failed = 1;
@@ -540,21 +594,46 @@ static double quantile_us(const uint64_t *sorted, size_t count, double q)
     return (double)sorted[rank ? rank - 1 : 0] / 1e3;
 }
 
+/* A figure less an overhead, as lat_ctx gives it: "-" when nothing is left. */
+static void print_less(double value_us, double less_us)
+{
+    if (value_us > less_us)
+        printf(" %.3f", value_us - less_us);
+    else
+        printf(" -");
+}
+
 static void report(const char *mode, struct op *op)
 {
     if (op->failed || op->count == 0) {
         fprintf(stderr, "micro_ref: %s %s: %s: %s\n", mode, op->name,
                 op->why ? op->why : "no instance", strerror(op->error));
         printf("%s %s - - %zu\n", mode, op->name, op->count);
+        if (op->less_overhead)
+            printf("%s %s_raw - - %zu\n", mode, op->name, op->count);
+        fflush(stdout);
+        return;
+    }
+    qsort(op->samples, op->count, sizeof *op->samples, by_value);
+    double p50_us = quantile_us(op->samples, op->count, 0.5);
+    double p99_us = quantile_us(op->samples, op->count, 0.99);
+    if (op->less_overhead) {
+        qsort(op->overheads, op->count, sizeof *op->overheads, by_value);
+        double overhead_us = quantile_us(op->overheads, op->count, 0.5);
+        printf("%s %s", mode, op->name);
+        print_less(p50_us, overhead_us);
+        print_less(p99_us, overhead_us);
+        printf(" %zu\n", op->count);
+        printf("%s %s_raw %.3f %.3f %zu\n", mode, op->name, p50_us, p99_us, op->count);
     } else {
-        qsort(op->samples, op->count, sizeof *op->samples, by_value);
-        printf("%s %s %.3f %.3f %zu\n", mode, op->name, quantile_us(op->samples, op->count, 0.5),
-               quantile_us(op->samples, op->count, 0.99), op->count);
+        printf("%s %s %.3f %.3f %zu\n", mode, op->name, p50_us, p99_us, op->count);
     }
     fflush(stdout);
 }
 
-static int begin(struct op *op, size_t capacity)
+/* Starts `op` for `capacity` instances; `per_page`: its page fault, if it is
+ * the fault, read over every page (b2b, LMbench's way). */
+static int begin(struct op *op, size_t capacity, int per_page)
 {
     op->failed = 0;
     op->why = NULL;
@@ -562,8 +641,10 @@ static int begin(struct op *op, size_t capacity)
     op->count = 0;
     op->capacity = capacity;
     op->samples = malloc(capacity * sizeof *op->samples);
+    op->overheads = malloc(capacity * sizeof *op->overheads);
     op->fd = -1;
-    if (!op->samples || op->start(op) < 0) {
+    op->fault_pages = per_page && op->run == run_fault ? op->bytes / (size_t)sysconf(_SC_PAGESIZE) : 0;
+    if (!op->samples || !op->overheads || op->start(op) < 0) {
         op->failed = 1;
         return -1;
     }
@@ -574,13 +655,14 @@ static void end(struct op *op)
 {
     op->stop(op);
     free(op->samples);
-    op->samples = NULL;
+    free(op->overheads);
+    op->samples = op->overheads = NULL;
 }
 
 /* LMbench's way: one operation at a time, back to back. */
 static void back_to_back(struct op *op, uint64_t budget_ns)
 {
-    if (begin(op, MAX_INSTANCES) == 0) {
+    if (begin(op, MAX_INSTANCES, 1) == 0) {
         for (int i = 0; i < B2B_WARMUP && instance(op, 0) == 0; i++) {
         }
         uint64_t started_ns = now_ns();
@@ -600,7 +682,7 @@ static void paced(struct op **chosen, size_t n, uint64_t length_ns)
     struct op *turns[OPS];
     size_t running = 0;
     for (size_t i = 0; i < n; i++)
-        if (begin(chosen[i], length_ns / (NS_PER_S / OP_RATE_HZ) + 2) == 0)
+        if (begin(chosen[i], length_ns / (NS_PER_S / OP_RATE_HZ) + 2, 0) == 0)
             turns[running++] = chosen[i];
     uint64_t next_ns = now_ns(), end_ns = next_ns + length_ns;
     uint64_t slot_ns = running ? NS_PER_S / OP_RATE_HZ / running : 0;

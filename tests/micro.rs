@@ -1,8 +1,10 @@
 //! The micro probes end to end on 1 s scenarios: every operation of
 //! `micro` has samples and ordered figures, `micro:pipe` runs alone, the
-//! table is LMbench's (one median column per operation), and nothing is
-//! left behind — no partner process, no file — after a normal end or a
-//! SIGKILL of the orchestrator. No test asserts a latency.
+//! table is LMbench's (one median column per operation), LMbench's mode
+//! (`--micro-mode lmbench`) gives lat_ctx's switches and a fault per page
+//! and is recorded, and nothing is left behind — no partner process, no
+//! file — after a normal end or a SIGKILL of the orchestrator. No test
+//! asserts a latency.
 
 mod common;
 use common::{
@@ -38,17 +40,28 @@ const OPS: [&str; 18] = [
     "fault",
 ];
 
-/// `feelbench run --probe PROBES --load none -t 1`, writing `DIR/run.json`.
-fn micro_run(tag: &str, dir: &Path, probes: &str) -> (Output, Value) {
+/// `feelbench run --probe PROBES --load none -t 1 --micro-mode MODE`,
+/// writing `DIR/run.json`; checks the mode is recorded, every operation of
+/// `micro` is sane, none was left out and no process is left.
+fn micro_run(tag: &str, dir: &Path, probes: &str, mode: &str) -> (Output, Value) {
     let file = dir.join("run.json");
     let output = feelbench(tag, dir)
         .args(["run", "--probe", probes, "--load", "none", "-t", "1"])
+        .args(["--micro-mode", mode])
         .args(["--warmup", "0.2", "-l", LOOPS_PER_MS, "-o"])
         .arg(&file)
         .output()
         .unwrap();
     assert!(output.status.success(), "{}", stderr(&output));
-    (output, read_json(&file))
+    assert!(!stderr(&output).contains("left out"), "{}", stderr(&output));
+    assert_eq!(wait_for_no_tagged(tag, Duration::from_secs(2)), [0_u32; 0]);
+    let run = read_json(&file);
+    assert_eq!(run["settings"]["micro"], mode);
+    let micro = scenario(&run, "micro");
+    for op in OPS {
+        assert_sane(micro, op);
+    }
+    (output, run)
 }
 
 fn scenario<'a>(run: &'a Value, probe: &str) -> &'a Value {
@@ -60,35 +73,36 @@ fn scenario<'a>(run: &'a Value, probe: &str) -> &'a Value {
         .unwrap_or_else(|| panic!("no {probe} scenario in {run}"))
 }
 
-/// Asserts `op` has samples and ordered figures in `scenario`.
+/// Asserts `op` has samples and ordered figures in `scenario`. A
+/// switch's figures are lat_ctx's, its time less an overhead, and its
+/// median may be nothing left (absent): its median as timed is checked.
 fn assert_sane(scenario: &Value, op: &str) {
     let figures = &scenario["result"]["figures"];
-    let figure = |what: &str| {
-        figures[format!("{op}_{what}")]
-            .as_f64()
-            .unwrap_or_else(|| panic!("{op}_{what} missing in {figures}"))
-    };
+    let optional = |what: &str| figures[format!("{op}_{what}")].as_f64();
+    let figure =
+        |what: &str| optional(what).unwrap_or_else(|| panic!("{op}_{what} missing in {figures}"));
     let samples = figure("samples");
-    let (p50, p99, max) = (figure("p50_us"), figure("p99_us"), figure("max_us"));
+    let (p99, max) = (figure("p99_us"), figure("max_us"));
+    let (p50, timed_p50) = match op.starts_with("ctx") {
+        true => (optional("p50_us").unwrap_or(0.0), figure("raw_p50_us")),
+        false => (figure("p50_us"), figure("p50_us")),
+    };
     assert!(samples > 0.0, "{op}: no samples");
+    assert!(timed_p50 > 0.0, "{op}: p50 as timed {timed_p50}");
     assert!(
-        0.0 < p50 && p50 <= p99 && p99 <= max,
+        0.0 <= p50 && p50 <= p99 && p99 <= max,
         "{op}: p50 {p50} p99 {p99} max {max}"
     );
     let tally = &scenario["result"]["tally"]["samples"][op];
     assert_eq!(tally["count"].as_f64(), Some(samples), "{op}");
-    assert!(tally["sum_ns"].as_f64().unwrap() >= samples * p50 * 1e3 / 2.0);
+    assert!(tally["sum_ns"].as_f64().unwrap() >= samples * timed_p50 * 1e3 / 2.0);
 }
 
 #[test]
 fn every_operation_has_samples_and_micro_pipe_runs_alone() {
     let dir = tempfile::tempdir().unwrap();
     let tag = new_tag();
-    let (output, run) = micro_run(&tag, dir.path(), "micro,micro:pipe");
-    let micro = scenario(&run, "micro");
-    for op in OPS {
-        assert_sane(micro, op);
-    }
+    let (output, run) = micro_run(&tag, dir.path(), "micro,micro:pipe", "paced");
     let pipe = scenario(&run, "micro:pipe");
     assert_sane(pipe, "pipe");
     let fields: Vec<&String> = pipe["result"]["figures"]
@@ -97,8 +111,6 @@ fn every_operation_has_samples_and_micro_pipe_runs_alone() {
         .keys()
         .collect();
     assert!(fields.iter().all(|f| f.starts_with("pipe_")), "{fields:?}");
-    assert!(!stderr(&output).contains("left out"), "{}", stderr(&output));
-    assert_eq!(wait_for_no_tagged(&tag, Duration::from_secs(2)), [0_u32; 0]);
     let (files, states) = leftovers(dir.path());
     assert_eq!(files, ["run.json"], "left behind: {files:?}");
     assert!(states.is_empty(), "{states:?}");
@@ -110,6 +122,55 @@ fn every_operation_has_samples_and_micro_pipe_runs_alone() {
         .unwrap_or_else(|| panic!("no micro table in\n{table}"));
     let columns: Vec<&str> = header.split_whitespace().collect();
     assert_eq!(&columns[1..=OPS.len()], OPS, "{header}");
+}
+
+#[test]
+fn lmbench_mode_gives_lat_ctx_switches_and_a_fault_per_page() {
+    let dir = tempfile::tempdir().unwrap();
+    let tag = new_tag();
+    let (_, run) = micro_run(&tag, dir.path(), "micro", "lmbench");
+    let micro = scenario(&run, "micro");
+    let figures = &micro["result"]["figures"];
+    let figure = |name: &str| figures[name].as_f64();
+    let (lat_ctx, raw) = (figure("ctx0_p50_us"), figure("ctx0_raw_p50_us"));
+    assert!(
+        lat_ctx.unwrap() < raw.unwrap(),
+        "ctx0 {lat_ctx:?} µs, as timed {raw:?} µs"
+    );
+    assert!(figure("ctx0_overhead_p50_us").unwrap() > 0.0);
+    // A 64 KiB pass of a debug build takes far longer than a switch, so
+    // lat_ctx's difference may be nothing: then the figure is absent.
+    let raw = figure("ctx64_raw_p50_us").unwrap();
+    if let Some(lat_ctx) = figure("ctx64_p50_us") {
+        assert!(lat_ctx < raw, "ctx64 {lat_ctx} µs, as timed {raw} µs");
+    }
+    // Back to back: many more instances than the paced 50 a second.
+    assert!(
+        figures["pipe_samples"].as_f64().unwrap() > 100.0,
+        "{figures}"
+    );
+    let label = run["probes"]["micro"]["figures"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|f| f["key"] == "fault_p50")
+        .map(|f| f["label"].as_str().unwrap().to_string());
+    assert_eq!(label.as_deref(), Some("fault per page median (µs)"));
+}
+
+#[test]
+fn an_unknown_micro_mode_is_refused_with_exit_2() {
+    let dir = tempfile::tempdir().unwrap();
+    let output = feelbench(&new_tag(), dir.path())
+        .args(["run", "--probe", "micro:pipe", "--micro-mode", "fast"])
+        .output()
+        .unwrap();
+    assert_eq!(output.status.code(), Some(2), "{}", stderr(&output));
+    assert!(
+        stderr(&output).contains("paced or lmbench"),
+        "{}",
+        stderr(&output)
+    );
 }
 
 /// The PIDs of the tagged processes called `name`.

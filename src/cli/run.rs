@@ -19,6 +19,7 @@ use crate::measure::sched::{current_nice, SchedRequest};
 use crate::sim::fragment::FragmentSettings;
 use crate::sim::io::IoSettings;
 use crate::sim::job::JobSettings;
+use crate::sim::micro::MicroMode;
 use crate::sim::CustomShape;
 use crate::system::cpulist::CpuList;
 use crate::system::pmqos;
@@ -202,6 +203,16 @@ struct WorkArgs {
         requires = "custom_cpu_pct"
     )]
     custom_interval_us: Option<u64>,
+    /// How the micro probes time their operations: paced (each once every
+    /// 20 ms, taking turns) or lmbench (LMbench's warm back-to-back loops on
+    /// one CPU, and its page fault per page of a mapping).
+    #[arg(long = "micro-mode", value_name = "MODE", default_value = "paced", value_parser = micro_mode)]
+    micro_mode: MicroMode,
+}
+
+/// `--micro-mode`'s value.
+fn micro_mode(name: &str) -> Result<MicroMode, String> {
+    MicroMode::named(name).ok_or_else(|| format!("takes paced or lmbench, not {name}"))
 }
 
 /// How the `response` and `command` probes work.
@@ -560,6 +571,7 @@ impl WorkArgs {
             job,
             fragment,
             io,
+            micro: self.micro_mode,
         })
     }
 

@@ -6,6 +6,7 @@ use crate::report::schema::{described, RunDocument};
 use crate::sim::fragment::FragmentSettings;
 use crate::sim::io::IoSettings;
 use crate::sim::job::JobSettings;
+use crate::sim::micro::MicroMode;
 use crate::system::cpulist::CpuList;
 use serde::Serialize;
 
@@ -93,6 +94,9 @@ const SETTINGS: &[Fact] = &[
     }),
     ("file I/O", |r| {
         described(r.settings.io.as_ref(), IoSettings::describe)
+    }),
+    ("micro mode", |r| {
+        described(r.settings.micro.as_ref(), MicroMode::describe)
     }),
 ];
 
@@ -237,6 +241,22 @@ mod tests {
         assert_eq!(d.len(), 1, "{d:?}");
         assert_eq!(d[0].what, "job");
         assert_eq!(d[0].values[1], "`make -j4`, at most 3600 s");
+    }
+
+    #[test]
+    fn another_micro_mode_is_listed() {
+        let mut runs = [fixture::run(), fixture::run()];
+        runs[0].settings.micro = Some(MicroMode::Paced);
+        runs[1].settings.micro = Some(MicroMode::Lmbench);
+        let d = differences(&runs);
+        assert_eq!(d.len(), 1, "{d:?}");
+        assert_eq!(
+            (d[0].what.as_str(), &d[0].values[..]),
+            (
+                "micro mode",
+                &["paced".to_string(), "lmbench".to_string()][..]
+            )
+        );
     }
 
     #[test]

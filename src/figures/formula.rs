@@ -41,6 +41,13 @@ pub enum Formula {
     },
     /// A maximum as it is.
     Largest { maximum: String },
+    /// How much `value` exceeds `less` (a time less an overhead, as
+    /// LMbench's lat_ctx subtracts its token passing); none when it does
+    /// not: what is left is then no time at all.
+    Excess {
+        value: Box<Formula>,
+        less: Box<Formula>,
+    },
 }
 
 /// A tally whose histograms are decoded once, when a formula first needs
@@ -95,6 +102,10 @@ impl<'a> Evaluator<'a> {
                 (den != 0.0).then(|| scale * self.tally.count(num) / den)
             }
             Formula::Largest { maximum } => self.tally.maxima.get(maximum.as_str()).copied(),
+            Formula::Excess { value, less } => {
+                let excess = self.value(value)? - self.value(less)?;
+                (excess > 0.0).then_some(excess)
+            }
         }
     }
 
@@ -110,6 +121,7 @@ impl<'a> Evaluator<'a> {
             | Formula::Min { samples }
             | Formula::MeanNearMedian { samples }
             | Formula::InverseQuantile { samples, .. } => samples,
+            Formula::Excess { value, .. } => return self.samples_of(value),
             _ => return None,
         };
         Some(self.tally.samples.get(name.as_str()).map_or(0, |s| s.count))
@@ -170,6 +182,43 @@ mod tests {
             Some(7.5)
         );
         assert_eq!(e.samples_of(&Formula::Mean { samples: samples() }), Some(4));
+    }
+
+    #[test]
+    fn an_excess_is_a_value_less_another_and_none_when_not_more() {
+        let t = tally();
+        let mut e = Evaluator::new(&t);
+        let max = || {
+            Box::new(Formula::Max {
+                samples: "latency".into(),
+            })
+        };
+        let min = || {
+            Box::new(Formula::Min {
+                samples: "latency".into(),
+            })
+        };
+        let excess = Formula::Excess {
+            value: max(),
+            less: min(),
+        };
+        let value = e.value(&excess).unwrap();
+        assert!((value - 9.0).abs() < 0.02, "{value}");
+        assert_eq!(e.samples_of(&excess), Some(4));
+        let backwards = Formula::Excess {
+            value: min(),
+            less: max(),
+        };
+        assert_eq!(e.value(&backwards), None);
+        let missing = Formula::Excess {
+            value: max(),
+            less: Box::new(Formula::Max {
+                samples: "absent".into(),
+            }),
+        };
+        assert_eq!(e.value(&missing), None);
+        let json = serde_json::to_string(&excess).unwrap();
+        assert_eq!(serde_json::from_str::<Formula>(&json).unwrap(), excess);
     }
 
     /// resp1's 1sdavg of scripted delays of 100, 110, 120, 130 and 1000 ms:

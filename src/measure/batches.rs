@@ -48,6 +48,11 @@ impl Default for BatchLatency {
 }
 
 impl BatchLatency {
+    /// Makes its storage resident, as [`LatencyHistogram::touch`].
+    pub fn touch(&mut self) {
+        self.histogram.touch();
+    }
+
     /// Records one latency.
     pub fn record_ns(&mut self, latency_ns: u64) {
         self.histogram.record_ns(latency_ns);

@@ -53,6 +53,14 @@ impl LatencyHistogram {
         Self { histogram }
     }
 
+    /// Writes every count of its storage, leaving it empty: its pages are
+    /// then resident before a measurement whose memory is not locked (a
+    /// probe that shares its memory), which would otherwise fault them in
+    /// on first use.
+    pub fn touch(&mut self) {
+        self.histogram.reset();
+    }
+
     /// Records one latency; values beyond one hour are stored as one hour.
     pub fn record_ns(&mut self, latency_ns: u64) {
         self.histogram.saturating_record(latency_ns);

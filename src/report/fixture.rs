@@ -152,6 +152,7 @@ pub fn run() -> RunDocument {
             job: Default::default(),
             fragment: Default::default(),
             io: Default::default(),
+            micro: None,
         },
         probes: ["audio", "gaming"]
             .map(|p| (p.to_string(), crate::probe::sheet_of(p).unwrap()))

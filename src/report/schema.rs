@@ -8,6 +8,7 @@ use crate::measure::sched::SchedRequest;
 use crate::sim::fragment::FragmentSettings;
 use crate::sim::io::IoSettings;
 use crate::sim::job::JobSettings;
+use crate::sim::micro::MicroMode;
 use crate::sim::{CustomShape, ResponseParams};
 use crate::system::cpulist::CpuList;
 use crate::system::environment::Environment;
@@ -128,6 +129,10 @@ pub struct RunSettingsRecord {
     /// `io*` loads' processes; only in runs that ran one of them.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub io: Option<IoSettings>,
+    /// How the `micro` probes timed their operations (`--micro-mode`);
+    /// only in runs that measured one of them.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub micro: Option<MicroMode>,
 }
 
 /// The repeat count of runs that do not record one.

@@ -10,6 +10,7 @@ pub mod draws;
 pub mod fragment;
 pub mod io;
 pub mod job;
+pub mod micro;
 pub mod periodic;
 pub mod response;
 pub mod shapes;
@@ -18,6 +19,7 @@ pub mod uncached;
 use fragment::FragmentSettings;
 use io::IoSettings;
 use job::JobSettings;
+use micro::MicroMode;
 pub use response::ResponseParams;
 
 use serde::{Deserialize, Serialize};
@@ -35,6 +37,8 @@ pub enum SettingsGroup {
     Fragment,
     /// [`WorkParams::io`].
     Io,
+    /// [`WorkParams::micro`].
+    Micro,
 }
 
 /// Parameters of the work probes and loads do, fixed for a whole run.
@@ -62,6 +66,8 @@ pub struct WorkParams {
     pub fragment: FragmentSettings,
     /// The file-I/O work: the `fileio` probe's and the `io*` loads'.
     pub io: IoSettings,
+    /// How the `micro` probes time their operations.
+    pub micro: MicroMode,
 }
 
 #[cfg(test)]
@@ -80,6 +86,7 @@ impl WorkParams {
             job: JobSettings::default(),
             fragment: FragmentSettings::default(),
             io: IoSettings::default(),
+            micro: MicroMode::default(),
         }
     }
 

@@ -9,6 +9,7 @@ use crate::measure::sched::SchedRequest;
 use crate::sim::fragment::FragmentSettings;
 use crate::sim::io::IoSettings;
 use crate::sim::job::JobSettings;
+use crate::sim::micro::MicroMode;
 use crate::sim::response::{default_array_bytes, ResponseParams};
 use crate::sim::{CustomShape, WorkParams};
 use crate::system::cpulist::CpuList;
@@ -122,6 +123,8 @@ pub struct WorkSettings {
     /// `io*` loads' processes (`--fileio-size`, `--fileio-period`,
     /// `--io-thresholds`, `--io-threads`).
     pub io: IoSettings,
+    /// How the `micro` probes time their operations (`--micro-mode`).
+    pub micro: MicroMode,
 }
 
 impl WorkSettings {
@@ -140,6 +143,7 @@ impl WorkSettings {
             job: self.job.clone(),
             fragment: self.fragment,
             io: self.io.clone(),
+            micro: self.micro,
         }
     }
 

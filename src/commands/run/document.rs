@@ -120,6 +120,7 @@ fn settings_record(config: &RunConfig, work: &PreparedWork) -> RunSettingsRecord
         job: uses(SettingsGroup::Job).then(|| params.job.clone()),
         fragment: uses(SettingsGroup::Fragment).then_some(params.fragment),
         io: uses(SettingsGroup::Io).then(|| params.io.clone()),
+        micro: uses(SettingsGroup::Micro).then_some(params.micro),
     }
 }
 

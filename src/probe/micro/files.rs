@@ -1,10 +1,14 @@
 //! The file-system and VM operations, in the probe's private directory:
 //! creating and deleting a file of a given size (LMbench's lat_fs, one file
 //! at a time), mapping a cached file and reading it at a stride
-//! (lat_mmap), and the first touch of a page of a fresh mapping
-//! (lat_pagefault). Each removes its file when it is dropped.
+//! (lat_mmap), and the first touch of a page of a fresh mapping, or as
+//! lat_pagefault gives it (`--micro-mode lmbench`), the first touch of every
+//! page of a fresh mapping over its pages. Each removes its file when it is
+//! dropped.
 
-use super::ops::{OpError, Operation};
+use super::ops::{OpError, Operation, Timed};
+use crate::measure::clock::now_ns;
+use crate::sim::micro::MicroMode;
 use memmap2::{Mmap as Mapping, MmapOptions};
 use std::fs::File;
 use std::hint::black_box;
@@ -16,6 +20,14 @@ const MAPPED_BYTES: usize = 1 << 20;
 
 /// lat_mmap reads one byte every 16 KiB of the mapping.
 const MMAP_STRIDE: usize = 16 << 10;
+
+/// The page size assumed where the system does not say.
+const FALLBACK_PAGE_BYTES: usize = 4 << 10;
+
+/// Pages apart of two pages read one after the other by lat_pagefault's
+/// way: odd, so that it visits every page of a power-of-two mapping once,
+/// scattered as LMbench's random order.
+const FAULT_PAGE_STEP: usize = 97;
 
 /// A file of `bytes` at `path`, made (or made again) with `data`.
 struct SizedFile {
@@ -139,19 +151,45 @@ impl Operation for Mmap {
 }
 
 /// Map the file (untimed), read a byte of the page in its middle (timed:
-/// one minor fault, the page being cached), unmap (untimed).
+/// one minor fault, the page being cached), unmap (untimed); in LMbench's
+/// way, read a byte of every page, scattered, and count a fault per page.
 pub struct Fault {
     file: MappedFile,
     mapping: Option<Mapping>,
+    /// The offsets read, in order.
+    offsets: Vec<usize>,
 }
 
 impl Fault {
-    /// Writes its file in `dir`.
-    pub fn new(dir: &Path) -> Result<Self, OpError> {
+    /// Writes its file in `dir`, for `mode`.
+    pub fn new(dir: &Path, mode: MicroMode) -> Result<Self, OpError> {
         Ok(Self {
             file: MappedFile::new(dir, "fault")?,
             mapping: None,
+            offsets: fault_offsets(mode, page_bytes()),
         })
+    }
+}
+
+/// The system's page size.
+fn page_bytes() -> usize {
+    match nix::unistd::sysconf(nix::unistd::SysconfVar::PAGE_SIZE) {
+        Ok(Some(bytes)) if bytes > 0 => bytes as usize,
+        _ => FALLBACK_PAGE_BYTES,
+    }
+}
+
+/// The offsets a fault instance reads in a mapping of pages of
+/// `page_bytes`: the middle page's, or every page's, scattered.
+fn fault_offsets(mode: MicroMode, page_bytes: usize) -> Vec<usize> {
+    match mode {
+        MicroMode::Paced => vec![MAPPED_BYTES / 2],
+        MicroMode::Lmbench => {
+            let pages = MAPPED_BYTES / page_bytes;
+            (0..pages)
+                .map(|k| (k * FAULT_PAGE_STEP) % pages * page_bytes)
+                .collect()
+        }
     }
 }
 
@@ -163,13 +201,46 @@ impl Operation for Fault {
 
     fn run(&mut self) -> Result<(), OpError> {
         if let Some(mapping) = &self.mapping {
-            black_box(mapping[MAPPED_BYTES / 2]);
+            for &offset in &self.offsets {
+                black_box(mapping[offset]);
+            }
         }
         Ok(())
+    }
+
+    /// A fault per page read.
+    fn timed(&mut self) -> Result<Timed, OpError> {
+        let started_ns = now_ns();
+        self.run()?;
+        Ok(Timed {
+            ops: self.offsets.len() as u64,
+            ..Timed::one(now_ns() - started_ns)
+        })
     }
 
     fn tidy(&mut self) -> Result<(), OpError> {
         self.mapping = None;
         Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn lmbench_faults_read_every_page_once_scattered_paced_one() {
+        assert_eq!(fault_offsets(MicroMode::Paced, 4096), [MAPPED_BYTES / 2]);
+        for page_bytes in [4096, 16384, 65536] {
+            let offsets = fault_offsets(MicroMode::Lmbench, page_bytes);
+            let mut pages: Vec<usize> = offsets.iter().map(|o| o / page_bytes).collect();
+            assert_eq!(
+                offsets[1] / page_bytes,
+                FAULT_PAGE_STEP % (MAPPED_BYTES / page_bytes)
+            );
+            pages.sort_unstable();
+            let all: Vec<usize> = (0..MAPPED_BYTES / page_bytes).collect();
+            assert_eq!(pages, all, "{page_bytes}");
+        }
     }
 }

@@ -1,11 +1,19 @@
 //! `micro` and `micro:OP`: LMbench's micro-latencies measured under load.
 //! Each operation (fork, exec, a pipe round trip, a file create, a page
 //! fault, ... see `ops`) runs at a steady rhythm for the scenario's
-//! duration (`rhythm`), each instance timed into a histogram of its own
+//! duration, or in LMbench's warm back-to-back loops with `--micro-mode
+//! lmbench` (`rhythm`), each instance timed into a histogram of its own
 //! (`record`); `micro` runs them all, taking turns, and shows LMbench's
 //! table (one median column per operation, the loads as rows); `micro:OP`
 //! runs one. The registry entries come from one generic definition, [`def`],
 //! by the operation's index (or [`ALL`]).
+//!
+//! Everything is set up in [`Probe::prepare`], before the window is
+//! announced: in LMbench's mode the probe moves to one CPU (LMbench's
+//! programs were run each on one CPU), then the partners are forked, the
+//! files written, and only then the histograms allocated and made resident
+//! (see `procs`); each operation then runs once untimed, so the window
+//! holds nothing but timed, warm instances.
 //!
 //! An operation that cannot run here (no loopback, no room) is left out with
 //! its reason (the result's `left_out`, a warning of the run) and an
@@ -28,13 +36,16 @@ mod talk;
 
 use super::{MeasureError, Pace, Probe, ProbeDef};
 use crate::figures::{Measured, ProbeSheet};
+use crate::measure::affinity;
 use crate::measure::clock::{now_ns, sleep_until_ns};
 use crate::measure::sched::MemoryPolicy;
 use crate::measure::window::Window;
-use crate::sim::WorkParams;
-use ops::{OpDef, Operation, OPS};
+use crate::sim::micro::MicroMode;
+use crate::sim::{SettingsGroup, WorkParams};
+use crate::system::cpulist::CpuList;
+use ops::{OpDef, Operation, Timed, OPS};
 use record::OpRecord;
-use rhythm::Rhythm;
+use rhythm::Turns;
 use std::path::Path;
 
 /// The index that stands for every operation (`micro`).
@@ -65,19 +76,24 @@ pub const fn def<const OP: usize>() -> ProbeDef {
         sheet: sheet::<OP>,
         build: build::<OP>,
         default: |_| false,
-        uses: &[],
+        uses: &[SettingsGroup::Micro],
         disk_bytes: super::no_disk,
         pace: Pace::Duration,
         memory: MemoryPolicy::Shared,
     }
 }
 
-fn sheet<const OP: usize>(summary: &str, _: Option<&WorkParams>) -> ProbeSheet {
-    sheet::sheet_of(summary, ops_of(OP))
+fn sheet<const OP: usize>(summary: &str, params: Option<&WorkParams>) -> ProbeSheet {
+    let mode = params.map_or(MicroMode::default(), |p| p.micro);
+    sheet::sheet_of(summary, ops_of(OP), mode)
 }
 
-fn build<const OP: usize>(_: &WorkParams) -> Result<Box<dyn Probe>, super::BuildError> {
-    Ok(Box::new(MicroProbe { ops: ops_of(OP) }))
+fn build<const OP: usize>(params: &WorkParams) -> Result<Box<dyn Probe>, super::BuildError> {
+    Ok(Box::new(MicroProbe {
+        ops: ops_of(OP),
+        mode: params.micro,
+        ready: None,
+    }))
 }
 
 /// `micro`.
@@ -103,9 +119,18 @@ pub const MMAP: ProbeDef = def::<16>();
 pub const FAULT: ProbeDef = def::<17>();
 
 /// Built in the orchestrator too (to check it can be), so partners and
-/// files are made only when measuring starts.
+/// files are made only when it is prepared in its worker.
 struct MicroProbe {
     ops: &'static [OpDef],
+    mode: MicroMode,
+    /// The operations started and their records, once prepared.
+    ready: Option<Ready>,
+}
+
+/// What the probe measures with, made before its window.
+struct Ready {
+    running: Vec<Running>,
+    records: Vec<OpRecord>,
 }
 
 /// An operation of the set, once its start succeeded.
@@ -116,12 +141,19 @@ struct Running {
 }
 
 impl Probe for MicroProbe {
-    fn measure(self: Box<Self>, window: Window, dir: &Path) -> Result<Measured, MeasureError> {
+    fn prepare(&mut self, dir: &Path) -> Result<(), MeasureError> {
         std::fs::create_dir_all(dir).map_err(|error| MeasureError::Io {
             what: "cannot make the micro probe's directory",
             error,
         })?;
-        let started: Vec<_> = self.ops.iter().map(|op| (op.start)(dir)).collect();
+        if self.mode == MicroMode::Lmbench {
+            stay_on_one_cpu()?;
+        }
+        let started: Vec<_> = self
+            .ops
+            .iter()
+            .map(|op| (op.start)(dir, self.mode))
+            .collect();
         // Only now, so that the spawners and partners were forked without
         // the histograms (see `procs`).
         let mut records: Vec<OpRecord> = self.ops.iter().map(OpRecord::new).collect();
@@ -135,7 +167,20 @@ impl Probe for MicroProbe {
                 Err(error) => records[index].fail(error.to_string()),
             }
         }
-        let ended_ns = repeat(window, &mut running, &mut records);
+        warm_up(&mut running, &mut records);
+        self.ready = Some(Ready { running, records });
+        Ok(())
+    }
+
+    fn measure(mut self: Box<Self>, window: Window, _dir: &Path) -> Result<Measured, MeasureError> {
+        let Ready {
+            mut running,
+            mut records,
+        } = self.ready.take().ok_or_else(|| MeasureError::Io {
+            what: "the micro probe measured without being prepared",
+            error: std::io::Error::other("Probe::prepare was not called"),
+        })?;
+        let ended_ns = repeat(self.mode, window, &mut running, &mut records);
         // Partners killed and reaped, files removed.
         drop(running);
         report_failures(&records)?;
@@ -147,40 +192,75 @@ impl Probe for MicroProbe {
     }
 }
 
-/// Runs the operations in turn at the rhythm until the window ends; an
+/// Runs each operation once, untimed, as LMbench's loops start with
+/// untimed rounds: the first fork of a spawner, exec of a program, file of a
+/// directory or round trip of a pair costs more than the next, and happens
+/// here rather than in the window. An operation that fails leaves the set.
+fn warm_up(running: &mut Vec<Running>, records: &mut [OpRecord]) {
+    running.retain_mut(|op| match time_instance(op.operation.as_mut()) {
+        Ok(_) => true,
+        Err(error) => {
+            records[op.record].fail(error.to_string());
+            false
+        }
+    });
+}
+
+/// Moves the probe to the first of the CPUs it may run on, as LMbench's
+/// programs were run each on one CPU: the partners forked after it stay
+/// there too.
+fn stay_on_one_cpu() -> Result<(), MeasureError> {
+    let io = |error: affinity::AffinityError| MeasureError::Io {
+        what: "cannot move the micro probe to one CPU",
+        error: std::io::Error::other(error),
+    };
+    let first = affinity::current().map_err(io)?.cpus().next();
+    let one = first.and_then(|cpu| CpuList::from_cpus([cpu]));
+    match one {
+        Some(cpu) => affinity::set(&cpu).map(drop).map_err(io),
+        None => Ok(()),
+    }
+}
+
+/// Runs the operations in turns of `mode` until the window ends; an
 /// operation that fails leaves the turns. Returns when it ended.
-fn repeat(window: Window, running: &mut Vec<Running>, records: &mut [OpRecord]) -> u64 {
-    let mut rhythm = Rhythm::new(window.start_ns, running.len());
+fn repeat(
+    mode: MicroMode,
+    window: Window,
+    running: &mut Vec<Running>,
+    records: &mut [OpRecord],
+) -> u64 {
+    let mut turns = Turns::new(mode, window.start_ns, running.len());
     loop {
-        let (at_ns, turn) = rhythm.next();
+        let (at_ns, turn) = turns.next();
         if at_ns >= window.end_ns || running.is_empty() {
             return at_ns.min(window.end_ns).max(window.start_ns);
         }
         sleep_until_ns(at_ns);
         let op = &mut running[turn];
         match time_instance(op.operation.as_mut()) {
-            Ok((started_ns, elapsed_ns)) => {
-                records[op.record].record(window, started_ns, elapsed_ns);
+            Ok((started_ns, timed)) => {
+                records[op.record].record(window, started_ns, timed);
             }
             Err(error) => {
                 records[op.record].fail(error.to_string());
                 running.remove(turn);
-                rhythm = Rhythm::new(now_ns(), running.len());
+                turns = Turns::new(mode, now_ns(), running.len());
                 continue;
             }
         }
-        rhythm.advance(now_ns());
+        turns.advance(now_ns());
     }
 }
 
-/// One instance of `operation`: when its timed part started, and how long
-/// it took.
-fn time_instance(operation: &mut dyn Operation) -> Result<(u64, u64), ops::OpError> {
+/// One instance of `operation`: when its timed part started, and what it
+/// measured.
+fn time_instance(operation: &mut dyn Operation) -> Result<(u64, Timed), ops::OpError> {
     operation.prepare()?;
     let started_ns = now_ns();
-    let elapsed_ns = operation.timed_ns()?;
+    let timed = operation.timed()?;
     operation.tidy()?;
-    Ok((started_ns, elapsed_ns))
+    Ok((started_ns, timed))
 }
 
 /// Fails, with every reason, when no operation could run (those left out
@@ -233,5 +313,41 @@ mod tests {
             err,
             "no micro-operation could run: fork: cannot fork: no; exec: cannot exec: no"
         );
+    }
+
+    /// Sub-window sample counts of every operation of `micro` in a
+    /// window that opens 1 ms after the probe was prepared and lasts
+    /// 400 ms (sub-windows of 20 ms, one period of the rhythm: each holds
+    /// an instance of each operation).
+    fn samples_per_sub_window() -> Vec<u64> {
+        let dir = tempfile::tempdir().unwrap();
+        let probe_dir = dir.path().join("micro");
+        let mut probe = build::<ALL>(&WorkParams::for_tests()).unwrap();
+        probe.prepare(&probe_dir).unwrap();
+        let start_ns = now_ns() + 1_000_000;
+        let window = Window {
+            start_ns,
+            end_ns: start_ns + 400_000_000,
+        };
+        let measured = probe.measure(window, &probe_dir).unwrap();
+        assert!(measured.left_out.is_empty(), "{:?}", measured.left_out);
+        measured
+            .batches
+            .iter()
+            .map(|batch| OPS.iter().map(|op| batch.samples[op.name()].count).sum())
+            .collect()
+    }
+
+    /// Nothing is set up in the window: its first sub-window holds about
+    /// as many instances as the others (were the partners forked and the
+    /// files written in it, the rhythm would start late).
+    #[test]
+    fn the_first_sub_window_is_as_full_as_the_others() {
+        let counts = samples_per_sub_window();
+        let mut others = counts[1..].to_vec();
+        others.sort_unstable();
+        let median = others[others.len() / 2];
+        assert!(median > 0, "{counts:?}");
+        assert!(2 * counts[0] >= median, "{counts:?}");
     }
 }

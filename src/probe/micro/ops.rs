@@ -1,13 +1,16 @@
 //! The micro-operations, in LMbench's order: their names, what each times,
 //! and how each is made ready ([`OpDef::start`]). An [`Operation`] is repeated by
-//! the probe's loop; only [`Operation::run`] is timed. Where the machine
-//! cannot do one (no loopback, no room), its `start` or an instance fails
-//! with an [`OpError`] and the probe leaves that operation out.
+//! the probe's loop; only [`Operation::run`] is timed, and an instance says
+//! how many operations it held and what LMbench subtracts from each
+//! ([`Timed`]). Where the machine cannot do one (no loopback, no room), its
+//! `start` or an instance fails with an [`OpError`] and the probe leaves
+//! that operation out.
 
 use super::files::{Create, Delete, Fault, Mmap};
 use super::procs::Spawn;
 use super::talk::{self, Connect};
 use crate::measure::clock::now_ns;
+use crate::sim::micro::MicroMode;
 use std::path::Path;
 
 /// What the name of every single-operation probe starts with.
@@ -20,14 +23,18 @@ pub struct OpDef {
     pub probe: &'static str,
     /// What one timed instance does, for `feelbench list`.
     pub summary: &'static str,
-    /// How many of the operation one timed instance holds: its latency is
-    /// the instance's divided by it (a context-switch round trip is two
-    /// switches).
-    pub per_instance: u64,
-    /// Makes it ready in the probe's private directory (partners started,
-    /// files written): what is not timed and happens once.
-    pub start: fn(&Path) -> Result<Box<dyn Operation>, OpError>,
+    /// Whether its figures are lat_ctx's: the switch as timed less the
+    /// median of the token passing and summing timed without a switch
+    /// (`OP_overhead`), with the switch as timed kept beside them.
+    pub less_overhead: bool,
+    /// Makes it ready in the probe's private directory, for the mode of the
+    /// run (partners started, files written): what is not timed and
+    /// happens once.
+    pub start: Start,
 }
+
+/// How an operation is made ready.
+type Start = fn(&Path, MicroMode) -> Result<Box<dyn Operation>, OpError>;
 
 impl OpDef {
     /// Its name in figures and tables (`fork`).
@@ -39,28 +46,20 @@ impl OpDef {
 /// Bytes of the working set each process of `ctx64` sums per pass.
 const CTX_LARGE_BYTES: usize = 64 << 10;
 
-/// An operation timed one at a time.
-const fn op(
-    probe: &'static str,
-    summary: &'static str,
-    start: fn(&Path) -> Result<Box<dyn Operation>, OpError>,
-) -> OpDef {
+/// An operation whose figure is its time as taken.
+const fn op(probe: &'static str, summary: &'static str, start: Start) -> OpDef {
     OpDef {
         probe,
         summary,
-        per_instance: 1,
+        less_overhead: false,
         start,
     }
 }
 
-/// A context switch: timed by round trips of two switches.
-const fn switch(
-    probe: &'static str,
-    summary: &'static str,
-    start: fn(&Path) -> Result<Box<dyn Operation>, OpError>,
-) -> OpDef {
+/// A context switch: lat_ctx's figure, less its overhead.
+const fn switch(probe: &'static str, summary: &'static str, start: Start) -> OpDef {
     OpDef {
-        per_instance: 2,
+        less_overhead: true,
         ..op(probe, summary, start)
     }
 }
@@ -71,95 +70,95 @@ pub const OPS: [OpDef; 18] = [
     op(
         "micro:fork",
         "LMbench fork+exit: fork, the child exits, the parent waits",
-        |_| Ok(Box::new(Spawn::fork_only()?)),
+        |_, _| Ok(Box::new(Spawn::fork_only()?)),
     ),
     op(
         "micro:exec",
         "LMbench fork+execve: fork, the child runs /bin/true, the parent waits",
-        |_| Ok(Box::new(Spawn::program(c"/bin/true", &[c"true"])?)),
+        |_, _| Ok(Box::new(Spawn::program(c"/bin/true", &[c"true"])?)),
     ),
     op(
         "micro:sh",
         "LMbench fork+sh: fork, the child runs /bin/sh -c /bin/true, the parent waits",
-        |_| {
+        |_, _| {
             let argv = [c"sh", c"-c", c"/bin/true"];
             Ok(Box::new(Spawn::program(c"/bin/sh", &argv)?))
         },
     ),
     switch(
         "micro:ctx0",
-        "LMbench ctx 2p/0K: one switch of two processes passing a token over two pipes",
-        |_| talk::pipes(0),
+        "LMbench ctx 2p/0K: a switch of two processes passing a token over two pipes, less the passing",
+        |_, _| talk::switches(0),
     ),
     switch(
         "micro:ctx64",
-        "LMbench ctx 2p/64K: as ctx0, each process summing 64 KiB of its own per pass",
-        |_| talk::pipes(CTX_LARGE_BYTES),
+        "LMbench ctx 2p/64K: as ctx0, each process summing 64 KiB of its own per pass, less the sum",
+        |_, _| talk::switches(CTX_LARGE_BYTES),
     ),
     op(
         "micro:pipe",
         "LMbench pipe latency: a 1-byte round trip over two pipes to a partner process",
-        |_| talk::pipes(0),
+        |_, _| talk::pipes(),
     ),
     op(
         "micro:unix",
         "LMbench AF_UNIX latency: a 1-byte round trip over a stream socket pair",
-        |_| talk::unix(),
+        |_, _| talk::unix(),
     ),
     op(
         "micro:udp",
         "LMbench UDP latency: a 1-byte round trip on loopback to a partner process",
-        |_| talk::udp(),
+        |_, _| talk::udp(),
     ),
     op(
         "micro:tcp",
         "LMbench TCP latency: a 1-byte round trip on loopback to a partner process",
-        |_| talk::tcp(),
+        |_, _| talk::tcp(),
     ),
     op(
         "micro:connect",
         "LMbench TCP connect: connect to a partner listening on loopback, close",
-        |_| Ok(Box::new(Connect::start()?)),
+        |_, _| Ok(Box::new(Connect::start()?)),
     ),
     op(
         "micro:create0",
         "LMbench 0K file create: create and close an empty file",
-        |dir| Ok(Box::new(Create::new(dir, "create0", 0))),
+        |dir, _| Ok(Box::new(Create::new(dir, "create0", 0))),
     ),
     op(
         "micro:delete0",
         "LMbench 0K file delete: unlink an empty file",
-        |dir| Ok(Box::new(Delete::new(dir, "delete0", 0))),
+        |dir, _| Ok(Box::new(Delete::new(dir, "delete0", 0))),
     ),
     op(
         "micro:create1k",
         "LMbench 1K file create: create, write 1 KiB, close",
-        |dir| Ok(Box::new(Create::new(dir, "create1k", 1 << 10))),
+        |dir, _| Ok(Box::new(Create::new(dir, "create1k", 1 << 10))),
     ),
     op(
         "micro:delete1k",
         "LMbench 1K file delete: unlink a 1 KiB file",
-        |dir| Ok(Box::new(Delete::new(dir, "delete1k", 1 << 10))),
+        |dir, _| Ok(Box::new(Delete::new(dir, "delete1k", 1 << 10))),
     ),
     op(
         "micro:create10k",
         "LMbench 10K file create: create, write 10 KiB, close",
-        |dir| Ok(Box::new(Create::new(dir, "create10k", 10 << 10))),
+        |dir, _| Ok(Box::new(Create::new(dir, "create10k", 10 << 10))),
     ),
     op(
         "micro:delete10k",
         "LMbench 10K file delete: unlink a 10 KiB file",
-        |dir| Ok(Box::new(Delete::new(dir, "delete10k", 10 << 10))),
+        |dir, _| Ok(Box::new(Delete::new(dir, "delete10k", 10 << 10))),
     ),
     op(
         "micro:mmap",
         "LMbench mmap latency: map a 1 MiB cached file, read a byte every 16 KiB, unmap",
-        |dir| Ok(Box::new(Mmap::new(dir)?)),
+        |dir, _| Ok(Box::new(Mmap::new(dir)?)),
     ),
     op(
         "micro:fault",
-        "LMbench page fault: first read of a page of a fresh mapping of a cached file",
-        |dir| Ok(Box::new(Fault::new(dir)?)),
+        "LMbench page fault: first read of a page of a fresh mapping of a cached file (lmbench mode: all its pages, per page)",
+        |dir, mode| Ok(Box::new(Fault::new(dir, mode)?)),
     ),
 ];
 
@@ -171,16 +170,47 @@ pub trait Operation {
     }
     /// One instance: what is timed.
     fn run(&mut self) -> Result<(), OpError>;
-    /// How long one instance takes, in ns: [`Operation::run`] timed here,
-    /// unless the operation is timed where it happens (in a partner).
-    fn timed_ns(&mut self) -> Result<u64, OpError> {
+    /// One instance timed: [`Operation::run`] timed here, unless the
+    /// operation is timed where it happens (in a partner), holds more than
+    /// one operation or has an overhead to subtract.
+    fn timed(&mut self) -> Result<Timed, OpError> {
         let started_ns = now_ns();
         self.run()?;
-        Ok(now_ns() - started_ns)
+        Ok(Timed::one(now_ns() - started_ns))
     }
     /// Cleans up after an instance, untimed (the file a create made).
     fn tidy(&mut self) -> Result<(), OpError> {
         Ok(())
+    }
+}
+
+/// What one timed instance measured.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Timed {
+    /// How long the instance took, in ns.
+    pub elapsed_ns: u64,
+    /// How many operations it held (a round trip two switches, LMbench's
+    /// page-fault instance a page each); at least 1.
+    pub ops: u64,
+    /// What LMbench subtracts from each operation, in ns (lat_ctx's token
+    /// passing and summing, timed without a switch), for the operations
+    /// that have it.
+    pub overhead_ns: Option<u64>,
+}
+
+impl Timed {
+    /// One operation that took `elapsed_ns`, nothing to subtract.
+    pub fn one(elapsed_ns: u64) -> Self {
+        Self {
+            elapsed_ns,
+            ops: 1,
+            overhead_ns: None,
+        }
+    }
+
+    /// Each operation's time: the instance's over its operations.
+    pub fn per_op_ns(&self) -> u64 {
+        self.elapsed_ns / self.ops.max(1)
     }
 }
 
@@ -216,10 +246,26 @@ mod tests {
     }
 
     #[test]
-    fn only_context_switches_count_two_per_instance() {
+    fn only_context_switches_subtract_an_overhead() {
         for op in OPS {
-            let expected = if op.name().starts_with("ctx") { 2 } else { 1 };
-            assert_eq!(op.per_instance, expected, "{}", op.name());
+            let expected = op.name().starts_with("ctx");
+            assert_eq!(op.less_overhead, expected, "{}", op.name());
         }
+    }
+
+    #[test]
+    fn an_instance_of_several_operations_counts_each() {
+        let round_trip = Timed {
+            elapsed_ns: 10_000,
+            ops: 2,
+            overhead_ns: Some(1_500),
+        };
+        assert_eq!(round_trip.per_op_ns(), 5_000);
+        let faults = Timed {
+            ops: 256,
+            ..Timed::one(25_600)
+        };
+        assert_eq!(faults.per_op_ns(), 100);
+        assert_eq!(Timed::one(7).per_op_ns(), 7);
     }
 }

@@ -11,7 +11,7 @@
 //! before it is forked, so after each fork the child only calls `execv` and
 //! `_exit`, which are safe after a fork.
 
-use super::ops::{OpError, Operation};
+use super::ops::{OpError, Operation, Timed};
 use super::partner::{exit_now, Partner};
 use crate::measure::clock::now_ns;
 use nix::sys::wait::{waitpid, WaitStatus};
@@ -72,10 +72,10 @@ impl Spawn {
 
 impl Operation for Spawn {
     fn run(&mut self) -> Result<(), OpError> {
-        self.timed_ns().map(drop)
+        self.timed().map(drop)
     }
 
-    fn timed_ns(&mut self) -> Result<u64, OpError> {
+    fn timed(&mut self) -> Result<Timed, OpError> {
         self.requests
             .write_all(&[1])
             .map_err(OpError::of("cannot ask the spawner process"))?;
@@ -88,7 +88,7 @@ impl Operation for Spawn {
                 what: "the child process failed",
                 error: io::Error::other("it did not exit with 0 (is the program there?)"),
             }),
-            elapsed_ns => Ok(elapsed_ns),
+            elapsed_ns => Ok(Timed::one(elapsed_ns)),
         }
     }
 }

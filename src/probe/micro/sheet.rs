@@ -1,26 +1,39 @@
 //! The figures of the micro probes: per operation its sample count,
-//! median, 99th percentile and maximum in µs. `micro`'s table is LMbench's:
-//! one column per operation with its median, the loads as rows; a single
-//! operation's table shows its median, p99 and maximum.
+//! median, 99th percentile and maximum in µs. A context switch's are
+//! lat_ctx's: the switch as timed less the median overhead (the token
+//! passing and summing timed without a switch); its median as timed and
+//! its overhead's are kept beside them (`OP_raw_p50`, `OP_overhead_p50`).
+//! `micro`'s table is LMbench's: one column per operation with its median,
+//! the loads as rows; a single operation's table shows its median, p99 and
+//! maximum (and a switch's median as timed). In LMbench's mode the page
+//! fault's figures are per page of a mapping, and say so.
 
 use super::ops::OpDef;
+use super::record::overhead_samples;
 use crate::figures::{
     Better, Column, FigureDef, Formula, ProbeSheet, Spread, Unit, P99_MIN_SAMPLES,
 };
+use crate::sim::micro::MicroMode;
 
 /// Samples a group of sub-windows needs for its median to be more than
 /// the value of a few instances.
 const P50_MIN_SAMPLES: u64 = 20;
 
-/// The sheet of a probe running `ops`, described by `summary`.
-pub fn sheet_of(summary: &str, ops: &[OpDef]) -> ProbeSheet {
+/// The sheet of a probe running `ops` in `mode`, described by `summary`.
+pub fn sheet_of(summary: &str, ops: &[OpDef], mode: MicroMode) -> ProbeSheet {
     let columns = match ops {
-        [op] => vec![
-            Column::new("samples", &[&key(op, "n")], 8),
-            Column::new("p50 (µs)", &[&key(op, "p50")], 10),
-            Column::new("p99 (µs)", &[&key(op, "p99")], 10),
-            Column::new("max (µs)", &[&key(op, "max")], 10),
-        ],
+        [op] => {
+            let mut columns = vec![
+                Column::new("samples", &[&key(op, "n")], 8),
+                Column::new("p50 (µs)", &[&key(op, "p50")], 10),
+                Column::new("p99 (µs)", &[&key(op, "p99")], 10),
+                Column::new("max (µs)", &[&key(op, "max")], 10),
+            ];
+            if op.less_overhead {
+                columns.push(Column::new("as timed p50", &[&key(op, "raw_p50")], 14));
+            }
+            columns
+        }
         _ => ops
             .iter()
             .map(|op| Column::new(op.name(), &[&key(op, "p50")], op.name().len().max(7) + 1))
@@ -30,7 +43,7 @@ pub fn sheet_of(summary: &str, ops: &[OpDef]) -> ProbeSheet {
         summary: summary.to_string(),
         own_pace: false,
         columns,
-        figures: ops.iter().flat_map(op_figures).collect(),
+        figures: ops.iter().flat_map(|op| op_figures(op, mode)).collect(),
     }
 }
 
@@ -39,55 +52,93 @@ fn key(op: &OpDef, what: &str) -> String {
     format!("{}_{what}", op.name())
 }
 
+/// What `op`'s figures are called in labels: its name, and for LMbench's
+/// page fault, per page.
+fn shown_name(op: &OpDef, mode: MicroMode) -> String {
+    match (op.name(), mode) {
+        ("fault", MicroMode::Lmbench) => "fault per page".to_string(),
+        (name, _) => name.to_string(),
+    }
+}
+
+/// The median of `samples`.
+fn median(samples: String) -> Formula {
+    Formula::Quantile { samples, q: 0.5 }
+}
+
 /// The figures of one operation, over its samples (named after it).
-fn op_figures(op: &OpDef) -> Vec<FigureDef> {
+fn op_figures(op: &OpDef, mode: MicroMode) -> Vec<FigureDef> {
     let name = op.name();
+    let shown = shown_name(op, mode);
     let samples = || name.to_string();
-    let latency = |what: &str, shown: &str, formula: Formula| {
-        let label = format!("{name} {shown} (µs)");
+    let latency = |what: &str, label: &str, formula: Formula| {
         let field = format!("{name}_{what}_us");
         FigureDef::new(
             &key(op, what),
             &field,
-            &label,
+            &format!("{label} (µs)"),
             Unit::ShortMicros,
             Better::Lower,
             formula,
         )
     };
-    let quantile = |what: &str, shown: &str, q: f64| {
-        latency(
-            what,
-            shown,
-            Formula::Quantile {
-                samples: samples(),
-                q,
-            },
-        )
+    // The operation's figure: lat_ctx's for a switch.
+    let of_op = |formula: Formula| match op.less_overhead {
+        true => Formula::Excess {
+            value: Box::new(formula),
+            less: Box::new(median(overhead_samples(name))),
+        },
+        false => formula,
     };
-    vec![
+    let spread = |min_samples: u64| Spread::SubWindowGroups { min_samples };
+    let mut figures = vec![
         FigureDef::new(
             &key(op, "n"),
             &format!("{name}_samples"),
-            &format!("{name} samples"),
+            &format!("{shown} samples"),
             Unit::Count,
             Better::Higher,
             Formula::SampleCount { samples: samples() },
         ),
-        quantile("p50", "median", 0.5)
-            .spread(Spread::SubWindowGroups {
-                min_samples: P50_MIN_SAMPLES,
-            })
+        latency("p50", &format!("{shown} median"), of_op(median(samples())))
+            .spread(spread(P50_MIN_SAMPLES))
             .headline()
             .compared(),
-        quantile("p99", "p99", 0.99)
-            .spread(Spread::SubWindowGroups {
-                min_samples: P99_MIN_SAMPLES,
-            })
-            .headline()
-            .compared(),
-        latency("max", "max", Formula::Max { samples: samples() }).compared(),
-    ]
+        latency(
+            "p99",
+            &format!("{shown} p99"),
+            of_op(Formula::Quantile {
+                samples: samples(),
+                q: 0.99,
+            }),
+        )
+        .spread(spread(P99_MIN_SAMPLES))
+        .headline()
+        .compared(),
+        latency(
+            "max",
+            &format!("{shown} max"),
+            of_op(Formula::Max { samples: samples() }),
+        )
+        .compared(),
+    ];
+    if op.less_overhead {
+        figures.extend([
+            latency(
+                "raw_p50",
+                &format!("{shown} as timed (half the round trip) median"),
+                median(samples()),
+            )
+            .spread(spread(P50_MIN_SAMPLES)),
+            latency(
+                "overhead_p50",
+                &format!("{shown} overhead (passing and summing) median"),
+                median(overhead_samples(name)),
+            )
+            .spread(spread(P50_MIN_SAMPLES)),
+        ]);
+    }
+    figures
 }
 
 #[cfg(test)]
@@ -97,12 +148,12 @@ mod tests {
 
     #[test]
     fn the_whole_set_has_one_median_column_per_operation_in_lmbench_order() {
-        let sheet = sheet_of("all", &OPS);
+        let sheet = sheet_of("all", &OPS, MicroMode::Paced);
         let headers: Vec<&str> = sheet.columns.iter().map(|c| c.header.as_str()).collect();
         let names: Vec<&str> = OPS.iter().map(OpDef::name).collect();
         assert_eq!(headers, names);
         assert_eq!(sheet.columns[0].figures, ["fork_p50"]);
-        assert_eq!(sheet.figures.len(), 4 * OPS.len());
+        assert_eq!(sheet.figures.len(), 4 * OPS.len() + 2 * 2);
         for column in &sheet.columns {
             assert!(column.width > column.header.len(), "{}", column.header);
         }
@@ -110,7 +161,7 @@ mod tests {
 
     #[test]
     fn one_operation_shows_its_median_p99_and_maximum() {
-        let sheet = sheet_of("pipe", &OPS[5..6]);
+        let sheet = sheet_of("pipe", &OPS[5..6], MicroMode::Paced);
         let figures: Vec<&str> = sheet
             .columns
             .iter()
@@ -125,5 +176,46 @@ mod tests {
             sheet.figure("pipe_max").unwrap().spread,
             Spread::RepeatsOnly
         );
+    }
+
+    /// lat_ctx's arithmetic on scripted switches: 5 and 7 µs as timed
+    /// (median 5), overheads of 1.5 and 2 µs (median 1.5): a switch of
+    /// 3.5 µs, its largest 5.5 µs.
+    #[test]
+    fn a_switch_is_as_timed_less_the_median_overhead() {
+        use crate::figures::{Evaluator, Tally};
+        use crate::measure::latency::LatencyHistogram;
+        let histogram = |values: &[u64]| {
+            let mut h = LatencyHistogram::new();
+            values.iter().for_each(|&v| h.record_ns(v));
+            h
+        };
+        let tally = Tally::default()
+            .with_samples("ctx0", &histogram(&[5_000, 7_000]), 12_000)
+            .with_samples("ctx0_overhead", &histogram(&[1_500, 2_000]), 3_500);
+        let sheet = sheet_of("ctx0", &OPS[3..4], MicroMode::Paced);
+        let mut evaluator = Evaluator::new(&tally);
+        let mut value = |key: &str| evaluator.value(&sheet.figure(key).unwrap().formula);
+        let near = |v: Option<f64>, expected: f64| {
+            let v = v.unwrap();
+            assert!((v - expected).abs() < 0.01, "{v} for {expected}");
+        };
+        near(value("ctx0_p50"), 3.5);
+        near(value("ctx0_max"), 5.5);
+        near(value("ctx0_raw_p50"), 5.0);
+        near(value("ctx0_overhead_p50"), 1.5);
+        assert_eq!(value("ctx0_n"), Some(2.0));
+        let columns: Vec<&str> = sheet.columns.iter().map(|c| c.header.as_str()).collect();
+        assert_eq!(columns.last(), Some(&"as timed p50"));
+    }
+
+    #[test]
+    fn lmbench_faults_are_per_page() {
+        let fault = |mode| {
+            let sheet = sheet_of("fault", &OPS[17..18], mode);
+            sheet.figure("fault_p50").unwrap().label.clone()
+        };
+        assert_eq!(fault(MicroMode::Paced), "fault median (µs)");
+        assert_eq!(fault(MicroMode::Lmbench), "fault per page median (µs)");
     }
 }

@@ -6,15 +6,20 @@
 //! closes. Each timed round trip follows an untimed one, as in LMbench's
 //! back-to-back loops: it measures the round trip itself, not the wake-up
 //! of a CPU left idle since the last slot (the periodic probes measure
-//! that). Everything is made before the partner is forked; the worker's
-//! reads time out, so a partner that is gone fails the operation instead of
-//! hanging the probe.
+//! that). A context switch is timed as lat_ctx times it: half the round
+//! trip, with what each half costs besides the switch (writing the token,
+//! reading it, a pass over the working set) timed just before in the worker
+//! alone on a pipe of its own ([`Overhead`]), which its figures subtract.
+//! Everything is made before the partner is forked; the worker's reads time
+//! out, so a partner that is gone fails the operation instead of hanging
+//! the probe.
 
-use super::ops::{OpError, Operation};
+use super::ops::{OpError, Operation, Timed};
 use super::partner::Partner;
+use crate::measure::clock::now_ns;
 use crate::system::loopback;
 use std::hint::black_box;
-use std::io::{self, Read, Write};
+use std::io::{self, PipeReader, PipeWriter, Read, Write};
 use std::net::{Ipv4Addr, SocketAddr, TcpStream, UdpSocket};
 use std::os::unix::net::UnixStream;
 use std::time::Duration;
@@ -76,11 +81,50 @@ impl WorkingSet {
     }
 }
 
-/// Round trips of a message to a partner that sends it back. Fields drop
-/// in order: the worker's end closes before the partner is killed.
+/// Context switches in a round trip: there and back.
+const SWITCHES_PER_ROUND_TRIP: u64 = 2;
+
+/// lat_ctx's overhead: what each half of a round trip costs besides the
+/// switch (a pass over the working set, writing the token, reading it),
+/// timed in the worker alone on a pipe to itself, warm (after an untimed
+/// one) as lat_ctx's loop of them runs.
+struct Overhead {
+    rx: PipeReader,
+    tx: PipeWriter,
+}
+
+impl Overhead {
+    fn new() -> Result<Self, OpError> {
+        let (rx, tx) = io::pipe().map_err(OpError::of("cannot make a pipe"))?;
+        Ok(Self { rx, tx })
+    }
+
+    /// The overhead with `working_set`, in ns.
+    fn timed_ns(&mut self, working_set: &WorkingSet) -> Result<u64, OpError> {
+        self.pass(working_set)?;
+        let started_ns = now_ns();
+        self.pass(working_set)?;
+        Ok(now_ns() - started_ns)
+    }
+
+    /// A pass over `working_set`, and the token through the pipe.
+    fn pass(&mut self, working_set: &WorkingSet) -> Result<(), OpError> {
+        let mut message = [1_u8; MESSAGE_BYTES];
+        working_set.pass();
+        self.tx
+            .write_all(&message)
+            .and_then(|()| self.rx.read_exact(&mut message))
+            .map_err(OpError::of("cannot pass a token through a pipe to itself"))
+    }
+}
+
+/// Round trips of a message to a partner that sends it back; with an
+/// overhead, timed as lat_ctx's context switches. Fields drop in order: the
+/// worker's end closes before the partner is killed.
 struct RoundTrip<C> {
     channel: C,
     working_set: WorkingSet,
+    overhead: Option<Overhead>,
     _partner: Partner,
 }
 
@@ -89,6 +133,25 @@ impl<C: Channel> Operation for RoundTrip<C> {
     /// and their CPUs awake, as back-to-back round trips do.
     fn prepare(&mut self) -> Result<(), OpError> {
         self.run()
+    }
+
+    /// The round trip; as context switches, after the overhead.
+    fn timed(&mut self) -> Result<Timed, OpError> {
+        let overhead_ns = match &mut self.overhead {
+            Some(overhead) => Some(overhead.timed_ns(&self.working_set)?),
+            None => None,
+        };
+        let started_ns = now_ns();
+        self.run()?;
+        let elapsed_ns = now_ns() - started_ns;
+        Ok(match overhead_ns {
+            Some(overhead_ns) => Timed {
+                elapsed_ns,
+                ops: SWITCHES_PER_ROUND_TRIP,
+                overhead_ns: Some(overhead_ns),
+            },
+            None => Timed::one(elapsed_ns),
+        })
     }
 
     fn run(&mut self) -> Result<(), OpError> {
@@ -122,18 +185,34 @@ fn with_partner<C: Channel + 'static>(
     theirs: impl Channel,
     name: &'static std::ffi::CStr,
     working_bytes: usize,
+    overhead: Option<Overhead>,
 ) -> Result<Box<dyn Operation>, OpError> {
     let partner = Partner::start(name, || echo(theirs, WorkingSet::new(working_bytes)))?;
     Ok(Box::new(RoundTrip {
         channel: ours,
         working_set: WorkingSet::new(working_bytes),
+        overhead,
         _partner: partner,
     }))
 }
 
-/// Round trips over two pipes (lat_pipe, and lat_ctx with
-/// `working_bytes`).
-pub fn pipes(working_bytes: usize) -> Result<Box<dyn Operation>, OpError> {
+/// Round trips over two pipes (lat_pipe).
+pub fn pipes() -> Result<Box<dyn Operation>, OpError> {
+    pipe_pair(0, None)
+}
+
+/// Context switches as lat_ctx times them with two processes, each
+/// summing `working_bytes` per pass.
+pub fn switches(working_bytes: usize) -> Result<Box<dyn Operation>, OpError> {
+    pipe_pair(working_bytes, Some(Overhead::new()?))
+}
+
+/// Round trips over two pipes, each process summing `working_bytes` per
+/// pass.
+fn pipe_pair(
+    working_bytes: usize,
+    overhead: Option<Overhead>,
+) -> Result<Box<dyn Operation>, OpError> {
     let (from_partner, to_worker) = io::pipe().map_err(OpError::of("cannot make a pipe"))?;
     let (from_worker, to_partner) = io::pipe().map_err(OpError::of("cannot make a pipe"))?;
     let ours = Stream {
@@ -144,7 +223,7 @@ pub fn pipes(working_bytes: usize) -> Result<Box<dyn Operation>, OpError> {
         rx: from_worker,
         tx: to_worker,
     };
-    with_partner(ours, theirs, c"fb-micro-pipe", working_bytes)
+    with_partner(ours, theirs, c"fb-micro-pipe", working_bytes, overhead)
 }
 
 /// Round trips over an AF_UNIX stream socket pair (lat_unix).
@@ -159,7 +238,7 @@ pub fn unix() -> Result<Box<dyn Operation>, OpError> {
             .map_err(OpError::of("cannot duplicate a socket"))?;
         Ok(Stream { rx, tx: s })
     };
-    with_partner(split(ours)?, split(theirs)?, c"fb-micro-unix", 0)
+    with_partner(split(ours)?, split(theirs)?, c"fb-micro-unix", 0, None)
 }
 
 /// Round trips over a TCP connection on loopback, without Nagle's delay
@@ -177,7 +256,7 @@ pub fn tcp() -> Result<Box<dyn Operation>, OpError> {
             .map_err(OpError::of("cannot duplicate a socket"))?;
         Ok(Stream { rx, tx: s })
     };
-    with_partner(split(ours)?, split(theirs)?, c"fb-micro-tcp", 0)
+    with_partner(split(ours)?, split(theirs)?, c"fb-micro-tcp", 0, None)
 }
 
 /// Round trips of datagrams between two connected UDP sockets on
@@ -195,7 +274,7 @@ pub fn udp() -> Result<Box<dyn Operation>, OpError> {
         .map_err(OpError::of("cannot connect UDP sockets on 127.0.0.1"))?;
     ours.set_read_timeout(Some(REPLY_TIMEOUT))
         .map_err(OpError::of("cannot set a socket's timeout"))?;
-    with_partner(ours, theirs, c"fb-micro-udp", 0)
+    with_partner(ours, theirs, c"fb-micro-udp", 0, None)
 }
 
 /// TCP connections to a partner that accepts and closes them (lat_connect).

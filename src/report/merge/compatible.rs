@@ -8,6 +8,7 @@ use crate::report::schema::{described, RunDocument};
 use crate::sim::fragment::FragmentSettings;
 use crate::sim::io::IoSettings;
 use crate::sim::job::JobSettings;
+use crate::sim::micro::MicroMode;
 use crate::sim::ResponseParams;
 use crate::system::cpulist::CpuList;
 
@@ -96,6 +97,9 @@ const RULES: &[Rule] = &[
     }),
     Rule::Exact("file I/O", |r| {
         described(r.settings.io.as_ref(), IoSettings::describe)
+    }),
+    Rule::Exact("micro mode", |r| {
+        described(r.settings.micro.as_ref(), MicroMode::describe)
     }),
     Rule::Near(
         "loops_per_ms",
@@ -239,6 +243,13 @@ mod tests {
         })
         .unwrap();
         assert_eq!(d.what, "a probe's figures");
+    }
+
+    #[test]
+    fn micro_runs_of_another_mode_do_not_merge() {
+        let d = differs(|r| r.settings.micro = Some(MicroMode::Lmbench)).unwrap();
+        assert_eq!((d.what, d.first.as_str()), ("micro mode", "not used"));
+        assert_eq!(d.other, "lmbench");
     }
 
     #[test]
