@@ -1,13 +1,30 @@
 //! The `cmd:` load: an external command's whole process tree is accounted
-//! and stopped, even what left the process group; a command that ends early
+//! (its CPU % included, daemons too) and stopped, even what left the
+//! process group; a command that ends early, or stops working part-way,
 //! fails its scenario.
 
 mod common;
-use common::{feelbench, new_tag, read_json, stderr, tagged_processes, LOOPS_PER_MS};
+use common::{
+    feelbench, feelbench_as_nobody, new_tag, read_json, require_root, stderr, tagged_processes,
+    LOOPS_PER_MS,
+};
+use serde_json::Value;
+use std::path::Path;
+use std::process::Command;
 
-fn run_cmd(tag: &str, dir: &std::path::Path, command: &str) -> serde_json::Value {
-    let output = feelbench(tag, dir)
-        .args(["run", "--probe", "audio", "--load", command, "-t", "1.5"])
+/// Least CPU % a command busy on one CPU must read: broad, as the tests
+/// beside it (five busy commands at once) and other work on the test
+/// machine take their share; the command's CPU left uncounted reads about 1 %.
+const ONE_CPU_AT_LEAST_PCT: f64 = 10.0;
+
+fn run_cmd(tag: &str, dir: &Path, command: &str) -> Value {
+    run_cmd_with(feelbench(tag, dir), dir, command, "1.5")
+}
+
+/// Runs `feelbench` measuring audio under `command` for `seconds`, and reads the run.
+fn run_cmd_with(mut feelbench: Command, dir: &Path, command: &str, seconds: &str) -> Value {
+    let output = feelbench
+        .args(["run", "--probe", "audio", "--load", command, "-t", seconds])
         .args([
             "--warmup",
             "0.2",
@@ -23,20 +40,91 @@ fn run_cmd(tag: &str, dir: &std::path::Path, command: &str) -> serde_json::Value
     read_json(&dir.join("run.json"))
 }
 
-#[test]
-fn a_command_tree_is_accounted_and_nothing_of_it_survives() {
+/// The load work of `command`, run to the end of a scenario that must
+/// pass, after which nothing of the command may be left.
+fn work_of(command: &str) -> Value {
     let tag = new_tag();
     let dir = tempfile::tempdir().unwrap();
-    let run = run_cmd(
-        &tag,
-        dir.path(),
-        "cmd:sh -c 'yes >/dev/null & setsid yes >/dev/null & wait'",
-    );
+    let run = run_cmd(&tag, dir.path(), command);
     let scenario = &run["scenarios"][0];
     assert_eq!(scenario["status"], "ok", "{scenario}");
-    let work = &scenario["load_work"][0];
+    assert_eq!(tagged_processes(&tag), Vec::<u32>::new());
+    scenario["load_work"][0].clone()
+}
+
+/// The load's CPU %.
+fn cpu_pct(work: &Value) -> f64 {
+    work["cpu_pct"].as_f64().unwrap()
+}
+
+#[test]
+fn a_command_tree_is_accounted_and_nothing_of_it_survives() {
+    let work = work_of("cmd:sh -c 'yes >/dev/null & setsid yes >/dev/null & wait'");
     assert_eq!(work["unit"], "CPU-s");
     assert!(work["rate_per_s"].as_f64().unwrap() > 0.1, "{work}");
+    assert!(cpu_pct(&work) > ONE_CPU_AT_LEAST_PCT, "{work}");
+}
+
+#[test]
+fn a_daemon_the_command_double_forks_is_counted() {
+    // The subshell forks the daemon and exits: the daemon is an orphan in
+    // a session of its own, and the command itself only sleeps.
+    let work = work_of("cmd:sh -c '(setsid yes >/dev/null &); exec sleep 60'");
+    assert!(cpu_pct(&work) > ONE_CPU_AT_LEAST_PCT, "{work}");
+    // The work is the CPU time: the two agree.
+    let cpu_s_per_s = work["rate_per_s"].as_f64().unwrap();
+    assert!(
+        (cpu_s_per_s * 100.0 - cpu_pct(&work)).abs() < 10.0,
+        "{work}"
+    );
+}
+
+#[test]
+fn without_a_cgroup_the_cpu_is_a_lower_bound_and_shown_as_one() {
+    // nobody can make no cgroup; a user other than root may, in a cgroup
+    // delegated to them, so only root can be sure to test this.
+    if !require_root("to run as nobody, who can make no cgroup") {
+        return;
+    }
+    let tag = new_tag();
+    let dir = tempfile::tempdir().unwrap();
+    let run = run_cmd_with(
+        feelbench_as_nobody(&tag, dir.path()),
+        dir.path(),
+        "cmd:sh -c 'exec yes >/dev/null'",
+        "1.5",
+    );
+    let work = &run["scenarios"][0]["load_work"][0];
+    assert_eq!(work["cpu_pct_lower_bound"], true, "{work}");
+    assert!(cpu_pct(work) > ONE_CPU_AT_LEAST_PCT, "{work}");
+    let report = feelbench(&tag, dir.path())
+        .args(["report", "run.json"])
+        .output()
+        .unwrap();
+    let table = String::from_utf8_lossy(&report.stdout);
+    assert!(table.contains("% CPU") && table.contains("≥ "), "{table}");
+    assert_eq!(tagged_processes(&tag), Vec::<u32>::new());
+}
+
+#[test]
+fn a_command_that_stops_working_part_way_fails_with_when() {
+    let tag = new_tag();
+    let dir = tempfile::tempdir().unwrap();
+    // Busy for 1.2 s from its start, then idle: most of the 2 s window.
+    let run = run_cmd_with(
+        feelbench(&tag, dir.path()),
+        dir.path(),
+        "cmd:sh -c 'timeout 1.2 yes >/dev/null; exec sleep 60'",
+        "2",
+    );
+    let scenario = &run["scenarios"][0];
+    assert_eq!(scenario["status"], "failed", "{scenario}");
+    let error = scenario["error"].as_str().unwrap();
+    assert!(
+        error.starts_with("load cmd (process 1 of 1) stopped working at ")
+            && error.contains(" s of the measurement"),
+        "{error}"
+    );
     assert_eq!(tagged_processes(&tag), Vec::<u32>::new());
 }
 

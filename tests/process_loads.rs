@@ -14,14 +14,17 @@ use std::collections::BTreeSet;
 use std::path::Path;
 use std::process::{Child, Stdio};
 
-/// Starts `feelbench run` measuring audio under `loads` for `seconds`.
-fn start(tag: &str, dir: &Path, loads: &str, seconds: &str) -> Child {
+/// The ctxmem rings walk 120 % of their memory: a small cgroup with swap
+/// behind it (root only) gives them real pressure safely.
+const RING_MEMORY: [&str; 4] = ["--mem-limit", "256M", "--swap", "512M"];
+
+/// Starts `feelbench run` measuring audio under `loads` for `seconds`, with
+/// the `extra` options.
+fn start(tag: &str, dir: &Path, loads: &str, seconds: &str, extra: &[&str]) -> Child {
     feelbench(tag, dir)
         .args(["run", "--probe", "audio", "--load", loads, "-t", seconds])
         .args(["--warmup", "0.2", "-l", LOOPS_PER_MS, "-q"])
-        // The ctxmem rings walk 120 % of their memory: a small cgroup with
-        // swap behind it (root only) gives them real pressure safely.
-        .args(["--mem-limit", "256M", "--swap", "512M"])
+        .args(extra)
         .arg("-o")
         .arg(dir.join("run.json"))
         .stdout(Stdio::null())
@@ -65,36 +68,53 @@ fn assert_nothing_left(tag: &str, seen: &Seen) {
     assert_eq!(queues_made_by(&seen.pids), BTreeSet::new(), "queues left");
 }
 
-#[test]
-fn each_process_load_works_in_its_unit_and_leaves_nothing_behind() {
-    if !require_root("--mem-limit and --swap") {
-        return;
-    }
+/// Runs `loads` (a list) for 1 s with the `extra` options and checks each
+/// scenario against `expected` (load, unit, processes; 0 processes: one per
+/// CPU), and that nothing is left.
+fn each_works_in_its_unit(loads: &str, extra: &[&str], expected: &[(&str, &str, u64)]) -> Seen {
     let tag = new_tag();
     let dir = tempfile::tempdir().unwrap();
-    let mut child = start(&tag, dir.path(), "hack,spawn,ctxmem8,ctxmem2", "1");
+    let mut child = start(&tag, dir.path(), loads, "1", extra);
     let mut seen = Seen::default();
     let code = watch_until_exit(&mut child, &tag, &mut seen);
     let output = child.wait_with_output().unwrap();
     assert_eq!(code, Some(0), "{}", stderr(&output));
     let run = read_json(&dir.path().join("run.json"));
-    let expected = [
-        ("hack", "messages", 1),
-        ("spawn", "spawns", run["system"]["cpus"].as_u64().unwrap()),
-        ("ctxmem8", "trips", 1),
-        ("ctxmem2", "trips", 1),
-    ];
+    let cpus = run["system"]["cpus"].as_u64().unwrap();
     let scenarios = run["scenarios"].as_array().unwrap();
     assert_eq!(scenarios.len(), expected.len());
-    for (scenario, (load, unit, processes)) in scenarios.iter().zip(expected) {
+    for (scenario, &(load, unit, processes)) in scenarios.iter().zip(expected) {
+        let processes = if processes == 0 { cpus } else { processes };
         assert_load_did_work(scenario, load, unit, processes);
     }
+    assert_nothing_left(&tag, &seen);
+    seen
+}
+
+#[test]
+fn hack_and_spawn_work_in_their_units_as_any_user() {
+    each_works_in_its_unit(
+        "hack,spawn",
+        &[],
+        &[("hack", "messages", 1), ("spawn", "spawns", 0)],
+    );
+}
+
+#[test]
+fn the_rings_work_in_their_unit_and_leave_no_queue() {
+    if !require_root("--mem-limit and --swap") {
+        return;
+    }
+    let seen = each_works_in_its_unit(
+        "ctxmem8,ctxmem2",
+        &RING_MEMORY,
+        &[("ctxmem8", "trips", 1), ("ctxmem2", "trips", 1)],
+    );
     assert!(
         seen.queues.len() >= 2,
         "each ctxmem scenario ran its ring over a queue: {:?}",
         seen.queues
     );
-    assert_nothing_left(&tag, &seen);
 }
 
 #[test]
@@ -104,7 +124,7 @@ fn sigint_under_hack_and_ctxmem_leaves_no_process_and_no_queue() {
     }
     let tag = new_tag();
     let dir = tempfile::tempdir().unwrap();
-    let mut child = start(&tag, dir.path(), "hack+ctxmem8", "30");
+    let mut child = start(&tag, dir.path(), "hack+ctxmem8", "30", &RING_MEMORY);
     let mut seen = Seen::default();
     wait_for_named(&tag, "fb-hack-send", &mut seen);
     wait_for_named(&tag, "fb-ctxmem", &mut seen);
@@ -121,12 +141,9 @@ fn sigint_under_hack_and_ctxmem_leaves_no_process_and_no_queue() {
 
 #[test]
 fn a_helper_that_dies_fails_its_load_with_the_reason() {
-    if !require_root("--mem-limit and --swap") {
-        return;
-    }
     let tag = new_tag();
     let dir = tempfile::tempdir().unwrap();
-    let mut child = start(&tag, dir.path(), "hack", "30");
+    let mut child = start(&tag, dir.path(), "hack", "30", &[]);
     let mut seen = Seen::default();
     let receivers = wait_for_named(&tag, "fb-hack-recv", &mut seen);
     kill(Pid::from_raw(receivers[0] as i32), Signal::SIGKILL).unwrap();

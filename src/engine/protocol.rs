@@ -57,7 +57,7 @@ pub enum WorkerMessage {
     /// A probe's figures.
     ProbeDone { result: Box<ProbeResult> },
     /// A load process's work over the measurement window.
-    LoadDone { work: LoadSample },
+    LoadDone { work: Box<LoadSample> },
     /// The worker could not do its job.
     Failed { error: String },
 }
@@ -77,12 +77,23 @@ pub struct LoadSample {
     pub units: f64,
     /// Wall time between the two observations (0: the window was not seen).
     pub observed_ns: u64,
-    /// CPU time of the process and the children it reaped, between the two.
+    /// CPU time of the load between the two: the process's, the children's
+    /// it reaped, and what the load adds (helpers, a command's processes).
     pub cpu_ns: u64,
-    /// Bytes the process caused to be read from storage, between the two.
-    pub read_bytes: u64,
-    /// Bytes the process caused to be written to storage, between the two.
-    pub write_bytes: u64,
+    /// Whether part of the load's CPU time could not be counted: `cpu_ns`
+    /// is then a lower bound.
+    #[serde(default)]
+    pub cpu_lower_bound: bool,
+    /// Bytes the process caused to be read from storage, between the two
+    /// (`None`: the kernel does not say).
+    pub read_bytes: Option<u64>,
+    /// Bytes the process caused to be written to storage, between the two
+    /// (`None`: the kernel does not say).
+    pub write_bytes: Option<u64>,
+    /// Units done in each sub-window of the measurement window, in time
+    /// order (`None`: a sub-window the process did not observe).
+    #[serde(default)]
+    pub batch_units: Vec<Option<f64>>,
     /// What the process used over its life, taken as it stops.
     #[serde(default)]
     pub usage: Option<ProcessUsage>,

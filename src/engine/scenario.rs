@@ -9,7 +9,9 @@ use super::supervise::{EventKind, WorkerGroup};
 use super::workspace::RUN_MARKER_VAR;
 use crate::figures::ProbeResult;
 use crate::load::{LoadDef, LoadMix, LoadPart};
+use crate::measure::batches::{batch_seconds, BATCHES};
 use crate::measure::clock::now_ns;
+use crate::measure::load_batches::{first_idle_stretch, IDLE_BATCHES};
 use crate::measure::requests::RequestLatencies;
 use crate::measure::sched::{MemoryPolicy, SchedRequest};
 use crate::measure::window::Window;
@@ -178,7 +180,7 @@ fn measure(
         .map(|running| {
             let part_samples: Vec<LoadSample> =
                 samples.by_ref().take(running.workers.len()).collect();
-            combine_samples(running.part.def, &part_samples)
+            combine_samples(running.part.def, &part_samples, window)
         })
         .collect::<Result<_, _>>()?;
     Ok(Measured {
@@ -298,21 +300,32 @@ fn stop_loads(
             .position(|&load| load == worker)
             .map(|index| &mut samples[index]);
         match (slot, message) {
-            (Some(slot), WorkerMessage::LoadDone { work }) if slot.is_none() => *slot = Some(work),
+            (Some(slot), WorkerMessage::LoadDone { work }) if slot.is_none() => *slot = Some(*work),
             (_, other) => return Err(unexpected(group, worker, &other)),
         }
     }
     Ok(samples.into_iter().flatten().collect())
 }
 
-/// Adds up the work of a load's processes; a load that did nothing, or did
-/// not see the measurement window, fails.
-fn combine_samples(def: &LoadDef, samples: &[LoadSample]) -> Result<LoadWork, Stop> {
+/// Adds up the work of a load's processes over `window`; a load that did
+/// nothing, stopped working part-way or did not see the measurement
+/// window fails.
+fn combine_samples(
+    def: &LoadDef,
+    samples: &[LoadSample],
+    window: Window,
+) -> Result<LoadWork, Stop> {
     for (n, sample) in samples.iter().enumerate() {
         let what = if sample.observed_ns == 0 {
             "never saw the measurement window (its work steps may be longer than the window)"
+                .to_string()
         } else if sample.units <= 0.0 {
-            "did no work during the measurement"
+            "did no work during the measurement".to_string()
+        } else if let Some(idle) = first_idle_stretch(&sample.batch_units) {
+            format!(
+                "stopped working at {:.1} s of the measurement (no work in {IDLE_BATCHES} of its {BATCHES} sub-windows in a row)",
+                idle as f64 * batch_seconds(window)
+            )
         } else {
             continue;
         };
@@ -324,6 +337,13 @@ fn combine_samples(def: &LoadDef, samples: &[LoadSample]) -> Result<LoadWork, St
         )));
     }
     let per_s = |value: f64, s: &LoadSample| value * 1e9 / s.observed_ns as f64;
+    // Missing when any process's bytes are.
+    let mb_s = |bytes: fn(&LoadSample) -> Option<u64>| {
+        samples
+            .iter()
+            .map(|s| Some(per_s(bytes(s)? as f64, s) / 1e6))
+            .sum::<Option<f64>>()
+    };
     let requests = RequestLatencies::merge(samples.iter().filter_map(|s| s.requests.as_ref()))
         .map_err(|e| Stop::Failed(format!("load {}: {e}", def.name)))?;
     Ok(LoadWork {
@@ -335,14 +355,9 @@ fn combine_samples(def: &LoadDef, samples: &[LoadSample]) -> Result<LoadWork, St
             .iter()
             .map(|s| 100.0 * per_s(s.cpu_ns as f64, s) / 1e9)
             .sum(),
-        device_read_mb_s: samples
-            .iter()
-            .map(|s| per_s(s.read_bytes as f64, s) / 1e6)
-            .sum(),
-        device_write_mb_s: samples
-            .iter()
-            .map(|s| per_s(s.write_bytes as f64, s) / 1e6)
-            .sum(),
+        cpu_pct_lower_bound: samples.iter().any(|s| s.cpu_lower_bound),
+        device_read_mb_s: mb_s(|s| s.read_bytes),
+        device_write_mb_s: mb_s(|s| s.write_bytes),
         processes: samples.len(),
         usage: samples.iter().filter_map(|s| s.usage).collect(),
         cpus: CpuList::from_cpus(
@@ -351,7 +366,26 @@ fn combine_samples(def: &LoadDef, samples: &[LoadSample]) -> Result<LoadWork, St
                 .flat_map(|s| s.cpus.iter().flat_map(CpuList::cpus)),
         ),
         requests,
+        batch_units: batch_sums(samples),
     })
+}
+
+/// The units of all `samples` in each sub-window; `None` where no process
+/// observed it.
+fn batch_sums(samples: &[LoadSample]) -> Vec<Option<f64>> {
+    let len = samples
+        .iter()
+        .map(|s| s.batch_units.len())
+        .max()
+        .unwrap_or(0);
+    (0..len)
+        .map(|k| {
+            samples
+                .iter()
+                .filter_map(|s| s.batch_units.get(k).copied().flatten())
+                .reduce(|a, b| a + b)
+        })
+        .collect()
 }
 
 /// Turns a message that does not belong at this point into the scenario's failure.
@@ -425,4 +459,83 @@ fn ended_early(group: &mut WorkerGroup, worker: usize) -> Stop {
         group.label(worker),
         group.describe_exit(worker)
     ))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A 2 s window: sub-windows of 100 ms.
+    const WINDOW: Window = Window {
+        start_ns: 1_000_000_000,
+        end_ns: 3_000_000_000,
+    };
+
+    /// A process that worked `per_batch` units in each sub-window, over
+    /// the whole window.
+    fn sample(per_batch: &[f64]) -> LoadSample {
+        LoadSample {
+            units: per_batch.iter().sum(),
+            observed_ns: 2_000_000_000,
+            cpu_ns: 1_000_000_000,
+            cpu_lower_bound: false,
+            read_bytes: Some(4_000_000),
+            write_bytes: Some(0),
+            batch_units: per_batch.iter().copied().map(Some).collect(),
+            usage: None,
+            cpus: None,
+            requests: None,
+        }
+    }
+
+    fn failure(samples: &[LoadSample]) -> String {
+        match combine_samples(&crate::load::burn::DEF, samples, WINDOW) {
+            Err(Stop::Failed(reason)) => reason,
+            Err(Stop::Interrupted) => panic!("interrupted"),
+            Ok(work) => panic!("passed: {work:?}"),
+        }
+    }
+
+    #[test]
+    fn a_process_that_stopped_for_a_quarter_of_the_window_fails_saying_when() {
+        let mut units = [1.0; BATCHES];
+        units[12..].fill(0.0);
+        let healthy = sample(&[1.0; BATCHES]);
+        assert_eq!(
+            failure(&[healthy.clone(), sample(&units)]),
+            "load burn (process 2 of 2) stopped working at 1.2 s of the measurement (no work in 5 of its 20 sub-windows in a row)"
+        );
+        // A shorter pause is no stop.
+        let mut paused = [1.0; BATCHES];
+        paused[3..7].fill(0.0);
+        let work = combine_samples(&crate::load::burn::DEF, &[healthy, sample(&paused)], WINDOW)
+            .unwrap_or_else(|_| panic!("a pause of 4 sub-windows failed"));
+        assert_eq!(work.batch_units[0], Some(2.0));
+        assert_eq!(work.batch_units[4], Some(1.0));
+    }
+
+    #[test]
+    fn unknown_bytes_are_missing_and_a_lower_bound_is_kept() {
+        let known = sample(&[1.0; BATCHES]);
+        let work = combine_samples(
+            &crate::load::burn::DEF,
+            std::slice::from_ref(&known),
+            WINDOW,
+        )
+        .unwrap_or_else(|_| panic!("failed"));
+        assert_eq!(work.device_read_mb_s, Some(2.0));
+        assert_eq!(work.cpu_pct, 50.0);
+        assert!(!work.cpu_pct_lower_bound);
+        let unknown = LoadSample {
+            read_bytes: None,
+            cpu_lower_bound: true,
+            ..known.clone()
+        };
+        let work = combine_samples(&crate::load::burn::DEF, &[known, unknown], WINDOW)
+            .unwrap_or_else(|_| panic!("failed"));
+        assert_eq!(work.device_read_mb_s, None);
+        assert_eq!(work.device_write_mb_s, Some(0.0));
+        assert!(work.cpu_pct_lower_bound);
+        assert_eq!(work.cpu_pct, 100.0);
+    }
 }

@@ -10,7 +10,7 @@ use crate::measure::clock::{now_ns, process_and_children_cpu_ns, sleep_until_ns}
 use crate::measure::requests::RequestLatencies;
 use crate::measure::sched::{self, MemoryPolicy, SchedApplied, SchedRequest};
 use crate::measure::tasks::{self, TaskSched};
-use crate::measure::window::{Counters, Window, WindowMeter};
+use crate::measure::window::{Counters, CpuTime, Window, WindowMeter};
 use crate::probe;
 use crate::sim::WorkParams;
 use crate::system::cpulist::CpuList;
@@ -230,7 +230,9 @@ fn run_load(
     // Cleaned up before the last message: the orchestrator kills the
     // process group once it has every load's figures.
     drop(load);
-    send(&WorkerMessage::LoadDone { work });
+    send(&WorkerMessage::LoadDone {
+        work: Box::new(work),
+    });
     Ok(())
 }
 
@@ -301,9 +303,11 @@ fn work_until_stopped(
     Ok(LoadSample {
         units: totals.map_or(0.0, |t| t.units),
         observed_ns: totals.map_or(0, |t| t.elapsed_ns),
-        cpu_ns: counters.cpu_ns,
+        cpu_ns: counters.cpu.ns,
+        cpu_lower_bound: counters.cpu.lower_bound,
         read_bytes: counters.read_bytes,
         write_bytes: counters.write_bytes,
+        batch_units: meter.batch_units(),
         usage: telemetry::self_usage(),
         cpus: None,
         requests,
@@ -311,12 +315,13 @@ fn work_until_stopped(
 }
 
 fn read_counters(load: &dyn Load) -> Counters {
-    // /proc/self/io exists on every kernel with task I/O accounting; without
-    // it the bytes stay 0 rather than failing the load.
-    let io = procfs::read_process_io(Path::new("/proc"), "self").unwrap_or_default();
+    let worker = CpuTime::exact(process_and_children_cpu_ns());
+    // Without task I/O accounting (no /proc/self/io) the bytes are not
+    // known: missing, not 0, and no reason to fail the load.
+    let io = procfs::read_process_io(Path::new("/proc"), "self").ok();
     Counters {
-        cpu_ns: process_and_children_cpu_ns() + load.helpers_cpu_ns(),
-        read_bytes: io.read_bytes,
-        write_bytes: io.write_bytes,
+        cpu: load.cpu(worker),
+        read_bytes: io.map(|io| io.read_bytes),
+        write_bytes: io.map(|io| io.write_bytes),
     }
 }

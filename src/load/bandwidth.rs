@@ -14,6 +14,7 @@
 use super::disk::mb;
 use super::helpers::Helpers;
 use super::{Load, LoadContext, LoadDef, LoadError};
+use crate::measure::window::CpuTime;
 use crate::sim::WorkParams;
 use crate::system::loopback;
 use nix::sys::socket::{setsockopt, sockopt::Linger};
@@ -168,8 +169,8 @@ impl<W: Write> Load for Stream<W> {
         }
     }
 
-    fn helpers_cpu_ns(&self) -> u64 {
-        self.reader.helpers_cpu_ns()
+    fn cpu(&self, worker: CpuTime) -> CpuTime {
+        self.reader.cpu(worker)
     }
 }
 

@@ -6,12 +6,15 @@
 //! reads warm inputs, so that run is `none`'s, and `cacherun` is the same
 //! job as background work.) With `--job`, it still runs the built-in job:
 //! a command cannot be assumed to survive running twice at once, as two
-//! `make`s in one tree would not. Its work is counted in job steps of
-//! average size (a step of 150 ms of CPU is one; a whole job is about 120
-//! per CPU, see `sim::job`), as each step ends.
+//! `make`s in one tree would not. Its work is the CPU time its job steps
+//! used, counted as it is used (not as each step ends, which would leave
+//! stretches of the measurement without work while long steps run), in job
+//! steps of average size (150 ms of CPU is one; a whole job is about 120
+//! per CPU, see `sim::job`).
 
 use super::{Load, LoadDef, LoadError};
-use crate::measure::clock::now_ns;
+use crate::measure::clock::{now_ns, process_and_children_cpu_ns, process_cpu_ns};
+use crate::measure::window::CpuTime;
 use crate::sim::job::{step_units, JobSpace, Make};
 use crate::sim::SettingsGroup;
 
@@ -36,6 +39,7 @@ pub const DEF: LoadDef = LoadDef {
         Ok(Box::new(CacheRun {
             make,
             _space: space,
+            counted_ns: 0,
         }))
     },
     default: |_| false,
@@ -47,22 +51,33 @@ pub const DEF: LoadDef = LoadDef {
 struct CacheRun {
     make: Make,
     _space: JobSpace,
+    /// The job steps' CPU time already counted as work, in ns.
+    counted_ns: u64,
 }
 
 impl Load for CacheRun {
     /// Waits up to 100 ms for a job step to end, starting the next ones,
-    /// and the next round once the link is done; returns the step's size.
+    /// and the next round once the link is done; returns the CPU time the
+    /// job steps used meanwhile, in steps.
     fn step(&mut self) -> Result<f64, LoadError> {
         if self.make.is_done() {
             self.make.start_over();
         }
-        let finished = self.make.next_finished(now_ns() + STEP_NS)?;
-        Ok(finished.map_or(0.0, |step| step_units(step.cpu_ns())))
+        self.make.next_finished(now_ns() + STEP_NS)?;
+        // The steps' CPU: the load's without the worker's own.
+        let steps_ns = self
+            .cpu(CpuTime::exact(process_and_children_cpu_ns()))
+            .ns
+            .saturating_sub(process_cpu_ns());
+        // A step's clock ends with it a moment before its reaped time shows.
+        let done_ns = steps_ns.saturating_sub(self.counted_ns);
+        self.counted_ns = self.counted_ns.max(steps_ns);
+        Ok(step_units(done_ns))
     }
 
     /// CPU time of the steps running now (those that ended are reaped, so
     /// the worker's children's time has them).
-    fn helpers_cpu_ns(&self) -> u64 {
-        self.make.running_cpu_ns()
+    fn cpu(&self, worker: CpuTime) -> CpuTime {
+        worker.plus(CpuTime::exact(self.make.running_cpu_ns()))
     }
 }

@@ -1,17 +1,34 @@
 //! `cmd:COMMAND`: any external command as a load (`--load 'cmd:stress-ng
 //! --cpu 2'`). The command is split like a shell would split it but run
-//! without a shell. Its work is the CPU time its whole process tree used;
-//! the tree is stopped with the scenario's process group, and anything that
-//! left the group is found by the run's marker and killed too.
+//! without a shell. Its work is the CPU time of everything it starts: the
+//! worker moves into a cgroup of its own that only accounts
+//! (`cgroup::CpuAccount`) before it starts the command, so the kernel's
+//! accounting of that cgroup holds the command, its children, daemons that
+//! left its process group or session and processes that already ended.
+//! Where no such cgroup can be made (not root, no accounting hierarchy),
+//! the worker, the subreaper of the command's orphans, adds up its live
+//! descendants in /proc and the ones it reaped, a lower bound (children
+//! that nobody waits for leave no trace), and says so. The tree is stopped
+//! with the scenario's process group, anything that left the group is
+//! found by the run's marker and killed too, and what is left in the
+//! cgroup is killed with it.
 
 use super::{CheckError, Load, LoadDef, LoadError};
-use crate::system::procfs;
+use crate::measure::clock::{process_and_children_cpu_ns, process_cpu_ns};
+use crate::measure::window::CpuTime;
+use crate::system::cgroup::{self, CpuAccount};
+use crate::system::{process_tree, procfs};
 use std::path::Path;
 use std::process::{Child, Command, Stdio};
 use std::time::Duration;
 
 /// How long one step waits before looking at the command again.
 const STEP: Duration = Duration::from_millis(100);
+
+/// The command's CPU time is counted in whole milliseconds: the worker's
+/// own, read a moment apart from the cgroup's, leaves microseconds that an
+/// idle command would otherwise count as work.
+const RESOLUTION_NS: u64 = 1_000_000;
 
 /// Registry entry.
 pub const DEF: LoadDef = LoadDef {
@@ -24,6 +41,11 @@ pub const DEF: LoadDef = LoadDef {
     processes: |_| 1,
     build: |context| {
         let argv = parse(context.arg.as_deref().unwrap_or_default())?;
+        process_tree::become_subreaper().map_err(LoadError::io(
+            "cmd: cannot become the reaper of the command's orphans".to_string(),
+        ))?;
+        // Before the command starts, so that it starts in the cgroup.
+        let account = enter_account();
         let child = Command::new(&argv[0])
             .args(&argv[1..])
             .current_dir(&context.dir)
@@ -34,12 +56,25 @@ pub const DEF: LoadDef = LoadDef {
         Ok(Box::new(CommandLoad {
             root: child.id(),
             child,
-            cpu_ticks: 0,
+            account,
+            counted_ns: 0,
         }))
     },
     default: |_| false,
     uses: &[],
 };
+
+/// Makes this worker's accounting cgroup and moves the worker into it;
+/// `None` when either cannot be done.
+fn enter_account() -> Option<CpuAccount> {
+    let proc_root = Path::new("/proc");
+    let pid = std::process::id();
+    let start_ticks = procfs::read_process_stat(proc_root, pid).ok()?.start_ticks;
+    let account = cgroup::make_cpu_account(proc_root, pid, start_ticks).ok()?;
+    // A failed join drops the account again, which removes it.
+    cgroup::join(&account.procs_file()).ok()?;
+    Some(account)
+}
 
 /// Splits the command into arguments; an empty command is an error.
 fn parse(command: &str) -> Result<Vec<String>, CheckError> {
@@ -53,8 +88,10 @@ fn parse(command: &str) -> Result<Vec<String>, CheckError> {
 struct CommandLoad {
     child: Child,
     root: u32,
-    /// CPU ticks of the tree seen at the last step.
-    cpu_ticks: u64,
+    /// The cgroup the worker and the command run in, when it could be made.
+    account: Option<CpuAccount>,
+    /// The command's CPU time already counted as work, in ns.
+    counted_ns: u64,
 }
 
 impl Load for CommandLoad {
@@ -63,14 +100,39 @@ impl Load for CommandLoad {
         if let Ok(Some(status)) = self.child.try_wait() {
             return Err(LoadError::CommandEnded(status));
         }
-        let ticks = procfs::tree_cpu_ticks(Path::new("/proc"), self.root);
-        let done = ticks.saturating_sub(self.cpu_ticks);
-        self.cpu_ticks = self.cpu_ticks.max(ticks);
-        Ok(done as f64 / procfs::clock_ticks_per_s() as f64)
+        // Orphans that ended: reaped, their CPU time moves to the worker's.
+        process_tree::reap_exited_except(self.root);
+        // The command's CPU time: the load's without the worker's own, so
+        // a command that does nothing does no work.
+        let total_ns = self
+            .cpu(CpuTime::exact(process_and_children_cpu_ns()))
+            .ns
+            .saturating_sub(process_cpu_ns());
+        // Only growth past what was counted (a lower bound can drop: a
+        // process nobody waited for ended), in whole units of RESOLUTION_NS.
+        let growth_ns = total_ns.saturating_sub(self.counted_ns);
+        let done_ns = growth_ns - growth_ns % RESOLUTION_NS;
+        self.counted_ns += done_ns;
+        Ok(done_ns as f64 / 1e9)
+    }
+
+    /// What the cgroup accounted (the worker is in it too), or else the
+    /// worker's CPU time and its live descendants', a lower bound.
+    fn cpu(&self, worker: CpuTime) -> CpuTime {
+        if let Some(ns) = self.account.as_ref().and_then(|a| a.usage_ns().ok()) {
+            return CpuTime::exact(ns);
+        }
+        let ticks = procfs::descendants_cpu_ticks(Path::new("/proc"), std::process::id());
+        worker.plus(CpuTime {
+            ns: ticks * 1_000_000_000 / procfs::clock_ticks_per_s(),
+            lower_bound: true,
+        })
     }
 }
 
 impl Drop for CommandLoad {
+    /// Kills and reaps the command; dropping the account afterwards kills
+    /// whatever else is still in it.
     fn drop(&mut self) {
         let _ = self.child.kill();
         let _ = self.child.wait();

@@ -14,6 +14,7 @@
 
 use super::helpers::Helpers;
 use super::{Load, LoadContext, LoadDef, LoadError};
+use crate::measure::window::CpuTime;
 use crate::sim::WorkParams;
 use crate::system::msgqueue::MessageQueue;
 use std::hint::black_box;
@@ -177,8 +178,8 @@ impl Load for CtxMem {
         self.ring.step()
     }
 
-    fn helpers_cpu_ns(&self) -> u64 {
-        self.ring.helpers_cpu_ns()
+    fn cpu(&self, worker: CpuTime) -> CpuTime {
+        self.ring.cpu(worker)
     }
 }
 

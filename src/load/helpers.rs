@@ -8,6 +8,7 @@
 //! notices a helper that ended, and kills and reaps them all when dropped.
 
 use super::{Load, LoadError};
+use crate::measure::window::CpuTime;
 use nix::sys::signal::{kill, Signal};
 use nix::sys::wait::{waitpid, WaitPidFlag, WaitStatus};
 use nix::time::{clock_gettime, ClockId};
@@ -187,13 +188,13 @@ impl Load for Helpers {
         Ok(done as f64)
     }
 
-    /// CPU time the helpers have used so far.
-    fn helpers_cpu_ns(&self) -> u64 {
-        self.helpers
-            .iter()
-            .filter_map(|h| clock_gettime(h.clock?).ok())
-            .map(|t| t.tv_sec() as u64 * 1_000_000_000 + t.tv_nsec() as u64)
-            .sum()
+    /// The worker's CPU time and the helpers', read on their CPU clocks; a
+    /// lower bound when a helper's clock could not be read.
+    fn cpu(&self, worker: CpuTime) -> CpuTime {
+        worker.plus(sum_of_clocks(self.helpers.iter().map(|h| {
+            let t = clock_gettime(h.clock?).ok()?;
+            Some(t.tv_sec() as u64 * 1_000_000_000 + t.tv_nsec() as u64)
+        })))
     }
 }
 
@@ -243,6 +244,20 @@ impl Drop for Helpers {
     }
 }
 
+/// The sum of the CPU clocks read (`None`: a clock that could not be),
+/// a lower bound when any could not.
+fn sum_of_clocks(clocks: impl Iterator<Item = Option<u64>>) -> CpuTime {
+    clocks.fold(CpuTime::default(), |sum, clock| {
+        sum.plus(clock.map_or(
+            CpuTime {
+                ns: 0,
+                lower_bound: true,
+            },
+            CpuTime::exact,
+        ))
+    })
+}
+
 /// The life of a forked helper: arms `PR_SET_PDEATHSIG`, detaches from the
 /// worker's protocol pipes, runs `body`, and exits without ever returning
 /// into the worker's code (a panic included).
@@ -280,6 +295,17 @@ mod tests {
         // The test harness runs every test on a thread of its own.
         let err = Helpers::new("test", 1).err().expect("refused").to_string();
         assert!(err.contains("single-threaded"), "{err}");
+    }
+
+    #[test]
+    fn a_helper_whose_clock_cannot_be_read_makes_the_cpu_a_lower_bound() {
+        assert_eq!(
+            sum_of_clocks([Some(5), Some(7)].into_iter()),
+            CpuTime::exact(12)
+        );
+        let partial = sum_of_clocks([Some(5), None, Some(7)].into_iter());
+        assert_eq!((partial.ns, partial.lower_bound), (12, true));
+        assert_eq!(sum_of_clocks(std::iter::empty()), CpuTime::exact(0));
     }
 
     #[test]

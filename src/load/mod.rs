@@ -38,6 +38,7 @@ pub mod write;
 
 pub use error::{CheckError, LoadError, SpecError};
 
+use crate::measure::window::CpuTime;
 use crate::sim::{SettingsGroup, WorkParams};
 use std::path::PathBuf;
 
@@ -49,11 +50,14 @@ pub trait Load {
     /// died).
     fn step(&mut self) -> Result<f64, LoadError>;
 
-    /// CPU time used so far by helper processes the load forked and has not
-    /// reaped (`RUSAGE_CHILDREN` counts only reaped ones); the worker adds it
-    /// to its own. Loads without such helpers have none.
-    fn helpers_cpu_ns(&self) -> u64 {
-        0
+    /// The load's CPU time so far, given the worker's (its own and that of
+    /// the children it reaped). A load with processes the worker has not
+    /// reaped (`RUSAGE_CHILDREN` counts only reaped ones: helpers, a
+    /// command's processes) adds theirs, or gives what a cgroup holding all
+    /// of them accounted; a part it cannot count makes the result a lower
+    /// bound, never silently low. Other loads have the worker's alone.
+    fn cpu(&self, worker: CpuTime) -> CpuTime {
+        worker
     }
 
     /// How long the request of the last step took, for a load that times
@@ -148,10 +152,19 @@ pub fn find(name: &str) -> Option<&'static LoadDef> {
 
 /// Removes what load processes leave behind when they are SIGKILLed before
 /// they can clean up (as the orchestrator ends every scenario): SysV
-/// message queues whose maker is gone. Returns one line per queue, for the
-/// user.
+/// message queues and `cmd:` accounting cgroups whose maker is gone.
+/// Returns one line per thing removed, for the user.
 pub fn remove_leftovers() -> Vec<String> {
-    crate::system::msgqueue::remove_leftovers(std::path::Path::new("/proc"))
+    let proc_root = std::path::Path::new("/proc");
+    let running = |pid: u32, start_ticks: u64| {
+        crate::system::procfs::read_process_stat(proc_root, pid)
+            .is_ok_and(|stat| stat.is_running() && stat.start_ticks == start_ticks)
+    };
+    let mut done = crate::system::msgqueue::remove_leftovers(proc_root);
+    done.extend(crate::system::cgroup::remove_orphaned_accounts(
+        proc_root, running,
+    ));
+    done
 }
 
 /// Included by default.

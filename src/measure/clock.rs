@@ -4,6 +4,7 @@
 //! `CLOCK_MONOTONIC` is system-wide, so timestamps taken in different worker
 //! processes can be compared directly.
 
+use nix::sys::resource::{getrusage, UsageWho};
 use nix::sys::time::TimeSpec;
 use nix::time::{clock_gettime, clock_nanosleep, ClockId, ClockNanosleepFlags};
 
@@ -54,12 +55,17 @@ pub fn sleep_until_ns(deadline_ns: u64) {
 /// CPU time (user + system) of the calling process plus that of the
 /// children it has reaped, in nanoseconds.
 pub fn process_and_children_cpu_ns() -> u64 {
-    use nix::sys::resource::{getrusage, UsageWho};
-    let ns = |who| {
-        // getrusage cannot fail for these two arguments.
-        let usage = getrusage(who).expect("getrusage of self and children");
-        let total = usage.user_time() + usage.system_time();
-        total.tv_sec() as u64 * NS_PER_S + total.tv_usec() as u64 * 1_000
-    };
-    ns(UsageWho::RUSAGE_SELF) + ns(UsageWho::RUSAGE_CHILDREN)
+    rusage_cpu_ns(UsageWho::RUSAGE_SELF) + rusage_cpu_ns(UsageWho::RUSAGE_CHILDREN)
+}
+
+/// CPU time (user + system) of the calling process alone, in nanoseconds.
+pub fn process_cpu_ns() -> u64 {
+    rusage_cpu_ns(UsageWho::RUSAGE_SELF)
+}
+
+fn rusage_cpu_ns(who: UsageWho) -> u64 {
+    // getrusage cannot fail for these two arguments.
+    let usage = getrusage(who).expect("getrusage of self and children");
+    let total = usage.user_time() + usage.system_time();
+    total.tv_sec() as u64 * NS_PER_S + total.tv_usec() as u64 * 1_000
 }

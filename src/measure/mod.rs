@@ -12,6 +12,7 @@ pub mod calibrate;
 pub mod clock;
 pub mod frames;
 pub mod latency;
+pub mod load_batches;
 pub mod requests;
 pub mod sched;
 pub mod series;

@@ -28,6 +28,18 @@ const REQUESTS: &[&str] = &[
     "load_request_over_pct",
 ];
 
+/// The column saying which parts' `load_cpu_pct` is a lower bound (`true`
+/// or `false`, joined by `+`), last, in runs where one is.
+const CPU_LOWER_BOUND: &str = "load_cpu_pct_lower_bound";
+
+/// Whether the CPU of a load of `run` is a lower bound.
+fn has_cpu_lower_bound(run: &RunDocument) -> bool {
+    run.scenarios
+        .iter()
+        .flat_map(|s| &s.outcome.load_work)
+        .any(|w| w.cpu_pct_lower_bound)
+}
+
 /// Whether a load of `run` timed its requests.
 fn has_requests(run: &RunDocument) -> bool {
     run.scenarios
@@ -180,9 +192,16 @@ pub fn render(run: &RunDocument) -> String {
     let fields = figure_fields(run);
     let requests = has_requests(run);
     let intervals = interval_fields(run);
+    let bound = has_cpu_lower_bound(run);
     let mut writer = csv::Writer::from_writer(Vec::new());
     let extra = if requests { REQUESTS } else { &[] };
-    let header = FIRST.iter().chain(&fields).chain(LAST).chain(extra);
+    let bound_column = bound.then_some(&CPU_LOWER_BOUND);
+    let header = FIRST
+        .iter()
+        .chain(&fields)
+        .chain(LAST)
+        .chain(extra)
+        .chain(bound_column);
     let mut header: Vec<String> = header.map(|h| h.to_string()).collect();
     if !intervals.is_empty() {
         header.extend(interval_header(&intervals));
@@ -192,6 +211,9 @@ pub fn render(run: &RunDocument) -> String {
         let mut record = record(scenario, &fields);
         if requests {
             record.extend(request_fields(scenario));
+        }
+        if bound {
+            record.push(joined(scenario, |w| w.cpu_pct_lower_bound.to_string()));
         }
         if !intervals.is_empty() {
             record.extend(interval_record(scenario, &intervals));
@@ -222,5 +244,20 @@ mod tests {
         ));
         let row = csv.lines().nth(2).unwrap();
         assert!(row.ends_with(",2,150500,300000,50/0"), "{row}");
+    }
+
+    #[test]
+    fn a_cpu_figure_that_is_a_lower_bound_says_so_in_a_last_column() {
+        let mut run = crate::report::fixture::run();
+        assert!(!render(&run).contains(CPU_LOWER_BOUND));
+        run.scenarios[1].outcome.load_work[0].cpu_pct_lower_bound = true;
+        let csv = render(&run);
+        let mut lines = csv.lines();
+        assert!(lines
+            .next()
+            .unwrap()
+            .ends_with(",error,load_cpu_pct_lower_bound"));
+        assert!(lines.next().unwrap().ends_with(','), "{csv}");
+        assert!(lines.next().unwrap().ends_with(",true"), "{csv}");
     }
 }

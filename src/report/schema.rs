@@ -273,15 +273,23 @@ pub struct LoadWork {
     /// Units done during the measurement window.
     pub amount: f64,
     pub rate_per_s: f64,
-    /// CPU used by the load's processes (and the children they reaped) over
-    /// the window, summed (200 % = two CPUs).
+    /// CPU used by the load's processes (and the children they reaped, its
+    /// helpers, a command's processes) over the window, summed (200 % = two
+    /// CPUs).
     pub cpu_pct: f64,
-    /// Bytes the processes caused to be read from storage (/proc/PID/io), per second, in MB.
-    #[serde(default)]
-    pub device_read_mb_s: f64,
-    /// Bytes the processes caused to be written to storage, per second, in MB.
-    #[serde(default)]
-    pub device_write_mb_s: f64,
+    /// Whether part of the load's CPU could not be counted (a command's
+    /// processes without a cgroup, a helper without a CPU clock):
+    /// `cpu_pct` is then a lower bound, shown `≥`.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub cpu_pct_lower_bound: bool,
+    /// Bytes the processes caused to be read from storage (/proc/PID/io),
+    /// per second, in MB; missing where the kernel does not say.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub device_read_mb_s: Option<f64>,
+    /// Bytes the processes caused to be written to storage, per second, in
+    /// MB; missing where the kernel does not say.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub device_write_mb_s: Option<f64>,
     /// Processes that ran this part of the load.
     pub processes: usize,
     /// What each of those processes used over its life, in process order.
@@ -294,6 +302,11 @@ pub struct LoadWork {
     /// requests: the `io*` loads).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub requests: Option<RequestLatencies>,
+    /// Units its processes did in each of the measurement's sub-windows,
+    /// together, in time order (`null`: one no process observed); empty
+    /// in merges and in runs older than this field.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub batch_units: Vec<Option<f64>>,
 }
 
 impl RunDocument {

@@ -55,7 +55,18 @@ fn column_cell(
 
 /// Whether a load part did disk I/O worth showing.
 fn did_io(w: &LoadWork) -> bool {
-    w.device_read_mb_s + w.device_write_mb_s >= 0.1
+    w.device_read_mb_s.unwrap_or(0.0) + w.device_write_mb_s.unwrap_or(0.0) >= 0.1
+}
+
+/// The I/O a load part's processes caused, when worth showing or not known.
+fn io_text(w: &LoadWork) -> String {
+    match (w.device_read_mb_s, w.device_write_mb_s) {
+        (Some(read), Some(write)) if did_io(w) => {
+            format!(" (read {}, dirtied {} MB/s)", rate(read), rate(write))
+        }
+        (Some(_), Some(_)) => String::new(),
+        _ => " (I/O not known)".to_string(),
+    }
 }
 
 /// The load-work cell: each part's rate and CPU use, the I/O its processes
@@ -67,22 +78,15 @@ pub fn load_work_cell(work: &[LoadWork], device: Option<&DeviceFigures>) -> Stri
         return "-".to_string();
     }
     let parts = work.iter().map(|w| {
-        let io = if did_io(w) {
-            format!(
-                " (read {}, dirtied {} MB/s)",
-                rate(w.device_read_mb_s),
-                rate(w.device_write_mb_s)
-            )
-        } else {
-            String::new()
-        };
         format!(
-            "{} {} {}/s, {:.0} % CPU{}{io}",
+            "{} {} {}/s, {}{:.0} % CPU{}{}",
             w.load,
             rate(w.rate_per_s),
             w.unit,
+            if w.cpu_pct_lower_bound { "≥ " } else { "" },
             w.cpu_pct,
-            requests_text(w)
+            requests_text(w),
+            io_text(w)
         )
     });
     let device = device.filter(|_| work.iter().any(did_io)).map(|d| {
@@ -628,6 +632,15 @@ mod tests {
         let mut work = crate::report::merge::tests::burn(100.0, 50.0, 1.0);
         let plain = load_work_cell(std::slice::from_ref(&work), None);
         assert_eq!(plain, "burn 100 Mloop/s, 50 % CPU");
+        let bounded = LoadWork {
+            cpu_pct_lower_bound: true,
+            device_write_mb_s: None,
+            ..work.clone()
+        };
+        assert_eq!(
+            load_work_cell(&[bounded], None),
+            "burn 100 Mloop/s, ≥ 50 % CPU (I/O not known)"
+        );
         let mut requests = RequestLatencies::new(&[100_000_000, 2_000_000_000]);
         [1_000_000, 3_000_000, 150_000_000, 6_000_000]
             .into_iter()

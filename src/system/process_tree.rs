@@ -7,7 +7,7 @@
 
 use super::procfs;
 use nix::sys::signal::{kill, Signal};
-use nix::sys::wait::{waitpid, WaitPidFlag, WaitStatus};
+use nix::sys::wait::{waitid, waitpid, Id, WaitPidFlag, WaitStatus};
 use nix::unistd::Pid;
 use std::os::unix::process::CommandExt as _;
 use std::path::Path;
@@ -103,6 +103,24 @@ pub fn kill_descendants() -> usize {
             return killed.len();
         }
         std::thread::sleep(KILL_ROUND);
+    }
+}
+
+/// Reaps the children that have ended, without waiting for the others,
+/// until it meets `keep` ended, which it leaves for its owner to wait for
+/// (a `std::process::Child`). For a subreaper whose orphans end: their CPU
+/// time then counts in its `RUSAGE_CHILDREN`, and they do not pile up as
+/// zombies.
+pub fn reap_exited_except(keep: u32) {
+    let flags = WaitPidFlag::WEXITED | WaitPidFlag::WNOHANG | WaitPidFlag::WNOWAIT;
+    // WNOWAIT: look at the first ended child without reaping it yet.
+    while let Ok(status) = waitid(Id::All, flags) {
+        match status.pid() {
+            Some(pid) if pid.as_raw() as u32 != keep => {
+                let _ = waitpid(pid, None);
+            }
+            _ => return,
+        }
     }
 }
 

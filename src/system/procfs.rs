@@ -184,9 +184,10 @@ pub fn read_process_stat(proc_root: &Path, pid: u32) -> Result<ProcessStat, Proc
     })
 }
 
-/// CPU ticks used by process `root` and all its live descendants (including
-/// what they reaped from children that already ended).
-pub fn tree_cpu_ticks(proc_root: &Path, root: u32) -> u64 {
+/// CPU ticks used by the descendants of process `root`, not `root` itself
+/// (including what they reaped from children that already ended, and
+/// zombies not yet reaped).
+pub fn descendants_cpu_ticks(proc_root: &Path, root: u32) -> u64 {
     let Ok(entries) = std::fs::read_dir(proc_root) else {
         return 0;
     };
@@ -197,15 +198,13 @@ pub fn tree_cpu_ticks(proc_root: &Path, root: u32) -> u64 {
             Some((pid, stat.ppid, stat.cpu_ticks_with_reaped()))
         })
         .collect();
-    let mut tree = vec![root];
+    let mut parents = vec![root];
     let mut total = 0;
-    while let Some(pid) = tree.pop() {
+    while let Some(parent) = parents.pop() {
         for &(child, ppid, ticks) in &processes {
-            if child == pid {
+            if ppid == parent && child != root {
                 total += ticks;
-            }
-            if ppid == pid && child != root {
-                tree.push(child);
+                parents.push(child);
             }
         }
     }
@@ -271,7 +270,7 @@ mod tests {
     }
 
     #[test]
-    fn tree_cpu_adds_up_a_process_and_its_descendants() {
+    fn descendants_cpu_adds_up_every_descendant_but_not_the_root() {
         let dir = proc_with(&[]);
         let stat = |pid: u32, ppid: u32, ticks: u64| {
             std::fs::create_dir(dir.path().join(pid.to_string())).unwrap();
@@ -284,8 +283,9 @@ mod tests {
         stat(11, 10, 10); // child
         stat(12, 11, 20); // grandchild
         stat(13, 1, 1000); // unrelated
-        assert_eq!(tree_cpu_ticks(dir.path(), 10), 106 + 16 + 26);
-        assert_eq!(tree_cpu_ticks(dir.path(), 99), 0);
+        assert_eq!(descendants_cpu_ticks(dir.path(), 10), 16 + 26);
+        assert_eq!(descendants_cpu_ticks(dir.path(), 11), 26);
+        assert_eq!(descendants_cpu_ticks(dir.path(), 99), 0);
     }
 
     #[test]

@@ -127,6 +127,13 @@ fn merge_load_work(finished: &[Finished]) -> Result<Vec<LoadWork>, MergeError> {
             let weighted = |figure: fn(&LoadWork) -> f64| {
                 per_second(parts().map(|(w, seconds)| figure(w) * seconds).sum())
             };
+            // Missing when any repeat's is.
+            let weighted_known = |figure: fn(&LoadWork) -> Option<f64>| {
+                parts()
+                    .map(|(w, seconds)| Some(figure(w)? * seconds))
+                    .sum::<Option<f64>>()
+                    .map(per_second)
+            };
             let amount = parts().map(|(w, _)| w.amount).sum();
             let requests =
                 RequestLatencies::merge(parts().filter_map(|(w, _)| w.requests.as_ref())).map_err(
@@ -138,12 +145,14 @@ fn merge_load_work(finished: &[Finished]) -> Result<Vec<LoadWork>, MergeError> {
                 amount,
                 rate_per_s: per_second(amount),
                 cpu_pct: weighted(|w| w.cpu_pct),
-                device_read_mb_s: weighted(|w| w.device_read_mb_s),
-                device_write_mb_s: weighted(|w| w.device_write_mb_s),
+                cpu_pct_lower_bound: parts().any(|(w, _)| w.cpu_pct_lower_bound),
+                device_read_mb_s: weighted_known(|w| w.device_read_mb_s),
+                device_write_mb_s: weighted_known(|w| w.device_write_mb_s),
                 processes: w.processes,
                 usage: Vec::new(),
                 cpus: w.cpus.clone(),
                 requests,
+                batch_units: Vec::new(),
             })
         })
         .collect::<Result<_, MergeError>>()?;
@@ -279,12 +288,14 @@ pub(crate) mod tests {
             amount,
             rate_per_s: amount / seconds,
             cpu_pct,
-            device_read_mb_s: 0.0,
-            device_write_mb_s: 0.0,
+            cpu_pct_lower_bound: false,
+            device_read_mb_s: Some(0.0),
+            device_write_mb_s: Some(0.0),
             processes: 4,
             usage: Vec::new(),
             cpus: None,
             requests: None,
+            batch_units: Vec::new(),
         }
     }
 

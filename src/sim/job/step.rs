@@ -37,14 +37,6 @@ pub enum Step {
 }
 
 impl Step {
-    /// Its planned CPU time.
-    pub fn cpu_ns(&self) -> u64 {
-        match self {
-            Step::Compile(step) => step.cpu_ns,
-            Step::Link(link) => link.cpu_ns,
-        }
-    }
-
     /// The step in words, for messages.
     pub fn describe(&self) -> String {
         match self {
@@ -171,6 +163,5 @@ mod tests {
             "compile step 1"
         );
         assert_eq!(Step::Link(plan.link.clone()).describe(), "link");
-        assert_eq!(Step::Link(plan.link.clone()).cpu_ns(), plan.link.cpu_ns);
     }
 }

@@ -15,13 +15,14 @@ pub struct Controller {
 }
 
 /// A mounted cgroup hierarchy, from /proc/self/mounts.
-struct Mount {
-    fs_type: String,
-    dir: PathBuf,
-    options: String,
+pub(super) struct Mount {
+    pub(super) fs_type: String,
+    pub(super) dir: PathBuf,
+    pub(super) options: String,
 }
 
-fn read_mounts(proc_root: &Path) -> Result<Vec<Mount>, CgroupError> {
+/// The mounts listed in `<proc_root>/self/mounts`.
+pub(super) fn read_mounts(proc_root: &Path) -> Result<Vec<Mount>, CgroupError> {
     let path = proc_root.join("self/mounts");
     let text = std::fs::read_to_string(&path).map_err(io_error("read", &path))?;
     Ok(text

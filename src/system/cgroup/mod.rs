@@ -2,7 +2,8 @@
 //! hierarchy that offers each controller ([`hierarchy`]), making the
 //! cgroups with their limits ([`plan`], [`Limit`]), that the load workers
 //! join ([`join`]), and removing them again ([`remove`], also what the
-//! clean-up after a killed run needs).
+//! clean-up after a killed run needs). Apart from those, a `cmd:` load's
+//! worker makes a cgroup that only accounts its CPU time ([`CpuAccount`]).
 //!
 //! cgroup v2 is used for a controller when a cgroup2 hierarchy offers it,
 //! else a cgroup v1 hierarchy mounted with it; so the memory limit and the
@@ -19,10 +20,12 @@
 //! pressure is its own. Every function takes the roots
 //! it reads, so tests run on fake trees.
 
+mod account;
 mod group;
 mod hierarchy;
 mod limit;
 
+pub use account::{make_cpu_account, remove_orphaned_accounts, CpuAccount};
 pub use group::{plan, Cgroup, Plan};
 pub use limit::Limit;
 
@@ -137,7 +140,7 @@ mod tests {
 
     /// A fake system: `proc/self/mounts` naming the hierarchies made by
     /// `files` (paths relative to the temp dir, `@` standing for it).
-    fn fake(mounts: &str, files: &[(&str, &str)]) -> tempfile::TempDir {
+    pub(super) fn fake(mounts: &str, files: &[(&str, &str)]) -> tempfile::TempDir {
         let dir = tempfile::tempdir().unwrap();
         let root = dir.path().display().to_string();
         for (name, text) in [("proc/self/mounts", mounts)].iter().chain(files) {
