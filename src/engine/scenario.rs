@@ -139,6 +139,10 @@ struct RunningPart<'a> {
     workers: Vec<usize>,
 }
 
+/// How long a load that stopped listening is given to say why: its last
+/// message is written before it exits, so it is there already.
+const LAST_WORDS: Duration = Duration::from_millis(200);
+
 fn measure(
     scenario: &Scenario,
     settings: &ScenarioSettings,
@@ -161,9 +165,15 @@ fn measure(
     )?;
     let (probe, window) = start_probe(scenario.probe, settings, dir, group, waiter)?;
     for &load in &loads {
-        group
-            .send(load, &window_command(window))
-            .map_err(|e| Stop::Failed(format!("{} stopped listening: {e}", group.label(load))))?;
+        if let Err(e) = group.send(load, &window_command(window)) {
+            // A load that ended said why before it closed its end: that
+            // reason, already in its pipe, says more than the broken pipe.
+            waiter.watch_loads(group, Instant::now() + LAST_WORDS)?;
+            return Err(Stop::Failed(format!(
+                "{} stopped listening: {e}",
+                group.label(load)
+            )));
+        }
     }
     // Counters around the measurement, read here rather than in the probe:
     // this one in the probe's lead time before its window opens (≈ 2 ms),

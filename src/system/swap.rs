@@ -225,7 +225,7 @@ mod tests {
     }
 
     /// Says `SKIPPED <test>: <reason>` past the harness's capture of
-    /// eprintln!, in one write, as tests/common's `skip` (CI lists them).
+    /// eprintln!, in one write, as tests/suite/common's `skip` (CI lists them).
     fn skip(reason: &str) {
         let test = std::thread::current();
         let line = format!("SKIPPED {}: {reason}\n", test.name().unwrap_or_default());

@@ -3,7 +3,7 @@
 //! then run to its end or to its cap. The process that runs it becomes the subreaper of everything the
 //! job starts, so what the job leaves running when it ends, and all of it
 //! at the cap, is found below that process, killed and reaped. (So it is
-//! tested by `tests/job.rs`, in feelbench's own processes: in a unit test
+//! tested by `tests/suite/job.rs`, in feelbench's own processes: in a unit test
 //! it would kill the other tests' children too.)
 
 use super::command::{self, ShellJob};

@@ -4,8 +4,7 @@
 //! directory behind, and is refused before anything runs when the work
 //! directory has no room for its files.
 
-mod common;
-use common::{
+use crate::common::{
     assert_load_did_work, feelbench, leftovers, new_tag, read_json, require_root, stderr,
     wait_for_no_tagged, LOOPS_PER_MS,
 };

@@ -3,8 +3,7 @@
 //! frames that woke (those run, and those dropped for waking after their
 //! period). No test asserts a latency.
 
-mod common;
-use common::{feelbench, new_tag, read_json, stderr, LOOPS_PER_MS};
+use crate::common::{feelbench, new_tag, read_json, stderr, LOOPS_PER_MS};
 use serde_json::Value;
 
 /// Points a series holds at most (`measure::series::SERIES_POINTS`).

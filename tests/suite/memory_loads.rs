@@ -6,8 +6,7 @@
 //! so these tests take turns; those that change the system need root and
 //! say so when they skip.
 
-mod common;
-use common::{
+use crate::common::{
     feelbench, feelbench_as_nobody, new_tag, read_json, require_root, skip, stderr,
     tagged_processes, wait_until, LOOPS_PER_MS,
 };

@@ -6,8 +6,7 @@
 //! file — after a normal end or a SIGKILL of the orchestrator. No test
 //! asserts a latency.
 
-mod common;
-use common::{
+use crate::common::{
     feelbench, leftovers, new_tag, read_json, require_root, stderr, stdout, tagged_processes,
     wait_for_no_tagged, LOOPS_PER_MS,
 };
@@ -144,11 +143,6 @@ fn lmbench_mode_gives_lat_ctx_switches_and_a_fault_per_page() {
     if let Some(lat_ctx) = figure("ctx64_p50_us") {
         assert!(lat_ctx < raw, "ctx64 {lat_ctx} µs, as timed {raw} µs");
     }
-    // Back to back: many more instances than the paced 50 a second.
-    assert!(
-        figures["pipe_samples"].as_f64().unwrap() > 100.0,
-        "{figures}"
-    );
     let label = run["probes"]["micro"]["figures"]
         .as_array()
         .unwrap()

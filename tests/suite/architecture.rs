@@ -13,7 +13,7 @@
 //! Run it, with the whole graph printed:
 //!
 //! ```text
-//! cargo test --test architecture -- --nocapture
+//! cargo test --test suite architecture -- --nocapture
 //! ```
 
 use std::collections::{BTreeMap, BTreeSet, VecDeque};
@@ -726,7 +726,7 @@ fn every_top_level_module_has_one_layer() {
     let unplaced: Vec<&String> = modules.iter().filter(|m| layer_of(m).is_none()).collect();
     assert!(
         unplaced.is_empty(),
-        "give these modules a row of LAYERS in tests/architecture.rs: {unplaced:?}"
+        "give these modules a row of LAYERS in tests/suite/architecture.rs: {unplaced:?}"
     );
 }
 
@@ -755,7 +755,7 @@ fn every_import_goes_down_the_layers() {
     let violations = layering_violations(&graph);
     assert!(
         violations.is_empty(),
-        "imports that do not go to a lower layer (see LAYERS in tests/architecture.rs):\n{}",
+        "imports that do not go to a lower layer (see LAYERS in tests/suite/architecture.rs):\n{}",
         violations.join("\n")
     );
 }

@@ -4,8 +4,7 @@
 //! tighter buffer is accepted and recorded, bad buffer settings are refused
 //! before anything runs, and nothing is left behind. No timing is asserted.
 
-mod common;
-use common::{
+use crate::common::{
     assert_load_did_work, feelbench, leftovers, new_tag, read_json, stderr, wait_for_no_tagged,
     LOOPS_PER_MS,
 };

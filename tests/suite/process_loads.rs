@@ -3,8 +3,7 @@
 //! run, neither the processes they fork nor ctxmem's SysV message queue,
 //! after a normal end, a SIGINT, or a helper that died.
 
-mod common;
-use common::{
+use crate::common::{
     assert_load_did_work, feelbench, new_tag, read_json, require_root, stderr, tagged_processes,
     wait_for_named, watch_until_exit, Watch, LOOPS_PER_MS,
 };

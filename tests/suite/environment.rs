@@ -1,8 +1,7 @@
 //! The environment in the run document, `--expect` refusing on a mismatch
 //! or an unknown key (exit code 2, before measuring), and `report --env`.
 
-mod common;
-use common::{feelbench, new_tag, read_json, stderr, stdout, LOOPS_PER_MS};
+use crate::common::{feelbench, new_tag, read_json, stderr, stdout, LOOPS_PER_MS};
 
 /// The short run every test here makes, writing `DIR/run.json`.
 fn run_args(dir: &std::path::Path) -> Vec<String> {

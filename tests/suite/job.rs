@@ -4,8 +4,7 @@
 //! `compare` testing the job's time when runs have repeats. Structure and
 //! invariants only, never timings.
 
-mod common;
-use common::{
+use crate::common::{
     feelbench, leftovers, new_tag, read_json, stderr, stdout, tagged_processes, LOOPS_PER_MS,
 };
 use serde_json::Value;
@@ -134,7 +133,7 @@ fn a_job_past_its_timeout_is_killed_with_everything_it_started() {
     assert!(killed >= 3, "{error}");
     let left: Vec<String> = tagged_processes(&tag)
         .into_iter()
-        .map(common::cmdline)
+        .map(crate::common::cmdline)
         .collect();
     assert!(left.is_empty(), "still running: {left:?}");
 }

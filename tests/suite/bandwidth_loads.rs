@@ -3,8 +3,7 @@
 //! theirs outlives the run — no reader process, no TCP connection (not even
 //! in TIME_WAIT) — after a normal end, a SIGINT, or a writer SIGKILLed.
 
-mod common;
-use common::{
+use crate::common::{
     assert_load_did_work, exit_code_within, feelbench, new_tag, read_json, require_root, stderr,
     tagged_processes, wait_for_named, watch_until_exit, Watch, LOOPS_PER_MS,
 };
@@ -61,36 +60,40 @@ fn tcp_sockets() -> Vec<(u16, u16, u64)> {
         .collect()
 }
 
-/// What was seen of a run while it ran: its processes, and the local ports
-/// of the TCP sockets they held.
+/// What was seen of a run while it ran: its processes, and the (local,
+/// remote) ports of the TCP sockets they held (both ports, so another
+/// test's connection that reuses one of them later is not taken for its).
 #[derive(Default)]
 struct Seen {
     pids: BTreeSet<u32>,
-    ports: BTreeSet<u16>,
+    connections: BTreeSet<(u16, u16)>,
 }
 
 impl Watch for Seen {
     fn look(&mut self, tag: &str) {
         let pids = tagged_processes(tag);
         let inodes: BTreeSet<u64> = pids.iter().flat_map(|pid| socket_inodes(*pid)).collect();
-        let ports = tcp_sockets()
+        let connections = tcp_sockets()
             .into_iter()
             .filter(|(_, _, inode)| inodes.contains(inode))
-            .map(|(local, _, _)| local);
-        self.ports.extend(ports);
+            .map(|(local, remote, _)| (local, remote));
+        self.connections.extend(connections);
         self.pids.extend(pids);
     }
 }
 
-/// Asserts nothing of the run is left: no process, no TCP socket on a
-/// port its processes used, in any state.
+/// Asserts nothing of the run is left: no process, no TCP socket of a
+/// connection its processes held (either end), in any state.
 fn assert_nothing_left(tag: &str, seen: &Seen) {
     assert_eq!(tagged_processes(tag), Vec::<u32>::new(), "processes left");
     let left: Vec<_> = tcp_sockets()
         .into_iter()
-        .filter(|(local, remote, _)| seen.ports.contains(local) || seen.ports.contains(remote))
+        .filter(|(local, remote, _)| {
+            seen.connections.contains(&(*local, *remote))
+                || seen.connections.contains(&(*remote, *local))
+        })
         .collect();
-    assert_eq!(left, [], "TCP sockets left on ports {:?}", seen.ports);
+    assert_eq!(left, [], "TCP sockets left of {:?}", seen.connections);
 }
 
 #[test]
@@ -112,7 +115,11 @@ fn each_bandwidth_load_streams_megabytes_and_leaves_nothing_behind() {
         assert!(scenario["load_work"][0]["rate_per_s"].as_f64().unwrap() > 0.0);
     }
     // 2 sockets per pair, seen at least once while tcpbw ran.
-    assert!(seen.ports.len() >= 2, "tcpbw's sockets: {:?}", seen.ports);
+    assert!(
+        seen.connections.len() >= 2,
+        "tcpbw's sockets: {:?}",
+        seen.connections
+    );
     assert_nothing_left(&tag, &seen);
 }
 
@@ -126,7 +133,7 @@ fn sigint_under_unixbw_and_tcpbw_leaves_no_process_and_no_socket() {
     wait_for_named(&tag, "fb-tcpbw-read", &mut seen);
     seen.look(&tag);
     assert!(
-        !seen.ports.is_empty(),
+        !seen.connections.is_empty(),
         "tcpbw's connections exist while it runs"
     );
     kill(Pid::from_raw(child.id() as i32), Signal::SIGINT).unwrap();
@@ -173,7 +180,7 @@ fn tcpbw_without_a_loopback_interface_fails_with_the_reason() {
     let mut child = match unshared.spawn() {
         Ok(child) => child,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
-            return common::skip("needs unshare (util-linux)");
+            return crate::common::skip("needs unshare (util-linux)");
         }
         Err(e) => panic!("cannot run unshare: {e}"),
     };

@@ -3,8 +3,7 @@
 //! and headless Chromium (Debian's `chromium`, when installed) loads it with
 //! the SVGs in its DOM, no console error, and takes a screenshot.
 
-mod common;
-use common::{feelbench, new_tag, skip, stderr, LOOPS_PER_MS};
+use crate::common::{feelbench, new_tag, skip, stderr, LOOPS_PER_MS};
 use std::path::Path;
 use std::process::{Command, Output};
 

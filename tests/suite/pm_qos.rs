@@ -3,8 +3,7 @@
 //! it ends, normally or killed; without root it is refused with exit code 2
 //! before anything is measured. No timing is asserted.
 
-mod common;
-use common::{
+use crate::common::{
     feelbench, feelbench_as_nobody, new_tag, read_json, require_root, stderr, wait_for_no_tagged,
     LOOPS_PER_MS,
 };

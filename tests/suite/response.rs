@@ -5,8 +5,7 @@
 //! only), and the probe in the loads' memory cgroup under `--mem-limit`.
 //! No test asserts a delay.
 
-mod common;
-use common::{
+use crate::common::{
     cmdline, feelbench, feelbench_as_nobody, new_tag, read_json, require_root, stderr, stdout,
     tagged_processes, LOOPS_PER_MS,
 };

@@ -2,8 +2,7 @@
 //! invariants, `report` reproducing the console table, output files, and
 //! the calibration cache. No test asserts a latency or speed figure.
 
-mod common;
-use common::{
+use crate::common::{
     feelbench, feelbench_niced, feelbench_niced_as_nobody, new_tag, read_json, require_root,
     stderr, stdout, LOOPS_PER_MS,
 };

@@ -3,8 +3,7 @@
 //! cache, and the device's own counters show the reads), `compile` runs its three parts, a file too large for the disk is
 //! refused before anything runs, and no work directory is left behind.
 
-mod common;
-use common::{feelbench, leftovers, new_tag, read_json, skip, stderr, LOOPS_PER_MS};
+use crate::common::{feelbench, leftovers, new_tag, read_json, skip, stderr, LOOPS_PER_MS};
 use nix::sys::statfs::{statfs, TMPFS_MAGIC};
 use serde_json::Value;
 use std::path::Path;

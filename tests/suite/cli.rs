@@ -1,8 +1,7 @@
 //! The command line: bad input gives a clear message and exit code 2; the
 //! informational commands work.
 
-mod common;
-use common::{run, stderr, stdout};
+use crate::common::{run, stderr, stdout};
 
 fn assert_usage_error(args: &[&str], expected: &str) {
     let output = run(args);

@@ -5,8 +5,7 @@
 //! `--mem-limit`, and no cgroup is left after a normal end or a SIGINT.
 //! The cgroup tests need root and say so when they skip.
 
-mod common;
-use common::{
+use crate::common::{
     assert_ends_clean, feelbench, leftovers, new_tag, read_json, require_root, skip, stderr,
     wait_for_no_tagged, wait_until, LOOPS_PER_MS,
 };

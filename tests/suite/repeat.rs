@@ -2,8 +2,7 @@
 //! short real runs. No test asserts a latency or speed figure, only how the
 //! repeats add up.
 
-mod common;
-use common::{feelbench, new_tag, read_json, stderr, stdout, LOOPS_PER_MS};
+use crate::common::{feelbench, new_tag, read_json, stderr, stdout, LOOPS_PER_MS};
 use serde_json::Value;
 use std::path::{Path, PathBuf};
 use std::process::Output;
@@ -123,7 +122,7 @@ fn run_repeat_measures_every_scenario_in_rounds_and_merges_them() {
 
 #[test]
 fn repeat_zero_is_refused() {
-    let output = common::run(&["run", "--repeat", "0"]);
+    let output = crate::common::run(&["run", "--repeat", "0"]);
     assert_usage_error(&output, "--repeat takes 1 to 1000, not 0");
 }
 

@@ -3,8 +3,7 @@
 //! figure moved: how much loads at nice 19 help the probe is measured by
 //! `bench/significance.sh -p nice`.
 
-mod common;
-use common::{feelbench, new_tag, read_json, stderr, stdout, LOOPS_PER_MS};
+use crate::common::{feelbench, new_tag, read_json, stderr, stdout, LOOPS_PER_MS};
 use serde_json::Value;
 use std::path::{Path, PathBuf};
 

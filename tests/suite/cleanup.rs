@@ -5,8 +5,7 @@
 //! what that left, keeps the record of what it could not remove yet (and
 //! says how to remove it by hand), and never takes a live run for a dead one.
 
-mod common;
-use common::{
+use crate::common::{
     assert_ends_clean, cmdline, exit_code_within, feelbench, leftovers, new_tag, read_json,
     require_root, skip, stderr, tagged_processes, wait_for_no_tagged, wait_until, LOOPS_PER_MS,
 };

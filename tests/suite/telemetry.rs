@@ -1,8 +1,7 @@
 //! Per-scenario telemetry in a real run: every scenario carries raw samples
 //! and figures, every worker its resource usage, and CPU pressure shows under burn.
 
-mod common;
-use common::{feelbench, new_tag, read_json, skip, stderr, LOOPS_PER_MS};
+use crate::common::{feelbench, new_tag, read_json, skip, stderr, LOOPS_PER_MS};
 use serde_json::Value;
 
 fn figure(scenario: &Value, path: &str) -> Option<f64> {

@@ -3,9 +3,7 @@
 //! compare and merge: the table, Markdown and comparison are the same text,
 //! and the CSV has the same value in every column it had.
 
-mod common;
-
-use common::{feelbench, new_tag, stdout};
+use crate::common::{feelbench, new_tag, stdout};
 use serde_json::Value;
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};

@@ -3,8 +3,7 @@
 //! renders and has a section for every command, and the shells' completion
 //! scripts are produced.
 
-mod common;
-use common::{run, skip, stderr, stdout};
+use crate::common::{run, skip, stderr, stdout};
 use std::path::Path;
 use std::process::{Command, Stdio};
 

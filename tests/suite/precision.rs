@@ -3,8 +3,7 @@
 //! and printed). One goal no measurement can meet runs to the cap; one that
 //! a thousand frames a second meet at once stops early.
 
-mod common;
-use common::{feelbench, new_tag, read_json, stderr, stdout, LOOPS_PER_MS};
+use crate::common::{feelbench, new_tag, read_json, stderr, stdout, LOOPS_PER_MS};
 use serde_json::Value;
 
 /// The keys of the headline figures with an interval in `scenario`.
@@ -88,7 +87,7 @@ fn a_goal_reached_stops_before_the_cap() {
 
 #[test]
 fn precision_with_repeat_is_refused() {
-    let output = common::run(&["run", "--precision", "5", "--repeat", "3"]);
+    let output = crate::common::run(&["run", "--precision", "5", "--repeat", "3"]);
     assert_eq!(output.status.code(), Some(2), "{}", stderr(&output));
     assert!(stderr(&output).contains("cannot be used with"));
 }

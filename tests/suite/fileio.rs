@@ -6,8 +6,7 @@
 //! for the disk are refused, and the work directory is left empty, also
 //! after Ctrl-C.
 
-mod common;
-use common::{
+use crate::common::{
     assert_ends_clean, cmdline, feelbench, leftovers, new_tag, read_json, require_root, stderr,
     tagged_processes, wait_until, LOOPS_PER_MS,
 };

@@ -1,0 +1,32 @@
+//! The integration tests, in one binary so the harness runs them side by
+//! side (most wait on short real runs, not on a CPU): the built binary on
+//! 1–3 s scenarios (its JSON, cleanup and exit codes), the layering of the
+//! source tree, the README's generated tables and old run documents.
+
+mod architecture;
+mod bandwidth_loads;
+mod cleanup;
+mod cli;
+mod cmd_load;
+mod common;
+mod compare;
+mod disk_loads;
+mod docs;
+mod environment;
+mod fileio;
+mod fragment;
+mod html;
+mod job;
+mod memory_loads;
+mod metadata_loads;
+mod micro;
+mod placement;
+mod pm_qos;
+mod precision;
+mod process_loads;
+mod repeat;
+mod response;
+mod run;
+mod series;
+mod telemetry;
+mod v1_documents;
