@@ -5,6 +5,59 @@
 
 use std::io::Write as _;
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicI32, AtomicU32, Ordering};
+
+/// The writes under way (low bits) and whether an exit was asked for
+/// meanwhile (`EXIT`): a second Ctrl-C ends the process at once unless a
+/// temporary file exists, and then as soon as the last one is renamed or
+/// removed, so none is left behind.
+static WRITES: AtomicU32 = AtomicU32::new(0);
+/// The bit of `WRITES` that says an exit was asked for.
+const EXIT: u32 = 1 << 31;
+/// The exit code asked for.
+static EXIT_CODE: AtomicI32 = AtomicI32::new(0);
+
+/// Ends the process with `code` now if no atomic write is under way, else
+/// as soon as the last one ends. Async-signal-safe (atomics and `_exit`):
+/// made to be called from a signal handler.
+pub fn exit_between_writes(code: i32) {
+    EXIT_CODE.store(code, Ordering::SeqCst);
+    let before = WRITES.fetch_or(EXIT, Ordering::SeqCst);
+    if before & !EXIT == 0 {
+        exit_now(code);
+    }
+}
+
+/// `_exit(code)`: no destructor or buffer runs, as in a signal handler.
+fn exit_now(code: i32) -> ! {
+    // SAFETY: _exit takes a plain integer and does not return.
+    unsafe { libc::_exit(code) }
+}
+
+/// Counts a write as under way, unless an exit was asked for: then the
+/// process is about to end, and this thread waits for it.
+fn begin_write() {
+    let mut current = WRITES.load(Ordering::SeqCst);
+    loop {
+        if current & EXIT != 0 {
+            loop {
+                std::thread::park();
+            }
+        }
+        match WRITES.compare_exchange(current, current + 1, Ordering::SeqCst, Ordering::SeqCst) {
+            Ok(_) => return,
+            Err(now) => current = now,
+        }
+    }
+}
+
+/// Counts a write as ended (its temporary file is gone); the last one ends
+/// the process if an exit was asked for meanwhile.
+fn end_write() {
+    if WRITES.fetch_sub(1, Ordering::SeqCst) == EXIT | 1 {
+        exit_now(EXIT_CODE.load(Ordering::SeqCst));
+    }
+}
 
 /// A file could not be written atomically. The temporary file is gone.
 #[derive(Debug, thiserror::Error)]
@@ -44,10 +97,12 @@ pub fn write_atomically(path: &Path, bytes: &[u8]) -> Result<(), AtomicWriteErro
         name.to_string_lossy(),
         std::process::id()
     ));
+    begin_write();
     let result = write_and_rename(&tmp, path, bytes);
     if result.is_err() {
         let _ = std::fs::remove_file(&tmp);
     }
+    end_write();
     result
 }
 
@@ -73,6 +128,38 @@ fn write_and_rename(tmp: &Path, path: &Path, bytes: &[u8]) -> Result<(), AtomicW
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn an_exit_asked_for_during_a_write_waits_for_its_end() {
+        use nix::sys::wait::{waitpid, WaitStatus};
+        use nix::unistd::{fork, pipe, read, write, ForkResult};
+        let (from_child, to_parent) = pipe().unwrap();
+        // SAFETY: the child only touches atomics, writes to a pipe and exits.
+        match unsafe { fork() }.unwrap() {
+            ForkResult::Child => {
+                // The parent's other tests may have been writing at the fork.
+                WRITES.store(0, Ordering::SeqCst);
+                begin_write();
+                exit_between_writes(7);
+                // Still here: the write under way holds the exit back.
+                let _ = write(&to_parent, b"w");
+                end_write();
+                exit_now(1);
+            }
+            ForkResult::Parent { child } => {
+                drop(to_parent);
+                let status = waitpid(child, None).unwrap();
+                let mut seen = [0u8; 2];
+                let n = read(&from_child, &mut seen).unwrap();
+                assert_eq!(&seen[..n], b"w", "exited before the write ended");
+                assert_eq!(
+                    status,
+                    WaitStatus::Exited(child, 7),
+                    "the last write ends it"
+                );
+            }
+        }
+    }
 
     #[test]
     fn replaces_content_and_leaves_no_temp_file() {
