@@ -340,14 +340,24 @@ mod tests {
 
     /// Nothing is set up in the window: its first sub-window holds about
     /// as many instances as the others (were the partners forked and the
-    /// files written in it, the rhythm would start late).
+    /// files written in it, the rhythm would start late: the first
+    /// sub-window was empty every time). Other work on the machine can
+    /// thin out any sub-window now and then, the first too, so the test
+    /// passes when one of three windows shows it as full as the others.
     #[test]
     fn the_first_sub_window_is_as_full_as_the_others() {
-        let counts = samples_per_sub_window();
+        let tries: Vec<Vec<u64>> = (0..3)
+            .map(|_| samples_per_sub_window())
+            .take_while(|counts| !first_as_full_as_the_others(counts))
+            .collect();
+        assert!(tries.len() < 3, "{tries:?}");
+    }
+
+    /// Whether the first count is at least half the median of the others.
+    fn first_as_full_as_the_others(counts: &[u64]) -> bool {
         let mut others = counts[1..].to_vec();
         others.sort_unstable();
         let median = others[others.len() / 2];
-        assert!(median > 0, "{counts:?}");
-        assert!(2 * counts[0] >= median, "{counts:?}");
+        median > 0 && 2 * counts[0] >= median
     }
 }
