@@ -215,7 +215,7 @@ fn obtain_calibration(work: &WorkSettings, system: &SystemInfo) -> (f64, Calibra
         work.recalibrate,
         cache.as_deref(),
         &MachineIdentity::of(system),
-        || say!("calibrating the work loop (about half a second)..."),
+        || say!("calibrating the work loop (about 0.4 s)..."),
     );
     match &source {
         CalibrationSource::Forced => {}
