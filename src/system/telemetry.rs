@@ -23,7 +23,7 @@ use figures::{CpuSplit, PsiFigures, VmstatDeltas};
 
 use super::blockdev::{self, DeviceCounters};
 use super::counters::{self, Pressure, ProcessTicks, StatCounters};
-use super::procfs::{clock_ticks_per_s, ProcError};
+use super::procfs::{clock_ticks_per_s, read_process_stat, ProcError};
 use serde::{Deserialize, Serialize};
 use std::collections::{BTreeMap, HashMap};
 use std::path::{Path, PathBuf};
@@ -163,7 +163,10 @@ impl Sampler {
         }
     }
 
-    /// Whether `pid` is this process or one marked as the run's.
+    /// Whether `pid` is this process, one marked as the run's, or a
+    /// descendant of either (a program may overwrite its environment with
+    /// its process title, as stress-ng's workers do; what the run starts
+    /// stays below this process, its subreaper).
     fn is_ours(&mut self, pid: u32) -> bool {
         if pid == self.me {
             return true;
@@ -172,7 +175,10 @@ impl Sampler {
             return ours;
         }
         let environ = std::fs::read(self.proc_root.join(pid.to_string()).join("environ"));
-        let ours = environ.is_ok_and(|env| env.split(|b| *b == 0).any(|v| v == self.needle));
+        let marked = environ.is_ok_and(|env| env.split(|b| *b == 0).any(|v| v == self.needle));
+        let ours = marked
+            || read_process_stat(&self.proc_root, pid)
+                .is_ok_and(|stat| stat.ppid > 1 && stat.ppid != pid && self.is_ours(stat.ppid));
         // Only a marked process is remembered: an unmarked pid may be reused
         // by one of ours (and a pid of ours is not reused while the run holds it).
         if ours {
@@ -472,7 +478,7 @@ mod tests {
     }
 
     #[test]
-    fn sampler_reads_a_fixture_tree_and_skips_marked_processes() {
+    fn sampler_reads_a_fixture_tree_and_skips_marked_processes_and_their_children() {
         let dir = tempfile::tempdir().unwrap();
         let root = dir.path();
         std::fs::create_dir(root.join("pressure")).unwrap();
@@ -483,13 +489,19 @@ mod tests {
         .unwrap();
         std::fs::write(root.join("vmstat"), include_str!("testdata/vmstat_old")).unwrap();
         std::fs::write(root.join("stat"), "cpu  1 2 3 4 5 6 7 oops\n").unwrap();
-        for (pid, env) in [(20, "A=1\0FEELBENCH_RUN=m1\0"), (21, "A=1\0")] {
+        // 22 overwrote its environment with its title, as stress-ng's
+        // workers do: it is the run's as a child of 20.
+        for (pid, ppid, env) in [
+            (20, 1, "A=1\0FEELBENCH_RUN=m1\0"),
+            (21, 1, "A=1\0"),
+            (22, 20, "stress-ng-cpu\0"),
+        ] {
             let d = root.join(pid.to_string());
             std::fs::create_dir(&d).unwrap();
             std::fs::write(d.join("environ"), env).unwrap();
             std::fs::write(
                 d.join("stat"),
-                format!("{pid} (p) S 1 1 1 0 -1 0 0 0 0 0 4 5 0 0 20 0 1 0 77 0"),
+                format!("{pid} (p) S {ppid} 1 1 0 -1 0 0 0 0 0 4 5 0 0 20 0 1 0 77 0"),
             )
             .unwrap();
         }
