@@ -13,7 +13,7 @@ use crate::measure::tasks::{self, TaskSched};
 use crate::measure::window::{Counters, CpuTime, Window, WindowMeter};
 use crate::probe;
 use crate::sim::WorkParams;
-use crate::system::cpulist::CpuList;
+use crate::system::cpulist::{self, CpuList};
 use crate::system::{cgroup, procfs, telemetry};
 use anyhow::{anyhow, Context as _};
 use std::io::{BufRead as _, Write as _};
@@ -166,18 +166,31 @@ const TASKS_READ_AT_NS: u64 = 50_000_000;
 /// descendants has.
 fn read_tasks_in(window: Window) -> std::io::Result<JoinHandle<Vec<TaskSched>>> {
     let at_ns = (window.start_ns + TASKS_READ_AT_NS).min(window.end_ns);
+    let elsewhere = cpus_besides_own();
     std::thread::Builder::new()
         .name("fb-sched-read".into())
         .stack_size(READER_STACK_BYTES)
         .spawn(move || {
-            // Best effort: were it refused, the reading would only run at
-            // the probe's priority.
+            // Best effort: were either refused, the reading would only run
+            // at the probe's priority, or on its CPUs.
             let _ = sched::set_least_urgent();
+            if let Some(cpus) = &elsewhere {
+                let _ = affinity::set(cpus);
+            }
             sleep_until_ns(at_ns);
             let proc_root = Path::new("/proc");
             let all = tasks::of_tree(proc_root, std::process::id());
             tasks::read_all(proc_root, &all, tasks::own_tid())
         })
+}
+
+/// The online CPUs the calling thread may not run on, if any: where the
+/// reading of the tasks takes no CPU the probe waits for (with
+/// `--probe-cpus`, or micro's LMbench mode on one CPU).
+fn cpus_besides_own() -> Option<CpuList> {
+    let online = cpulist::online(Path::new("/sys")).ok()?;
+    let own = affinity::current().ok()?;
+    CpuList::from_cpus(online.cpus().filter(|cpu| !own.cpus().any(|c| c == *cpu)))
 }
 
 /// Stack of the thread reading the tasks back (locked with the probe's

@@ -12,8 +12,9 @@
 //! steps of average size (150 ms of CPU is one; a whole job is about 120
 //! per CPU, see `sim::job`).
 
+use super::programs_cpu::{programs_cpu_ns, CountedCpu};
 use super::{Load, LoadDef, LoadError};
-use crate::measure::clock::{now_ns, process_and_children_cpu_ns, process_cpu_ns};
+use crate::measure::clock::now_ns;
 use crate::measure::window::CpuTime;
 use crate::sim::job::{step_units, JobSpace, Make};
 use crate::sim::SettingsGroup;
@@ -39,7 +40,7 @@ pub const DEF: LoadDef = LoadDef {
         Ok(Box::new(CacheRun {
             make,
             _space: space,
-            counted_ns: 0,
+            counted: CountedCpu::default(),
         }))
     },
     default: |_| false,
@@ -51,8 +52,8 @@ pub const DEF: LoadDef = LoadDef {
 struct CacheRun {
     make: Make,
     _space: JobSpace,
-    /// The job steps' CPU time already counted as work, in ns.
-    counted_ns: u64,
+    /// The job steps' CPU time already counted as work.
+    counted: CountedCpu,
 }
 
 impl Load for CacheRun {
@@ -64,15 +65,10 @@ impl Load for CacheRun {
             self.make.start_over();
         }
         self.make.next_finished(now_ns() + STEP_NS)?;
-        // The steps' CPU: the load's without the worker's own.
-        let steps_ns = self
-            .cpu(CpuTime::exact(process_and_children_cpu_ns()))
-            .ns
-            .saturating_sub(process_cpu_ns());
-        // A step's clock ends with it a moment before its reaped time shows.
-        let done_ns = steps_ns.saturating_sub(self.counted_ns);
-        self.counted_ns = self.counted_ns.max(steps_ns);
-        Ok(step_units(done_ns))
+        // A step's clock ends with it a moment before its reaped time shows:
+        // only growth counts.
+        let steps_ns = programs_cpu_ns(self);
+        Ok(step_units(self.counted.count(steps_ns, 1)))
     }
 
     /// CPU time of the steps running now (those that ended are reaped, so

@@ -13,8 +13,8 @@
 //! found by the run's marker and killed too, and what is left in the
 //! cgroup is killed with it.
 
+use super::programs_cpu::{programs_cpu_ns, CountedCpu};
 use super::{CheckError, Load, LoadDef, LoadError};
-use crate::measure::clock::{process_and_children_cpu_ns, process_cpu_ns};
 use crate::measure::window::CpuTime;
 use crate::system::cgroup::{self, CpuAccount};
 use crate::system::{process_tree, procfs};
@@ -57,7 +57,7 @@ pub const DEF: LoadDef = LoadDef {
             root: child.id(),
             child,
             account,
-            counted_ns: 0,
+            counted: CountedCpu::default(),
         }))
     },
     default: |_| false,
@@ -90,8 +90,8 @@ struct CommandLoad {
     root: u32,
     /// The cgroup the worker and the command run in, when it could be made.
     account: Option<CpuAccount>,
-    /// The command's CPU time already counted as work, in ns.
-    counted_ns: u64,
+    /// The command's CPU time already counted as work.
+    counted: CountedCpu,
 }
 
 impl Load for CommandLoad {
@@ -102,18 +102,8 @@ impl Load for CommandLoad {
         }
         // Orphans that ended: reaped, their CPU time moves to the worker's.
         process_tree::reap_exited_except(self.root);
-        // The command's CPU time: the load's without the worker's own, so
-        // a command that does nothing does no work.
-        let total_ns = self
-            .cpu(CpuTime::exact(process_and_children_cpu_ns()))
-            .ns
-            .saturating_sub(process_cpu_ns());
-        // Only growth past what was counted (a lower bound can drop: a
-        // process nobody waited for ended), in whole units of RESOLUTION_NS.
-        let growth_ns = total_ns.saturating_sub(self.counted_ns);
-        let done_ns = growth_ns - growth_ns % RESOLUTION_NS;
-        self.counted_ns += done_ns;
-        Ok(done_ns as f64 / 1e9)
+        let total_ns = programs_cpu_ns(self);
+        Ok(self.counted.count(total_ns, RESOLUTION_NS) as f64 / 1e9)
     }
 
     /// What the cgroup accounted (the worker is in it too), or else the

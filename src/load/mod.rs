@@ -31,6 +31,7 @@ pub mod memload;
 pub mod none;
 pub mod periodic;
 pub mod procread;
+mod programs_cpu;
 pub mod read;
 pub mod spawn;
 mod tree;

@@ -4,7 +4,7 @@
 //! frames done.
 
 use super::{Load, LoadDef, LoadError};
-use crate::sim::periodic::{FrameRunner, PeriodicShape};
+use crate::sim::periodic::{FrameOutcome, FrameRunner, PeriodicShape};
 use crate::sim::{shapes, WorkParams};
 
 /// `video` as a load.
@@ -66,6 +66,10 @@ impl PeriodicLoad {
 
 impl Load for PeriodicLoad {
     fn step(&mut self) -> Result<f64, LoadError> {
-        Ok(self.runner.run_next_frame().map_or(0.0, |_| 1.0))
+        // A frame dropped (woken after its period) is no work done.
+        Ok(match self.runner.run_next_frame() {
+            Some(FrameOutcome::Ran { .. }) => 1.0,
+            Some(FrameOutcome::Dropped { .. }) | None => 0.0,
+        })
     }
 }

@@ -58,6 +58,13 @@ pub fn process_and_children_cpu_ns() -> u64 {
     rusage_cpu_ns(UsageWho::RUSAGE_SELF) + rusage_cpu_ns(UsageWho::RUSAGE_CHILDREN)
 }
 
+/// CPU time (user + system) of the calling thread and of the reaped
+/// children of its process, in nanoseconds: what a job run from this thread
+/// used, without the process's other threads.
+pub fn thread_and_children_cpu_ns() -> u64 {
+    thread_cpu_ns() + rusage_cpu_ns(UsageWho::RUSAGE_CHILDREN)
+}
+
 /// CPU time (user + system) of the calling process alone, in nanoseconds.
 pub fn process_cpu_ns() -> u64 {
     rusage_cpu_ns(UsageWho::RUSAGE_SELF)

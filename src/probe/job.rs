@@ -51,7 +51,11 @@ pub const DEF: ProbeDef = ProbeDef {
     },
     // The job's processes compete for memory with the loads (in their
     // memory cgroup under --mem-limit), as a compile does on a real machine.
-    disk_bytes: |params| params.job.plan(params.cpus).disk_bytes(),
+    // The built-in job's files; a command's are its own business.
+    disk_bytes: |params| match params.job.command {
+        Some(_) => 0,
+        None => params.job.plan(params.cpus).disk_bytes(),
+    },
     memory: MemoryPolicy::Shared,
 };
 
@@ -199,6 +203,14 @@ mod tests {
         // 66 s of CPU in 50 s.
         assert!((result.figures["job_cpu_pct"] - 132.0).abs() < 1e-9);
         assert_eq!(result.figures["jobs_run"], 2.0);
+    }
+
+    #[test]
+    fn only_the_built_in_job_needs_room_for_its_files() {
+        let mut params = WorkParams::for_tests();
+        assert!((DEF.disk_bytes)(&params) > 0);
+        params.job.command = Some("make -j4".into());
+        assert_eq!((DEF.disk_bytes)(&params), 0);
     }
 
     #[test]

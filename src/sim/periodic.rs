@@ -84,9 +84,9 @@ impl FrameRunner {
 
     /// Waits for the next frame's period, runs it and accounts it (and any
     /// frames dropped after it); a frame that wakes after its period is
-    /// over is dropped instead of run. Returns when the frame was done (or
-    /// dropped), or `None` once the timetable has no period left.
-    pub fn run_next_frame(&mut self) -> Option<u64> {
+    /// over is dropped instead of run. Returns what became of the frame, or
+    /// `None` once the timetable has no period left.
+    pub fn run_next_frame(&mut self) -> Option<FrameOutcome> {
         let index = self.next;
         if index >= self.timetable.periods() {
             return None;
@@ -101,7 +101,9 @@ impl FrameRunner {
                 .record_woken_late(&self.timetable, index, started_ns, |i| {
                     shape.cpu_wanted_ns(i)
                 });
-            return Some(started_ns);
+            return Some(FrameOutcome::Dropped {
+                woke_ns: started_ns,
+            });
         }
         let cpu_wanted_ns = self.shape.cpu_wanted_ns(index);
         let cpu_used_ns = work_cpu_ns(self.loops_per_ms, cpu_wanted_ns);
@@ -117,6 +119,50 @@ impl FrameRunner {
         self.next = self
             .account
             .record_frame(&self.timetable, index, &frame, |i| shape.cpu_wanted_ns(i));
-        Some(finished_ns)
+        Some(FrameOutcome::Ran { finished_ns })
+    }
+}
+
+/// What became of a frame.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum FrameOutcome {
+    /// It ran; its work was done at `finished_ns`.
+    Ran { finished_ns: u64 },
+    /// It woke at `woke_ns`, after its period was over, and was dropped.
+    Dropped { woke_ns: u64 },
+}
+
+impl FrameOutcome {
+    /// When the frame was done with: its work finished, or it was dropped.
+    pub fn done_ns(self) -> u64 {
+        match self {
+            FrameOutcome::Ran { finished_ns } => finished_ns,
+            FrameOutcome::Dropped { woke_ns } => woke_ns,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_frame_whose_period_is_over_when_it_wakes_is_dropped_not_run() {
+        let shape = PeriodicShape {
+            period_ns: 10_000_000,
+            cpu: CpuDemand::Share(50.0),
+        };
+        let now = now_ns();
+        // The first period ended 90 ms ago: a load counts no work for it.
+        let window = Window {
+            start_ns: now - 100_000_000,
+            end_ns: now + 100_000_000,
+        };
+        let mut runner = FrameRunner::new(shape, window, 1000.0, FrameAccount::default());
+        let outcome = runner.run_next_frame().unwrap();
+        assert!(
+            matches!(outcome, FrameOutcome::Dropped { woke_ns } if woke_ns >= now),
+            "{outcome:?}"
+        );
     }
 }

@@ -180,8 +180,9 @@ impl Sampler {
             || read_process_stat(&self.proc_root, pid)
                 .is_ok_and(|stat| stat.ppid > 1 && stat.ppid != pid && self.is_ours(stat.ppid));
         // Only a marked process is remembered: an unmarked pid may be reused
-        // by one of ours (and a pid of ours is not reused while the run holds it).
-        if ours {
+        // by one of ours (and a pid of ours is not reused while the run holds
+        // it), and a child of ours that ended by another program.
+        if marked {
             self.ours.insert(pid, true);
         }
         ours

@@ -27,8 +27,11 @@ pub fn check_system(config: &RunConfig) -> Result<Environment, UsageError> {
     );
     check_expectations(&environment, &config.preflight.expect)?;
     check_privileges(config)?;
-    let leftovers = workspace::clean_leftovers(swap::remove, |p| Ok(cgroup::remove(p)?));
-    for line in leftovers.into_iter().chain(load::remove_leftovers()) {
+    // The loads' first: a dead `cmd:` worker's accounting cgroup sits inside
+    // the dead run's load cgroup, which cannot be removed before it.
+    let loads = load::remove_leftovers();
+    let runs = workspace::clean_leftovers(swap::remove, |p| Ok(cgroup::remove(p)?));
+    for line in loads.into_iter().chain(runs) {
         say!("{line}");
     }
     Ok(environment)

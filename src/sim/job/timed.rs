@@ -11,7 +11,7 @@ use super::make::Make;
 use super::settings::JobSettings;
 use super::space::{JobSpace, StderrLog};
 use super::{JobError, JobRun};
-use crate::measure::clock::{now_ns, process_and_children_cpu_ns};
+use crate::measure::clock::{now_ns, thread_and_children_cpu_ns};
 use crate::system::process_tree;
 use std::path::{Path, PathBuf};
 
@@ -77,7 +77,7 @@ impl PreparedJob {
             space,
         } = self;
         let described = describe(&what);
-        let cpu_before_ns = process_and_children_cpu_ns();
+        let cpu_before_ns = thread_and_children_cpu_ns();
         let started_ns = now_ns();
         let outcome = start(what, &stderr).and_then(|mut running| {
             let finished = running.wait(cap_at_ns, &stderr);
@@ -89,7 +89,7 @@ impl PreparedJob {
         });
         // The orphans handed to this process.
         process_tree::reap_exited();
-        let cpu_ns = process_and_children_cpu_ns().saturating_sub(cpu_before_ns);
+        let cpu_ns = thread_and_children_cpu_ns().saturating_sub(cpu_before_ns);
         drop(space);
         match outcome? {
             (true, ended_ns, _) => Ok(JobRun {
