@@ -213,7 +213,7 @@ mod tests {
             .stdout(std::process::Stdio::null())
             .status()
         else {
-            skip("mkswap is not installed");
+            skip("mkswap is not on PATH (util-linux; /sbin is often not on a plain user's PATH)");
             return;
         };
         assert!(status.success());
