@@ -112,7 +112,7 @@ impl Load for CommandLoad {
         if let Some(ns) = self.account.as_ref().and_then(|a| a.usage_ns().ok()) {
             return CpuTime::exact(ns);
         }
-        let ticks = procfs::descendants_cpu_ticks(Path::new("/proc"), std::process::id());
+        let ticks = process_tree::descendants_cpu_ticks(Path::new("/proc"), std::process::id());
         worker.plus(CpuTime {
             ns: ticks * 1_000_000_000 / procfs::clock_ticks_per_s(),
             lower_bound: true,

@@ -54,32 +54,49 @@ pub fn become_subreaper() -> std::io::Result<()> {
     }
 }
 
-/// The live (not zombie) descendants of `root` in the /proc tree at
-/// `proc_root`, parents before their children.
-pub fn live_descendants(proc_root: &Path, root: u32) -> Vec<u32> {
+/// Every descendant of `root` in the /proc tree at `proc_root`, zombies
+/// too, with its stat, parents before their children.
+fn descendants(proc_root: &Path, root: u32) -> Vec<procfs::ProcessStat> {
     let Ok(entries) = std::fs::read_dir(proc_root) else {
         return Vec::new();
     };
-    let processes: Vec<(u32, u32, bool)> = entries
+    let processes: Vec<procfs::ProcessStat> = entries
         .filter_map(|e| {
             let pid: u32 = e.ok()?.file_name().to_str()?.parse().ok()?;
-            let stat = procfs::read_process_stat(proc_root, pid).ok()?;
-            Some((pid, stat.ppid, stat.is_running()))
+            procfs::read_process_stat(proc_root, pid).ok()
         })
         .collect();
     let mut found = Vec::new();
     let mut parents = vec![root];
     while let Some(parent) = parents.pop() {
-        for &(pid, ppid, running) in &processes {
-            if ppid == parent && pid != root {
-                parents.push(pid);
-                if running {
-                    found.push(pid);
-                }
+        for stat in &processes {
+            if stat.ppid == parent && stat.pid != root {
+                parents.push(stat.pid);
+                found.push(stat.clone());
             }
         }
     }
     found
+}
+
+/// The live (not zombie) descendants of `root` in the /proc tree at
+/// `proc_root`, parents before their children.
+pub fn live_descendants(proc_root: &Path, root: u32) -> Vec<u32> {
+    descendants(proc_root, root)
+        .into_iter()
+        .filter(|stat| stat.is_running())
+        .map(|stat| stat.pid)
+        .collect()
+}
+
+/// CPU ticks used by the descendants of process `root`, not `root` itself
+/// (including what they reaped from children that already ended, and
+/// zombies not yet reaped).
+pub fn descendants_cpu_ticks(proc_root: &Path, root: u32) -> u64 {
+    descendants(proc_root, root)
+        .iter()
+        .map(procfs::ProcessStat::cpu_ticks_with_reaped)
+        .sum()
 }
 
 /// SIGKILLs every descendant of this process, round after round until none
@@ -147,6 +164,25 @@ mod tests {
             std::fs::write(path.join("stat"), text).unwrap();
         }
         dir
+    }
+
+    #[test]
+    fn descendants_cpu_adds_up_every_descendant_but_not_the_root() {
+        let dir = tempfile::tempdir().unwrap();
+        let stat = |pid: u32, ppid: u32, ticks: u64| {
+            std::fs::create_dir(dir.path().join(pid.to_string())).unwrap();
+            let text = format!(
+                "{pid} (a (b) c) S {ppid} 1 1 0 -1 0 0 0 0 0 {ticks} 1 2 3 20 0 1 0 {pid}0 3133440"
+            );
+            std::fs::write(dir.path().join(pid.to_string()).join("stat"), text).unwrap();
+        };
+        stat(10, 1, 100); // root: 100 + 1 + 2 + 3
+        stat(11, 10, 10); // child
+        stat(12, 11, 20); // grandchild
+        stat(13, 1, 1000); // unrelated
+        assert_eq!(descendants_cpu_ticks(dir.path(), 10), 16 + 26);
+        assert_eq!(descendants_cpu_ticks(dir.path(), 11), 26);
+        assert_eq!(descendants_cpu_ticks(dir.path(), 99), 0);
     }
 
     #[test]

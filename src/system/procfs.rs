@@ -184,33 +184,6 @@ pub fn read_process_stat(proc_root: &Path, pid: u32) -> Result<ProcessStat, Proc
     })
 }
 
-/// CPU ticks used by the descendants of process `root`, not `root` itself
-/// (including what they reaped from children that already ended, and
-/// zombies not yet reaped).
-pub fn descendants_cpu_ticks(proc_root: &Path, root: u32) -> u64 {
-    let Ok(entries) = std::fs::read_dir(proc_root) else {
-        return 0;
-    };
-    let processes: Vec<(u32, u32, u64)> = entries
-        .filter_map(|e| {
-            let pid: u32 = e.ok()?.file_name().to_str()?.parse().ok()?;
-            let stat = read_process_stat(proc_root, pid).ok()?;
-            Some((pid, stat.ppid, stat.cpu_ticks_with_reaped()))
-        })
-        .collect();
-    let mut parents = vec![root];
-    let mut total = 0;
-    while let Some(parent) = parents.pop() {
-        for &(child, ppid, ticks) in &processes {
-            if ppid == parent && child != root {
-                total += ticks;
-                parents.push(child);
-            }
-        }
-    }
-    total
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -267,25 +240,6 @@ mod tests {
             .to_string()
             .contains("read_bytes"));
         assert!(read_process_io(dir.path(), "7").is_err());
-    }
-
-    #[test]
-    fn descendants_cpu_adds_up_every_descendant_but_not_the_root() {
-        let dir = proc_with(&[]);
-        let stat = |pid: u32, ppid: u32, ticks: u64| {
-            std::fs::create_dir(dir.path().join(pid.to_string())).unwrap();
-            let text = format!(
-                "{pid} (a (b) c) S {ppid} 1 1 0 -1 0 0 0 0 0 {ticks} 1 2 3 20 0 1 0 {pid}0 3133440"
-            );
-            std::fs::write(dir.path().join(pid.to_string()).join("stat"), text).unwrap();
-        };
-        stat(10, 1, 100); // root: 100 + 1 + 2 + 3
-        stat(11, 10, 10); // child
-        stat(12, 11, 20); // grandchild
-        stat(13, 1, 1000); // unrelated
-        assert_eq!(descendants_cpu_ticks(dir.path(), 10), 16 + 26);
-        assert_eq!(descendants_cpu_ticks(dir.path(), 11), 26);
-        assert_eq!(descendants_cpu_ticks(dir.path(), 99), 0);
     }
 
     #[test]
