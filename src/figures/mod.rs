@@ -9,12 +9,14 @@
 //! This module is pure: it measures nothing and renders nothing.
 
 mod formula;
+pub mod late;
 pub mod result;
 pub mod series;
 mod sheet;
 mod tally;
 
 pub use formula::{Evaluator, Formula};
+pub use late::LateCauses;
 pub use result::{Measured, ProbeResult};
 pub use series::LatencySeries;
 pub use sheet::{latency_figures, Column, FigureDef, ProbeSheet, Spread, P99_MIN_SAMPLES};

@@ -2,6 +2,7 @@
 //! sheet derives from it, and the same tally for each sub-window of the
 //! measurement (the raw material of batch-means intervals).
 
+use super::late::LateCauses;
 use super::series::LatencySeries;
 use super::sheet::{FigureDef, ProbeSheet, Spread};
 use super::tally::{Tally, TallyError};
@@ -28,6 +29,8 @@ pub struct Measured {
     /// What it could not measure and why, one sentence each (an operation
     /// left out: `udp: no loopback`); its figures are missing.
     pub left_out: Vec<String>,
+    /// Why its events were late, for probes that split them.
+    pub late: Option<LateCauses>,
 }
 
 impl Measured {
@@ -39,6 +42,7 @@ impl Measured {
             batches,
             series: None,
             left_out: Vec::new(),
+            late: None,
         }
     }
 }
@@ -65,6 +69,9 @@ pub struct ProbeResult {
     /// What it could not measure and why (see [`Measured::left_out`]).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub left_out: Vec<String>,
+    /// Why its events were late, for probes that split them.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub late: Option<LateCauses>,
 }
 
 impl ProbeResult {
@@ -79,6 +86,7 @@ impl ProbeResult {
             batches,
             series: None,
             left_out: Vec::new(),
+            late: None,
         }
     }
 
@@ -88,13 +96,15 @@ impl ProbeResult {
         Self {
             series: measured.series,
             left_out: measured.left_out,
+            late: measured.late,
             ..Self::new(sheet, measured.tally, measured.batches, sched)
         }
     }
 
     /// The merge of `results` (at least one), whose schedulings must agree:
-    /// tallies added, figures derived again, what any left out, no
-    /// sub-windows, no usage and no series (each repeat keeps its own).
+    /// tallies added, figures derived again, what any left out, why events
+    /// were late (when every result says), no sub-windows, no usage and no
+    /// series (each repeat keeps its own).
     pub fn merged(sheet: &ProbeSheet, results: &[&ProbeResult]) -> Result<Self, TallyError> {
         let tally = Tally::merge(results.iter().map(|r| &r.tally))?;
         let sched = SchedApplied {
@@ -107,8 +117,14 @@ impl ProbeResult {
                 left_out.push(reason.clone());
             }
         }
+        let lates: Option<Vec<&LateCauses>> = results.iter().map(|r| r.late.as_ref()).collect();
+        let late = match lates {
+            Some(lates) if !lates.is_empty() => Some(LateCauses::merged(&lates)?),
+            _ => None,
+        };
         Ok(Self {
             left_out,
+            late,
             ..Self::new(sheet, tally, Vec::new(), sched)
         })
     }

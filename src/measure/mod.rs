@@ -7,10 +7,12 @@
 //! document.
 
 pub mod affinity;
+pub mod attrib;
 pub mod batches;
 pub mod calibrate;
 pub mod clock;
 pub mod frames;
+pub mod late;
 pub mod latency;
 pub mod load_batches;
 pub mod requests;

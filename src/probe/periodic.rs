@@ -8,12 +8,15 @@ use super::frame_figures::{
 };
 use super::{MeasureError, Probe};
 use crate::figures::result::MEASURED_S;
+use crate::figures::LateCauses;
 use crate::figures::{
     latency_figures, Better, Column, FigureDef, Formula, LatencySeries, Measured, ProbeSheet,
     Spread, Tally, Unit,
 };
+use crate::measure::attrib::EventSplitter;
 use crate::measure::batches::batch_seconds;
 use crate::measure::frames::{FrameAccount, PeriodBatch};
+use crate::measure::late::LateAccount;
 use crate::measure::series::SERIES_POINTS;
 use crate::measure::window::Window;
 use crate::sim::periodic::{FrameRunner, PeriodicShape};
@@ -39,7 +42,11 @@ pub struct PeriodicProbe {
     shape: PeriodicShape,
     loops_per_ms: f64,
     account: FrameAccount,
+    late: LateAccount,
 }
+
+/// The rule a frame is late by.
+pub const FRAME_LATE_RULE: &str = "missed its deadline";
 
 impl PeriodicProbe {
     /// A boxed probe of `shape`, for the registry's build functions.
@@ -48,22 +55,28 @@ impl PeriodicProbe {
             shape,
             loops_per_ms: params.loops_per_ms,
             account: FrameAccount::with_series(SERIES_POINTS),
+            late: LateAccount::new(),
         })
     }
 }
 
 impl Probe for PeriodicProbe {
     fn measure(self: Box<Self>, window: Window, _dir: &Path) -> Result<Measured, MeasureError> {
-        let mut runner = FrameRunner::new(self.shape, window, self.loops_per_ms, self.account);
+        let mut runner = FrameRunner::new(self.shape, window, self.loops_per_ms, self.account)
+            .splitting(EventSplitter::open(self.late));
         let mut last_finished_ns = window.end_ns;
         while let Some(outcome) = runner.run_next_frame() {
             last_finished_ns = last_finished_ns.max(outcome.done_ns());
         }
-        Ok(periodic_tallies(
-            &runner.account,
-            window,
-            last_finished_ns - window.start_ns,
-        ))
+        let measured =
+            periodic_tallies(&runner.account, window, last_finished_ns - window.start_ns);
+        Ok(Measured {
+            late: runner
+                .splitter
+                .as_ref()
+                .map(|splitter| LateCauses::of_splitter(splitter, FRAME_LATE_RULE)),
+            ..measured
+        })
     }
 }
 

@@ -49,6 +49,7 @@ fn result(mean_us: f64, gaming: bool) -> ProbeResult {
         batches: vec![],
         series: None,
         left_out: Vec::new(),
+        late: None,
     }
 }
 

@@ -182,6 +182,7 @@ fn convert(old: ResultV1) -> ProbeResult {
         batches,
         series: None,
         left_out: Vec::new(),
+        late: None,
     }
 }
 

@@ -5,8 +5,10 @@
 //! and a frame that woke only after its period was over. Probes measure
 //! it; loads run it to be a load.
 
+use crate::measure::attrib::EventSplitter;
 use crate::measure::clock::{now_ns, sleep_until_ns};
 use crate::measure::frames::{FrameAccount, FrameTimes, Timetable};
+use crate::measure::late::EventTimes;
 use crate::measure::window::Window;
 use crate::measure::work::work_cpu_ns;
 
@@ -48,6 +50,9 @@ pub struct FrameRunner {
     next: u64,
     /// Everything accounted so far.
     pub account: FrameAccount,
+    /// The split of each frame's delay, when kept (a probe keeps it, a
+    /// load does not).
+    pub splitter: Option<EventSplitter>,
 }
 
 impl FrameRunner {
@@ -69,6 +74,17 @@ impl FrameRunner {
             loops_per_ms,
             next: 0,
             account,
+            splitter: None,
+        }
+    }
+
+    /// The runner, splitting each frame's delay into `splitter`'s account
+    /// (a frame is late when it misses its deadline). It must run on the
+    /// thread that opened `splitter`.
+    pub fn splitting(self, splitter: EventSplitter) -> Self {
+        Self {
+            splitter: Some(splitter),
+            ..self
         }
     }
 
@@ -93,9 +109,20 @@ impl FrameRunner {
         }
         let intended_ns = self.timetable.start_of(index);
         sleep_until_ns(intended_ns);
-        let started_ns = now_ns();
+        let started_ns = match &mut self.splitter {
+            Some(splitter) => splitter.woke(),
+            None => now_ns(),
+        };
         let shape = self.shape;
+        let cpu_wanted_ns = self.shape.cpu_wanted_ns(index);
+        let times = EventTimes {
+            due_ns: intended_ns,
+            cpu_wanted_ns,
+        };
         if self.timetable.woke_too_late(index, started_ns) {
+            if let Some(splitter) = &mut self.splitter {
+                splitter.dropped(times, true);
+            }
             self.next = self
                 .account
                 .record_woken_late(&self.timetable, index, started_ns, |i| {
@@ -105,14 +132,17 @@ impl FrameRunner {
                 woke_ns: started_ns,
             });
         }
-        let cpu_wanted_ns = self.shape.cpu_wanted_ns(index);
         let cpu_used_ns = work_cpu_ns(self.loops_per_ms, cpu_wanted_ns);
-        let finished_ns = now_ns();
+        let deadline_ns = self.timetable.deadline_of(index);
+        let finished_ns = match &mut self.splitter {
+            Some(splitter) => splitter.ended_by(times, deadline_ns).ended_ns,
+            None => now_ns(),
+        };
         let frame = FrameTimes {
             intended_ns,
             started_ns,
             finished_ns,
-            deadline_ns: self.timetable.deadline_of(index),
+            deadline_ns,
             cpu_wanted_ns,
             cpu_used_ns,
         };

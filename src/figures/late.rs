@@ -1,0 +1,389 @@
+//! Why a probe's events were late, as a run document keeps it: the parts
+//! of the delay added up over every event and over the late ones, the late
+//! events per cause (how many, their delay, the distribution of the part
+//! their cause stands for) in a [`Tally`], so that repeats and runs merge
+//! by adding, and the worst late events whole, so a run can be analysed
+//! again.
+
+use super::tally::{Samples, Tally, TallyError};
+use crate::measure::attrib::EventSplitter;
+use crate::measure::late::{Cause, DelaySplit, EventSplit, LateAccount, Parts, WORST_KEPT};
+use serde::{Deserialize, Serialize};
+
+/// Events split.
+const EVENTS: &str = "events";
+/// Of them, late.
+const LATE: &str = "late";
+/// The prefix of the parts added up over every event.
+const ALL: &str = "all.";
+/// The prefix of the parts added up over the late events.
+const LATE_PARTS: &str = "late.";
+
+/// One late event whole.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct LateEvent {
+    /// When it was due, woke and ended (`CLOCK_MONOTONIC`, ns, the clock
+    /// `perf --clockid monotonic` and `trace-cmd -C mono` stamp with).
+    pub due_ns: u64,
+    pub woke_ns: u64,
+    pub ended_ns: u64,
+    pub cpu_wanted_ns: u64,
+    pub cpu_used_ns: u64,
+    /// The CPU it woke on and the one it ended on.
+    pub woke_cpu: u32,
+    pub ended_cpu: u32,
+    /// Blocking switches, preemptions and major faults during its work.
+    pub voluntary: u64,
+    pub involuntary: u64,
+    pub major_faults: u64,
+    pub parts: Parts,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub blocked_by: Option<DelaySplit>,
+    pub cause: Cause,
+}
+
+impl LateEvent {
+    /// The event of `split`.
+    pub fn of(split: &EventSplit) -> Self {
+        Self {
+            due_ns: split.due_ns,
+            woke_ns: split.woke_ns,
+            ended_ns: split.ended_ns,
+            cpu_wanted_ns: split.cpu_wanted_ns,
+            cpu_used_ns: split.cpu_used_ns,
+            woke_cpu: split.woke_cpu,
+            ended_cpu: split.ended_cpu,
+            voluntary: split.voluntary,
+            involuntary: split.involuntary,
+            major_faults: split.major_faults,
+            parts: split.parts,
+            blocked_by: split.blocked_by,
+            cause: split.cause(),
+        }
+    }
+
+    /// Its delay: the parts' sum.
+    pub fn delay_ns(&self) -> u64 {
+        self.parts.total_ns()
+    }
+}
+
+/// What telling the parts apart cost the probe.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
+pub struct ReadCost {
+    /// Readings of the thread's clocks and counters taken.
+    pub reads: u64,
+    /// What one cost, timed when the reader was opened, ns.
+    pub ns_per_read: f64,
+}
+
+impl ReadCost {
+    /// The readings' time in all, s.
+    pub fn total_s(&self) -> f64 {
+        self.reads as f64 * self.ns_per_read / 1e9
+    }
+}
+
+/// Why a probe's events were late, for one measurement or a merge.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct LateCauses {
+    /// The rule an event is late by, in words ("missed its deadline").
+    pub rule: String,
+    /// Whether run-queue wait was read (the thread's `schedstat`); without
+    /// it, it is part of the unexplained time.
+    pub schedstat: bool,
+    /// What was unavailable or turned off, one sentence each.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub notices: Vec<String>,
+    /// Events, late events, the parts added up (`all.*`, `late.*`) and per
+    /// cause: `CAUSE.count`, `CAUSE.delay_ns` and the distribution of the
+    /// part the cause stands for (`CAUSE`).
+    pub tally: Tally,
+    /// The worst late events, worst first, at most [`WORST_KEPT`].
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub worst: Vec<LateEvent>,
+    pub cost: ReadCost,
+}
+
+/// The cause that holds most of the late time, and its share of it.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Dominant {
+    pub cause: Cause,
+    /// Its share of the late events' delay, 0–1.
+    pub share: f64,
+}
+
+impl Dominant {
+    /// In words: the cause and its share, or `mixed` (with the largest
+    /// cause) when no cause holds half the late time.
+    pub fn words(&self) -> String {
+        let percent = (self.share * 100.0).round();
+        if self.share < 0.5 || self.cause == Cause::Mixed {
+            format!("mixed ({} {percent} %)", self.cause.words())
+        } else {
+            format!("{} ({percent} %)", self.cause.words())
+        }
+    }
+}
+
+impl LateCauses {
+    /// What `account` holds, late by `rule`, with run-queue wait read when
+    /// `schedstat`, at `cost`.
+    pub fn of(account: &LateAccount, rule: &str, schedstat: bool, cost: ReadCost) -> Self {
+        let mut tally = Tally::default()
+            .with_count(EVENTS, account.events as f64)
+            .with_count(LATE, account.late as f64);
+        for (prefix, parts) in [(ALL, &account.all), (LATE_PARTS, &account.late_parts)] {
+            for (name, ns) in parts.named() {
+                tally = tally.with_count(&format!("{prefix}{name}"), ns as f64);
+            }
+        }
+        for cause in Cause::ALL {
+            let of_cause = account.cause(cause);
+            tally = tally
+                .with_count(&format!("{}.count", cause.key()), of_cause.count as f64)
+                .with_count(
+                    &format!("{}.delay_ns", cause.key()),
+                    of_cause.delay_ns as f64,
+                )
+                .with_samples(cause.key(), &of_cause.part, of_cause.part_sum_ns);
+        }
+        Self {
+            rule: rule.to_string(),
+            schedstat,
+            notices: Vec::new(),
+            tally,
+            worst: account.worst().iter().map(LateEvent::of).collect(),
+            cost,
+        }
+    }
+
+    /// What `splitter` accounted, late by `rule`, with its cost.
+    pub fn of_splitter(splitter: &EventSplitter, rule: &str) -> Self {
+        let (reads, ns_per_read) = splitter.cost();
+        let mut late = Self::of(
+            &splitter.account,
+            rule,
+            splitter.has_schedstat(),
+            ReadCost { reads, ns_per_read },
+        );
+        if !late.schedstat {
+            late.notices.push(
+                "run-queue wait unavailable: the thread's schedstat cannot be read \
+                 (a kernel without CONFIG_SCHED_INFO); it is counted as unexplained"
+                    .to_string(),
+            );
+        }
+        late
+    }
+
+    /// Events split.
+    pub fn events(&self) -> u64 {
+        self.tally.count(EVENTS) as u64
+    }
+
+    /// Late events.
+    pub fn late(&self) -> u64 {
+        self.tally.count(LATE) as u64
+    }
+
+    /// The parts added up over every event.
+    pub fn all_parts(&self) -> Parts {
+        self.parts(ALL)
+    }
+
+    /// The parts added up over the late events.
+    pub fn late_parts(&self) -> Parts {
+        self.parts(LATE_PARTS)
+    }
+
+    fn parts(&self, prefix: &str) -> Parts {
+        Parts::from_named(|name| self.tally.count(&format!("{prefix}{name}")) as u64)
+    }
+
+    /// Late events labelled `cause`.
+    pub fn count(&self, cause: Cause) -> u64 {
+        self.tally.count(&format!("{}.count", cause.key())) as u64
+    }
+
+    /// The delay of the late events labelled `cause`, added up, ns.
+    pub fn delay_ns(&self, cause: Cause) -> u64 {
+        self.tally.count(&format!("{}.delay_ns", cause.key())) as u64
+    }
+
+    /// The distribution of the part `cause` stands for, over its events.
+    pub fn part(&self, cause: Cause) -> Option<&Samples> {
+        self.tally.samples.get(cause.key())
+    }
+
+    /// The causes of late events, most late time first, with none left
+    /// out that has an event.
+    pub fn causes(&self) -> Vec<Cause> {
+        let mut causes: Vec<Cause> = Cause::ALL
+            .into_iter()
+            .filter(|c| self.count(*c) > 0)
+            .collect();
+        causes.sort_by_key(|c| std::cmp::Reverse(self.delay_ns(*c)));
+        causes
+    }
+
+    /// The cause holding most of the late time; `None` without late
+    /// events.
+    pub fn dominant(&self) -> Option<Dominant> {
+        let total: u64 = Cause::ALL.iter().map(|c| self.delay_ns(*c)).sum();
+        let cause = *self.causes().first()?;
+        Some(Dominant {
+            cause,
+            share: if total == 0 {
+                0.0
+            } else {
+                self.delay_ns(cause) as f64 / total as f64
+            },
+        })
+    }
+
+    /// The merge of `all` (at least one): tallies added, the worst events
+    /// of all kept, notices joined, run-queue wait read only if read in
+    /// every one.
+    pub fn merged(all: &[&LateCauses]) -> Result<Self, TallyError> {
+        let tally = Tally::merge(all.iter().map(|l| &l.tally))?;
+        let mut worst: Vec<LateEvent> = all.iter().flat_map(|l| l.worst.clone()).collect();
+        worst.sort_by_key(|e| std::cmp::Reverse(e.delay_ns()));
+        worst.truncate(WORST_KEPT);
+        let mut notices: Vec<String> = Vec::new();
+        for notice in all.iter().flat_map(|l| &l.notices) {
+            if !notices.contains(notice) {
+                notices.push(notice.clone());
+            }
+        }
+        let reads: u64 = all.iter().map(|l| l.cost.reads).sum();
+        let read_ns: f64 = all
+            .iter()
+            .map(|l| l.cost.reads as f64 * l.cost.ns_per_read)
+            .sum();
+        Ok(Self {
+            rule: all[0].rule.clone(),
+            schedstat: all.iter().all(|l| l.schedstat),
+            notices,
+            tally,
+            worst,
+            cost: ReadCost {
+                reads,
+                ns_per_read: if reads == 0 {
+                    0.0
+                } else {
+                    read_ns / reads as f64
+                },
+            },
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::measure::late::{EventTimes, ThreadSnapshot};
+
+    const MS: u64 = 1_000_000;
+
+    /// An account of `late` run-queue-bound late events and one blocked one.
+    fn account(late: u64) -> LateAccount {
+        let mut account = LateAccount::new();
+        let before = ThreadSnapshot::default();
+        let times = EventTimes {
+            due_ns: 10 * MS,
+            cpu_wanted_ns: MS,
+        };
+        for i in 0..late {
+            let woke = ThreadSnapshot {
+                at_ns: (20 + i) * MS,
+                run_delay_ns: (9 + i) * MS,
+                ..before
+            };
+            let ended = ThreadSnapshot {
+                at_ns: (21 + i) * MS,
+                cpu_ns: MS,
+                ..woke
+            };
+            account.record(
+                &EventSplit::of(times, &before, &Parts::default(), &woke, Some(&ended), true),
+                true,
+            );
+        }
+        let woke = ThreadSnapshot {
+            at_ns: 10 * MS,
+            ..before
+        };
+        let blocked = ThreadSnapshot {
+            at_ns: 15 * MS,
+            cpu_ns: MS,
+            voluntary: 1,
+            ..woke
+        };
+        account.record(
+            &EventSplit::of(
+                times,
+                &before,
+                &Parts::default(),
+                &woke,
+                Some(&blocked),
+                true,
+            ),
+            true,
+        );
+        account
+    }
+
+    fn cost() -> ReadCost {
+        ReadCost {
+            reads: 10,
+            ns_per_read: 2_000.0,
+        }
+    }
+
+    #[test]
+    fn the_dominant_cause_is_the_one_with_most_late_time() {
+        let late = LateCauses::of(&account(3), "missed its deadline", true, cost());
+        assert_eq!(late.late(), 4);
+        assert_eq!(late.count(Cause::RunQueue), 3);
+        assert_eq!(late.count(Cause::BlockedOther), 1);
+        let dominant = late.dominant().unwrap();
+        assert_eq!(dominant.cause, Cause::RunQueue);
+        // Frames late by 10, 11 and 12 ms (1 ms timer each), then 4 ms
+        // blocked: the run-queue-bound ones hold 33 of 37 ms.
+        assert!((dominant.share - 33.0 / 37.0).abs() < 1e-9, "{dominant:?}");
+        assert_eq!(dominant.words(), "run-queue wait (89 %)");
+        assert_eq!(late.worst.len(), 4);
+        assert_eq!(late.worst[0].cause, Cause::RunQueue);
+        assert_eq!(late.late_parts().run_queue_ns(), 30 * MS);
+    }
+
+    #[test]
+    fn merging_adds_counts_and_keeps_the_worst_events_of_all() {
+        let one = LateCauses::of(&account(3), "missed its deadline", true, cost());
+        let two = LateCauses::of(&account(1), "missed its deadline", false, cost());
+        let merged = LateCauses::merged(&[&one, &two]).unwrap();
+        assert_eq!(merged.late(), 6);
+        assert_eq!(merged.count(Cause::RunQueue), 4);
+        assert_eq!(merged.part(Cause::RunQueue).unwrap().count, 4);
+        assert!(!merged.schedstat);
+        assert_eq!(merged.cost.reads, 20);
+        assert_eq!(merged.worst.len(), 6);
+        assert!(merged
+            .worst
+            .windows(2)
+            .all(|w| w[0].delay_ns() >= w[1].delay_ns()));
+        let json = serde_json::to_string(&merged).unwrap();
+        let back: LateCauses = serde_json::from_str(&json).unwrap();
+        assert_eq!(back, merged);
+    }
+
+    #[test]
+    fn no_cause_holding_half_the_late_time_is_mixed() {
+        let dominant = Dominant {
+            cause: Cause::RunQueue,
+            share: 0.4,
+        };
+        assert_eq!(dominant.words(), "mixed (run-queue wait 40 %)");
+    }
+}

@@ -1,0 +1,235 @@
+//! Reading the calling thread's own clocks and scheduler counters, for the
+//! split of late events (`measure::late`): `CLOCK_MONOTONIC`, the thread's
+//! CPU clock, its `schedstat` (run-queue wait, from a file the thread
+//! opened once and reads again at offset 0), `getrusage(RUSAGE_THREAD)` and
+//! the CPU it is on. Nothing here allocates after [`ThreadReader::open`],
+//! and nothing needs a privilege.
+
+use super::clock::{now_ns, thread_cpu_ns};
+use super::late::{EventSplit, EventTimes, LateAccount, Parts, ThreadSnapshot};
+use nix::sys::resource::{getrusage, UsageWho};
+use std::fs::File;
+use std::os::unix::fs::FileExt;
+
+/// Readings taken at open to time one reading.
+const COST_SAMPLES: u64 = 200;
+
+/// Reads [`ThreadSnapshot`]s of the thread that opened it (it must not be
+/// used from another thread: its `schedstat` file is that thread's).
+#[derive(Debug)]
+pub struct ThreadReader {
+    schedstat: Option<File>,
+    reads: u64,
+    ns_per_read: f64,
+}
+
+impl ThreadReader {
+    /// A reader of the calling thread, with the cost of one reading timed.
+    /// Without a readable `/proc/thread-self/schedstat` (a kernel without
+    /// `CONFIG_SCHED_INFO`, no /proc) it reads everything else.
+    pub fn open() -> Self {
+        let mut reader = Self {
+            schedstat: File::open("/proc/thread-self/schedstat")
+                .ok()
+                .filter(|file| read_run_delay(file).is_some()),
+            reads: 0,
+            ns_per_read: 0.0,
+        };
+        let started_ns = now_ns();
+        for _ in 0..COST_SAMPLES {
+            reader.read();
+        }
+        reader.ns_per_read = (now_ns() - started_ns) as f64 / COST_SAMPLES as f64;
+        reader.reads = 0;
+        reader
+    }
+
+    /// Whether run-queue wait is read (the thread's `schedstat`).
+    pub fn has_schedstat(&self) -> bool {
+        self.schedstat.is_some()
+    }
+
+    /// One reading of the calling thread.
+    pub fn read(&mut self) -> ThreadSnapshot {
+        self.reads += 1;
+        // The wall clock first: a wake-up's reading is its latency's end.
+        let at_ns = now_ns();
+        let cpu_ns = thread_cpu_ns();
+        let run_delay_ns = self
+            .schedstat
+            .as_ref()
+            .and_then(read_run_delay)
+            .unwrap_or(0);
+        let usage = getrusage(UsageWho::RUSAGE_THREAD).ok();
+        let counter = |f: fn(&nix::sys::resource::Usage) -> libc::c_long| {
+            usage.as_ref().map_or(0, |u| f(u).max(0) as u64)
+        };
+        ThreadSnapshot {
+            at_ns,
+            cpu_ns,
+            run_delay_ns,
+            voluntary: counter(|u| u.voluntary_context_switches()),
+            involuntary: counter(|u| u.involuntary_context_switches()),
+            major_faults: counter(|u| u.major_page_faults()),
+            cpu: current_cpu(),
+        }
+    }
+
+    /// Readings taken since it was opened.
+    pub fn reads(&self) -> u64 {
+        self.reads
+    }
+
+    /// What one reading cost when it was opened, ns.
+    pub fn ns_per_read(&self) -> f64 {
+        self.ns_per_read
+    }
+}
+
+/// The second field of a `schedstat` file, read again from offset 0 into a
+/// buffer on the stack.
+fn read_run_delay(file: &File) -> Option<u64> {
+    let mut buffer = [0u8; 96];
+    let length = file.read_at(&mut buffer, 0).ok()?;
+    let text = std::str::from_utf8(&buffer[..length]).ok()?;
+    text.split_ascii_whitespace().nth(1)?.parse().ok()
+}
+
+/// The CPU the calling thread is running on.
+fn current_cpu() -> u32 {
+    // SAFETY: sched_getcpu takes no arguments and only returns a number.
+    let cpu = unsafe { libc::sched_getcpu() };
+    cpu.max(0) as u32
+}
+
+/// A probe thread's split of its events: its reader, the reading that
+/// ends each event (and begins the next one's wait) and the account.
+#[derive(Debug)]
+pub struct EventSplitter {
+    reader: ThreadReader,
+    last: ThreadSnapshot,
+    last_parts: Parts,
+    woke: ThreadSnapshot,
+    /// Everything accounted so far.
+    pub account: LateAccount,
+}
+
+impl EventSplitter {
+    /// A splitter of the calling thread's events into `account` (normally
+    /// empty, its storage allocated).
+    pub fn open(account: LateAccount) -> Self {
+        let mut reader = ThreadReader::open();
+        let last = reader.read();
+        Self {
+            reader,
+            last,
+            last_parts: Parts::default(),
+            woke: last,
+            account,
+        }
+    }
+
+    /// Takes the reading at an event's wake-up; returns its time.
+    pub fn woke(&mut self) -> u64 {
+        self.woke = self.reader.read();
+        self.woke.at_ns
+    }
+
+    /// Takes the reading at the end of an event that woke at the last
+    /// [`woke`](Self::woke), splits and accounts it; returns the split
+    /// (its end is `ended_ns`).
+    pub fn ended(&mut self, times: EventTimes, late: bool) -> EventSplit {
+        let ended = self.reader.read();
+        self.finish(times, Some(ended), late)
+    }
+
+    /// Like [`ended`](Self::ended), for an event that is late when it ends
+    /// after `deadline_ns`.
+    pub fn ended_by(&mut self, times: EventTimes, deadline_ns: u64) -> EventSplit {
+        let ended = self.reader.read();
+        let late = ended.at_ns > deadline_ns;
+        self.finish(times, Some(ended), late)
+    }
+
+    /// Accounts an event dropped at its wake-up (it did no work).
+    pub fn dropped(&mut self, times: EventTimes, late: bool) -> EventSplit {
+        self.finish(times, None, late)
+    }
+
+    fn finish(
+        &mut self,
+        times: EventTimes,
+        ended: Option<ThreadSnapshot>,
+        late: bool,
+    ) -> EventSplit {
+        let split = EventSplit::of(
+            times,
+            &self.last,
+            &self.last_parts,
+            &self.woke,
+            ended.as_ref(),
+            self.reader.has_schedstat(),
+        );
+        self.last = ended.unwrap_or(self.woke);
+        self.last_parts = split.parts;
+        self.account.record(&split, late);
+        split
+    }
+
+    /// Whether run-queue wait is read.
+    pub fn has_schedstat(&self) -> bool {
+        self.reader.has_schedstat()
+    }
+
+    /// Readings taken and the cost of one, ns.
+    pub fn cost(&self) -> (u64, f64) {
+        (self.reader.reads(), self.reader.ns_per_read())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::measure::late::Cause;
+
+    #[test]
+    fn a_reading_of_this_thread_moves_forward() {
+        let mut reader = ThreadReader::open();
+        assert!(reader.ns_per_read() > 0.0);
+        let first = reader.read();
+        let mut x = 0u64;
+        for i in 0..2_000_000u64 {
+            x = x.wrapping_add(i * i);
+        }
+        std::hint::black_box(x);
+        let second = reader.read();
+        assert!(second.at_ns > first.at_ns);
+        assert!(second.cpu_ns > first.cpu_ns);
+        assert!(second.run_delay_ns >= first.run_delay_ns);
+        assert_eq!(reader.reads(), 2);
+    }
+
+    #[test]
+    fn a_sleep_past_due_is_split_and_accounted() {
+        let mut splitter = EventSplitter::open(LateAccount::new());
+        let due_ns = now_ns();
+        std::thread::sleep(std::time::Duration::from_millis(3));
+        splitter.woke();
+        let split = splitter.ended(
+            EventTimes {
+                due_ns,
+                cpu_wanted_ns: 0,
+            },
+            true,
+        );
+        assert!(split.delay_ns() >= 3_000_000, "{split:?}");
+        // Nothing wanted: the whole time from due to end is delay.
+        assert_eq!(split.delay_ns(), split.ended_ns - due_ns);
+        assert_eq!(splitter.account.late, 1);
+        let labelled: u64 = Cause::ALL
+            .iter()
+            .map(|c| splitter.account.cause(*c).count)
+            .sum();
+        assert_eq!(labelled, 1);
+    }
+}

@@ -1,0 +1,743 @@
+//! Where a late event's time went: the pure split of one event (a frame, a
+//! request, an operation, a response) into the parts of its delay, from
+//! readings of the thread's own clocks and scheduler counters taken before
+//! it slept, at its wake-up and at the end of its work; the cause each
+//! late event is labelled with; and the running account of a measurement's
+//! events (totals, per cause, the worst events), which never allocates.
+//!
+//! The readings come from `measure::attrib`; here they are plain numbers, so
+//! everything is tested with scripted readings.
+
+use super::latency::LatencyHistogram;
+use serde::{Deserialize, Serialize};
+use std::cmp::Reverse;
+use std::collections::BinaryHeap;
+
+/// One reading of a thread's clocks and scheduler counters.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct ThreadSnapshot {
+    /// `CLOCK_MONOTONIC`, ns.
+    pub at_ns: u64,
+    /// The thread's CPU clock, ns (`CLOCK_THREAD_CPUTIME_ID`, which includes
+    /// the slice running now).
+    pub cpu_ns: u64,
+    /// Time the thread has waited runnable for a CPU (schedstat's second
+    /// field: at wake-up and while preempted), ns; 0 when unknown.
+    pub run_delay_ns: u64,
+    /// Times the thread gave up the CPU by blocking.
+    pub voluntary: u64,
+    /// Times the thread was switched out while runnable.
+    pub involuntary: u64,
+    /// Page faults that waited for a read (a page-in or swap-in).
+    pub major_faults: u64,
+    /// The CPU the thread was on.
+    pub cpu: u32,
+}
+
+/// How long a late event's thread waited on each of the kinds of block
+/// that delay accounting tells apart, ns (each the wall time of the
+/// operation: reclaim, thrashing and compaction include the CPU spent in
+/// them, so they label blocked time rather than add up to it).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct DelaySplit {
+    pub block_io_ns: u64,
+    pub swap_in_ns: u64,
+    pub reclaim_ns: u64,
+    pub thrashing_ns: u64,
+    pub compaction_ns: u64,
+    pub write_copy_ns: u64,
+}
+
+impl DelaySplit {
+    /// The kind of block that took longest, when any took time.
+    pub fn largest(&self) -> Option<Cause> {
+        [
+            (Cause::BlockIo, self.block_io_ns),
+            (Cause::SwapIn, self.swap_in_ns),
+            (Cause::Reclaim, self.reclaim_ns),
+            (Cause::Thrashing, self.thrashing_ns),
+            (Cause::Compaction, self.compaction_ns),
+            (Cause::WriteCopy, self.write_copy_ns),
+        ]
+        .into_iter()
+        .filter(|(_, ns)| *ns > 0)
+        .max_by_key(|(_, ns)| *ns)
+        .map(|(cause, _)| cause)
+    }
+}
+
+/// The parts an event's delay splits into, ns. They add up to the delay:
+/// the event's time from when it was due to its end, less the CPU it
+/// wanted and got.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Parts {
+    /// From when it was due to its wake-up, less the run-queue wait in it:
+    /// timer expiry and wake-up delivery (idle exit, a VM's halt exit,
+    /// interrupts).
+    pub timer_ns: u64,
+    /// Runnable but waiting for a CPU, from its wake-up to its start.
+    pub run_queue_wake_ns: u64,
+    /// Runnable but waiting for a CPU during its work (preempted).
+    pub run_queue_preempted_ns: u64,
+    /// Off the CPU and not runnable during its work: blocked.
+    pub blocked_ns: u64,
+    /// Off the CPU during its work while never blocking nor waiting on a
+    /// run queue: the host did not run the vCPU (steal) or interrupts ran.
+    pub off_cpu_ns: u64,
+    /// CPU used beyond what it wanted.
+    pub cpu_overrun_ns: u64,
+    /// What the readings do not account for.
+    pub unexplained_ns: u64,
+}
+
+impl Parts {
+    /// The parts in display order, with the cause each stands for.
+    pub fn by_cause(&self) -> [(Cause, u64); 6] {
+        [
+            (Cause::Timer, self.timer_ns),
+            (Cause::RunQueue, self.run_queue_ns()),
+            (Cause::BlockedOther, self.blocked_ns),
+            (Cause::OffCpu, self.off_cpu_ns),
+            (Cause::CpuOverrun, self.cpu_overrun_ns),
+            (Cause::Unexplained, self.unexplained_ns),
+        ]
+    }
+
+    /// The parts with their names, as a run document keeps them.
+    pub fn named(&self) -> [(&'static str, u64); 7] {
+        [
+            ("timer_ns", self.timer_ns),
+            ("run_queue_wake_ns", self.run_queue_wake_ns),
+            ("run_queue_preempted_ns", self.run_queue_preempted_ns),
+            ("blocked_ns", self.blocked_ns),
+            ("off_cpu_ns", self.off_cpu_ns),
+            ("cpu_overrun_ns", self.cpu_overrun_ns),
+            ("unexplained_ns", self.unexplained_ns),
+        ]
+    }
+
+    /// The parts from their names (see [`named`](Self::named)).
+    pub fn from_named(part: impl Fn(&str) -> u64) -> Self {
+        Self {
+            timer_ns: part("timer_ns"),
+            run_queue_wake_ns: part("run_queue_wake_ns"),
+            run_queue_preempted_ns: part("run_queue_preempted_ns"),
+            blocked_ns: part("blocked_ns"),
+            off_cpu_ns: part("off_cpu_ns"),
+            cpu_overrun_ns: part("cpu_overrun_ns"),
+            unexplained_ns: part("unexplained_ns"),
+        }
+    }
+
+    /// `ns` split in the proportions of these parts; what they do not
+    /// cover (`ns` beyond their sum, or no parts at all) is CPU overrun.
+    pub fn share_of(&self, ns: u64) -> Parts {
+        let total = self.total_ns();
+        let scaled = |part: u64| {
+            if total == 0 {
+                0
+            } else {
+                (u128::from(ns.min(total)) * u128::from(part) / u128::from(total)) as u64
+            }
+        };
+        let mut share = Parts {
+            timer_ns: scaled(self.timer_ns),
+            run_queue_wake_ns: scaled(self.run_queue_wake_ns),
+            run_queue_preempted_ns: scaled(self.run_queue_preempted_ns),
+            blocked_ns: scaled(self.blocked_ns),
+            off_cpu_ns: scaled(self.off_cpu_ns),
+            cpu_overrun_ns: scaled(self.cpu_overrun_ns),
+            unexplained_ns: scaled(self.unexplained_ns),
+        };
+        share.cpu_overrun_ns += ns - share.total_ns();
+        share
+    }
+
+    /// Run-queue wait at wake-up and while preempted.
+    pub fn run_queue_ns(&self) -> u64 {
+        self.run_queue_wake_ns + self.run_queue_preempted_ns
+    }
+
+    /// The sum of the parts: the delay.
+    pub fn total_ns(&self) -> u64 {
+        self.by_cause().iter().map(|(_, ns)| ns).sum()
+    }
+
+    /// Adds `other` part by part.
+    pub fn add(&mut self, other: &Parts) {
+        self.timer_ns += other.timer_ns;
+        self.run_queue_wake_ns += other.run_queue_wake_ns;
+        self.run_queue_preempted_ns += other.run_queue_preempted_ns;
+        self.blocked_ns += other.blocked_ns;
+        self.off_cpu_ns += other.off_cpu_ns;
+        self.cpu_overrun_ns += other.cpu_overrun_ns;
+        self.unexplained_ns += other.unexplained_ns;
+    }
+}
+
+/// What a late event is labelled with: the part holding at least half its
+/// delay (blocked time named by delay accounting where it is on, or by a
+/// major fault), else `Mixed`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Cause {
+    Timer,
+    RunQueue,
+    BlockIo,
+    SwapIn,
+    Reclaim,
+    Thrashing,
+    Compaction,
+    WriteCopy,
+    MajorFault,
+    BlockedOther,
+    OffCpu,
+    CpuOverrun,
+    Unexplained,
+    Mixed,
+}
+
+impl Cause {
+    /// Every cause, in display order.
+    pub const ALL: [Cause; 14] = [
+        Cause::Timer,
+        Cause::RunQueue,
+        Cause::BlockIo,
+        Cause::SwapIn,
+        Cause::Reclaim,
+        Cause::Thrashing,
+        Cause::Compaction,
+        Cause::WriteCopy,
+        Cause::MajorFault,
+        Cause::BlockedOther,
+        Cause::OffCpu,
+        Cause::CpuOverrun,
+        Cause::Unexplained,
+        Cause::Mixed,
+    ];
+
+    /// The cause in words, as a table shows it.
+    pub fn words(self) -> &'static str {
+        match self {
+            Cause::Timer => "timer/wake-up delivery",
+            Cause::RunQueue => "run-queue wait",
+            Cause::BlockIo => "blocked: block I/O",
+            Cause::SwapIn => "blocked: swap-in",
+            Cause::Reclaim => "blocked: reclaim",
+            Cause::Thrashing => "blocked: thrashing",
+            Cause::Compaction => "blocked: compaction",
+            Cause::WriteCopy => "blocked: copy-on-write",
+            Cause::MajorFault => "blocked: page-in",
+            Cause::BlockedOther => "blocked (other)",
+            Cause::OffCpu => "host steal or IRQ",
+            Cause::CpuOverrun => "CPU overrun",
+            Cause::Unexplained => "unexplained",
+            Cause::Mixed => "mixed",
+        }
+    }
+
+    /// Its name in a run document.
+    pub fn key(self) -> &'static str {
+        match self {
+            Cause::Timer => "timer",
+            Cause::RunQueue => "run_queue",
+            Cause::BlockIo => "block_io",
+            Cause::SwapIn => "swap_in",
+            Cause::Reclaim => "reclaim",
+            Cause::Thrashing => "thrashing",
+            Cause::Compaction => "compaction",
+            Cause::WriteCopy => "write_copy",
+            Cause::MajorFault => "major_fault",
+            Cause::BlockedOther => "blocked_other",
+            Cause::OffCpu => "off_cpu",
+            Cause::CpuOverrun => "cpu_overrun",
+            Cause::Unexplained => "unexplained",
+            Cause::Mixed => "mixed",
+        }
+    }
+
+    /// Its place in [`Cause::ALL`].
+    fn index(self) -> usize {
+        Cause::ALL.iter().position(|c| *c == self).unwrap_or(0)
+    }
+}
+
+/// One event's times, as the probe knows them.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct EventTimes {
+    /// When it was due to start (the period's start, the request's time).
+    pub due_ns: u64,
+    /// CPU it wanted for its work (0 for work that is not CPU).
+    pub cpu_wanted_ns: u64,
+}
+
+/// One event split: its readings' deltas and the parts of its delay.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct EventSplit {
+    /// When it was due, woke and ended (`CLOCK_MONOTONIC`, ns); an event
+    /// that was dropped at its wake-up ends when it woke.
+    pub due_ns: u64,
+    pub woke_ns: u64,
+    pub ended_ns: u64,
+    /// CPU it wanted and CPU it used.
+    pub cpu_wanted_ns: u64,
+    pub cpu_used_ns: u64,
+    /// The CPU it woke on and the one it ended on.
+    pub woke_cpu: u32,
+    pub ended_cpu: u32,
+    /// Blocking switches, preemptions and major faults during its work.
+    pub voluntary: u64,
+    pub involuntary: u64,
+    pub major_faults: u64,
+    pub parts: Parts,
+    /// What delay accounting says the blocked time was, where it is on.
+    pub blocked_by: Option<DelaySplit>,
+}
+
+impl EventSplit {
+    /// Splits an event from the readings taken at the end of the previous
+    /// event (`before`, whose delay split into `previous`), at its wake-up
+    /// (`woke`) and at the end of its work (`ended`; `None` for an event
+    /// dropped at wake-up).
+    ///
+    /// An event due while the previous one still ran waited for it: that
+    /// wait is split as the previous event's delay was (it was late for the
+    /// same reasons), and what the previous event's own delay does not
+    /// cover (its wanted work ran past this one's start) is CPU overrun.
+    /// Without run-queue figures (`schedstat` false) run-queue wait cannot
+    /// be told from timer delivery nor from steal: the wake-up's own
+    /// lateness and the unblocked time off the CPU are unexplained.
+    pub fn of(
+        times: EventTimes,
+        before: &ThreadSnapshot,
+        previous: &Parts,
+        woke: &ThreadSnapshot,
+        ended: Option<&ThreadSnapshot>,
+        schedstat: bool,
+    ) -> Self {
+        let ended_reading = ended.unwrap_or(woke);
+        let wake_late = woke.at_ns.saturating_sub(times.due_ns);
+        let behind_previous = before.at_ns.saturating_sub(times.due_ns).min(wake_late);
+        let own_wake_late = wake_late - behind_previous;
+        let run_queue_wake = if schedstat {
+            woke.run_delay_ns
+                .saturating_sub(before.run_delay_ns)
+                .min(own_wake_late)
+        } else {
+            0
+        };
+        let wall = ended_reading.at_ns.saturating_sub(woke.at_ns);
+        let cpu_used = ended_reading.cpu_ns.saturating_sub(woke.cpu_ns);
+        let on_cpu = cpu_used.min(wall);
+        let preempted = if schedstat {
+            ended_reading
+                .run_delay_ns
+                .saturating_sub(woke.run_delay_ns)
+                .min(wall - on_cpu)
+        } else {
+            0
+        };
+        let off = wall - on_cpu - preempted;
+        let voluntary = ended_reading.voluntary.saturating_sub(woke.voluntary);
+        let mut parts = Parts {
+            run_queue_wake_ns: run_queue_wake,
+            run_queue_preempted_ns: preempted,
+            cpu_overrun_ns: on_cpu.saturating_sub(times.cpu_wanted_ns),
+            ..Parts::default()
+        };
+        if schedstat {
+            parts.timer_ns = own_wake_late - run_queue_wake;
+        } else {
+            parts.unexplained_ns = own_wake_late;
+        }
+        match (schedstat, voluntary > 0) {
+            (_, true) => parts.blocked_ns = off,
+            (true, false) => parts.off_cpu_ns = off,
+            (false, false) => parts.unexplained_ns += off,
+        }
+        parts.add(&previous.share_of(behind_previous));
+        Self {
+            due_ns: times.due_ns,
+            woke_ns: woke.at_ns,
+            ended_ns: ended_reading.at_ns,
+            cpu_wanted_ns: times.cpu_wanted_ns,
+            cpu_used_ns: cpu_used,
+            woke_cpu: woke.cpu,
+            ended_cpu: ended_reading.cpu,
+            voluntary,
+            involuntary: ended_reading.involuntary.saturating_sub(woke.involuntary),
+            major_faults: ended_reading.major_faults.saturating_sub(woke.major_faults),
+            parts,
+            blocked_by: None,
+        }
+    }
+
+    /// The delay: the parts' sum.
+    pub fn delay_ns(&self) -> u64 {
+        self.parts.total_ns()
+    }
+
+    /// The part holding at least half the delay, with blocked time named
+    /// by delay accounting or a major fault; `Mixed` when none does.
+    pub fn cause(&self) -> Cause {
+        let delay = self.delay_ns();
+        if delay == 0 {
+            return Cause::Unexplained;
+        }
+        let Some((cause, _)) = self
+            .parts
+            .by_cause()
+            .into_iter()
+            .find(|(_, ns)| ns * 2 >= delay)
+        else {
+            return Cause::Mixed;
+        };
+        if cause != Cause::BlockedOther {
+            return cause;
+        }
+        match self.blocked_by.and_then(|split| split.largest()) {
+            Some(named) => named,
+            None if self.major_faults > 0 => Cause::MajorFault,
+            None => Cause::BlockedOther,
+        }
+    }
+
+    /// The part of the delay its cause stands for (the whole delay for
+    /// `Mixed`).
+    pub fn part_of(&self, cause: Cause) -> u64 {
+        match cause {
+            Cause::Timer => self.parts.timer_ns,
+            Cause::RunQueue => self.parts.run_queue_ns(),
+            Cause::BlockIo
+            | Cause::SwapIn
+            | Cause::Reclaim
+            | Cause::Thrashing
+            | Cause::Compaction
+            | Cause::WriteCopy
+            | Cause::MajorFault
+            | Cause::BlockedOther => self.parts.blocked_ns,
+            Cause::OffCpu => self.parts.off_cpu_ns,
+            Cause::CpuOverrun => self.parts.cpu_overrun_ns,
+            Cause::Unexplained => self.parts.unexplained_ns,
+            Cause::Mixed => self.delay_ns(),
+        }
+    }
+}
+
+/// The late events of one cause so far.
+#[derive(Debug, Clone, Default)]
+pub struct CauseAccount {
+    /// Late events labelled with it.
+    pub count: u64,
+    /// Their delays added up.
+    pub delay_ns: u64,
+    /// The part its cause stands for, per event.
+    pub part: LatencyHistogram,
+    /// That part added up.
+    pub part_sum_ns: u64,
+}
+
+/// How many of the worst late events a measurement keeps whole.
+pub const WORST_KEPT: usize = 1_000;
+
+/// A late event ranked by its delay (ties by order of arrival).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct Ranked {
+    delay_ns: u64,
+    order: u64,
+    split: EventSplit,
+}
+
+impl Ord for Ranked {
+    fn cmp(&self, other: &Self) -> std::cmp::Ordering {
+        (self.delay_ns, Reverse(self.order)).cmp(&(other.delay_ns, Reverse(other.order)))
+    }
+}
+
+impl PartialOrd for Ranked {
+    fn partial_cmp(&self, other: &Self) -> Option<std::cmp::Ordering> {
+        Some(self.cmp(other))
+    }
+}
+
+/// The running account of a measurement's events: the parts added up over
+/// every event and over the late ones, the late events per cause, and the
+/// worst [`WORST_KEPT`] late events whole. All its storage is allocated
+/// when it is made, so accounting never allocates.
+#[derive(Debug, Clone)]
+pub struct LateAccount {
+    /// Events split.
+    pub events: u64,
+    /// Of them, late.
+    pub late: u64,
+    /// The parts added up over every event (the thread's whole run-queue
+    /// wait, ...).
+    pub all: Parts,
+    /// The parts added up over the late events.
+    pub late_parts: Parts,
+    causes: Vec<CauseAccount>,
+    worst: BinaryHeap<Reverse<Ranked>>,
+}
+
+impl Default for LateAccount {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl LateAccount {
+    /// An empty account, its storage allocated and written once, so that
+    /// it is resident.
+    pub fn new() -> Self {
+        let mut causes: Vec<CauseAccount> = Cause::ALL.iter().map(|_| Default::default()).collect();
+        for cause in &mut causes {
+            cause.part.touch();
+        }
+        Self {
+            events: 0,
+            late: 0,
+            all: Parts::default(),
+            late_parts: Parts::default(),
+            causes,
+            worst: BinaryHeap::with_capacity(WORST_KEPT + 1),
+        }
+    }
+
+    /// Accounts one event; `late` says whether it was late by the probe's
+    /// rule (missed its deadline, took longer than the probe allows).
+    pub fn record(&mut self, split: &EventSplit, late: bool) {
+        self.events += 1;
+        self.all.add(&split.parts);
+        if !late {
+            return;
+        }
+        self.late += 1;
+        self.late_parts.add(&split.parts);
+        let cause = split.cause();
+        let account = &mut self.causes[cause.index()];
+        account.count += 1;
+        account.delay_ns += split.delay_ns();
+        let part = split.part_of(cause);
+        account.part.record_ns(part.max(1));
+        account.part_sum_ns += part;
+        self.worst.push(Reverse(Ranked {
+            delay_ns: split.delay_ns(),
+            order: self.late,
+            split: *split,
+        }));
+        if self.worst.len() > WORST_KEPT {
+            self.worst.pop();
+        }
+    }
+
+    /// The late events of `cause` so far.
+    pub fn cause(&self, cause: Cause) -> &CauseAccount {
+        &self.causes[cause.index()]
+    }
+
+    /// The worst late events kept, worst first.
+    pub fn worst(&self) -> Vec<EventSplit> {
+        let mut ranked: Vec<Ranked> = self.worst.iter().map(|r| r.0).collect();
+        ranked.sort_by(|a, b| b.cmp(a));
+        ranked.into_iter().map(|r| r.split).collect()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const MS: u64 = 1_000_000;
+
+    fn reading(at_ms: u64, cpu_ms: u64, run_delay_ms: u64, voluntary: u64) -> ThreadSnapshot {
+        ThreadSnapshot {
+            at_ns: at_ms * MS,
+            cpu_ns: cpu_ms * MS,
+            run_delay_ns: run_delay_ms * MS,
+            voluntary,
+            ..ThreadSnapshot::default()
+        }
+    }
+
+    fn times(due_ms: u64, wanted_ms: u64) -> EventTimes {
+        EventTimes {
+            due_ns: due_ms * MS,
+            cpu_wanted_ns: wanted_ms * MS,
+        }
+    }
+
+    #[test]
+    fn a_frame_that_waited_behind_another_task_is_run_queue_wait() {
+        // Due at 100, woke at 109 of which 8 ms on a run queue; 6 ms of work
+        // in 8 ms with 2 ms preempted.
+        let before = reading(90, 10, 50, 3);
+        let woke = reading(109, 10, 58, 4);
+        let ended = reading(117, 16, 60, 4);
+        let split = EventSplit::of(
+            times(100, 6),
+            &before,
+            &Parts::default(),
+            &woke,
+            Some(&ended),
+            true,
+        );
+        assert_eq!(split.parts.timer_ns, MS);
+        assert_eq!(split.parts.run_queue_wake_ns, 8 * MS);
+        assert_eq!(split.parts.run_queue_preempted_ns, 2 * MS);
+        assert_eq!(split.parts.off_cpu_ns, 0);
+        assert_eq!(split.delay_ns(), 11 * MS);
+        assert_eq!(split.cause(), Cause::RunQueue);
+    }
+
+    #[test]
+    fn off_cpu_time_is_blocked_when_the_thread_switched_voluntarily_else_steal() {
+        let before = reading(0, 0, 0, 0);
+        let woke = reading(10, 0, 0, 1);
+        let blocked_end = reading(30, 2, 0, 2);
+        let split = EventSplit::of(
+            times(10, 2),
+            &before,
+            &Parts::default(),
+            &woke,
+            Some(&blocked_end),
+            true,
+        );
+        assert_eq!(split.parts.blocked_ns, 18 * MS);
+        assert_eq!(split.cause(), Cause::BlockedOther);
+        let mut with_swap = split;
+        with_swap.blocked_by = Some(DelaySplit {
+            swap_in_ns: 15 * MS,
+            block_io_ns: MS,
+            ..DelaySplit::default()
+        });
+        assert_eq!(with_swap.cause(), Cause::SwapIn);
+        let stolen_end = reading(30, 2, 0, 1);
+        let stolen = EventSplit::of(
+            times(10, 2),
+            &before,
+            &Parts::default(),
+            &woke,
+            Some(&stolen_end),
+            true,
+        );
+        assert_eq!(stolen.parts.off_cpu_ns, 18 * MS);
+        assert_eq!(stolen.cause(), Cause::OffCpu);
+    }
+
+    #[test]
+    fn the_parts_add_up_to_the_time_past_due_less_the_cpu_wanted_and_got() {
+        let before = reading(0, 0, 0, 0);
+        let woke = reading(13, 0, 4, 1);
+        let ended = reading(40, 20, 9, 2);
+        let split = EventSplit::of(
+            times(10, 5),
+            &before,
+            &Parts::default(),
+            &woke,
+            Some(&ended),
+            true,
+        );
+        assert_eq!(split.delay_ns(), (40 - 10 - 5) * MS);
+        assert_eq!(split.parts.cpu_overrun_ns, 15 * MS);
+        assert_eq!(split.cause(), Cause::CpuOverrun);
+    }
+
+    #[test]
+    fn without_schedstat_run_queue_wait_is_not_claimed() {
+        let before = reading(0, 0, 0, 0);
+        let woke = reading(19, 0, 0, 1);
+        let ended = reading(30, 5, 0, 1);
+        let split = EventSplit::of(
+            times(10, 5),
+            &before,
+            &Parts::default(),
+            &woke,
+            Some(&ended),
+            false,
+        );
+        assert_eq!(split.parts.run_queue_ns(), 0);
+        assert_eq!(split.parts.timer_ns, 0);
+        assert_eq!(split.parts.unexplained_ns, 15 * MS);
+        assert_eq!(split.cause(), Cause::Unexplained);
+    }
+
+    #[test]
+    fn a_frame_due_while_the_previous_one_ran_carries_its_causes() {
+        // The previous frame ended at 30, 20 ms past its due time, 15 of
+        // them on a run queue. This one was due at 20: 10 ms behind it.
+        let previous = Parts {
+            run_queue_wake_ns: 15 * MS,
+            timer_ns: 5 * MS,
+            ..Parts::default()
+        };
+        let before = reading(30, 10, 40, 2);
+        let woke = reading(30, 10, 40, 2);
+        let ended = reading(31, 11, 40, 2);
+        let split = EventSplit::of(times(20, 1), &before, &previous, &woke, Some(&ended), true);
+        assert_eq!(split.parts.run_queue_wake_ns, 7_500_000);
+        assert_eq!(split.parts.timer_ns, 2_500_000);
+        assert_eq!(split.delay_ns(), 10 * MS);
+        assert_eq!(split.cause(), Cause::RunQueue);
+        // A previous frame with no delay of its own that still ran past
+        // this one's start wanted more CPU than a period: overrun.
+        let overran = EventSplit::of(
+            times(20, 1),
+            &before,
+            &Parts::default(),
+            &woke,
+            Some(&ended),
+            true,
+        );
+        assert_eq!(overran.parts.cpu_overrun_ns, 10 * MS);
+    }
+
+    #[test]
+    fn a_frame_dropped_at_wake_up_has_only_its_wake_parts() {
+        let before = reading(0, 0, 0, 0);
+        let woke = reading(40, 0, 25, 1);
+        let split = EventSplit::of(times(10, 5), &before, &Parts::default(), &woke, None, true);
+        assert_eq!(split.parts.run_queue_wake_ns, 25 * MS);
+        assert_eq!(split.parts.timer_ns, 5 * MS);
+        assert_eq!(split.ended_ns, split.woke_ns);
+        assert_eq!(split.cause(), Cause::RunQueue);
+    }
+
+    #[test]
+    fn the_account_keeps_the_worst_late_events_and_counts_causes() {
+        let mut account = LateAccount::new();
+        let before = reading(0, 0, 0, 0);
+        for delay in 1..=2 * WORST_KEPT as u64 {
+            let woke = reading(10 + delay, 0, delay, 1);
+            let ended = reading(10 + delay, 0, delay, 1);
+            let split = EventSplit::of(
+                times(10, 0),
+                &before,
+                &Parts::default(),
+                &woke,
+                Some(&ended),
+                true,
+            );
+            account.record(&split, delay % 2 == 0 || delay > 100);
+        }
+        let on_time = reading(10, 0, 0, 1);
+        account.record(
+            &EventSplit::of(
+                times(10, 0),
+                &before,
+                &Parts::default(),
+                &on_time,
+                Some(&on_time),
+                true,
+            ),
+            false,
+        );
+        assert_eq!(account.events, 2 * WORST_KEPT as u64 + 1);
+        assert_eq!(account.late, 50 + (2 * WORST_KEPT as u64 - 100));
+        assert_eq!(account.cause(Cause::RunQueue).count, account.late);
+        let worst = account.worst();
+        assert_eq!(worst.len(), WORST_KEPT);
+        assert_eq!(worst[0].delay_ns(), 2 * WORST_KEPT as u64 * MS);
+        assert!(worst.windows(2).all(|w| w[0].delay_ns() >= w[1].delay_ns()));
+        assert_eq!(account.all.run_queue_wake_ns, account.all.total_ns());
+    }
+}
