@@ -40,6 +40,22 @@ pub struct LateEvent {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub blocked_by: Option<DelaySplit>,
     pub cause: Cause,
+    /// The tasks that ran on its CPU while it waited on a run queue, most
+    /// time first (`--explain`; empty without it).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub ran_instead: Vec<RanInstead>,
+}
+
+/// A task that ran while a late event waited for the CPU.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct RanInstead {
+    /// feelbench's name for it (`burn#2`, `hack receiver 7`), or the
+    /// foreign task's command name.
+    pub task: String,
+    pub pid: i32,
+    pub tid: i32,
+    /// How long it ran in the wait, ns.
+    pub ns: u64,
 }
 
 impl LateEvent {
@@ -59,6 +75,7 @@ impl LateEvent {
             parts: split.parts,
             blocked_by: split.blocked_by,
             cause: split.cause(),
+            ran_instead: Vec::new(),
         }
     }
 
