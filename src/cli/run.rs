@@ -208,6 +208,11 @@ struct WorkArgs {
     /// one CPU, and its page fault per page of a mapping).
     #[arg(long = "micro-mode", value_name = "MODE", default_value = "paced", value_parser = micro_mode)]
     micro_mode: MicroMode,
+    /// Take no per-event readings of the probes' threads: no split of late
+    /// events into their causes (`result.late`), for measuring what the
+    /// readings cost.
+    #[arg(long = "no-late-split")]
+    no_late_split: bool,
 }
 
 /// `--micro-mode`'s value.
@@ -572,6 +577,7 @@ impl WorkArgs {
             fragment,
             io,
             micro: self.micro_mode,
+            late_split: !self.no_late_split,
         })
     }
 

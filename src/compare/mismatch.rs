@@ -98,6 +98,7 @@ const SETTINGS: &[Fact] = &[
     ("micro mode", |r| {
         described(r.settings.micro.as_ref(), MicroMode::describe)
     }),
+    ("late events split", |r| r.settings.late_split_words()),
 ];
 
 /// The PM QoS limit a run held, or `not held`.

@@ -20,12 +20,17 @@
 //! - **longest dropout**: the longest such silence.
 //! - **fragments on time %** (headline): writes that did not underrun.
 //!
+//! Each write is split into the causes of its delay (`late_split`): it is
+//! due when its slot became free and wants the fragment's CPU work; it is
+//! late by [`LATE_RULE`], an underrun.
+//!
 //! Scheduling: the probe runs as the other probes do, SCHED_OTHER unless
 //! the run is given `--rt` (SCHED_FIFO for every probe). latencytest ran
 //! SCHED_FIFO; `--rt` reproduces that, and keeping one rule for every probe
 //! lets the `fragment` figures be set beside the others of the same run.
 
 use super::frame_figures::{count_figure, latency_columns, LATENCY};
+use super::late_split::LateSplit;
 use super::{MeasureError, Probe, ProbeDef};
 use crate::figures::result::MEASURED_S;
 use crate::figures::{
@@ -33,7 +38,8 @@ use crate::figures::{
     Spread, Tally, Unit,
 };
 use crate::measure::batches::{batch_of, batch_seconds, BatchLatency, BATCHES};
-use crate::measure::clock::{now_ns, sleep_until_ns};
+use crate::measure::clock::sleep_until_ns;
+use crate::measure::late::EventTimes;
 use crate::measure::latency::LatencyHistogram;
 use crate::measure::sched::MemoryPolicy;
 use crate::measure::series::{SeriesRecorder, SERIES_POINTS};
@@ -53,6 +59,7 @@ pub const DEF: ProbeDef = ProbeDef {
             loops_per_ms: params.loops_per_ms,
             settings: params.fragment,
             writes: Writes::new(params.fragment.cpu_ns()),
+            late: LateSplit::new(params),
         }))
     },
     default: |_| false,
@@ -61,6 +68,10 @@ pub const DEF: ProbeDef = ProbeDef {
     disk_bytes: super::no_disk,
     memory: MemoryPolicy::Locked,
 };
+
+/// The rule a write is late by: its deadline is the moment the device
+/// runs out of fragments.
+const LATE_RULE: &str = "underran: written after the device had played every fragment";
 
 /// Fragments written after playback started.
 const WRITES: &str = "writes";
@@ -183,6 +194,7 @@ struct FragmentProbe {
     loops_per_ms: f64,
     settings: FragmentSettings,
     writes: Writes,
+    late: LateSplit,
 }
 
 /// The writes of a measurement, in total, per sub-window and over time.
@@ -235,22 +247,32 @@ impl Writes {
 impl Probe for FragmentProbe {
     fn measure(self: Box<Self>, window: Window, _dir: &Path) -> Result<Measured, MeasureError> {
         let mut writes = self.writes;
+        let mut splitting = self.late.open();
         let cpu_ns = self.settings.cpu_ns();
         sleep_until_ns(window.start_ns);
         let mut device = Device::started(&self.settings, window.start_ns);
         let mut last_ns = window.start_ns;
         while device.free_at_ns() < window.end_ns {
-            sleep_until_ns(device.free_at_ns());
+            let due_ns = device.free_at_ns();
+            sleep_until_ns(due_ns);
+            splitting.woke();
             work_cpu_ns(self.loops_per_ms, cpu_ns);
-            last_ns = now_ns();
+            let times = EventTimes {
+                due_ns,
+                cpu_wanted_ns: cpu_ns,
+            };
+            last_ns = splitting.ended_by(times, device.drained_ns);
             let outcome = device.write(last_ns);
             writes.record(window, last_ns, outcome);
         }
-        Ok(fragment_tallies(
-            &writes,
-            window,
-            last_ns.max(window.end_ns) - window.start_ns,
-        ))
+        Ok(Measured {
+            late: splitting.causes(LATE_RULE),
+            ..fragment_tallies(
+                &writes,
+                window,
+                last_ns.max(window.end_ns) - window.start_ns,
+            )
+        })
     }
 }
 

@@ -3,11 +3,16 @@
 //! deadlines. Latency is the part of a frame's wall time in which it did not
 //! run; the figures are frames per second and the 1 % low. A game of
 //! unlocked frame rate drops no frame, so it has no count of dropped frames.
+//!
+//! Each frame is split into the causes of its delay (`late_split`): it is
+//! due when the frame before it ended and wants [`FRAME_CPU_NS`] of CPU;
+//! it is late by [`LATE_RULE`].
 
 use super::frame_figures::{
     count_figure, cpu_figures, desired_column, latency_columns, CPU_RECEIVED_MS, CPU_WANTED_MS,
     CPU_WANTED_RUN_MS, EXECUTED, LATENCY,
 };
+use super::late_split::LateSplit;
 use super::{MeasureError, Probe, ProbeDef};
 use crate::figures::result::MEASURED_S;
 use crate::figures::{
@@ -15,7 +20,8 @@ use crate::figures::{
     Spread, Tally, Unit,
 };
 use crate::measure::batches::{batch_of, batch_seconds, BatchLatency, BATCHES};
-use crate::measure::clock::{now_ns, sleep_until_ns};
+use crate::measure::clock::sleep_until_ns;
+use crate::measure::late::EventTimes;
 use crate::measure::latency::LatencyHistogram;
 use crate::measure::sched::MemoryPolicy;
 use crate::measure::series::{SeriesRecorder, SERIES_POINTS};
@@ -27,6 +33,17 @@ use std::path::Path;
 /// CPU work of one frame: what a 60 frames/s game spends per frame.
 pub const FRAME_CPU_NS: u64 = 16_666_667;
 
+/// A 60 Hz display's refresh interval: the frame's CPU work is one.
+const REFRESH_NS: u64 = FRAME_CPU_NS;
+
+/// The rule a frame is late by: with the CPU to itself a frame is ready
+/// one refresh after it began, so it shows at the next refresh; a frame
+/// that needs more than two refreshes is shown at least one refresh late,
+/// and the refresh before it repeats its predecessor: a visible stutter.
+/// Any less is a frame rate a little under 60, which no frame's delay
+/// explains.
+const LATE_RULE: &str = "took longer than two 60 Hz refreshes (33.3 ms): shown a refresh late";
+
 /// Registry entry.
 pub const DEF: ProbeDef = ProbeDef {
     name: "gaming",
@@ -36,6 +53,7 @@ pub const DEF: ProbeDef = ProbeDef {
         Ok(Box::new(GamingProbe {
             loops_per_ms: params.loops_per_ms,
             frames: GameFrames::new(),
+            late: LateSplit::new(params),
         }))
     },
     default: super::always,
@@ -102,6 +120,7 @@ fn sheet(summary: &str, _params: Option<&WorkParams>) -> ProbeSheet {
 struct GamingProbe {
     loops_per_ms: f64,
     frames: GameFrames,
+    late: LateSplit,
 }
 
 /// Totals of the frames a gaming probe ran, and the same per sub-window of
@@ -156,19 +175,24 @@ impl GameFrames {
 impl Probe for GamingProbe {
     fn measure(self: Box<Self>, window: Window, _dir: &Path) -> Result<Measured, MeasureError> {
         let mut frames = self.frames;
+        let mut splitting = self.late.open();
         sleep_until_ns(window.start_ns);
-        let mut started_ns = now_ns();
+        let mut started_ns = splitting.woke();
         while started_ns < window.end_ns {
             let cpu_ns = work_cpu_ns(self.loops_per_ms, FRAME_CPU_NS);
-            let finished_ns = now_ns();
+            let times = EventTimes {
+                due_ns: started_ns,
+                cpu_wanted_ns: FRAME_CPU_NS,
+            };
+            let finished_ns = splitting.ended_by(times, started_ns + 2 * REFRESH_NS);
             frames.record(window, started_ns, finished_ns, cpu_ns);
-            started_ns = finished_ns;
+            // The next frame begins at once: its wake-up is this one's end.
+            started_ns = splitting.woke();
         }
-        Ok(gaming_tallies(
-            &frames,
-            window,
-            started_ns - window.start_ns,
-        ))
+        Ok(Measured {
+            late: splitting.causes(LATE_RULE),
+            ..gaming_tallies(&frames, window, started_ns - window.start_ns)
+        })
     }
 }
 

@@ -15,6 +15,7 @@ mod frame_figures;
 pub mod gaming;
 mod io_thread;
 pub mod job;
+mod late_split;
 pub mod micro;
 pub mod periodic;
 pub mod response;

@@ -6,6 +6,7 @@ use super::frame_figures::{
     count_figure, cpu_figures, desired_column, latency_columns, CPU_RECEIVED_MS, CPU_WANTED_MS,
     CPU_WANTED_RUN_MS, DROPPED, EXECUTED, LATENCY,
 };
+use super::late_split::LateSplit;
 use super::{MeasureError, Probe};
 use crate::figures::result::MEASURED_S;
 use crate::figures::LateCauses;
@@ -13,10 +14,8 @@ use crate::figures::{
     latency_figures, Better, Column, FigureDef, Formula, LatencySeries, Measured, ProbeSheet,
     Spread, Tally, Unit,
 };
-use crate::measure::attrib::EventSplitter;
 use crate::measure::batches::batch_seconds;
 use crate::measure::frames::{FrameAccount, PeriodBatch};
-use crate::measure::late::LateAccount;
 use crate::measure::series::SERIES_POINTS;
 use crate::measure::window::Window;
 use crate::sim::periodic::{FrameRunner, PeriodicShape};
@@ -42,7 +41,7 @@ pub struct PeriodicProbe {
     shape: PeriodicShape,
     loops_per_ms: f64,
     account: FrameAccount,
-    late: LateAccount,
+    late: LateSplit,
 }
 
 /// The rule a frame is late by.
@@ -55,15 +54,17 @@ impl PeriodicProbe {
             shape,
             loops_per_ms: params.loops_per_ms,
             account: FrameAccount::with_series(SERIES_POINTS),
-            late: LateAccount::new(),
+            late: LateSplit::new(params),
         })
     }
 }
 
 impl Probe for PeriodicProbe {
     fn measure(self: Box<Self>, window: Window, _dir: &Path) -> Result<Measured, MeasureError> {
-        let mut runner = FrameRunner::new(self.shape, window, self.loops_per_ms, self.account)
-            .splitting(EventSplitter::open(self.late));
+        let mut runner = FrameRunner::new(self.shape, window, self.loops_per_ms, self.account);
+        if let Some(splitter) = self.late.open_splitter() {
+            runner = runner.splitting(splitter);
+        }
         let mut last_finished_ns = window.end_ns;
         while let Some(outcome) = runner.run_next_frame() {
             last_finished_ns = last_finished_ns.max(outcome.done_ns());

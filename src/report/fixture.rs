@@ -156,6 +156,7 @@ pub fn run() -> RunDocument {
             fragment: Default::default(),
             io: Default::default(),
             micro: None,
+            late_split: true,
         },
         probes: ["audio", "gaming"]
             .map(|p| (p.to_string(), crate::probe::sheet_of(p).unwrap()))

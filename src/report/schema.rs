@@ -133,11 +133,28 @@ pub struct RunSettingsRecord {
     /// only in runs that measured one of them.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub micro: Option<MicroMode>,
+    /// Whether the probes split each event's delay into its causes (false
+    /// with `--no-late-split`; true in files older than the option).
+    #[serde(default = "yes")]
+    pub late_split: bool,
 }
 
 /// The repeat count of runs that do not record one.
 fn one() -> u32 {
     1
+}
+
+impl RunSettingsRecord {
+    /// Whether late events were split, in words (`on`, `off`), as merge
+    /// and compare show it.
+    pub fn late_split_words(&self) -> String {
+        if self.late_split { "on" } else { "off" }.into()
+    }
+}
+
+/// A switch that files older than it did not record, and that was on.
+fn yes() -> bool {
+    true
 }
 
 /// What a warning is about.

@@ -68,6 +68,10 @@ pub struct WorkParams {
     pub io: IoSettings,
     /// How the `micro` probes time their operations.
     pub micro: MicroMode,
+    /// Whether the probes split each event's delay into its causes
+    /// (`measure::late`); off with `--no-late-split`, when they take no
+    /// readings for it at all.
+    pub late_split: bool,
 }
 
 #[cfg(test)]
@@ -87,6 +91,7 @@ impl WorkParams {
             fragment: FragmentSettings::default(),
             io: IoSettings::default(),
             micro: MicroMode::default(),
+            late_split: true,
         }
     }
 

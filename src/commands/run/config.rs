@@ -125,6 +125,9 @@ pub struct WorkSettings {
     pub io: IoSettings,
     /// How the `micro` probes time their operations (`--micro-mode`).
     pub micro: MicroMode,
+    /// Whether the probes split each event's delay into its causes (off
+    /// with `--no-late-split`).
+    pub late_split: bool,
 }
 
 impl WorkSettings {
@@ -144,6 +147,7 @@ impl WorkSettings {
             fragment: self.fragment,
             io: self.io.clone(),
             micro: self.micro,
+            late_split: self.late_split,
         }
     }
 

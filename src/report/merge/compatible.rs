@@ -101,6 +101,7 @@ const RULES: &[Rule] = &[
     Rule::Exact("micro mode", |r| {
         described(r.settings.micro.as_ref(), MicroMode::describe)
     }),
+    Rule::Exact("late events split", |r| r.settings.late_split_words()),
     Rule::Near(
         "loops_per_ms",
         |r| r.settings.loops_per_ms,

@@ -1,0 +1,149 @@
+//! A probe's split of its events into the causes of their delay, when the
+//! run takes the readings for it (not with `--no-late-split`): the account
+//! allocated when the probe is built ([`LateSplit`]), the readings taken by
+//! the thread that waits and works ([`Splitting`]), and the rule an event
+//! is late by. Without the split the probe reads only the clock, as it
+//! would without this module, and its result has no `late`.
+
+use crate::figures::LateCauses;
+use crate::measure::attrib::EventSplitter;
+use crate::measure::clock::now_ns;
+use crate::measure::late::{EventTimes, LateAccount};
+use crate::sim::WorkParams;
+
+/// The account a probe splits its events into, allocated when it is built
+/// (before its memory is locked); `None` when the run does not split.
+#[derive(Debug)]
+pub struct LateSplit {
+    account: Option<LateAccount>,
+}
+
+impl LateSplit {
+    /// The account for a run of `params`.
+    pub fn new(params: &WorkParams) -> Self {
+        Self {
+            account: params.late_split.then(LateAccount::new),
+        }
+    }
+
+    /// Starts splitting on the calling thread, which must be the one that
+    /// waits for and does the events.
+    pub fn open(self) -> Splitting {
+        Splitting {
+            splitter: self.account.map(EventSplitter::open),
+        }
+    }
+
+    /// The splitter of the calling thread, for a runner that takes one.
+    pub fn open_splitter(self) -> Option<EventSplitter> {
+        self.open().splitter
+    }
+}
+
+/// The readings of the thread that waits for and does a probe's events.
+#[derive(Debug)]
+pub struct Splitting {
+    splitter: Option<EventSplitter>,
+}
+
+impl Splitting {
+    /// Takes the reading at an event's wake-up; returns its time.
+    pub fn woke(&mut self) -> u64 {
+        match &mut self.splitter {
+            Some(splitter) => splitter.woke(),
+            None => now_ns(),
+        }
+    }
+
+    /// Takes the reading at the end of an event, late when it ends after
+    /// `deadline_ns`; returns its end.
+    pub fn ended_by(&mut self, times: EventTimes, deadline_ns: u64) -> u64 {
+        match &mut self.splitter {
+            Some(splitter) => splitter.ended_by(times, deadline_ns).ended_ns,
+            None => now_ns(),
+        }
+    }
+
+    /// Why the events were late, by `rule`; `None` without the split.
+    pub fn causes(&self, rule: &str) -> Option<LateCauses> {
+        self.splitter
+            .as_ref()
+            .map(|splitter| LateCauses::of_splitter(splitter, rule))
+    }
+}
+
+/// A rule "ended more than `threshold_ns` after it was due", in words
+/// (`a request done more than 100 ms after it was due`).
+pub fn threshold_rule(event: &str, threshold_ns: u64) -> String {
+    format!(
+        "{event} done more than {} after it was due",
+        show_ns(threshold_ns)
+    )
+}
+
+/// `ns` in whole ms, or µs below a ms.
+fn show_ns(ns: u64) -> String {
+    if ns >= 1_000_000 && ns % 1_000_000 == 0 {
+        format!("{} ms", ns / 1_000_000)
+    } else if ns >= 1_000_000 {
+        format!("{:.1} ms", ns as f64 / 1e6)
+    } else {
+        format!("{} µs", ns / 1_000)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn without_the_split_there_is_no_account_and_no_causes() {
+        let params = WorkParams {
+            late_split: false,
+            ..WorkParams::for_tests()
+        };
+        let mut off = LateSplit::new(&params).open();
+        let woke = off.woke();
+        let times = EventTimes {
+            due_ns: woke,
+            cpu_wanted_ns: 0,
+        };
+        assert!(off.ended_by(times, woke) >= woke);
+        assert!(off.causes("rule").is_none());
+    }
+
+    #[test]
+    fn with_the_split_each_event_is_accounted_by_its_deadline() {
+        let mut on = LateSplit::new(&WorkParams::for_tests()).open();
+        for deadline_offset_ns in [u64::MAX / 4, 0] {
+            let due_ns = on.woke();
+            let times = EventTimes {
+                due_ns,
+                cpu_wanted_ns: 0,
+            };
+            std::thread::sleep(std::time::Duration::from_millis(1));
+            on.ended_by(times, due_ns.saturating_add(deadline_offset_ns));
+        }
+        let late = on.causes("a test event done late").unwrap();
+        assert_eq!((late.events(), late.late()), (2, 1));
+        assert_eq!(late.rule, "a test event done late");
+        assert_eq!(late.worst.len(), 1);
+        assert_eq!(late.worst[0].delay_ns(), late.late_parts().total_ns());
+    }
+
+    #[test]
+    fn threshold_rules_say_their_threshold() {
+        assert_eq!(
+            threshold_rule("a request", 100_000_000),
+            "a request done more than 100 ms after it was due"
+        );
+        assert_eq!(
+            threshold_rule("an operation", 2_500_000),
+            "an operation done more than 2.5 ms after it was due"
+        );
+        assert_eq!(
+            threshold_rule("x", 500_000),
+            "x done more than 500 µs after it was due"
+        );
+    }
+}
