@@ -15,13 +15,19 @@
 //! point to take [`RESPONSE_ALLOWANCE_NS`], and a point whose gap and
 //! allowance no longer fit in what is left of it is not begun; the points
 //! cut that way are counted (`points_cut`).
+//!
+//! A probe may have its points split into the causes of their delay
+//! (`late_split`): each is due at the end of its gap, and late when it is
+//! done more than [`LATE_AFTER_NS`] after that.
 
+use super::late_split::{threshold_rule, LateSplit};
 use super::MeasureError;
 use crate::figures::result::MEASURED_S;
 use crate::figures::{
     Better, Column, FigureDef, Formula, Measured, ProbeSheet, Spread, Tally, Unit,
 };
-use crate::measure::clock::{now_ns, sleep_until_ns};
+use crate::measure::clock::sleep_until_ns;
+use crate::measure::late::EventTimes;
 use crate::measure::latency::LatencyHistogram;
 use crate::measure::window::Window;
 use crate::sim::{ResponseParams, WorkParams};
@@ -35,6 +41,12 @@ const CUT: &str = "points_cut";
 /// its gap and this much still fit in the window. resp1 saw responses of
 /// up to 40 s under its memory loads.
 pub const RESPONSE_ALLOWANCE_NS: u64 = 60_000_000_000;
+/// How long after its gap a response may end before it is late: 100 ms,
+/// the limit under which a response feels immediate (Card, Moran and
+/// Newell's perceptual cycle; Nielsen's 0.1 s), and twice what the
+/// `response` probe's largest default arrays take on an idle 2-core VM
+/// (see `sim::response`).
+pub const LATE_AFTER_NS: u64 = 100_000_000;
 /// About what one response takes on an idle machine, for the progress bar.
 const EXPECTED_RESPONSE_NS: u64 = 100_000_000;
 
@@ -72,12 +84,15 @@ struct Point {
 
 /// Measures `params.points` points of `response` in `window`: each one
 /// sleeps through the gap from the end of the one before (the first from
-/// the window's start), then times one response.
+/// the window's start), then times one response; splits each point into
+/// `late` (on the calling thread, which responds).
 pub fn measure_points(
     window: Window,
     params: &ResponseParams,
     response: &mut dyn Response,
+    late: LateSplit,
 ) -> Result<Measured, MeasureError> {
+    let mut splitting = late.open();
     let mut points = Vec::with_capacity(params.points as usize);
     let mut idle_from_ns = window.start_ns;
     sleep_until_ns(window.start_ns);
@@ -86,10 +101,15 @@ pub fn measure_points(
             break;
         }
         response.before_gap()?;
-        sleep_until_ns(idle_from_ns + params.gap_ns);
-        let response_started_ns = now_ns();
+        let due_ns = idle_from_ns + params.gap_ns;
+        sleep_until_ns(due_ns);
+        let response_started_ns = splitting.woke();
         response.respond()?;
-        let response_ended_ns = now_ns();
+        let times = EventTimes {
+            due_ns,
+            cpu_wanted_ns: 0,
+        };
+        let response_ended_ns = splitting.ended_by(times, due_ns + LATE_AFTER_NS);
         points.push(Point {
             idle_from_ns,
             response_started_ns,
@@ -97,7 +117,11 @@ pub fn measure_points(
         });
         idle_from_ns = response_ended_ns;
     }
-    Ok(point_tallies(&points, params.points, window))
+    let rule = threshold_rule("a response", LATE_AFTER_NS);
+    Ok(Measured {
+        late: splitting.causes(&rule),
+        ..point_tallies(&points, params.points, window)
+    })
 }
 
 /// The tallies of `points` measured in `window` out of `wanted`: the whole
@@ -218,6 +242,7 @@ pub fn sheet(summary: &str, _params: Option<&WorkParams>) -> ProbeSheet {
 mod tests {
     use super::*;
     use crate::figures::ProbeResult;
+    use crate::measure::clock::now_ns;
     use crate::measure::sched::SchedApplied;
 
     const MS: u64 = 1_000_000;
@@ -366,11 +391,21 @@ mod tests {
             fail_at: None,
         };
         let window = window_of(cap_ns(&params));
-        let measured = measure_points(window, &params.response, &mut response).unwrap();
+        let measured = measure_points(
+            window,
+            &params.response,
+            &mut response,
+            LateSplit::new(&params),
+        )
+        .unwrap();
         assert_eq!((response.prepared, response.responded), (3, 3));
         assert_eq!(measured.tally.samples[DELAY].count, 3);
         assert_eq!(measured.batches.len(), 3);
         assert!(expected_ns(&params) < cap_ns(&params));
+        let late = measured.late.expect("every point is split");
+        assert_eq!(late.events(), 3);
+        assert!(late.late() <= 3);
+        assert_eq!(late.rule, "a response done more than 100 ms after it was due");
     }
 
     #[test]
@@ -382,7 +417,13 @@ mod tests {
             fail_at: None,
         };
         let window = window_of(RESPONSE_ALLOWANCE_NS);
-        let measured = measure_points(window, &params.response, &mut response).unwrap();
+        let measured = measure_points(
+            window,
+            &params.response,
+            &mut response,
+            LateSplit::new(&params),
+        )
+        .unwrap();
         assert_eq!(response.responded, 0);
         assert_eq!(measured.tally.count(CUT), 3.0);
     }
@@ -396,7 +437,13 @@ mod tests {
             fail_at: Some(2),
         };
         let window = window_of(cap_ns(&params));
-        let error = measure_points(window, &params.response, &mut response).unwrap_err();
+        let error = measure_points(
+            window,
+            &params.response,
+            &mut response,
+            LateSplit::new(&params),
+        )
+        .unwrap_err();
         assert_eq!(error.to_string(), "scripted failure: no");
         assert_eq!(response.responded, 2);
     }

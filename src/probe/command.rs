@@ -15,10 +15,17 @@
 //! first (no `sync()`: under a write load it would take seconds and stall
 //! the machine); a program's own files are clean, so they are dropped.
 //!
+//! Its points are not split into the causes of their delay (`late_split`):
+//! the program runs in processes of its own, and the readings of the
+//! probe's thread, which only waits for it to exit, would put the whole
+//! point down as "blocked", which says nothing of where the program's time
+//! went.
+//!
 //! Like `response`, the probe shares its memory (its programs' pages
 //! compete with the loads', in their memory cgroup under `--mem-limit`).
 
 use super::after_idle::{self, Response};
+use super::late_split::LateSplit;
 use super::{MeasureError, Pace, Probe, ProbeDef};
 use crate::figures::Measured;
 use crate::measure::sched::MemoryPolicy;
@@ -202,7 +209,7 @@ impl Probe for CommandProbe {
             invocation: self.invocation,
             cold: self.params.cold,
         };
-        after_idle::measure_points(window, &self.params, &mut starts)
+        after_idle::measure_points(window, &self.params, &mut starts, LateSplit::off())
     }
 }
 

@@ -12,7 +12,10 @@
 //! under heavy write-back) is counted with the time it had taken, a lower
 //! bound, and as `unfinished`, so the scenario still has its figures. The
 //! requests are done, and timed around their system calls, by a thread of
-//! their own (`io_thread`).
+//! their own (`io_thread`), which also sleeps until each is due and splits
+//! it into the causes of its delay, by its own clocks and counters: a
+//! request is late when it is done more than the run's first
+//! `--io-thresholds` (100 ms by default) after it was due ([`late_after_ns`]).
 //!
 //! The file is made (and written out to the device) before the window is
 //! announced. Requests bypass the page cache with `O_DIRECT`; where the
@@ -22,14 +25,15 @@
 //! requests slower than each of `--io-thresholds` (keys `read_over1` to
 //! `read_over3`, labels naming the thresholds).
 
-use super::io_thread::{Order, Outcome, RequestThread, Target};
+use super::io_thread::{Order, Outcome, RequestThread, SplitRule, Target};
+use super::late_split::{threshold_rule, LateSplit};
 use super::{MeasureError, Probe, ProbeDef};
 use crate::figures::result::MEASURED_S;
 use crate::figures::{
     Better, Column, FigureDef, Formula, Measured, ProbeSheet, Spread, Tally, Unit,
 };
 use crate::measure::batches::{batch_of, batch_seconds, BatchLatency, BATCHES};
-use crate::measure::clock::{now_ns, sleep_until_ns};
+use crate::measure::clock::now_ns;
 use crate::measure::latency::LatencyHistogram;
 use crate::measure::sched::MemoryPolicy;
 use crate::measure::window::Window;
@@ -54,7 +58,7 @@ pub const DEF: ProbeDef = ProbeDef {
     name: "fileio",
     summary: "IRMAN's file I/O: random 4 KiB reads and fdatasync'd writes of a --fileio-size file, uncached",
     sheet,
-    build: |params: &WorkParams| Ok(Box::new(FileIoProbe::new(&params.io))),
+    build: |params: &WorkParams| Ok(Box::new(FileIoProbe::new(params))),
     default: |_| false,
     uses: &[SettingsGroup::Io],
     disk_bytes: |params| file_bytes(&params.io),
@@ -66,6 +70,16 @@ pub const DEF: ProbeDef = ProbeDef {
 pub fn file_bytes(io: &IoSettings) -> u64 {
     let request = REQUEST_BYTES as u64;
     (io.probe_file_bytes / request * request).max(request)
+}
+
+/// How long after it was due a request is done at the latest before it is
+/// late: the run's first threshold, the one its `% over` figures and its
+/// table already count requests over, so the late requests are those
+/// (plus those whose wait to start made them late: the split measures from
+/// when a request was due, the figures time its system calls), or 100 ms
+/// without thresholds.
+fn late_after_ns(io: &IoSettings) -> u64 {
+    io.thresholds_ns.first().copied().unwrap_or(100_000_000)
 }
 
 /// The two kinds of request, and their names in tallies and figures.
@@ -397,16 +411,21 @@ struct FileIoProbe {
     io: Option<(RequestThread, u64)>,
     /// Requests bypass the page cache.
     direct: bool,
+    /// The account the request thread splits requests into, until the
+    /// thread is started.
+    late: Option<LateSplit>,
 }
 
 impl FileIoProbe {
-    fn new(settings: &IoSettings) -> Self {
+    fn new(params: &WorkParams) -> Self {
+        let settings = &params.io;
         Self {
             settings: settings.clone(),
             requests: Requests::new(&settings.thresholds_ns),
             draws: Draws::new(u64::from(std::process::id())),
             io: None,
             direct: false,
+            late: Some(LateSplit::new(params)),
         }
     }
 }
@@ -429,7 +448,13 @@ impl Probe for FileIoProbe {
             file,
             direct: self.direct,
         };
-        let thread = RequestThread::on(target, REQUEST_BYTES)
+        let rule = SplitRule {
+            late: self.late.take().ok_or_else(|| {
+                io_error("prepared twice", std::io::ErrorKind::AlreadyExists.into())
+            })?,
+            late_after_ns: late_after_ns(&self.settings),
+        };
+        let thread = RequestThread::on(target, REQUEST_BYTES, rule)
             .map_err(|e| io_error("cannot start its request thread", e))?;
         self.io = Some((thread, size / REQUEST_BYTES as u64));
         Ok(())
@@ -448,13 +473,12 @@ impl Probe for FileIoProbe {
         let mut ended_ns = window.start_ns;
         let mut kinds = Kind::BOTH.iter().cycle();
         while due_ns < window.end_ns {
-            sleep_until_ns(due_ns);
             let kind = *kinds.next().expect("a cycle never ends");
             let order = Order {
                 write: kind == Kind::Write,
                 offset: self.draws.below(blocks) * REQUEST_BYTES as u64,
+                due_ns,
             };
-            let started_ns = now_ns();
             let outcome = thread
                 .request(order, give_up_ns)
                 .map_err(|e| io_error(kind.failure(), e))?;
@@ -464,7 +488,7 @@ impl Probe for FileIoProbe {
                 Outcome::Unfinished { waited_ns } => waited_ns,
             };
             self.requests
-                .record(window, kind, started_ns, took_ns, self.direct);
+                .record(window, kind, due_ns, took_ns, self.direct);
             if let Outcome::Unfinished { .. } = outcome {
                 self.requests.unfinished += 1;
                 break;
@@ -473,9 +497,13 @@ impl Probe for FileIoProbe {
             self.requests.missed += missed;
             due_ns = next;
         }
-        Ok(self
-            .requests
-            .tallies(window, ended_ns.saturating_sub(window.start_ns)))
+        let rule = threshold_rule("a request", late_after_ns(&self.settings));
+        Ok(Measured {
+            late: thread.late_causes(&rule),
+            ..self
+                .requests
+                .tallies(window, ended_ns.saturating_sub(window.start_ns))
+        })
     }
 }
 

@@ -26,6 +26,12 @@ impl LateSplit {
         }
     }
 
+    /// No account: a probe whose events are not split whatever the run
+    /// asks.
+    pub fn off() -> Self {
+        Self { account: None }
+    }
+
     /// Starts splitting on the calling thread, which must be the one that
     /// waits for and does the events.
     pub fn open(self) -> Splitting {

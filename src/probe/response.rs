@@ -8,7 +8,8 @@
 //! the CPU part small, as resp1 meant it to be: the page faults are what
 //! grows under load. The delay of that
 //! interaction is one point. See `after_idle` for the loop and the figures,
-//! and `sim::response` for the arrays' sizes.
+//! and `sim::response` for the arrays' sizes. Each point is split into the
+//! causes of its delay, by the rule `after_idle` gives.
 //!
 //! The probe shares its memory ([`MemoryPolicy::Shared`]): the worker does
 //! not lock it (the resident array could never be swapped out otherwise),
@@ -18,6 +19,7 @@
 //! purpose: the time to get free pages is part of what is measured.
 
 use super::after_idle::{self, Response};
+use super::late_split::LateSplit;
 use super::{MeasureError, Pace, Probe, ProbeDef};
 use crate::figures::Measured;
 use crate::measure::sched::MemoryPolicy;
@@ -35,6 +37,7 @@ pub const DEF: ProbeDef = ProbeDef {
     build: |params: &WorkParams| {
         Ok(Box::new(ResponseProbe {
             params: params.response.clone(),
+            late: LateSplit::new(params),
         }))
     },
     default: |_| false,
@@ -55,6 +58,7 @@ const FILL: u8 = 0x5a;
 /// are made only when measuring starts.
 struct ResponseProbe {
     params: ResponseParams,
+    late: LateSplit,
 }
 
 impl Probe for ResponseProbe {
@@ -63,7 +67,7 @@ impl Probe for ResponseProbe {
             resident: filled_array(self.params.resident_bytes, "cannot map the resident array")?,
             fresh_bytes: self.params.fresh_bytes,
         };
-        after_idle::measure_points(window, &self.params, &mut scans)
+        after_idle::measure_points(window, &self.params, &mut scans, self.late)
     }
 }
 

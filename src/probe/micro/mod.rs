@@ -20,6 +20,14 @@
 //! `OP_failed` count; the others go on. Only
 //! when every operation of the probe fails does the scenario fail.
 //!
+//! Each instance is split into the causes of its delay (`late_split`),
+//! from readings taken before it is readied and after it is tidied, never
+//! inside its timed part: it is due at its slot of the rhythm (in
+//! LMbench's way, when the instance before it ended, so the split is of
+//! each timed instance, which may hold many operations, and the readings
+//! add two to the gap between back-to-back instances), and late when it is
+//! done more than [`LATE_AFTER_NS`] after that.
+//!
 //! The probe shares its memory ([`MemoryPolicy::Shared`]): it faults and
 //! maps on purpose, and with locked memory (`MCL_FUTURE`) every new mapping
 //! would be populated at once, so `mmap` would read no page lazily and
@@ -34,10 +42,12 @@ mod rhythm;
 mod sheet;
 mod talk;
 
+use super::late_split::{threshold_rule, LateSplit, Splitting};
 use super::{MeasureError, Pace, Probe, ProbeDef};
 use crate::figures::{Measured, ProbeSheet};
 use crate::measure::affinity;
 use crate::measure::clock::{now_ns, sleep_until_ns};
+use crate::measure::late::EventTimes;
 use crate::measure::sched::MemoryPolicy;
 use crate::measure::window::Window;
 use crate::sim::micro::MicroMode;
@@ -47,6 +57,15 @@ use ops::{OpDef, Operation, Timed, OPS};
 use record::OpRecord;
 use rhythm::Turns;
 use std::path::Path;
+
+/// How long after it was due an instance may end before it is late:
+/// 10 ms, five times what the slowest operations (exec of /bin/true and
+/// of /bin/sh, with their fork) take on an idle 2-core VM, so that an
+/// instance is late only when it waited or was held up well beyond its
+/// own work, and a tenth of the 100 ms at which a response stops feeling
+/// immediate, which an interactive step made of a few such operations
+/// would then reach.
+pub const LATE_AFTER_NS: u64 = 10_000_000;
 
 /// The index that stands for every operation (`micro`).
 pub const ALL: usize = OPS.len();
@@ -93,6 +112,7 @@ fn build<const OP: usize>(params: &WorkParams) -> Result<Box<dyn Probe>, super::
         ops: ops_of(OP),
         mode: params.micro,
         ready: None,
+        late: Some(LateSplit::new(params)),
     }))
 }
 
@@ -125,6 +145,8 @@ struct MicroProbe {
     mode: MicroMode,
     /// The operations started and their records, once prepared.
     ready: Option<Ready>,
+    /// The account its instances are split into, until it measures.
+    late: Option<LateSplit>,
 }
 
 /// What the probe measures with, made before its window.
@@ -180,15 +202,21 @@ impl Probe for MicroProbe {
             what: "the micro probe measured without being prepared",
             error: std::io::Error::other("Probe::prepare was not called"),
         })?;
-        let ended_ns = repeat(self.mode, window, &mut running, &mut records);
+        let mut splitting = self.late.take().unwrap_or_else(LateSplit::off).open();
+        let ended_ns = repeat(
+            self.mode,
+            window,
+            &mut running,
+            &mut records,
+            &mut splitting,
+        );
         // Partners killed and reaped, files removed.
         drop(running);
         report_failures(&records)?;
-        Ok(record::tallies(
-            &records,
-            window,
-            ended_ns.saturating_sub(window.start_ns),
-        ))
+        Ok(Measured {
+            late: splitting.causes(&threshold_rule("an instance", LATE_AFTER_NS)),
+            ..record::tallies(&records, window, ended_ns.saturating_sub(window.start_ns))
+        })
     }
 }
 
@@ -222,13 +250,15 @@ fn stay_on_one_cpu() -> Result<(), MeasureError> {
     }
 }
 
-/// Runs the operations in turns of `mode` until the window ends; an
-/// operation that fails leaves the turns. Returns when it ended.
+/// Runs the operations in turns of `mode` until the window ends, each
+/// instance split into `splitting`; an operation that fails leaves the
+/// turns. Returns when it ended.
 fn repeat(
     mode: MicroMode,
     window: Window,
     running: &mut Vec<Running>,
     records: &mut [OpRecord],
+    splitting: &mut Splitting,
 ) -> u64 {
     let mut turns = Turns::new(mode, window.start_ns, running.len());
     loop {
@@ -238,7 +268,14 @@ fn repeat(
         }
         sleep_until_ns(at_ns);
         let op = &mut running[turn];
-        match time_instance(op.operation.as_mut()) {
+        splitting.woke();
+        let instance = time_instance(op.operation.as_mut());
+        let times = EventTimes {
+            due_ns: at_ns,
+            cpu_wanted_ns: 0,
+        };
+        let ended_ns = splitting.ended_by(times, at_ns + LATE_AFTER_NS);
+        match instance {
             Ok((started_ns, timed)) => {
                 records[op.record].record(window, started_ns, timed);
             }
@@ -249,7 +286,7 @@ fn repeat(
                 continue;
             }
         }
-        turns.advance(now_ns());
+        turns.advance(ended_ns);
     }
 }
 
