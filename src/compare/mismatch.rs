@@ -197,6 +197,16 @@ mod tests {
     }
 
     #[test]
+    fn runs_without_the_late_split_differ_from_runs_with_it() {
+        let mut off = fixture::run();
+        off.settings.late_split = false;
+        let d = differences(&[fixture::run(), off]);
+        assert_eq!(d.len(), 1, "{d:?}");
+        assert_eq!(d[0].what, "late events split");
+        assert_eq!(d[0].values, ["on", "off"]);
+    }
+
+    #[test]
     fn a_precision_goal_is_a_listed_setting() {
         let mut other = fixture::run();
         other.settings.precision_pct = Some(5.0);

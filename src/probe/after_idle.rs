@@ -405,7 +405,10 @@ mod tests {
         let late = measured.late.expect("every point is split");
         assert_eq!(late.events(), 3);
         assert!(late.late() <= 3);
-        assert_eq!(late.rule, "a response done more than 100 ms after it was due");
+        assert_eq!(
+            late.rule,
+            "a response done more than 100 ms after it was due"
+        );
     }
 
     #[test]

@@ -319,6 +319,11 @@ mod tests {
             (d.what, d.first.as_str(), d.other.as_str()),
             ("PM QoS limit", "not held", "0 µs")
         );
+        let d = differs(|r| r.settings.late_split = false).unwrap();
+        assert_eq!(
+            (d.what, d.first.as_str(), d.other.as_str()),
+            ("late events split", "on", "off")
+        );
         let d =
             differs(|r| r.settings.job.get_or_insert_with(Default::default).size = 0.5).unwrap();
         assert_eq!(
