@@ -89,7 +89,7 @@ pub fn threshold_rule(event: &str, threshold_ns: u64) -> String {
 
 /// `ns` in whole ms, or µs below a ms.
 fn show_ns(ns: u64) -> String {
-    if ns >= 1_000_000 && ns % 1_000_000 == 0 {
+    if ns >= 1_000_000 && ns.is_multiple_of(1_000_000) {
         format!("{} ms", ns / 1_000_000)
     } else if ns >= 1_000_000 {
         format!("{:.1} ms", ns as f64 / 1e6)
