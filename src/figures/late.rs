@@ -27,7 +27,8 @@ pub struct LateEvent {
     pub due_ns: u64,
     pub woke_ns: u64,
     pub ended_ns: u64,
-    pub cpu_wanted_ns: u64,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cpu_wanted_ns: Option<u64>,
     pub cpu_used_ns: u64,
     /// The CPU it woke on and the one it ended on.
     pub woke_cpu: u32,
@@ -309,7 +310,7 @@ mod tests {
         let before = ThreadSnapshot::default();
         let times = EventTimes {
             due_ns: 10 * MS,
-            cpu_wanted_ns: MS,
+            cpu_wanted_ns: Some(MS),
         };
         for i in 0..late {
             let woke = ThreadSnapshot {

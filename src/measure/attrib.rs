@@ -218,7 +218,7 @@ mod tests {
         let split = splitter.ended(
             EventTimes {
                 due_ns,
-                cpu_wanted_ns: 0,
+                cpu_wanted_ns: None,
             },
             true,
         );

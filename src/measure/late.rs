@@ -267,8 +267,10 @@ impl Cause {
 pub struct EventTimes {
     /// When it was due to start (the period's start, the request's time).
     pub due_ns: u64,
-    /// CPU it wanted for its work (0 for work that is not CPU).
-    pub cpu_wanted_ns: u64,
+    /// CPU it wanted for its work; `None` for an event that wants no set
+    /// amount (a request, an operation, a response), whose CPU is its work
+    /// whatever it is, never an overrun.
+    pub cpu_wanted_ns: Option<u64>,
 }
 
 /// One event split: its readings' deltas and the parts of its delay.
@@ -279,8 +281,8 @@ pub struct EventSplit {
     pub due_ns: u64,
     pub woke_ns: u64,
     pub ended_ns: u64,
-    /// CPU it wanted and CPU it used.
-    pub cpu_wanted_ns: u64,
+    /// CPU it wanted (`None`: no set amount) and CPU it used.
+    pub cpu_wanted_ns: Option<u64>,
     pub cpu_used_ns: u64,
     /// The CPU it woke on and the one it ended on.
     pub woke_cpu: u32,
@@ -342,7 +344,9 @@ impl EventSplit {
         let mut parts = Parts {
             run_queue_wake_ns: run_queue_wake,
             run_queue_preempted_ns: preempted,
-            cpu_overrun_ns: on_cpu.saturating_sub(times.cpu_wanted_ns),
+            cpu_overrun_ns: times
+                .cpu_wanted_ns
+                .map_or(0, |wanted| on_cpu.saturating_sub(wanted)),
             ..Parts::default()
         };
         if schedstat {
@@ -562,7 +566,7 @@ mod tests {
     fn times(due_ms: u64, wanted_ms: u64) -> EventTimes {
         EventTimes {
             due_ns: due_ms * MS,
-            cpu_wanted_ns: wanted_ms * MS,
+            cpu_wanted_ns: Some(wanted_ms * MS),
         }
     }
 

@@ -107,7 +107,7 @@ pub fn measure_points(
         response.respond()?;
         let times = EventTimes {
             due_ns,
-            cpu_wanted_ns: 0,
+            cpu_wanted_ns: None,
         };
         let response_ended_ns = splitting.ended_by(times, due_ns + LATE_AFTER_NS);
         points.push(Point {

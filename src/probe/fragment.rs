@@ -259,7 +259,7 @@ impl Probe for FragmentProbe {
             work_cpu_ns(self.loops_per_ms, cpu_ns);
             let times = EventTimes {
                 due_ns,
-                cpu_wanted_ns: cpu_ns,
+                cpu_wanted_ns: Some(cpu_ns),
             };
             last_ns = splitting.ended_by(times, device.drained_ns);
             let outcome = device.write(last_ns);

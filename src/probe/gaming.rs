@@ -182,7 +182,7 @@ impl Probe for GamingProbe {
             let cpu_ns = work_cpu_ns(self.loops_per_ms, FRAME_CPU_NS);
             let times = EventTimes {
                 due_ns: started_ns,
-                cpu_wanted_ns: FRAME_CPU_NS,
+                cpu_wanted_ns: Some(FRAME_CPU_NS),
             };
             let finished_ns = splitting.ended_by(times, started_ns + 2 * REFRESH_NS);
             frames.record(window, started_ns, finished_ns, cpu_ns);

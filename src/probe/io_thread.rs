@@ -94,7 +94,7 @@ impl RequestThread {
                     let took = work(order);
                     let times = EventTimes {
                         due_ns: order.due_ns,
-                        cpu_wanted_ns: 0,
+                        cpu_wanted_ns: None,
                     };
                     let deadline_ns = order.due_ns.saturating_add(rule.late_after_ns);
                     with(&shared, |s| s.ended_by(times, deadline_ns));

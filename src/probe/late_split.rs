@@ -112,7 +112,7 @@ mod tests {
         let woke = off.woke();
         let times = EventTimes {
             due_ns: woke,
-            cpu_wanted_ns: 0,
+            cpu_wanted_ns: None,
         };
         assert!(off.ended_by(times, woke) >= woke);
         assert!(off.causes("rule").is_none());
@@ -125,7 +125,7 @@ mod tests {
             let due_ns = on.woke();
             let times = EventTimes {
                 due_ns,
-                cpu_wanted_ns: 0,
+                cpu_wanted_ns: None,
             };
             std::thread::sleep(std::time::Duration::from_millis(1));
             on.ended_by(times, due_ns.saturating_add(deadline_offset_ns));

@@ -117,7 +117,7 @@ impl FrameRunner {
         let cpu_wanted_ns = self.shape.cpu_wanted_ns(index);
         let times = EventTimes {
             due_ns: intended_ns,
-            cpu_wanted_ns,
+            cpu_wanted_ns: Some(cpu_wanted_ns),
         };
         if self.timetable.woke_too_late(index, started_ns) {
             if let Some(splitter) = &mut self.splitter {

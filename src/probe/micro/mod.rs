@@ -272,7 +272,7 @@ fn repeat(
         let instance = time_instance(op.operation.as_mut());
         let times = EventTimes {
             due_ns: at_ns,
-            cpu_wanted_ns: 0,
+            cpu_wanted_ns: None,
         };
         let ended_ns = splitting.ended_by(times, at_ns + LATE_AFTER_NS);
         match instance {
