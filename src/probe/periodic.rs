@@ -237,7 +237,7 @@ mod tests {
                 started_ns: intended_ns + delay_ms * MS,
                 finished_ns: intended_ns + finish_ms * MS,
                 deadline_ns: timetable.deadline_of(index),
-                cpu_wanted_ns: Some(3 * MS),
+                cpu_wanted_ns: 3 * MS,
                 cpu_used_ns: 3 * MS,
             };
             index = account.record_frame(&timetable, index, &frame, |_| 3 * MS);
