@@ -223,8 +223,10 @@ mod tests {
             true,
         );
         assert!(split.delay_ns() >= 3_000_000, "{split:?}");
-        // Nothing wanted: the whole time from due to end is delay.
-        assert_eq!(split.delay_ns(), split.ended_ns - due_ns);
+        // No set CPU wanted: the time from due to end is delay but for
+        // the CPU it used, which was its work.
+        let on_cpu = split.cpu_used_ns.min(split.ended_ns - split.woke_ns);
+        assert_eq!(split.delay_ns(), split.ended_ns - due_ns - on_cpu);
         assert_eq!(splitter.account.late, 1);
         let labelled: u64 = Cause::ALL
             .iter()

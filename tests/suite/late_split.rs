@@ -71,9 +71,11 @@ fn assert_split(run: &Value, probe: &str) {
             .map(|p| event["parts"][p].as_u64().unwrap())
             .sum();
         let at = |key: &str| event[key].as_u64().unwrap();
-        // The delay: from due to the end, less the CPU it wanted and got.
+        // The delay: from due to the end, less the CPU it wanted and got
+        // (all the CPU it got, for an event that wants no set amount).
         let on_cpu = at("cpu_used_ns").min(at("ended_ns") - at("woke_ns"));
-        let delay = at("ended_ns") - at("due_ns") - on_cpu.min(at("cpu_wanted_ns"));
+        let wanted = event["cpu_wanted_ns"].as_u64().unwrap_or(u64::MAX);
+        let delay = at("ended_ns") - at("due_ns") - on_cpu.min(wanted);
         assert_eq!(parts, delay, "{probe}: {event}");
         assert!(event["cause"].is_string(), "{probe}: {event}");
     }
