@@ -18,6 +18,7 @@ pub mod pmqos;
 pub mod process_tree;
 pub mod procfs;
 pub mod swap;
+pub mod taskstats;
 pub mod telemetry;
 pub mod writeback;
 
