@@ -8,6 +8,7 @@ pub mod blockdev;
 pub mod cgroup;
 pub mod counters;
 pub mod cpulist;
+pub mod delayacct;
 pub mod environment;
 pub mod kconfig;
 pub mod loopback;

@@ -358,7 +358,10 @@ mod tests {
         // An older kernel's shorter struct: what it lacks is 0.
         let old = message(
             27,
-            &attr(TASKSTATS_TYPE_AGGR_PID, &attr(TASKSTATS_TYPE_STATS, &stats(400))),
+            &attr(
+                TASKSTATS_TYPE_AGGR_PID,
+                &attr(TASKSTATS_TYPE_STATS, &stats(400)),
+            ),
         );
         assert_eq!(parse_stats(&old).unwrap().write_copy_ns, 0);
         assert_eq!(parse_stats(&old).unwrap().compaction_ns, 7);
@@ -391,7 +394,10 @@ mod tests {
         ));
         let short = message(
             27,
-            &attr(TASKSTATS_TYPE_AGGR_PID, &attr(TASKSTATS_TYPE_STATS, &stats(64))),
+            &attr(
+                TASKSTATS_TYPE_AGGR_PID,
+                &attr(TASKSTATS_TYPE_STATS, &stats(64)),
+            ),
         );
         assert!(matches!(
             parse_stats(&short),
@@ -436,7 +442,11 @@ mod tests {
         let tid = nix::unistd::gettid().as_raw() as u32;
         let run_delay = || {
             let text = std::fs::read_to_string("/proc/thread-self/schedstat").unwrap();
-            text.split_whitespace().nth(1).unwrap().parse::<u64>().unwrap()
+            text.split_whitespace()
+                .nth(1)
+                .unwrap()
+                .parse::<u64>()
+                .unwrap()
         };
         let voluntary = || {
             nix::sys::resource::getrusage(nix::sys::resource::UsageWho::RUSAGE_THREAD)
