@@ -111,7 +111,10 @@ impl Switch {
         if standing == Standing::SwitchedOn {
             write(&self.proc_root, true)?;
         }
-        Ok(Held::Holding(hold, standing))
+        Ok(Held::Holding {
+            _hold: hold,
+            standing,
+        })
     }
 
     /// Switches delay accounting off when no live run holds it.
@@ -136,8 +139,8 @@ pub enum Standing {
 /// How delay accounting stands for a run.
 #[derive(Debug)]
 pub enum Held {
-    /// Held on by the run (undone when dropped).
-    Holding(Hold, Standing),
+    /// Held on by the run (let go when dropped).
+    Holding { _hold: Hold, standing: Standing },
     /// It was on before, held by no run: left alone.
     WasOn,
     /// The kernel has no switch.
@@ -148,12 +151,14 @@ impl Held {
     /// In words, for the run's output.
     pub fn words(&self) -> &'static str {
         match self {
-            Held::Holding(_, Standing::SwitchedOn) => {
-                "on (switched on for the run, off at its end)"
-            }
-            Held::Holding(_, Standing::Shared) => {
-                "on (switched on by another feelbench run; off when the last of them ends)"
-            }
+            Held::Holding {
+                standing: Standing::SwitchedOn,
+                ..
+            } => "on (switched on for the run, off at its end)",
+            Held::Holding {
+                standing: Standing::Shared,
+                ..
+            } => "on (switched on by another feelbench run; off when the last of them ends)",
             Held::WasOn => "on (it was on before the run)",
             Held::Missing => "unavailable (no kernel.task_delayacct)",
         }
@@ -288,7 +293,13 @@ mod tests {
     fn a_run_switches_it_on_and_off_and_leaves_an_administrators_switch_alone() {
         let (_root, switch, ticks) = tree(Some("0\n"));
         let held = switch.hold(100, ticks).unwrap();
-        assert!(matches!(held, Held::Holding(_, Standing::SwitchedOn)));
+        assert!(matches!(
+            held,
+            Held::Holding {
+                standing: Standing::SwitchedOn,
+                ..
+            }
+        ));
         assert_eq!(value(&switch), "1");
         assert_eq!(switch.holders().len(), 1);
         drop(held);
@@ -311,7 +322,13 @@ mod tests {
         std::fs::create_dir_all(switch.proc_root.join("101")).unwrap();
         std::fs::copy("/proc/self/stat", switch.proc_root.join("101/stat")).unwrap();
         let second = switch.hold(101, ticks).unwrap();
-        assert!(matches!(second, Held::Holding(_, Standing::Shared)));
+        assert!(matches!(
+            second,
+            Held::Holding {
+                standing: Standing::Shared,
+                ..
+            }
+        ));
         drop(first);
         assert_eq!(value(&switch), "1", "the second run still holds it");
         drop(second);

@@ -87,7 +87,7 @@ impl Setup {
 /// says the kernel's accounting switches.
 pub fn note_switches(environment: &mut Environment, delayacct: Option<&Held>) {
     let delayacct_words = match delayacct {
-        Some(held @ (Held::Holding(..) | Held::WasOn)) => {
+        Some(held @ (Held::Holding { .. } | Held::WasOn)) => {
             environment.delayacct = Some(true);
             held.words()
         }
