@@ -93,12 +93,42 @@ pub struct ReadCost {
     pub reads: u64,
     /// What one cost, timed when the reader was opened, ns.
     pub ns_per_read: f64,
+    /// Taskstats readings (delay accounting, at the end of each event
+    /// whose work blocked); 0 where it was unavailable.
+    #[serde(default)]
+    pub taskstats_reads: u64,
+    /// What one cost, timed when the splitter was opened, ns.
+    #[serde(default)]
+    pub ns_per_taskstats_read: f64,
 }
 
 impl ReadCost {
     /// The readings' time in all, s.
     pub fn total_s(&self) -> f64 {
-        self.reads as f64 * self.ns_per_read / 1e9
+        (self.reads as f64 * self.ns_per_read
+            + self.taskstats_reads as f64 * self.ns_per_taskstats_read)
+            / 1e9
+    }
+
+    /// The cost of all of `costs` together.
+    fn sum(costs: impl Iterator<Item = ReadCost> + Clone) -> Self {
+        let mean = |count: &dyn Fn(&ReadCost) -> (u64, f64)| {
+            let reads: u64 = costs.clone().map(|c| count(&c).0).sum();
+            let ns: f64 = costs
+                .clone()
+                .map(|c| count(&c).0 as f64 * count(&c).1)
+                .sum();
+            (reads, if reads == 0 { 0.0 } else { ns / reads as f64 })
+        };
+        let (reads, ns_per_read) = mean(&|c| (c.reads, c.ns_per_read));
+        let (taskstats_reads, ns_per_taskstats_read) =
+            mean(&|c| (c.taskstats_reads, c.ns_per_taskstats_read));
+        Self {
+            reads,
+            ns_per_read,
+            taskstats_reads,
+            ns_per_taskstats_read,
+        }
     }
 }
 
@@ -179,12 +209,20 @@ impl LateCauses {
     /// What `splitter` accounted, late by `rule`, with its cost.
     pub fn of_splitter(splitter: &EventSplitter, rule: &str) -> Self {
         let (reads, ns_per_read) = splitter.cost();
+        let (taskstats_reads, ns_per_taskstats_read) = splitter.delays().cost();
         let mut late = Self::of(
             &splitter.account,
             rule,
             splitter.has_schedstat(),
-            ReadCost { reads, ns_per_read },
+            ReadCost {
+                reads,
+                ns_per_read,
+                taskstats_reads,
+                ns_per_taskstats_read,
+            },
         );
+        late.notices
+            .extend(splitter.delays().notice().map(str::to_string));
         if !late.schedstat {
             late.notices.push(
                 "run-queue wait unavailable: the thread's schedstat cannot be read \
@@ -274,25 +312,13 @@ impl LateCauses {
                 notices.push(notice.clone());
             }
         }
-        let reads: u64 = all.iter().map(|l| l.cost.reads).sum();
-        let read_ns: f64 = all
-            .iter()
-            .map(|l| l.cost.reads as f64 * l.cost.ns_per_read)
-            .sum();
         Ok(Self {
             rule: all[0].rule.clone(),
             schedstat: all.iter().all(|l| l.schedstat),
             notices,
             tally,
             worst,
-            cost: ReadCost {
-                reads,
-                ns_per_read: if reads == 0 {
-                    0.0
-                } else {
-                    read_ns / reads as f64
-                },
-            },
+            cost: ReadCost::sum(all.iter().map(|l| l.cost)),
         })
     }
 }
@@ -356,6 +382,8 @@ mod tests {
         ReadCost {
             reads: 10,
             ns_per_read: 2_000.0,
+            taskstats_reads: 2,
+            ns_per_taskstats_read: 10_000.0,
         }
     }
 
@@ -379,13 +407,19 @@ mod tests {
     #[test]
     fn merging_adds_counts_and_keeps_the_worst_events_of_all() {
         let one = LateCauses::of(&account(3), "missed its deadline", true, cost());
-        let two = LateCauses::of(&account(1), "missed its deadline", false, cost());
+        let mut two = LateCauses::of(&account(1), "missed its deadline", false, cost());
+        two.cost.taskstats_reads = 0;
         let merged = LateCauses::merged(&[&one, &two]).unwrap();
         assert_eq!(merged.late(), 6);
         assert_eq!(merged.count(Cause::RunQueue), 4);
         assert_eq!(merged.part(Cause::RunQueue).unwrap().count, 4);
         assert!(!merged.schedstat);
         assert_eq!(merged.cost.reads, 20);
+        assert_eq!(merged.cost.taskstats_reads, 2);
+        assert_eq!(merged.cost.ns_per_taskstats_read, 10_000.0);
+        assert!((merged.cost.total_s() - 60e-6).abs() < 1e-12);
+        let older: ReadCost = serde_json::from_str(r#"{"reads":1,"ns_per_read":5.0}"#).unwrap();
+        assert_eq!(older.taskstats_reads, 0);
         assert_eq!(merged.worst.len(), 6);
         assert!(merged
             .worst

@@ -4,12 +4,19 @@
 //! opened once and reads again at offset 0), `getrusage(RUSAGE_THREAD)` and
 //! the CPU it is on. Nothing here allocates after [`ThreadReader::open`],
 //! and nothing needs a privilege.
+//!
+//! Where the system permits (delay accounting on, CAP_NET_ADMIN), the
+//! splitter also reads the thread's taskstats at the end of each event whose
+//! work blocked, to say what the blocked time waited on ([`DelayReader`]).
 
 use super::clock::{now_ns, thread_cpu_ns};
-use super::late::{EventSplit, EventTimes, LateAccount, Parts, ThreadSnapshot};
+use super::late::{DelaySplit, EventSplit, EventTimes, LateAccount, Parts, ThreadSnapshot};
+use crate::system::delayacct;
+use crate::system::taskstats::{Delays, TaskstatsError, TaskstatsSocket};
 use nix::sys::resource::{getrusage, UsageWho};
 use std::fs::File;
 use std::os::unix::fs::FileExt;
+use std::path::Path;
 
 /// Readings taken at open to time one reading.
 const COST_SAMPLES: u64 = 200;
@@ -102,6 +109,109 @@ fn current_cpu() -> u32 {
     cpu.max(0) as u32
 }
 
+/// Taskstats reads taken at open to time one.
+const TASKSTATS_COST_SAMPLES: u64 = 20;
+
+/// The calling thread's delay accounting over taskstats, where it can be
+/// read: what each kind of block took since the last reading.
+#[derive(Debug)]
+pub struct DelayReader {
+    socket: Option<TaskstatsSocket>,
+    tid: u32,
+    last: Delays,
+    reads: u64,
+    ns_per_read: f64,
+    /// Why it cannot be read, one sentence.
+    notice: Option<String>,
+}
+
+impl DelayReader {
+    /// A reader of the calling thread's taskstats, with the cost of one
+    /// reading timed; without delay accounting for it, a reader that says
+    /// why in its notice and reads nothing.
+    pub fn open() -> Self {
+        let tid = nix::unistd::gettid().as_raw() as u32;
+        let mut reader = Self {
+            socket: None,
+            tid,
+            last: Delays::default(),
+            reads: 0,
+            ns_per_read: 0.0,
+            notice: None,
+        };
+        let opened = match delayacct::is_on(Path::new("/proc")) {
+            Ok(Some(true)) => TaskstatsSocket::open().map_err(|e| unavailable(&e)),
+            Ok(Some(false)) => Err(
+                "delay accounting is off (kernel.task_delayacct=0; a run as root switches it on)"
+                    .to_string(),
+            ),
+            Ok(None) => {
+                Err("this kernel has no delay accounting (CONFIG_TASK_DELAY_ACCT)".to_string())
+            }
+            Err(e) => Err(e.to_string()),
+        };
+        let mut socket = match opened {
+            Ok(socket) => socket,
+            Err(why) => {
+                reader.notice = Some(format!("blocked time split unavailable: {why}"));
+                return reader;
+            }
+        };
+        let started_ns = now_ns();
+        for _ in 0..TASKSTATS_COST_SAMPLES {
+            match socket.read(tid) {
+                Ok(delays) => reader.last = delays,
+                Err(e) => {
+                    reader.notice = Some(format!(
+                        "blocked time split unavailable: {}",
+                        unavailable(&e)
+                    ));
+                    return reader;
+                }
+            }
+        }
+        reader.ns_per_read = (now_ns() - started_ns) as f64 / TASKSTATS_COST_SAMPLES as f64;
+        reader.socket = Some(socket);
+        reader
+    }
+
+    /// What each kind of block took since the last reading; `None` when
+    /// taskstats cannot be read.
+    pub fn read(&mut self) -> Option<DelaySplit> {
+        let delays = self.socket.as_mut()?.read(self.tid).ok()?;
+        self.reads += 1;
+        let delta = delays.since(&self.last);
+        self.last = delays;
+        Some(DelaySplit {
+            block_io_ns: delta.block_io_ns,
+            swap_in_ns: delta.swap_in_ns,
+            reclaim_ns: delta.reclaim_ns,
+            thrashing_ns: delta.thrashing_ns,
+            compaction_ns: delta.compaction_ns,
+            write_copy_ns: delta.write_copy_ns,
+        })
+    }
+
+    /// Why it cannot be read, if it cannot.
+    pub fn notice(&self) -> Option<&str> {
+        self.notice.as_deref()
+    }
+
+    /// Readings taken since it was opened and the cost of one, ns.
+    pub fn cost(&self) -> (u64, f64) {
+        (self.reads, self.ns_per_read)
+    }
+}
+
+/// Why taskstats is unavailable, in words.
+fn unavailable(error: &TaskstatsError) -> String {
+    match error {
+        TaskstatsError::NotPermitted => "not root (taskstats needs CAP_NET_ADMIN)".to_string(),
+        TaskstatsError::NoFamily => "kernel without TASKSTATS".to_string(),
+        other => other.to_string(),
+    }
+}
+
 /// A probe thread's split of its events: its reader, the reading that
 /// ends each event (and begins the next one's wait) and the account.
 #[derive(Debug)]
@@ -110,6 +220,7 @@ pub struct EventSplitter {
     last: ThreadSnapshot,
     last_parts: Parts,
     woke: ThreadSnapshot,
+    delays: DelayReader,
     /// Everything accounted so far.
     pub account: LateAccount,
 }
@@ -119,12 +230,14 @@ impl EventSplitter {
     /// empty, its storage allocated).
     pub fn open(account: LateAccount) -> Self {
         let mut reader = ThreadReader::open();
+        let delays = DelayReader::open();
         let last = reader.read();
         Self {
             reader,
             last,
             last_parts: Parts::default(),
             woke: last,
+            delays,
             account,
         }
     }
@@ -162,7 +275,7 @@ impl EventSplitter {
         ended: Option<ThreadSnapshot>,
         late: bool,
     ) -> EventSplit {
-        let split = EventSplit::of(
+        let mut split = EventSplit::of(
             times,
             &self.last,
             &self.last_parts,
@@ -170,6 +283,11 @@ impl EventSplitter {
             ended.as_ref(),
             self.reader.has_schedstat(),
         );
+        // What the blocked time waited on, read only when the work blocked
+        // (the sleep before the wake-up is no block delay accounting names).
+        if ended.is_some() && (split.voluntary > 0 || split.major_faults > 0) {
+            split.blocked_by = self.delays.read();
+        }
         self.last = ended.unwrap_or(self.woke);
         self.last_parts = split.parts;
         self.account.record(&split, late);
@@ -184,6 +302,12 @@ impl EventSplitter {
     /// Readings taken and the cost of one, ns.
     pub fn cost(&self) -> (u64, f64) {
         (self.reader.reads(), self.reader.ns_per_read())
+    }
+
+    /// The thread's delay accounting reader (its cost, and why it is
+    /// unavailable when it is).
+    pub fn delays(&self) -> &DelayReader {
+        &self.delays
     }
 }
 

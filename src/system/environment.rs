@@ -79,6 +79,19 @@ pub struct Environment {
     pub sched_ext_ops: Option<String>,
     /// Whether the scheduler groups tasks by session (sched_autogroup_enabled).
     pub autogroup: Option<bool>,
+    /// Delay accounting (kernel.task_delayacct) as it was for the run's
+    /// workers: a run as root switches it on before they start.
+    pub delayacct: Option<bool>,
+    /// Scheduler statistics (kernel.sched_schedstats; off when the kernel
+    /// is built without CONFIG_SCHEDSTATS).
+    pub schedstats: Option<bool>,
+    /// Whether pressure stall information (/proc/pressure) is there.
+    pub psi: Option<bool>,
+    /// CONFIG_IRQ_TIME_ACCOUNTING: IRQ time kept out of the tasks' CPU time.
+    pub irq_time_acct: Option<bool>,
+    /// CONFIG_PARAVIRT_TIME_ACCOUNTING: host steal kept out of the tasks'
+    /// CPU time.
+    pub paravirt_time_acct: Option<bool>,
     /// CPU model name from /proc/cpuinfo.
     pub cpu_model: Option<String>,
     /// Number of online CPUs.

@@ -8,6 +8,7 @@ pub mod blockdev;
 pub mod cgroup;
 pub mod counters;
 pub mod cpulist;
+pub mod delayacct;
 pub mod environment;
 pub mod kconfig;
 pub mod loopback;
@@ -18,6 +19,7 @@ pub mod pmqos;
 pub mod process_tree;
 pub mod procfs;
 pub mod swap;
+pub mod taskstats;
 pub mod telemetry;
 pub mod writeback;
 

@@ -10,6 +10,7 @@ mod cli;
 mod cmd_load;
 mod common;
 mod compare;
+mod delay_accounting;
 mod disk_loads;
 mod docs;
 mod environment;

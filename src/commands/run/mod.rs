@@ -38,13 +38,14 @@ use work::PreparedWork;
 
 /// Runs the scenarios of `config` on the machine `system` describes.
 pub fn run(config: RunConfig, system: SystemInfo) -> anyhow::Result<ExitCode> {
-    let environment = preflight::check_system(&config)?;
+    let mut environment = preflight::check_system(&config)?;
     let interrupt = Interrupt::install().context("installing signal handlers")?;
     // The orchestrator reaps its orphaned descendants, so what a load starts
     // (a command's children, daemons) stays below feelbench instead of
     // escaping to init.
     process_tree::become_subreaper().context("becoming the subreaper of the loads")?;
     let setup = Setup::make(&config)?;
+    setup::note_switches(&mut environment, setup.delayacct.as_ref());
     let work = work::prepare(&config, &system, setup.workspace.dir())?;
     let noise_warning = preflight::noise_check(&config.preflight)?;
     let started = SystemTime::now();

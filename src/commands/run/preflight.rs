@@ -11,6 +11,7 @@ use crate::measure::affinity;
 use crate::measure::sched::{self, SchedRequest};
 use crate::report::schema::{Warning, WarningCode};
 use crate::system::cgroup;
+use crate::system::delayacct;
 use crate::system::environment::{self, Environment};
 use crate::system::noise;
 use crate::system::swap;
@@ -31,7 +32,11 @@ pub fn check_system(config: &RunConfig) -> Result<Environment, UsageError> {
     // the dead run's load cgroup, which cannot be removed before it.
     let loads = load::remove_leftovers();
     let runs = workspace::clean_leftovers(swap::remove, |p| Ok(cgroup::remove(p)?));
-    for line in loads.into_iter().chain(runs) {
+    let delayacct = match nix::unistd::geteuid().is_root() {
+        true => delayacct::clean_dead_holders(&delayacct::Switch::system()),
+        false => Vec::new(),
+    };
+    for line in loads.into_iter().chain(runs).chain(delayacct) {
         say!("{line}");
     }
     Ok(environment)

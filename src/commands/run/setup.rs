@@ -1,5 +1,6 @@
 //! What `feelbench run` makes on the system before measuring: its private
-//! work directory, a swap file (`--swap`) and the cgroups of the loads
+//! work directory, delay accounting switched on (as root; see
+//! `system::delayacct`), a swap file (`--swap`) and the cgroups of the loads
 //! (`--mem-limit`, `--load-cpu-weight`; the probes that share their memory
 //! join the memory one), each recorded in the workspace
 //! before it is made so that the next run undoes what a killed run left;
@@ -11,7 +12,10 @@ use crate::engine::workspace::Workspace;
 use crate::exit::UsageError;
 use crate::measure::sched::MemoryPolicy;
 use crate::system::cgroup::{self, Cgroup, Limit, Plan};
+use crate::system::delayacct::{self, Held};
+use crate::system::environment::Environment;
 use crate::system::pmqos::{self, CpuLatencyLimit};
+use crate::system::procfs;
 use crate::system::swap::SwapFile;
 use anyhow::Context as _;
 use std::path::{Path, PathBuf};
@@ -26,6 +30,8 @@ pub struct Setup {
     /// (`--mem-limit`), which the probes that share their memory join.
     pub memory_cgroup_procs: Option<PathBuf>,
     _swap: Option<SwapFile>,
+    /// Delay accounting as it stands for the run (`None` when not root).
+    pub delayacct: Option<Held>,
     /// The run's private work directory.
     pub workspace: Workspace,
     // Last: the limit is lifted once everything else is undone.
@@ -42,6 +48,11 @@ impl Setup {
             .map(hold_cpu_latency)
             .transpose()?;
         let mut workspace = Workspace::create(&config.workdir)?;
+        // Before any worker starts: only tasks started after it are accounted.
+        let delayacct = nix::unistd::geteuid()
+            .is_root()
+            .then(hold_delayacct)
+            .transpose()?;
         let swap = config
             .swap_file_bytes
             .map(|bytes| add_swap(&mut workspace, bytes))
@@ -64,10 +75,47 @@ impl Setup {
             load_cgroups,
             memory_cgroup_procs,
             _swap: swap,
+            delayacct,
             workspace,
             _cpu_latency: cpu_latency,
         })
     }
+}
+
+/// Records in `environment` the delay accounting in force for the
+/// workers (`delayacct`: how the run holds it, `None` when not root) and
+/// says the kernel's accounting switches.
+pub fn note_switches(environment: &mut Environment, delayacct: Option<&Held>) {
+    let delayacct_words = match delayacct {
+        Some(held @ (Held::Holding { .. } | Held::WasOn)) => {
+            environment.delayacct = Some(true);
+            held.words()
+        }
+        Some(held @ Held::Missing) => held.words(),
+        None if environment.delayacct == Some(true) => "on (but read only by root)",
+        None => "off (switched on only by a run as root)",
+    };
+    let flag = |value: Option<bool>, yes: &'static str, no: &'static str| match value {
+        Some(true) => yes,
+        Some(false) => no,
+        None => "unknown",
+    };
+    say!(
+        "kernel switches in force: delay accounting {delayacct_words}; schedstats {}; PSI {}; IRQ_TIME_ACCOUNTING {}; PARAVIRT_TIME_ACCOUNTING {}",
+        flag(environment.schedstats, "on", "off"),
+        flag(environment.psi, "present", "absent"),
+        flag(environment.irq_time_acct, "yes", "no"),
+        flag(environment.paravirt_time_acct, "yes", "no"),
+    );
+}
+
+/// Holds delay accounting on for the run, as its orchestrator.
+fn hold_delayacct() -> anyhow::Result<Held> {
+    let pid = std::process::id();
+    let stat = procfs::read_process_stat(Path::new("/proc"), pid).context(
+        "cannot read the run's own start time, which records its hold on delay accounting",
+    )?;
+    Ok(delayacct::Switch::system().hold(pid, stat.start_ticks)?)
 }
 
 /// Turns on a swap file of `bytes` in the workspace for the run (`--swap`).

@@ -1,6 +1,7 @@
 //! The kernel and its scheduler: build-time preemption and timer rate from
 //! the kernel configuration, the preemption mode in force, sched_ext,
-//! autogroup, and transparent hugepages.
+//! autogroup, transparent hugepages, and the switches of the kernel's
+//! accounting (delay accounting, schedstats, PSI, IRQ and steal time).
 
 use super::reader::Reader;
 use super::Environment;
@@ -35,7 +36,24 @@ pub(super) fn read_kernel(r: &mut Reader, env: &mut Environment) {
     env.autogroup = r
         .proc_number::<u32>("sys/kernel/sched_autogroup_enabled")
         .map(|v| v != 0);
+    read_switches(r, env, config.as_deref());
     env.thp = r
         .sys("kernel/mm/transparent_hugepage/enabled")
         .and_then(|t| bracketed(&t).map(str::to_string));
+}
+
+/// Fills the accounting switches of `env` from /proc and the kernel
+/// configuration `config`; a switch the kernel lacks is off when the
+/// configuration says it is not built, unknown without it.
+fn read_switches(r: &mut Reader, env: &mut Environment, config: Option<&str>) {
+    let built = |name: &str| config.map(|c| kconfig::config_value(c, name) == Some("y"));
+    let sysctl = |r: &mut Reader, rel: &str, option: &str| match r.proc_number::<u32>(rel) {
+        Some(value) => Some(value != 0),
+        None => built(option).filter(|built| !built),
+    };
+    env.delayacct = sysctl(r, "sys/kernel/task_delayacct", "TASK_DELAY_ACCT");
+    env.schedstats = sysctl(r, "sys/kernel/sched_schedstats", "SCHEDSTATS");
+    env.psi = Some(r.roots.proc_root.join("pressure/cpu").exists());
+    env.irq_time_acct = built("IRQ_TIME_ACCOUNTING");
+    env.paravirt_time_acct = built("PARAVIRT_TIME_ACCOUNTING");
 }

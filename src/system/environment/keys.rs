@@ -86,6 +86,26 @@ pub const KEYS: &[Key] = &[
         value: |e| yes_no(&e.autogroup),
     },
     Key {
+        name: "delayacct",
+        value: |e| yes_no(&e.delayacct),
+    },
+    Key {
+        name: "schedstats",
+        value: |e| yes_no(&e.schedstats),
+    },
+    Key {
+        name: "psi",
+        value: |e| yes_no(&e.psi),
+    },
+    Key {
+        name: "irq_time_acct",
+        value: |e| yes_no(&e.irq_time_acct),
+    },
+    Key {
+        name: "paravirt_time_acct",
+        value: |e| yes_no(&e.paravirt_time_acct),
+    },
+    Key {
         name: "cpu_model",
         value: |e| text(&e.cpu_model),
     },

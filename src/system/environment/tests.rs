@@ -11,6 +11,8 @@ const THIS_MACHINE: &[(&str, &str)] = &[
     ("proc/version", "Linux version 6.18.44-fc-v782 (builder@sandboxing) (gcc (GCC) 15.3.0, GNU ld (GNU Binutils) 2.46) #1 SMP PREEMPT_DYNAMIC @0\n"),
     ("proc/cmdline", "mitigations=auto,no_guest_host,no_guest_guest console=ttyS0 quiet reboot=k panic=1 nomodule psi=1\n"),
     ("proc/sys/kernel/sched_autogroup_enabled", "1\n"),
+    ("proc/sys/kernel/task_delayacct", "0\n"),
+    ("proc/pressure/cpu", "some avg10=0.00 avg60=0.00 avg300=0.00 total=1\n"),
     ("proc/cpuinfo", "processor\t: 0\nvendor_id\t: AuthenticAMD\nmodel name\t: AMD EPYC\nflags\t\t: fpu vme de pse tsc msr hypervisor lahf_lm\n\nprocessor\t: 1\nmodel name\t: AMD EPYC\n"),
     ("proc/meminfo", "MemTotal:       24590040 kB\nMemFree:        20000000 kB\nSwapTotal:             0 kB\nSwapFree:              0 kB\n"),
     ("proc/swaps", "Filename\t\t\t\tType\t\tSize\t\tUsed\t\tPriority\n"),
@@ -33,7 +35,7 @@ const THIS_MACHINE: &[(&str, &str)] = &[
     ("sys/devices/system/cpu/cpu0/cpuidle/state1/disable", "0\n"),
     ("sys/kernel/mm/transparent_hugepage/enabled", "always [madvise] never\n"),
     ("sys/dev/block/254:0/queue/scheduler", "none [mq-deadline] kyber bfq \n"),
-    ("boot/config-6.18.44-fc-v782", "CONFIG_PREEMPT_NONE=y\nCONFIG_PREEMPT_DYNAMIC=y\nCONFIG_HZ_250=y\nCONFIG_HZ=250\n"),
+    ("boot/config-6.18.44-fc-v782", "CONFIG_PREEMPT_NONE=y\nCONFIG_PREEMPT_DYNAMIC=y\nCONFIG_HZ_250=y\nCONFIG_HZ=250\nCONFIG_TASK_DELAY_ACCT=y\n# CONFIG_SCHEDSTATS is not set\n# CONFIG_IRQ_TIME_ACCOUNTING is not set\nCONFIG_PARAVIRT_TIME_ACCOUNTING=y\n"),
 ];
 
 /// A kernel of ten years ago with swap: no sched_ext, no SMT control, no
@@ -76,6 +78,14 @@ fn this_machine_is_read_in_full() {
     assert_eq!(env.preempt.as_deref(), Some("none"));
     assert_eq!(env.preempt_source.as_deref(), Some("config"));
     assert_eq!(env.hz, Some(250));
+    assert_eq!(
+        (env.delayacct, env.schedstats, env.psi),
+        (Some(false), Some(false), Some(true))
+    );
+    assert_eq!(
+        (env.irq_time_acct, env.paravirt_time_acct),
+        (Some(false), Some(true))
+    );
     assert_eq!(
         (env.sched_ext.clone(), env.sched_ext_ops.clone()),
         (None, None)
@@ -139,6 +149,12 @@ fn an_old_kernel_gives_absent_keys_not_errors() {
     );
     assert_eq!((env.governor.clone(), env.thp.clone()), (None, None));
     assert_eq!((env.cpus, env.hypervisor), (Some(1), Some(false)));
+    // No configuration: switches the kernel lacks are unknown, not off.
+    assert_eq!(
+        (env.delayacct, env.schedstats, env.irq_time_acct),
+        (None, None, None)
+    );
+    assert_eq!(env.psi, Some(false));
     assert_eq!(env.swappiness, None);
     assert_eq!(
         env.swap_devices,
