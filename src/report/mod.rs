@@ -7,6 +7,7 @@ pub mod estimate;
 pub mod figure;
 pub mod file;
 pub mod html;
+pub mod late;
 pub mod markdown;
 pub mod merge;
 pub mod precision;
