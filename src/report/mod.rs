@@ -4,6 +4,7 @@
 pub mod chart;
 pub mod csv;
 pub mod estimate;
+pub mod explain;
 pub mod figure;
 pub mod file;
 pub mod html;
