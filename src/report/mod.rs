@@ -15,6 +15,7 @@ pub mod precision;
 pub mod schema;
 pub mod table;
 pub mod v1;
+pub mod why_late;
 
 #[cfg(test)]
 pub(crate) mod fixture;
