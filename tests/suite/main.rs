@@ -17,6 +17,7 @@ mod fileio;
 mod fragment;
 mod html;
 mod job;
+mod late_report;
 mod memory_loads;
 mod metadata_loads;
 mod micro;
