@@ -21,9 +21,11 @@ pub fn summary(late: &LateCauses) -> String {
     let Some(dominant) = late.dominant() else {
         return format!("none of {} events late", late.events());
     };
-    let behind = ran_behind(late, dominant.cause);
-    let task = behind.first().map(|(task, _)| task.as_str());
-    format!("{} of {} late", dominant.words_behind(task), late.late())
+    let words = match ran_behind(late, dominant.cause).first() {
+        Some((task, _)) => dominant.words_behind(task),
+        None => dominant.words(),
+    };
+    format!("{words} of {} late", late.late())
 }
 
 /// The CSV columns of the late events, in [`csv_fields`]' order.
