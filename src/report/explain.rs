@@ -96,7 +96,8 @@ fn worst_text(causes: &LateCauses, worst: usize) -> String {
     }
     let mut out = format!("worst {} of {} late:\n", shown.len(), causes.late());
     for (i, event) in shown.iter().enumerate() {
-        out.push_str(&format!("{:>3}. {}\n", i + 1, event_text(event)));
+        let text = event_text(event, causes.schedstat);
+        out.push_str(&format!("{:>3}. {text}\n", i + 1));
     }
     out
 }
@@ -104,18 +105,24 @@ fn worst_text(causes: &LateCauses, worst: usize) -> String {
 /// One late event broken down, in ms, as rtla's auto-analysis does: `due
 /// 806.297487 s (monotonic) on CPU 0, 27.67 ms late, run-queue wait: timer
 /// 0.19 | run queue 27.46: burn#2 8.1 | on-CPU 8.81 of 8.80 wanted |
-/// blocked 0 | off-CPU 0.00 | unexplained 0.00 ms`.
-pub fn event_text(event: &LateEvent) -> String {
+/// blocked 0 | off-CPU 0.00 | unexplained 0.00 ms`. Without `schedstat`
+/// the run queue, the timer and off-CPU parts are `unavailable` (their
+/// time is in the unexplained part).
+pub fn event_text(event: &LateEvent, schedstat: bool) -> String {
     let ms = |ns: u64| format!("{:.2}", ns as f64 / 1e6);
     let p = &event.parts;
     let cpus = match event.woke_cpu == event.ended_cpu {
         true => format!("CPU {}", event.woke_cpu),
         false => format!("CPUs {}→{}", event.woke_cpu, event.ended_cpu),
     };
+    let read = |ns: u64| match schedstat {
+        true => ms(ns),
+        false => "unavailable".to_string(),
+    };
     let ran = late::ran_instead_text(event);
     let run_queue = match ran.is_empty() {
-        true => ms(p.run_queue_ns()),
-        false => format!("{}: {ran}", ms(p.run_queue_ns())),
+        true => read(p.run_queue_ns()),
+        false => format!("{}: {ran}", read(p.run_queue_ns())),
     };
     format!(
         "due {:.6} s (monotonic) on {cpus}, {} ms late, {}: timer {} | run queue {run_queue} | \
@@ -123,7 +130,7 @@ pub fn event_text(event: &LateEvent) -> String {
         event.due_ns as f64 / 1e9,
         ms(event.delay_ns()),
         event.cause.words(),
-        ms(p.timer_ns),
+        read(p.timer_ns),
         ms(event.cpu_used_ns),
         ms(event.cpu_wanted_ns),
         match p.blocked_ns {
@@ -131,7 +138,7 @@ pub fn event_text(event: &LateEvent) -> String {
             ns => ms(ns),
         },
         blocked_text(event),
-        ms(p.off_cpu_ns),
+        read(p.off_cpu_ns),
         ms(p.unexplained_ns),
     )
 }
@@ -244,6 +251,16 @@ mod tests {
         event.major_faults = 2;
         assert!(event_text(event)
             .contains("| blocked 4.00: block I/O 3.00, swap-in 1.00, 2 major faults |"));
+    }
+
+    #[test]
+    fn without_schedstat_the_parts_it_tells_apart_are_unavailable_not_zero() {
+        let late = causes(1, 0);
+        let text = event_text(&late.worst[0], false);
+        assert!(
+            text.contains(": timer unavailable | run queue unavailable | on-CPU 1.00 of 1.00 wanted | blocked 0 | off-CPU unavailable | unexplained "),
+            "{text}"
+        );
     }
 
     #[test]
