@@ -249,7 +249,7 @@ mod tests {
             ..Default::default()
         });
         event.major_faults = 2;
-        assert!(event_text(event)
+        assert!(event_text(event, true)
             .contains("| blocked 4.00: block I/O 3.00, swap-in 1.00, 2 major faults |"));
     }
 
