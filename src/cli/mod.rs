@@ -222,6 +222,13 @@ pub struct ReportArgs {
     /// Print the environment the run was made in instead of its results.
     #[arg(long = "env", conflicts_with = "format")]
     env: bool,
+    /// Explain why each scenario's events were late: a table of causes,
+    /// where the late time went and the worst events broken down.
+    #[arg(long = "explain", conflicts_with_all = ["format", "env"])]
+    explain: bool,
+    /// With --explain, how many of each scenario's worst late events to show.
+    #[arg(long = "worst", value_name = "N", requires = "explain", default_value_t = report::explain::DEFAULT_WORST)]
+    worst: usize,
     /// Add each scenario's telemetry line under its row (table format).
     #[arg(short = 'v', long = "verbose")]
     verbose: bool,
@@ -247,6 +254,7 @@ pub struct ReportArgs {
 impl ReportArgs {
     fn settings(self) -> ReportSettings {
         let view = match (self.env, self.format.results()) {
+            _ if self.explain => ReportView::Explain { worst: self.worst },
             (true, _) => ReportView::Environment,
             (false, Some(format)) => ReportView::Results {
                 format,

@@ -381,6 +381,19 @@ fn report_and_compare_map_their_choices_to_settings() {
         panic!("a report task");
     };
     assert_eq!(report.view, ReportView::Environment);
+    for (args, worst) in [
+        (&["--explain"][..], 5),
+        (&["--explain", "--worst", "12"], 12),
+    ] {
+        let Ok(Task::Report(report)) = task(&[&["report", "r.json"][..], args].concat()) else {
+            panic!("a report task");
+        };
+        assert_eq!(report.view, ReportView::Explain { worst });
+    }
+    for wrong in [&["--worst", "3"][..], &["--explain", "--format", "csv"]] {
+        let args = [&["feelbench", "report", "r.json"][..], wrong].concat();
+        assert!(Cli::try_parse_from(args).is_err(), "{wrong:?}");
+    }
     let Ok(Task::Compare(compare)) = task(&["compare", "a", "b", "--layout", "rows"]) else {
         panic!("a compare task");
     };

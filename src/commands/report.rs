@@ -1,12 +1,13 @@
 //! `feelbench report FILE`: renders a saved run in the chosen format, or
-//! (`--env`) the environment it was made in.
+//! (`--env`) the environment it was made in, or (`--explain`) why its
+//! events were late.
 
 use super::Format;
 use crate::exit::UsageError;
 use crate::probe;
 use crate::report::file::read_run;
 use crate::report::html::{self, ChartError, ChartKind};
-use crate::report::{csv, markdown, table};
+use crate::report::{csv, explain, markdown, table};
 use crate::system::environment;
 use anyhow::Context;
 use std::path::PathBuf;
@@ -30,6 +31,8 @@ pub enum ReportView {
     Results { format: Format, verbose: bool },
     /// The environment it was made in, as `key: value` lines.
     Environment,
+    /// Why each scenario's events were late, with its `worst` worst events.
+    Explain { worst: usize },
     /// One chart of one probe (the run's first when `None`), as SVG.
     Chart {
         kind: ChartKind,
@@ -42,6 +45,7 @@ pub fn render(settings: &ReportSettings) -> anyhow::Result<String> {
     let run = read_run(&settings.file, &probe::sheet_of)?;
     Ok(match &settings.view {
         ReportView::Environment => environment::render(&run.environment),
+        ReportView::Explain { worst } => explain::render(&run, *worst),
         ReportView::Chart { kind, probe } => {
             let first = run.probes.keys().next();
             let probe = probe

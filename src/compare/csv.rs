@@ -1,8 +1,10 @@
 //! The comparison as CSV in long form: one record per row × run, with the
 //! stored value (µs for latencies), its standard error, the change, the
-//! p-value and the verdict, for spreadsheets and scripts.
+//! p-value and the verdict, for spreadsheets and scripts; then the % of
+//! events late for each cause (figure `late:CAUSE`, see `compare::late`).
 
 use super::Comparison;
+use crate::figures::ChangeUnit;
 use crate::report::csv::{name, opt};
 
 const HEADER: &[&str] = &[
@@ -37,6 +39,26 @@ pub fn render(c: &Comparison) -> String {
                 cell.method.map(name).unwrap_or_default(),
                 opt(cell.change),
                 name(row.change_unit),
+                opt(cell.p),
+                name(cell.verdict),
+                cell.untested.map(name).unwrap_or_default(),
+            ];
+            writer.write_record(&record).expect("writing to memory");
+        }
+    }
+    for row in &c.late {
+        for (run, cell) in c.runs.iter().zip(&row.cells) {
+            let Some(cell) = cell else { continue };
+            let record = [
+                row.probe.clone(),
+                row.load.clone(),
+                format!("late:{}", row.cause.key()),
+                run.name.clone(),
+                cell.pct_of_events.to_string(),
+                String::new(),
+                String::new(),
+                opt(cell.change),
+                name(ChangeUnit::Percent),
                 opt(cell.p),
                 name(cell.verdict),
                 cell.untested.map(name).unwrap_or_default(),

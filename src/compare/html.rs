@@ -1,9 +1,9 @@
 //! The comparison as one self-contained HTML page: the runs, the warnings,
 //! the compared figures with significant changes marked better or worse,
-//! then per scenario the report's charts with one series per run.
+//! how the split of late events changed, then per scenario the report's charts with one series per run.
 
 use super::text::{change_text, value_text, MISSING};
-use super::{scenario_keys, Comparison, Verdict};
+use super::{late, scenario_keys, Comparison, Verdict};
 use crate::report::html::{charts, escape, page, table, Drawn};
 use crate::report::schema::RunDocument;
 use anyhow::Result;
@@ -32,6 +32,7 @@ pub fn render(c: &Comparison, runs: &[RunDocument]) -> Result<String> {
         c.alpha
     );
     body += &figures_table(c);
+    body += &late_table(c);
     for (probe, load) in scenario_keys(runs) {
         let drawn: Vec<Drawn> = runs
             .iter()
@@ -56,6 +57,41 @@ pub fn render(c: &Comparison, runs: &[RunDocument]) -> Result<String> {
         body += "</section>\n";
     }
     Ok(page("feelbench comparison", &body))
+}
+
+/// The change of the late events' split (`compare::late`), the cells of
+/// significant changes classed `better` or `worse`; empty without it.
+fn late_table(c: &Comparison) -> String {
+    let rows = late::table(c);
+    let Some((header, lines)) = rows.split_first() else {
+        return String::new();
+    };
+    let class = |verdict: Option<Verdict>| match verdict {
+        Some(Verdict::Better) => "better",
+        Some(Verdict::Worse) => "worse",
+        _ => "",
+    };
+    let cells: Vec<Vec<(String, &str)>> = lines
+        .iter()
+        .zip(&c.late)
+        .map(|(line, row)| {
+            line.iter()
+                .enumerate()
+                .map(|(i, text)| {
+                    let verdict = i
+                        .checked_sub(3)
+                        .and_then(|run| row.cells.get(run)?.as_ref().map(|cell| cell.verdict));
+                    (text.clone(), class(verdict))
+                })
+                .collect()
+        })
+        .collect();
+    let header: Vec<&str> = header.iter().map(String::as_str).collect();
+    format!(
+        "<h2>Why late</h2>\n<p>{}</p>\n{}",
+        escape(&late::legend(c).join(" ")),
+        table(&header, &cells)
+    )
 }
 
 /// One row per probe × load × figure, one cell per run: its value and,

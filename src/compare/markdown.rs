@@ -1,8 +1,9 @@
 //! The comparison as Markdown: the heading as a list, the rows as a pipe
-//! table, the summary and the legend as lists.
+//! table, the change of the late events' split as another, the summary
+//! and the legend as lists.
 
 use super::text::{by_scenario, columns_table, heading, legend, scenario_blocks, summary_lines};
-use super::{Comparison, Layout};
+use super::{late, Comparison, Layout};
 use crate::report::markdown::pipe_row;
 
 fn table(out: &mut String, rows: &[Vec<String>]) {
@@ -38,6 +39,11 @@ pub fn render(c: &Comparison, layout: Layout) -> String {
                 }
             }
         }
+    }
+    let late = late::table(c);
+    if !late.is_empty() {
+        out.push_str("\n## Why late: % of events late for each cause\n\n");
+        table(&mut out, &late);
     }
     let summaries = summary_lines(c);
     if !summaries.is_empty() {

@@ -2,10 +2,12 @@
 //! figure, one cell per run with its change against the first run (the
 //! baseline) and a verdict from Welch's t-test on the figures' standard
 //! errors — or no verdict, and the reason, where the data cannot support one
-//! or the difference is too small to show in the figure's shown digits.
+//! or the difference is too small to show in the figure's shown digits;
+//! then how the split of late events changed (`late`).
 
 pub mod csv;
 pub mod html;
+pub mod late;
 pub mod markdown;
 pub mod mismatch;
 pub mod summary;
@@ -146,6 +148,9 @@ pub struct Comparison {
     pub rows: Vec<Row>,
     /// One per run after the baseline.
     pub summaries: Vec<RunSummary>,
+    /// How the split of late events changed, per scenario and cause.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub late: Vec<late::LateRow>,
 }
 
 impl Comparison {
@@ -198,6 +203,7 @@ impl Comparison {
             differences: mismatch::differences(runs),
             rows,
             summaries,
+            late: late::rows(runs, options.alpha),
         }
     }
 }

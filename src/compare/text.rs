@@ -1,6 +1,7 @@
 //! The console rendering of a comparison, and the cell texts and legend
 //! the Markdown rendering shares.
 
+use super::late;
 use super::summary::RunSummary;
 use super::{Cell, Comparison, Layout, Row, Untested, Verdict};
 use crate::figures::ChangeUnit;
@@ -159,6 +160,7 @@ pub fn legend(c: &Comparison) -> Vec<String> {
             "{MISSING}: the run lacks the scenario or the figure"
         ));
     }
+    lines.extend(late::legend(c));
     lines
 }
 
@@ -205,6 +207,12 @@ pub fn render(c: &Comparison, layout: Layout) -> String {
         }
     }
     if !out.ends_with("\n\n") {
+        out.push('\n');
+    }
+    let late = late::table(c);
+    if !late.is_empty() {
+        out.push_str("Why late: % of events late for each cause\n");
+        out.push_str(&aligned(&late));
         out.push('\n');
     }
     let summaries = summary_lines(c);

@@ -165,11 +165,23 @@ impl Dominant {
     /// In words: the cause and its share, or `mixed` (with the largest
     /// cause) when no cause holds half the late time.
     pub fn words(&self) -> String {
+        self.phrase(None)
+    }
+
+    /// In words as [`words`](Self::words), a dominant run-queue wait named
+    /// by the task it waited behind (`run-queue wait behind burn (92 %)`).
+    pub fn words_behind(&self, task: &str) -> String {
+        self.phrase(Some(task))
+    }
+
+    fn phrase(&self, behind: Option<&str>) -> String {
         let percent = (self.share * 100.0).round();
         if self.share < 0.5 || self.cause == Cause::Mixed {
-            format!("mixed ({} {percent} %)", self.cause.words())
-        } else {
-            format!("{} ({percent} %)", self.cause.words())
+            return format!("mixed ({} {percent} %)", self.cause.words());
+        }
+        match behind.filter(|_| self.cause == Cause::RunQueue) {
+            Some(task) => format!("{} behind {task} ({percent} %)", self.cause.words()),
+            None => format!("{} ({percent} %)", self.cause.words()),
         }
     }
 }
@@ -437,5 +449,19 @@ mod tests {
             share: 0.4,
         };
         assert_eq!(dominant.words(), "mixed (run-queue wait 40 %)");
+        assert_eq!(dominant.words_behind("burn"), "mixed (run-queue wait 40 %)");
+        let run_queue = Dominant {
+            share: 0.92,
+            ..dominant
+        };
+        assert_eq!(
+            run_queue.words_behind("burn"),
+            "run-queue wait behind burn (92 %)"
+        );
+        let timer = Dominant {
+            cause: Cause::Timer,
+            ..run_queue
+        };
+        assert_eq!(timer.words_behind("burn"), "timer/wake-up delivery (92 %)");
     }
 }

@@ -249,15 +249,8 @@ impl EventSplitter {
     }
 
     /// Takes the reading at the end of an event that woke at the last
-    /// [`woke`](Self::woke), splits and accounts it; returns the split
-    /// (its end is `ended_ns`).
-    pub fn ended(&mut self, times: EventTimes, late: bool) -> EventSplit {
-        let ended = self.reader.read();
-        self.finish(times, Some(ended), late)
-    }
-
-    /// Like [`ended`](Self::ended), for an event that is late when it ends
-    /// after `deadline_ns`.
+    /// [`woke`](Self::woke), splits and accounts it, late when it ended
+    /// after `deadline_ns`; returns the split (its end is `ended_ns`).
     pub fn ended_by(&mut self, times: EventTimes, deadline_ns: u64) -> EventSplit {
         let ended = self.reader.read();
         let late = ended.at_ns > deadline_ns;
@@ -339,13 +332,11 @@ mod tests {
         let due_ns = now_ns();
         std::thread::sleep(std::time::Duration::from_millis(3));
         splitter.woke();
-        let split = splitter.ended(
-            EventTimes {
-                due_ns,
-                cpu_wanted_ns: None,
-            },
-            true,
-        );
+        let times = EventTimes {
+            due_ns,
+            cpu_wanted_ns: None,
+        };
+        let split = splitter.ended_by(times, due_ns);
         assert!(split.delay_ns() >= 3_000_000, "{split:?}");
         // No set CPU wanted: the time from due to end is delay but for
         // the CPU it used, which was its work.

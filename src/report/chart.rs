@@ -130,6 +130,91 @@ pub fn intervals(labels: Labels, values: &[Ranged]) -> Result<String> {
     Ok(svg)
 }
 
+/// One layer of stacked bars: its name in the legend and its height in
+/// each bar, bottom layer first.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Layer {
+    pub name: String,
+    pub values: Vec<f64>,
+}
+
+/// A bar per name in `bars`, each the stack of the `layers`' values for it
+/// (a layer with nothing in any bar is left out of the legend).
+pub fn stacked_bars(labels: Labels, bars: &[String], layers: &[Layer]) -> Result<String> {
+    let mut svg = String::new();
+    {
+        let area = SVGBackend::with_string(&mut svg, SIZE).into_drawing_area();
+        area.fill(&WHITE).map_err(drawing)?;
+        let height = |bar: usize| -> f64 {
+            layers
+                .iter()
+                .filter_map(|l| l.values.get(bar))
+                .map(|v| v.max(0.0))
+                .sum()
+        };
+        let top = (0..bars.len()).map(height).fold(0.0_f64, f64::max);
+        let n = bars.len().max(1);
+        let mut chart = ChartBuilder::on(&area)
+            .caption(labels.title, ("sans-serif", 16))
+            .margin(10)
+            .x_label_area_size(60)
+            .y_label_area_size(60)
+            .build_cartesian_2d(-0.5..n as f64 - 0.5, 0.0..(top * 1.1).max(1e-3))
+            .map_err(drawing)?;
+        let name_of = |x: &f64| {
+            let i = x.round();
+            match (i - x).abs() < 1e-6 && i >= 0.0 {
+                true => bars.get(i as usize).cloned(),
+                false => None,
+            }
+            .unwrap_or_default()
+        };
+        chart
+            .configure_mesh()
+            .disable_x_mesh()
+            .x_labels(n * 2 + 1)
+            .x_label_formatter(&name_of)
+            .y_label_formatter(&tick_label)
+            .y_desc(labels.y)
+            .x_desc(labels.x)
+            .draw()
+            .map_err(drawing)?;
+        let mut base = vec![0.0; bars.len()];
+        for (i, layer) in layers.iter().enumerate() {
+            let colour = Palette99::pick(i).filled();
+            let boxes: Vec<Rectangle<(f64, f64)>> = base
+                .iter_mut()
+                .zip(&layer.values)
+                .enumerate()
+                .filter(|(_, (_, v))| **v > 0.0)
+                .map(|(bar, (below, v))| {
+                    let x = bar as f64;
+                    let from = *below;
+                    *below += v;
+                    Rectangle::new([(x - 0.3, from), (x + 0.3, *below)], colour)
+                })
+                .collect();
+            if boxes.is_empty() {
+                continue;
+            }
+            chart
+                .draw_series(boxes)
+                .map_err(drawing)?
+                .label(layer.name.as_str())
+                .legend(move |(x, y)| Rectangle::new([(x, y - 5), (x + 12, y + 5)], colour));
+        }
+        chart
+            .configure_series_labels()
+            .background_style(WHITE.mix(0.8))
+            .border_style(BLACK)
+            .position(SeriesLabelPosition::UpperLeft)
+            .draw()
+            .map_err(drawing)?;
+        area.present().map_err(drawing)?;
+    }
+    Ok(svg)
+}
+
 /// A log axis from `low` to `high` (both above 0) labelled at 1, 2 and 5
 /// times each power of ten, or at the powers alone when those would crowd
 /// it, with a light line at every other whole multiple.
@@ -334,6 +419,28 @@ mod tests {
         assert_eq!(tick_label(&0.30000000000000004), "0.3");
         assert_eq!(tick_label(&1234.5), "1230");
         assert_eq!(tick_label(&0.0), "0");
+    }
+
+    #[test]
+    fn stacked_bars_draw_a_box_per_part_with_time_and_a_legend_entry_per_layer() {
+        let layer = |name: &str, values: Vec<f64>| Layer {
+            name: name.into(),
+            values,
+        };
+        let bars = ["none".to_string(), "<burn>".to_string()];
+        let layers = [
+            layer("timer", vec![0.5, 1.0]),
+            layer("run queue", vec![0.0, 30.0]),
+            layer("blocked", vec![0.0, 0.0]),
+        ];
+        let svg = stacked_bars(labels("late"), &bars, &layers).unwrap();
+        // The background, three boxes, the legend's box and border and
+        // its two marks.
+        assert_eq!(svg.matches("<rect").count(), 1 + 3 + 2 + 2, "{svg}");
+        assert!(svg.contains("\nrun queue\n") && !svg.contains("\nblocked\n"));
+        assert!(svg.contains("&lt;burn&gt;") && !svg.contains("<burn>"));
+        let empty = stacked_bars(labels("e"), &[], &[]).unwrap();
+        assert!(!empty.contains("NaN"), "{empty}");
     }
 
     #[test]

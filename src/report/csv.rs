@@ -1,9 +1,13 @@
 //! CSV rendering: one row per scenario with every figure as a plain number
 //! in its stored unit (µs, %, per second), for spreadsheets and scripts;
 //! in runs with confidence intervals, each interval's bounds and which of
-//! them were cut at a limit (`FIELD_ci_cut`: `low`, `high` or `both`).
+//! them were cut at a limit (`FIELD_ci_cut`: `low`, `high` or `both`);
+//! in runs whose probes split their late events, last, the events split,
+//! the late ones and the dominant cause's key and share of the late time
+//! (`late_cause`, `late_cause_pct`).
 
 use super::estimate::Cut;
+use super::late;
 use super::schema::{RunDocument, ScenarioResult};
 use crate::measure::requests::RequestLatencies;
 
@@ -38,6 +42,11 @@ fn has_cpu_lower_bound(run: &RunDocument) -> bool {
         .iter()
         .flat_map(|s| &s.outcome.load_work)
         .any(|w| w.cpu_pct_lower_bound)
+}
+
+/// Whether a scenario of `run` split its late events.
+fn has_late(run: &RunDocument) -> bool {
+    run.scenarios.iter().any(|s| late::causes_of(s).is_some())
 }
 
 /// Whether a load of `run` timed its requests.
@@ -206,6 +215,10 @@ pub fn render(run: &RunDocument) -> String {
     if !intervals.is_empty() {
         header.extend(interval_header(&intervals));
     }
+    let split = has_late(run);
+    if split {
+        header.extend(late::CSV_COLUMNS.map(String::from));
+    }
     writer.write_record(header).expect("writing to memory");
     for scenario in &run.scenarios {
         let mut record = record(scenario, &fields);
@@ -217,6 +230,9 @@ pub fn render(run: &RunDocument) -> String {
         }
         if !intervals.is_empty() {
             record.extend(interval_record(scenario, &intervals));
+        }
+        if split {
+            record.extend(late::csv_fields(late::causes_of(scenario)));
         }
         writer.write_record(record).expect("writing to memory");
     }
@@ -244,6 +260,25 @@ mod tests {
         ));
         let row = csv.lines().nth(2).unwrap();
         assert!(row.ends_with(",2,150500,300000,50/0"), "{row}");
+    }
+
+    #[test]
+    fn late_columns_only_in_runs_whose_probes_split_late_events() {
+        let mut run = crate::report::fixture::run();
+        assert!(!render(&run).contains("late_cause"));
+        let causes = crate::report::late::tests::causes(3, 1);
+        run.scenarios[1].outcome.result.as_mut().unwrap().late = Some(causes);
+        let csv = render(&run);
+        let mut lines = csv.lines();
+        assert!(lines
+            .next()
+            .unwrap()
+            .ends_with(",error,events_split,late_events,late_cause,late_cause_pct"));
+        assert!(lines.next().unwrap().ends_with(",,,,"), "{csv}");
+        assert!(
+            lines.next().unwrap().ends_with(",100,4,run_queue,89.2"),
+            "{csv}"
+        );
     }
 
     #[test]

@@ -1,7 +1,7 @@
 //! The HTML report: one self-contained page (inline SVG charts and CSS, no
 //! script, nothing fetched) with per probe its latency histogram, the CDF
 //! of every load, its compared figures with their intervals and its
-//! latency over time, then the environment and the warnings. Everything is
+//! latency over time, and why its events were late (`why_late`), then the environment and the warnings. Everything is
 //! read from the stored `ProbeSheet`s, so it knows no probe; every text
 //! from the run file is escaped.
 
@@ -10,6 +10,7 @@ use super::estimate::{estimate, Cut, CUT_LEGEND, RUN_LEVEL};
 use super::figure::Figure;
 use super::schema::{RunDocument, ScenarioResult};
 use super::table as console;
+use super::why_late;
 use crate::figures::series::{LatencySeries, SeriesPoint};
 use crate::figures::{FigureDef, Formula, ProbeSheet};
 use crate::measure::latency::LatencyHistogram;
@@ -66,6 +67,7 @@ pub fn render(run: &RunDocument) -> Result<String> {
         body += &results_table(run, probe, sheet);
         body += &intervals_list(run, probe, sheet);
         body += &charts(probe, sheet, &drawn)?;
+        body += &why_late::section(run, probe)?;
         body += "</section>\n";
     }
     body += &environment_tables(run);

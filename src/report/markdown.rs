@@ -1,8 +1,10 @@
 //! Markdown rendering: one section and pipe table per probe, with the same
-//! cells as the console table, then the scenarios' confidence intervals as
+//! cells as the console table (and, for a probe that split its late
+//! events, their dominant cause in a last column), then the scenarios' confidence intervals as
 //! the console shows them.
 
 use super::estimate::CUT_LEGEND;
+use super::late;
 use super::schema::RunDocument;
 use super::table::{has_cut_interval, header_cells, intervals_text, method_name, row_cells};
 
@@ -31,13 +33,22 @@ pub fn render(run: &RunDocument) -> String {
     }
     for probe_name in run.probes() {
         let sheet = run.sheet(probe_name).cloned().unwrap_or_default();
-        let header = header_cells(&sheet);
+        let mut header = header_cells(&sheet);
+        let split = run
+            .scenarios_of(probe_name)
+            .any(|s| late::causes_of(s).is_some());
+        if split {
+            header.push("Late");
+        }
         out.push_str(&format!("\n## {probe_name}\n\n"));
         out.push_str(&pipe_row(&header));
         out.push_str(&pipe_row(&vec!["---"; header.len()]));
         for scenario in run.scenarios_of(probe_name) {
             let mut cells = row_cells(scenario, &sheet, run.baseline_of(probe_name));
-            cells.resize(header.len(), String::new());
+            cells.resize(header.len() - usize::from(split), String::new());
+            if split {
+                cells.push(late::causes_of(scenario).map_or_else(String::new, late::summary));
+            }
             out.push_str(&pipe_row(&cells));
         }
         let intervals: Vec<String> = run

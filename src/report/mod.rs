@@ -4,15 +4,18 @@
 pub mod chart;
 pub mod csv;
 pub mod estimate;
+pub mod explain;
 pub mod figure;
 pub mod file;
 pub mod html;
+pub mod late;
 pub mod markdown;
 pub mod merge;
 pub mod precision;
 pub mod schema;
 pub mod table;
 pub mod v1;
+pub mod why_late;
 
 #[cfg(test)]
 pub(crate) mod fixture;

@@ -4,6 +4,7 @@
 
 use super::estimate::{Cut, CUT_LEGEND};
 use super::figure::Figure;
+use super::late;
 use super::precision;
 use super::schema::{
     IntervalMethod, Intervals, LoadWork, Measurement, RunDocument, RunSettingsRecord,
@@ -285,8 +286,9 @@ pub fn render_probe_header(probe_name: &str, sheet: &ProbeSheet) -> String {
 
 /// One scenario's row, and its confidence intervals on a line below when
 /// it has them (in a run with `--precision`, always, with the measurements
-/// it took); a load name too long for its column gets a line of its own
-/// above the figures.
+/// it took), then why its events were late when its probe split them; a
+/// load name too long for its column gets a line of its own above the
+/// figures.
 pub fn render_row(
     scenario: &ScenarioResult,
     sheet: &ProbeSheet,
@@ -297,7 +299,15 @@ pub fn render_row(
     let name = std::mem::take(&mut cells[0]);
     let unnamed = line(&cells, &widths(sheet));
     let figures = with_name(&name, &unnamed).unwrap_or_else(|| format!("{name}\n{unnamed}"));
-    figures + &render_intervals(scenario, sheet, settings)
+    figures + &render_intervals(scenario, sheet, settings) + &render_late(scenario)
+}
+
+/// `          late: run-queue wait (92 %) of 130 late`, under the row of a
+/// scenario whose probe split its late events; empty otherwise.
+fn render_late(scenario: &ScenarioResult) -> String {
+    late::causes_of(scenario).map_or_else(String::new, |causes| {
+        format!("{:w$}late: {}\n", "", late::summary(causes), w = LOAD_WIDTH)
+    })
 }
 
 /// `line` with `name` written over its start, when the blanks there hold
@@ -624,6 +634,31 @@ mod tests {
         );
         assert!(!console.contains('≤') && !console.contains(CUT_LEGEND));
         assert_eq!(csv_field(&run, "latency_mean_us_ci_cut"), "");
+    }
+
+    #[test]
+    fn a_row_of_a_probe_that_split_its_late_events_says_their_cause() {
+        let mut run = crate::report::fixture::run();
+        let causes = crate::report::late::tests::causes(3, 1);
+        run.scenarios[1].outcome.result.as_mut().unwrap().late = Some(causes);
+        let text = render(&run, false);
+        let burn = text.lines().position(|l| l.starts_with("burn")).unwrap();
+        let lines: Vec<&str> = text.lines().collect();
+        assert_eq!(
+            lines[burn + 1],
+            "          late: run-queue wait (89 %) of 4 late",
+            "{text}"
+        );
+        assert_eq!(text.matches("late:").count(), 1, "{text}");
+        let md = crate::report::markdown::render(&run);
+        assert!(md.contains("| Load work | Late |\n| --- |"), "{md}");
+        assert!(
+            md.contains(" | run-queue wait (89 %) of 4 late |\n"),
+            "{md}"
+        );
+        assert!(
+            !crate::report::markdown::render(&crate::report::fixture::run()).contains("| Late |")
+        );
     }
 
     #[test]

@@ -1,8 +1,10 @@
 //! The statistics behind confidence intervals and comparisons: estimates
 //! with a standard error and Student t degrees of freedom, batch means that
-//! respect autocorrelation, and Welch's test between two estimates.
+//! respect autocorrelation, Welch's test between two estimates and the
+//! two-proportion test between two shares of events.
 
 pub mod batch_means;
+pub mod proportions;
 pub mod welch;
 
 use statrs::distribution::{ContinuousCDF as _, StudentsT};

@@ -64,6 +64,17 @@ fn runs_that_differ_in_load_nice_compare_in_every_format() {
     let verdict = mean["cells"][1]["verdict"].as_str().unwrap_or_default();
     assert!(verdicts.contains(&verdict), "{mean}");
     assert_eq!(comparison["differences"][0]["what"], "load nice");
+    // x's frames under burn are late in both runs, so the split compares.
+    let late = comparison["late"].as_array().expect("late rows");
+    assert!(
+        late.iter()
+            .all(|r| r["cells"].as_array().unwrap().len() == 2),
+        "{comparison}"
+    );
+    assert!(
+        late.iter().any(|r| r["cause"] == "run_queue"),
+        "{comparison}"
+    );
 
     let table = compare(dir.path(), &[files[0], files[1]]);
     assert!(table.status.success());

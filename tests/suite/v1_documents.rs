@@ -50,6 +50,21 @@ fn an_old_run_renders_as_its_release_printed_it() {
     }
 }
 
+#[test]
+fn an_old_run_has_no_late_events_to_explain_and_says_so() {
+    let explained = output(&["report", "v1-run.json", "--explain"]);
+    assert!(
+        explained.contains("no scenario of this run split its late events"),
+        "{explained}"
+    );
+    assert!(
+        explained.contains(": late events not split ---"),
+        "{explained}"
+    );
+    let csv = output(&["report", "v1-run.json", "--format", "csv"]);
+    assert!(!csv.contains("late_cause"), "{csv}");
+}
+
 /// `text` less what this release adds to an old run's table and Markdown:
 /// the marks of interval bounds cut at a limit (`≤`, `≥`), the line that
 /// explains them, and Markdown's lists of intervals under its tables.
