@@ -91,7 +91,7 @@ impl LateEvent {
 pub struct ReadCost {
     /// Readings of the thread's clocks and counters taken.
     pub reads: u64,
-    /// What one cost, timed when the reader was opened, ns.
+    /// What one cost in CPU time, timed when the reader was opened, ns.
     pub ns_per_read: f64,
     /// Taskstats readings (delay accounting, at the end of each event
     /// whose work blocked); 0 where it was unavailable.

@@ -42,11 +42,9 @@ impl ThreadReader {
             reads: 0,
             ns_per_read: 0.0,
         };
-        let started_ns = now_ns();
-        for _ in 0..COST_SAMPLES {
+        reader.ns_per_read = cpu_per_call_ns(COST_SAMPLES, || {
             reader.read();
-        }
-        reader.ns_per_read = (now_ns() - started_ns) as f64 / COST_SAMPLES as f64;
+        });
         reader.reads = 0;
         reader
     }
@@ -100,6 +98,16 @@ fn read_run_delay(file: &File) -> Option<u64> {
     let length = file.read_at(&mut buffer, 0).ok()?;
     let text = std::str::from_utf8(&buffer[..length]).ok()?;
     text.split_ascii_whitespace().nth(1)?.parse().ok()
+}
+
+/// The calling thread's CPU time per call of `call`, over `calls` calls:
+/// what a reading costs, whatever preempts the thread meanwhile.
+fn cpu_per_call_ns(calls: u64, mut call: impl FnMut()) -> f64 {
+    let started_ns = thread_cpu_ns();
+    for _ in 0..calls {
+        call();
+    }
+    (thread_cpu_ns() - started_ns) as f64 / calls as f64
 }
 
 /// The CPU the calling thread is running on.
@@ -157,20 +165,19 @@ impl DelayReader {
                 return reader;
             }
         };
-        let started_ns = now_ns();
-        for _ in 0..TASKSTATS_COST_SAMPLES {
-            match socket.read(tid) {
-                Ok(delays) => reader.last = delays,
-                Err(e) => {
-                    reader.notice = Some(format!(
-                        "blocked time split unavailable: {}",
-                        unavailable(&e)
-                    ));
-                    return reader;
-                }
-            }
+        let mut failed = None;
+        let ns_per_read = cpu_per_call_ns(TASKSTATS_COST_SAMPLES, || match socket.read(tid) {
+            Ok(delays) => reader.last = delays,
+            Err(e) => failed = Some(e),
+        });
+        if let Some(e) = failed {
+            reader.notice = Some(format!(
+                "blocked time split unavailable: {}",
+                unavailable(&e)
+            ));
+            return reader;
         }
-        reader.ns_per_read = (now_ns() - started_ns) as f64 / TASKSTATS_COST_SAMPLES as f64;
+        reader.ns_per_read = ns_per_read;
         reader.socket = Some(socket);
         reader
     }
