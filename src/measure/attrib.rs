@@ -283,10 +283,14 @@ impl EventSplitter {
             ended.as_ref(),
             self.reader.has_schedstat(),
         );
-        // What the blocked time waited on, read only when the work blocked
-        // (the sleep before the wake-up is no block delay accounting names).
-        if ended.is_some() && (split.voluntary > 0 || split.major_faults > 0) {
-            split.blocked_by = self.delays.read();
+        // What the work waited on, read when it blocked or was late (the
+        // sleep before the wake-up is no block delay accounting names). An
+        // on-time event that neither blocked nor was read leaves what it
+        // spent in reclaim to the next one read, bounded by its own time.
+        if ended.is_some() && (split.voluntary > 0 || split.major_faults > 0 || late) {
+            if let Some(delays) = self.delays.read() {
+                split = split.with_delays(delays);
+            }
         }
         self.last = ended.unwrap_or(self.woke);
         self.last_parts = split.parts;

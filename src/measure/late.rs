@@ -49,6 +49,25 @@ pub struct DelaySplit {
 }
 
 impl DelaySplit {
+    /// Time in direct reclaim, compaction and thrashing.
+    pub fn stall_ns(&self) -> u64 {
+        self.reclaim_ns + self.compaction_ns + self.thrashing_ns
+    }
+
+    /// Which of reclaim, compaction and thrashing took longest (reclaim on
+    /// a tie or when none took time).
+    pub fn largest_stall(&self) -> Cause {
+        [
+            (Cause::Reclaim, self.reclaim_ns),
+            (Cause::Compaction, self.compaction_ns),
+            (Cause::Thrashing, self.thrashing_ns),
+        ]
+        .into_iter()
+        .rev()
+        .max_by_key(|(_, ns)| *ns)
+        .map_or(Cause::Reclaim, |(cause, _)| cause)
+    }
+
     /// The kind of block that took longest, when any took time.
     pub fn largest(&self) -> Option<Cause> {
         [
@@ -84,6 +103,12 @@ pub struct Parts {
     /// Off the CPU during its work while never blocking nor waiting on a
     /// run queue: the host did not run the vCPU (steal) or interrupts ran.
     pub off_cpu_ns: u64,
+    /// In direct reclaim, compaction or thrashing during its work, as delay
+    /// accounting measures them (the CPU spent there included), where it
+    /// is on: taken out of the other parts, so that CPU is not counted as
+    /// the event's own work.
+    #[serde(default)]
+    pub memory_stall_ns: u64,
     /// CPU used beyond what it wanted.
     pub cpu_overrun_ns: u64,
     /// What the readings do not account for.
@@ -92,11 +117,12 @@ pub struct Parts {
 
 impl Parts {
     /// The parts in display order, with the cause each stands for.
-    pub fn by_cause(&self) -> [(Cause, u64); 6] {
+    pub fn by_cause(&self) -> [(Cause, u64); 7] {
         [
             (Cause::Timer, self.timer_ns),
             (Cause::RunQueue, self.run_queue_ns()),
             (Cause::BlockedOther, self.blocked_ns),
+            (Cause::Reclaim, self.memory_stall_ns),
             (Cause::OffCpu, self.off_cpu_ns),
             (Cause::CpuOverrun, self.cpu_overrun_ns),
             (Cause::Unexplained, self.unexplained_ns),
@@ -104,12 +130,13 @@ impl Parts {
     }
 
     /// The parts with their names, as a run document keeps them.
-    pub fn named(&self) -> [(&'static str, u64); 7] {
+    pub fn named(&self) -> [(&'static str, u64); 8] {
         [
             ("timer_ns", self.timer_ns),
             ("run_queue_wake_ns", self.run_queue_wake_ns),
             ("run_queue_preempted_ns", self.run_queue_preempted_ns),
             ("blocked_ns", self.blocked_ns),
+            ("memory_stall_ns", self.memory_stall_ns),
             ("off_cpu_ns", self.off_cpu_ns),
             ("cpu_overrun_ns", self.cpu_overrun_ns),
             ("unexplained_ns", self.unexplained_ns),
@@ -123,6 +150,7 @@ impl Parts {
             run_queue_wake_ns: part("run_queue_wake_ns"),
             run_queue_preempted_ns: part("run_queue_preempted_ns"),
             blocked_ns: part("blocked_ns"),
+            memory_stall_ns: part("memory_stall_ns"),
             off_cpu_ns: part("off_cpu_ns"),
             cpu_overrun_ns: part("cpu_overrun_ns"),
             unexplained_ns: part("unexplained_ns"),
@@ -145,6 +173,7 @@ impl Parts {
             run_queue_wake_ns: scaled(self.run_queue_wake_ns),
             run_queue_preempted_ns: scaled(self.run_queue_preempted_ns),
             blocked_ns: scaled(self.blocked_ns),
+            memory_stall_ns: scaled(self.memory_stall_ns),
             off_cpu_ns: scaled(self.off_cpu_ns),
             cpu_overrun_ns: scaled(self.cpu_overrun_ns),
             unexplained_ns: scaled(self.unexplained_ns),
@@ -169,6 +198,7 @@ impl Parts {
         self.run_queue_wake_ns += other.run_queue_wake_ns;
         self.run_queue_preempted_ns += other.run_queue_preempted_ns;
         self.blocked_ns += other.blocked_ns;
+        self.memory_stall_ns += other.memory_stall_ns;
         self.off_cpu_ns += other.off_cpu_ns;
         self.cpu_overrun_ns += other.cpu_overrun_ns;
         self.unexplained_ns += other.unexplained_ns;
@@ -223,9 +253,9 @@ impl Cause {
             Cause::RunQueue => "run-queue wait",
             Cause::BlockIo => "blocked: block I/O",
             Cause::SwapIn => "blocked: swap-in",
-            Cause::Reclaim => "blocked: reclaim",
-            Cause::Thrashing => "blocked: thrashing",
-            Cause::Compaction => "blocked: compaction",
+            Cause::Reclaim => "memory: direct reclaim",
+            Cause::Thrashing => "memory: thrashing",
+            Cause::Compaction => "memory: compaction",
             Cause::WriteCopy => "blocked: copy-on-write",
             Cause::MajorFault => "blocked: page-in",
             Cause::BlockedOther => "blocked (other)",
@@ -376,6 +406,32 @@ impl EventSplit {
         }
     }
 
+    /// The split with what delay accounting says its work waited on
+    /// (`delays`): blocked time is named by it, and the time in direct
+    /// reclaim, compaction and thrashing, which delay accounting measures as
+    /// wall time with the CPU spent there, becomes the memory stall part,
+    /// taken from the CPU beyond what the event wanted (all its CPU when it
+    /// wants no set amount), then from its blocked time.
+    pub fn with_delays(mut self, delays: DelaySplit) -> Self {
+        self.blocked_by = Some(delays);
+        let wall = self.ended_ns - self.woke_ns;
+        let mut left = delays.stall_ns().min(wall);
+        let mut take = |part: &mut u64| {
+            let taken = (*part).min(left);
+            *part -= taken;
+            left -= taken;
+            taken
+        };
+        let mut stall = take(&mut self.parts.cpu_overrun_ns);
+        if self.cpu_wanted_ns.is_none() {
+            let mut own_cpu = self.cpu_used_ns.min(wall);
+            stall += take(&mut own_cpu);
+        }
+        stall += take(&mut self.parts.blocked_ns);
+        self.parts.memory_stall_ns = stall;
+        self
+    }
+
     /// The delay: the parts' sum.
     pub fn delay_ns(&self) -> u64 {
         self.parts.total_ns()
@@ -396,13 +452,16 @@ impl EventSplit {
         else {
             return Cause::Mixed;
         };
-        if cause != Cause::BlockedOther {
-            return cause;
-        }
-        match self.blocked_by.and_then(|split| split.largest()) {
-            Some(named) => named,
-            None if self.major_faults > 0 => Cause::MajorFault,
-            None => Cause::BlockedOther,
+        match cause {
+            Cause::BlockedOther => match self.blocked_by.and_then(|split| split.largest()) {
+                Some(named) => named,
+                None if self.major_faults > 0 => Cause::MajorFault,
+                None => Cause::BlockedOther,
+            },
+            Cause::Reclaim => self
+                .blocked_by
+                .map_or(Cause::Reclaim, |split| split.largest_stall()),
+            cause => cause,
         }
     }
 
@@ -412,11 +471,9 @@ impl EventSplit {
         match cause {
             Cause::Timer => self.parts.timer_ns,
             Cause::RunQueue => self.parts.run_queue_ns(),
+            Cause::Reclaim | Cause::Thrashing | Cause::Compaction => self.parts.memory_stall_ns,
             Cause::BlockIo
             | Cause::SwapIn
-            | Cause::Reclaim
-            | Cause::Thrashing
-            | Cause::Compaction
             | Cause::WriteCopy
             | Cause::MajorFault
             | Cause::BlockedOther => self.parts.blocked_ns,
@@ -693,6 +750,52 @@ mod tests {
             true,
         );
         assert_eq!(overran.parts.cpu_overrun_ns, 10 * MS);
+    }
+
+    #[test]
+    fn reclaim_is_taken_from_the_cpu_an_event_did_not_want_then_from_its_blocked_time() {
+        // A response wanting no set CPU: woke on time, 30 ms of CPU and 10
+        // ms blocked; delay accounting saw 35 ms of direct reclaim.
+        let before = reading(0, 0, 0, 0);
+        let woke = reading(10, 0, 0, 1);
+        let ended = reading(50, 30, 0, 2);
+        let times = EventTimes {
+            due_ns: 10 * MS,
+            cpu_wanted_ns: None,
+        };
+        let split = EventSplit::of(times, &before, &Parts::default(), &woke, Some(&ended), true);
+        assert_eq!(split.delay_ns(), 10 * MS);
+        let reclaimed = split.with_delays(DelaySplit {
+            reclaim_ns: 35 * MS,
+            ..DelaySplit::default()
+        });
+        assert_eq!(reclaimed.parts.memory_stall_ns, 35 * MS);
+        assert_eq!(reclaimed.parts.blocked_ns, 5 * MS);
+        assert_eq!(reclaimed.delay_ns(), 40 * MS);
+        assert_eq!(reclaimed.cause(), Cause::Reclaim);
+        // A frame wanting 30 ms: only its overrun and blocked time can be
+        // reclaim's; compaction, the larger, names it.
+        let frame_times = EventTimes {
+            cpu_wanted_ns: Some(25 * MS),
+            ..times
+        };
+        let frame = EventSplit::of(
+            frame_times,
+            &before,
+            &Parts::default(),
+            &woke,
+            Some(&ended),
+            true,
+        )
+        .with_delays(DelaySplit {
+            reclaim_ns: 4 * MS,
+            compaction_ns: 20 * MS,
+            ..DelaySplit::default()
+        });
+        assert_eq!(frame.parts.memory_stall_ns, 15 * MS);
+        assert_eq!(frame.parts.cpu_overrun_ns, 0);
+        assert_eq!(frame.parts.blocked_ns, 0);
+        assert_eq!(frame.cause(), Cause::Compaction);
     }
 
     #[test]

@@ -126,7 +126,7 @@ pub fn event_text(event: &LateEvent, schedstat: bool) -> String {
     };
     format!(
         "due {:.6} s (monotonic) on {cpus}, {} ms late, {}: timer {} | run queue {run_queue} | \
-         on-CPU {}{} | blocked {}{} | off-CPU {} | unexplained {} ms",
+         on-CPU {}{} | blocked {}{}{} | off-CPU {} | unexplained {} ms",
         event.due_ns as f64 / 1e9,
         ms(event.delay_ns()),
         event.cause.words(),
@@ -140,6 +140,10 @@ pub fn event_text(event: &LateEvent, schedstat: bool) -> String {
             ns => ms(ns),
         },
         blocked_text(event),
+        match p.memory_stall_ns {
+            0 => String::new(),
+            ns => format!(" | memory stall {}", ms(ns)),
+        },
         read(p.off_cpu_ns),
         ms(p.unexplained_ns),
     )

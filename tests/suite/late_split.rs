@@ -11,11 +11,12 @@ use std::path::Path;
 use std::time::Duration;
 
 /// The parts of a late event, as the run document names them.
-const PARTS: [&str; 7] = [
+const PARTS: [&str; 8] = [
     "timer_ns",
     "run_queue_wake_ns",
     "run_queue_preempted_ns",
     "blocked_ns",
+    "memory_stall_ns",
     "off_cpu_ns",
     "cpu_overrun_ns",
     "unexplained_ns",
@@ -72,11 +73,13 @@ fn assert_split(run: &Value, probe: &str) {
             .sum();
         let at = |key: &str| event[key].as_u64().unwrap();
         // The delay: from due to the end, less the CPU it wanted and got
-        // (all the CPU it got, for an event that wants no set amount).
+        // (all the CPU it got, for an event that wants no set amount), but
+        // for what of that CPU delay accounting saw spent in reclaim.
         let on_cpu = at("cpu_used_ns").min(at("ended_ns") - at("woke_ns"));
         let wanted = event["cpu_wanted_ns"].as_u64().unwrap_or(u64::MAX);
         let delay = at("ended_ns") - at("due_ns") - on_cpu.min(wanted);
-        assert_eq!(parts, delay, "{probe}: {event}");
+        let stall = event["parts"]["memory_stall_ns"].as_u64().unwrap();
+        assert!((delay..=delay + stall).contains(&parts), "{probe}: {event}");
         assert!(event["cause"].is_string(), "{probe}: {event}");
     }
     let cost = &late["cost"];
