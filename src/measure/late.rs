@@ -194,14 +194,26 @@ impl Parts {
 
     /// Adds `other` part by part.
     pub fn add(&mut self, other: &Parts) {
-        self.timer_ns += other.timer_ns;
-        self.run_queue_wake_ns += other.run_queue_wake_ns;
-        self.run_queue_preempted_ns += other.run_queue_preempted_ns;
-        self.blocked_ns += other.blocked_ns;
-        self.memory_stall_ns += other.memory_stall_ns;
-        self.off_cpu_ns += other.off_cpu_ns;
-        self.cpu_overrun_ns += other.cpu_overrun_ns;
-        self.unexplained_ns += other.unexplained_ns;
+        *self = self.combine(other, |a, b| a + b);
+    }
+
+    /// These parts less `other`, part by part (none below 0).
+    pub fn less(&self, other: &Parts) -> Parts {
+        self.combine(other, u64::saturating_sub)
+    }
+
+    /// `f` of each part of these and the same part of `other`.
+    fn combine(&self, other: &Parts, f: impl Fn(u64, u64) -> u64) -> Parts {
+        Parts {
+            timer_ns: f(self.timer_ns, other.timer_ns),
+            run_queue_wake_ns: f(self.run_queue_wake_ns, other.run_queue_wake_ns),
+            run_queue_preempted_ns: f(self.run_queue_preempted_ns, other.run_queue_preempted_ns),
+            blocked_ns: f(self.blocked_ns, other.blocked_ns),
+            memory_stall_ns: f(self.memory_stall_ns, other.memory_stall_ns),
+            off_cpu_ns: f(self.off_cpu_ns, other.off_cpu_ns),
+            cpu_overrun_ns: f(self.cpu_overrun_ns, other.cpu_overrun_ns),
+            unexplained_ns: f(self.unexplained_ns, other.unexplained_ns),
+        }
     }
 }
 
@@ -322,6 +334,10 @@ pub struct EventSplit {
     pub involuntary: u64,
     pub major_faults: u64,
     pub parts: Parts,
+    /// The share of `parts` that is the previous event's delay, carried
+    /// because this event was due while that one still ran: the same wait
+    /// seen from this event, so it is not added to the thread's totals.
+    pub carried: Parts,
     /// What delay accounting says the blocked time was, where it is on.
     pub blocked_by: Option<DelaySplit>,
 }
@@ -389,7 +405,8 @@ impl EventSplit {
             (true, false) => parts.off_cpu_ns = off,
             (false, false) => parts.unexplained_ns += off,
         }
-        parts.add(&previous.share_of(behind_previous));
+        let carried = previous.share_of(behind_previous);
+        parts.add(&carried);
         Self {
             due_ns: times.due_ns,
             woke_ns: woke.at_ns,
@@ -402,6 +419,7 @@ impl EventSplit {
             involuntary: ended_reading.involuntary.saturating_sub(woke.involuntary),
             major_faults: ended_reading.major_faults.saturating_sub(woke.major_faults),
             parts,
+            carried,
             blocked_by: None,
         }
     }
@@ -531,8 +549,9 @@ pub struct LateAccount {
     pub events: u64,
     /// Of them, late.
     pub late: u64,
-    /// The parts added up over every event (the thread's whole run-queue
-    /// wait, ...).
+    /// The parts added up over every event, each event's own (a wait
+    /// carried from the previous event counted once): the thread's whole
+    /// run-queue wait, ...
     pub all: Parts,
     /// The parts added up over the late events.
     pub late_parts: Parts,
@@ -568,7 +587,7 @@ impl LateAccount {
     /// rule (missed its deadline, took longer than the probe allows).
     pub fn record(&mut self, split: &EventSplit, late: bool) {
         self.events += 1;
-        self.all.add(&split.parts);
+        self.all.add(&split.parts.less(&split.carried));
         if !late {
             return;
         }
@@ -739,6 +758,7 @@ mod tests {
         assert_eq!(split.parts.timer_ns, 2_500_000);
         assert_eq!(split.delay_ns(), 10 * MS);
         assert_eq!(split.cause(), Cause::RunQueue);
+        assert_eq!(split.parts.less(&split.carried), Parts::default());
         // A previous frame with no delay of its own that still ran past
         // this one's start wanted more CPU than a period: overrun.
         let overran = EventSplit::of(
