@@ -17,6 +17,7 @@ pub mod noise;
 pub mod pmqos;
 pub mod process_tree;
 pub mod procfs;
+pub mod sched_trace;
 pub mod swap;
 pub mod telemetry;
 pub mod writeback;
