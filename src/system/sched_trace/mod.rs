@@ -151,7 +151,9 @@ fn record(
     loop {
         let last = stop.load(Ordering::Acquire);
         for ring in &mut rings {
-            ring.drain(&mut scratch, |kind, bytes| keep(&layout, kind, bytes, &mut trace));
+            ring.drain(&mut scratch, |kind, bytes| {
+                keep(&layout, kind, bytes, &mut trace)
+            });
         }
         let now = monotonic_ns();
         trace.drain_cpu_ns = thread_cpu_ns().saturating_sub(started_cpu_ns);
@@ -199,9 +201,11 @@ pub fn cost_ns(trace: &Trace, kernel_ns_per_record: f64) -> f64 {
 
 fn keep(layout: &Layout, kind: u32, bytes: &[u8], trace: &mut Trace) {
     match kind {
-        RECORD_LOST => trace.lost += bytes.get(8..16).map_or(0, |b| {
-            u64::from_ne_bytes(b.try_into().expect("8 bytes"))
-        }),
+        RECORD_LOST => {
+            trace.lost += bytes
+                .get(8..16)
+                .map_or(0, |b| u64::from_ne_bytes(b.try_into().expect("8 bytes")))
+        }
         RECORD_SAMPLE => match layout.read(bytes) {
             Some(Sample::Switch {
                 switch,
@@ -345,10 +349,7 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         std::fs::write(dir.path().join("stat"), "cpu 1 2 3\nctxt 1000\n").unwrap();
         // The file does not change: no switches.
-        assert_eq!(
-            switch_rate(dir.path(), Duration::from_millis(1)),
-            Some(0.0)
-        );
+        assert_eq!(switch_rate(dir.path(), Duration::from_millis(1)), Some(0.0));
         std::fs::write(dir.path().join("stat"), "cpu 1 2 3\n").unwrap();
         assert_eq!(switch_rate(dir.path(), Duration::from_millis(1)), None);
     }
@@ -366,10 +367,16 @@ mod tests {
         let recorder = Recorder::start(&[0], budget).expect("recorder");
         ping_pong(0).unwrap();
         let trace = recorder.stop();
-        assert!(trace.switches.len() as u32 >= TRIPS, "{}", trace.switches.len());
+        assert!(
+            trace.switches.len() as u32 >= TRIPS,
+            "{}",
+            trace.switches.len()
+        );
         assert!(trace.switches.iter().all(|s| s.cpu == 0));
         assert!(trace.switches.windows(2).all(|w| w[0].at_ns <= w[1].at_ns));
         assert!(trace.comms.values().any(|c| c == "fb-trace-cost"));
-        assert!(trace.switches[0].at_ns >= trace.from_ns.saturating_sub(DRAIN_EVERY.as_nanos() as u64));
+        assert!(
+            trace.switches[0].at_ns >= trace.from_ns.saturating_sub(DRAIN_EVERY.as_nanos() as u64)
+        );
     }
 }

@@ -48,7 +48,9 @@ impl Tracefs {
         {
             return Ok(Self::Mounted(dir));
         }
-        detached_mount().map(Self::Detached).map_err(TracefsError::Mount)
+        detached_mount()
+            .map(Self::Detached)
+            .map_err(TracefsError::Mount)
     }
 
     /// The text of the file at `path` inside tracefs.
@@ -158,14 +160,8 @@ fn detached_mount() -> std::io::Result<OwnedFd> {
     }
     // SAFETY: fsmount on the configured context; returns a new descriptor
     // of a mount attached nowhere, or -1.
-    let mount = unsafe {
-        libc::syscall(
-            libc::SYS_fsmount,
-            context.as_raw_fd(),
-            FSMOUNT_CLOEXEC,
-            0,
-        )
-    };
+    let mount =
+        unsafe { libc::syscall(libc::SYS_fsmount, context.as_raw_fd(), FSMOUNT_CLOEXEC, 0) };
     owned(mount)
 }
 
