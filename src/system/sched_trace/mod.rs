@@ -76,10 +76,11 @@ impl Trace {
     }
 }
 
-/// A running recorder.
+/// A running recorder; dropped unstopped (a failed scenario), it stops
+/// and lets its thread end.
 pub struct Recorder {
     stop: Arc<AtomicBool>,
-    thread: JoinHandle<Trace>,
+    thread: Option<JoinHandle<Trace>>,
 }
 
 /// What the recorder may cost before it stops itself.
@@ -102,14 +103,27 @@ impl Recorder {
             .name("fb-sched-trace".into())
             .spawn(move || record(rings, layout, cpus, budget, &flag))
             .map_err(RecorderError::Thread)?;
-        Ok(Self { stop, thread })
+        Ok(Self {
+            stop,
+            thread: Some(thread),
+        })
     }
 
     /// Stops recording and hands over what was recorded.
-    pub fn stop(self) -> Trace {
+    pub fn stop(mut self) -> Trace {
+        let thread = self.thread.take().expect("stopped once");
         self.stop.store(true, Ordering::Release);
-        self.thread.thread().unpark();
-        self.thread.join().expect("the recorder does not panic")
+        thread.thread().unpark();
+        thread.join().expect("the recorder does not panic")
+    }
+}
+
+impl Drop for Recorder {
+    fn drop(&mut self) {
+        if let Some(thread) = &self.thread {
+            self.stop.store(true, Ordering::Release);
+            thread.thread().unpark();
+        }
     }
 }
 

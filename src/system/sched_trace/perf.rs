@@ -177,10 +177,15 @@ impl CpuRing {
 
     /// Copies the bytes at ring position `at` into `out`, across the end.
     fn copy(&self, at: u64, out: &mut [u8]) {
-        for (i, byte) in out.iter_mut().enumerate() {
-            let index = (at as usize + i) % self.data_size;
-            // SAFETY: `index` is within the data area of our mapping.
-            *byte = unsafe { std::ptr::read_volatile(self.map.add(self.data_offset + index)) };
+        let start = at as usize % self.data_size;
+        let first = out.len().min(self.data_size - start);
+        // SAFETY: both ranges lie within the data area of our mapping (the
+        // second wraps to its start), which the kernel does not write
+        // between `data_tail` and `data_head`; `out` is ours.
+        unsafe {
+            let data = self.map.add(self.data_offset);
+            std::ptr::copy_nonoverlapping(data.add(start), out.as_mut_ptr(), first);
+            std::ptr::copy_nonoverlapping(data, out.as_mut_ptr().add(first), out.len() - first);
         }
     }
 }
