@@ -416,7 +416,6 @@ mod tests {
     /// 21 ms, and sleeps at 24 ms.
     fn trace() -> Trace {
         Trace {
-            cpus: vec![0],
             switches: vec![
                 switch(0, 0, false, 200),
                 switch(12, 200, true, 201),

@@ -13,6 +13,7 @@ mod compare;
 mod disk_loads;
 mod docs;
 mod environment;
+mod explain;
 mod fileio;
 mod fragment;
 mod html;

@@ -51,8 +51,6 @@ pub enum RecorderError {
 /// What the recorder saw.
 #[derive(Debug, Clone, Default)]
 pub struct Trace {
-    /// The CPUs recorded.
-    pub cpus: Vec<u32>,
     /// Switches, in time order on each CPU.
     pub switches: Vec<Switch>,
     pub wakeups: Vec<Wakeup>,
@@ -98,10 +96,9 @@ impl Recorder {
         let (rings, layout) = open_rings(cpus)?;
         let stop = Arc::new(AtomicBool::new(false));
         let flag = stop.clone();
-        let cpus = cpus.to_vec();
         let thread = std::thread::Builder::new()
             .name("fb-sched-trace".into())
-            .spawn(move || record(rings, layout, cpus, budget, &flag))
+            .spawn(move || record(rings, layout, budget, &flag))
             .map_err(RecorderError::Thread)?;
         Ok(Self {
             stop,
@@ -144,15 +141,8 @@ fn open_rings(cpus: &[u32]) -> Result<(Vec<CpuRing>, Layout), RecorderError> {
 
 /// The reading thread: drains the rings until told to stop, or until its
 /// cost or the records pass their bounds.
-fn record(
-    mut rings: Vec<CpuRing>,
-    layout: Layout,
-    cpus: Vec<u32>,
-    budget: Budget,
-    stop: &AtomicBool,
-) -> Trace {
+fn record(mut rings: Vec<CpuRing>, layout: Layout, budget: Budget, stop: &AtomicBool) -> Trace {
     let mut trace = Trace {
-        cpus,
         from_ns: monotonic_ns(),
         ..Trace::default()
     };

@@ -58,7 +58,6 @@ const DATA_SIZE: usize = 1048;
 
 /// One CPU's tracepoint events and the ring buffer they write to.
 pub struct CpuRing {
-    pub cpu: u32,
     /// The first event owns the buffer; the others write into it.
     events: Vec<OwnedFd>,
     map: *mut u8,
@@ -99,7 +98,6 @@ impl CpuRing {
             return Err(std::io::Error::last_os_error());
         }
         let mut ring = Self {
-            cpu,
             events,
             map: map as *mut u8,
             map_len,

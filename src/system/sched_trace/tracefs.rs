@@ -101,7 +101,7 @@ pub struct Field {
 
 impl EventFormat {
     /// The field `name`, from a line such as
-    /// `field:pid_t prev_pid;	offset:24;	size:4;	signed:1;`.
+    /// `field:pid_t prev_pid; offset:24; size:4; signed:1;`.
     pub fn field(&self, name: &str) -> Result<Field, TracefsError> {
         let missing = || TracefsError::Field {
             path: self.path.clone(),
