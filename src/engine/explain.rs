@@ -9,6 +9,7 @@
 
 use crate::figures::explain::{explain, ExplainCost, ExplainStatus, ExplainSummary, TaskName};
 use crate::figures::ProbeResult;
+use crate::measure::window::Window;
 use crate::report::schema::LoadTask;
 use crate::system::cpulist::{self, CpuList};
 use crate::system::sched_trace::{self, Budget, Recorder, Trace};
@@ -100,6 +101,7 @@ pub fn start(cpus: Option<&CpuList>) -> Flight {
                 notice: None,
                 method: METHOD.into(),
                 cpus,
+                window_ns: None,
                 cost,
                 threads: Vec::new(),
             },
@@ -127,10 +129,12 @@ fn recorded_cpus(cpus: Option<&CpuList>) -> Vec<u32> {
 }
 
 impl Flight {
-    /// Stops the recorder and explains `result`'s late events with its
-    /// trace, the loads' threads named as `loads` says.
-    pub fn finish(self, result: &mut ProbeResult, loads: &[LoadTask]) {
+    /// Stops the recorder and explains `result`'s late events, measured
+    /// over `window`, with its trace, the loads' threads named as `loads`
+    /// says.
+    pub fn finish(self, result: &mut ProbeResult, window: Window, loads: &[LoadTask]) {
         let mut summary = self.summary;
+        summary.window_ns = Some([window.start_ns, window.end_ns]);
         let trace = match self.recorder {
             Some(recorder) => recorder.stop(),
             None => Trace::default(),

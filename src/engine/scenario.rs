@@ -200,7 +200,7 @@ fn measure(
         })
         .collect();
     if let Some(flight) = flight {
-        flight.finish(&mut result, &load_tasks.concat());
+        flight.finish(&mut result, window, &load_tasks.concat());
     }
     // One sample per worker of `loads`, in the same order: each part's
     // workers are the next ones.

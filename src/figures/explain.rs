@@ -59,7 +59,8 @@ pub struct ExplainCost {
     pub lost: u64,
 }
 
-/// One probe thread's waits for a CPU over the window.
+/// One probe thread's waits for a CPU that ended in the measurement
+/// window (its whole wait: one that began before the window counts whole).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct ThreadWaits {
     pub tid: i32,
@@ -83,6 +84,10 @@ pub struct ExplainSummary {
     pub method: String,
     /// The CPUs recorded.
     pub cpus: Vec<u32>,
+    /// The measurement window (`CLOCK_MONOTONIC`, ns), to cut an external
+    /// tracer's output to it; `None` in merges.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub window_ns: Option<[u64; 2]>,
     pub cost: ExplainCost,
     /// The probe's threads that waited.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
@@ -97,6 +102,7 @@ impl ExplainSummary {
             notice: Some(notice),
             method: method.to_string(),
             cpus: Vec::new(),
+            window_ns: None,
             cost,
             threads: Vec::new(),
         }
@@ -127,6 +133,7 @@ impl ExplainSummary {
             notice: all.iter().find_map(|s| s.notice.clone()),
             method: all[0].method.clone(),
             cpus: all[0].cpus.clone(),
+            window_ns: None,
             cost: ExplainCost {
                 switch_rate_per_s: all
                     .iter()
@@ -171,9 +178,10 @@ pub fn explain(
         }
         event.ran_instead = named(&ran, trace, names, usize::MAX);
     }
+    let [from_ns, to_ns] = summary.window_ns.unwrap_or([trace.from_ns, trace.to_ns]);
     summary.threads = probe_tids
         .iter()
-        .filter_map(|&tid| waits.of_thread(tid, trace, names))
+        .filter_map(|&tid| waits.of_thread(tid, (from_ns, to_ns), names))
         .collect();
     late.explain = Some(summary);
 }
@@ -300,20 +308,22 @@ impl<'a> Waits<'a> {
             .collect()
     }
 
-    /// Every wait of probe thread `tid` in the trace, with what ran
-    /// meanwhile; `None` when it never waited.
+    /// Every wait of probe thread `tid` that ended in `window` (ns), with
+    /// what ran meanwhile; `None` when it never waited.
     fn of_thread(
         &self,
         tid: i32,
-        trace: &Trace,
+        (from_ns, to_ns): (u64, u64),
         names: &HashMap<i32, TaskName>,
     ) -> Option<ThreadWaits> {
+        let trace = self.trace;
         let (mut waits, mut wait_ns) = (0, 0);
         let mut ran: RanBy = Vec::new();
         let switch_ins = self
             .probe_switches
             .iter()
-            .filter(|s| s.next_tid == tid && s.prev_tid != tid);
+            .filter(|s| s.next_tid == tid && s.prev_tid != tid)
+            .filter(|s| (from_ns..=to_ns).contains(&s.at_ns));
         for switch_in in switch_ins {
             let since = self.runnable_since(switch_in, trace.from_ns);
             if since >= switch_in.at_ns {
@@ -477,6 +487,7 @@ mod tests {
             notice: None,
             method: "test".into(),
             cpus: vec![0],
+            window_ns: None,
             cost: ExplainCost::default(),
             threads: Vec::new(),
         }
@@ -509,6 +520,18 @@ mod tests {
         assert_eq!((probe.waits, probe.wait_ns), (2, 9 * MS));
         assert_eq!(probe.behind.iter().map(|r| r.ns).sum::<u64>(), 9 * MS);
         assert_eq!(probe.behind[0].task, "burn#1");
+    }
+
+    #[test]
+    fn the_summary_keeps_the_waits_that_ended_in_the_window() {
+        let mut late = late_with_event(10);
+        let window = ExplainSummary {
+            window_ns: Some([17 * MS, 30 * MS]),
+            ..summary()
+        };
+        explain(&mut late, &trace(), &[PROBE], &names(), window);
+        let probe = &late.explain.as_ref().unwrap().threads[0];
+        assert_eq!((probe.waits, probe.wait_ns), (1, 3 * MS));
     }
 
     #[test]
