@@ -12,7 +12,12 @@
 # `all.run_queue_wake_ns + all.run_queue_preempted_ns` (the late split's
 # parts, from the thread's schedstat, added over its events) and the
 # recorder's own total for the thread (`late.explain.threads[].wait_ns`,
-# the waits that ended in the window). Goal: within 10 %. Needs root and linux-perf (apt-get install linux-perf).
+# the waits that ended in the window). Goal: within 10 %. It also prints
+# the share of late frames labelled run-queue wait and the share of their
+# run-queue wait the recorder attributes to the load's own processes by
+# name (`LOAD#N...`), of the split's run-queue part of those frames and of
+# the time the recorder named at all (the rest is other processes: on a
+# shared machine, other runs' loads). Goals under burn: 90 % each. Needs root and linux-perf (apt-get install linux-perf).
 set -euo pipefail
 
 load=burn
@@ -43,7 +48,7 @@ if [ ! -d /sys/kernel/tracing/events ]; then
     mount -t tracefs nodev /sys/kernel/tracing
     trap 'umount /sys/kernel/tracing' EXIT
 fi
-printf '%-6s %14s %14s %14s %12s %12s\n' round split_ms timehist_ms recorder_ms split_diff_% rec_diff_%
+printf '%-6s %12s %12s %12s %13s %11s %9s %9s %12s\n' round split_ms timehist_ms recorder_ms split_diff_% rec_diff_% rq_late_% by_load_% of_named_%
 for round in $(seq 1 "$rounds"); do
     data=$out/perf-$round.data
     run=$out/run-$round.json
@@ -82,7 +87,16 @@ for line in open(timehist):
 ours_ms = ours / 1e6
 rec_ms = thread["wait_ns"] / 1e6
 diff = lambda ms: 100 * (ms - delay_ms) / delay_ms if delay_ms else float("nan")
-print(f"{round_:<6} {ours_ms:14.1f} {delay_ms:14.1f} {rec_ms:14.1f} {diff(ours_ms):12.1f} {diff(rec_ms):12.1f}")
+load = scenario["load"]
+worst = late["worst"]
+queued = [e for e in worst if e["cause"].startswith("run_queue")]
+rq_late = 100 * len(queued) / len(worst) if worst else float("nan")
+rq_ns = sum(e["parts"]["run_queue_wake_ns"] + e["parts"]["run_queue_preempted_ns"] for e in queued)
+by_load = sum(r["ns"] for e in queued for r in e.get("ran_instead", []) if r["task"].startswith(load + "#"))
+by_load_pct = 100 * by_load / rq_ns if rq_ns else float("nan")
+named = sum(r["ns"] for e in queued for r in e.get("ran_instead", []))
+of_named = 100 * by_load / named if named else float("nan")
+print(f"{round_:<6} {ours_ms:12.1f} {delay_ms:12.1f} {rec_ms:12.1f} {diff(ours_ms):13.1f} {diff(rec_ms):11.1f} {rq_late:9.1f} {by_load_pct:9.1f} {of_named:12.1f}")
 PY
     rm -f "$data"
 done
