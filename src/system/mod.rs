@@ -25,6 +25,16 @@ pub mod writeback;
 use serde::{Deserialize, Serialize};
 use std::path::Path;
 
+/// Says `SKIPPED <test>: <reason>` past the harness's capture of
+/// eprintln!, in one write, as tests/suite/common's `skip` (CI lists them).
+#[cfg(test)]
+pub(crate) fn skip(reason: &str) {
+    use std::io::Write as _;
+    let test = std::thread::current();
+    let line = format!("SKIPPED {}: {reason}\n", test.name().unwrap_or_default());
+    let _ = std::io::stderr().write_all(line.as_bytes());
+}
+
 /// The text of the /proc or /sys file `path`; `Ok(None)` when the kernel
 /// does not have it (the file or its directory does not exist).
 pub fn read_optional(path: &Path) -> Result<Option<String>, procfs::ProcError> {

@@ -359,9 +359,37 @@ mod tests {
     }
 
     #[test]
+    fn the_recorder_stops_above_its_share_of_a_cpu_once_past_its_grace() {
+        let budget = Budget {
+            kernel_ns_per_record: 1_000.0,
+            cpu_share: 0.01,
+        };
+        let switch = Switch {
+            at_ns: 0,
+            cpu: 0,
+            prev_tid: 1,
+            prev_runnable: true,
+            next_tid: 2,
+        };
+        // 5,000 records of 1 µs and 1 ms of reading: 6 ms.
+        let trace = Trace {
+            switches: vec![switch; 5_000],
+            drain_cpu_ns: 1_000_000,
+            from_ns: 0,
+            ..Trace::default()
+        };
+        assert_eq!(cost_ns(&trace, budget.kernel_ns_per_record), 6_000_000.0);
+        // 6 ms in 100 ms is 6 %, but the grace is not over.
+        assert_eq!(over_budget(&trace, budget, 100_000_000), None);
+        let why = over_budget(&trace, budget, 300_000_000).expect("2 % is above 1 %");
+        assert!(why.contains("2.0 % of a CPU, above 1.0 %"), "{why}");
+        assert_eq!(over_budget(&trace, budget, 1_000_000_000), None);
+    }
+
+    #[test]
     fn records_the_switches_of_a_busy_cpu_when_root() {
         if !nix::unistd::geteuid().is_root() {
-            eprintln!("SKIPPED test: perf_event_open on every task of a CPU needs root");
+            crate::system::skip("perf_event_open on every task of a CPU needs root");
             return;
         }
         let budget = Budget {

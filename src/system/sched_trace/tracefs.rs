@@ -224,7 +224,7 @@ format:
     #[test]
     fn reads_the_real_sched_switch_format_when_root() {
         if !nix::unistd::geteuid().is_root() {
-            eprintln!("SKIPPED test: tracefs needs root");
+            crate::system::skip("mounting tracefs needs root");
             return;
         }
         let tracefs = Tracefs::open().expect("tracefs");
