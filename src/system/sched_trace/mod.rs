@@ -27,10 +27,12 @@ use std::sync::Arc;
 use std::thread::JoinHandle;
 use std::time::Duration;
 
-/// How often the rings are drained.
-pub const DRAIN_EVERY: Duration = Duration::from_millis(50);
-/// Pages of one CPU's ring (4 MiB: about 40,000 records, 0.8 s of a
-/// 50,000 switches/s CPU, 16 drains' worth).
+/// How often the rings are drained: rarely, since each wake-up of the
+/// reader competes with the probe on a small machine.
+pub const DRAIN_EVERY: Duration = Duration::from_millis(200);
+/// Pages of one CPU's ring (4 MiB: about 50,000 records of ~80 bytes, 4 s
+/// of the most the budget lets the recorder keep up with, 20 drains'
+/// worth; a burst past it is counted as lost).
 const RING_PAGES: usize = 1024;
 /// Records kept at most; past them the recorder stops, saying so.
 const MAX_RECORDS: usize = 4_000_000;
