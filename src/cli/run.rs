@@ -368,6 +368,11 @@ struct OutputArgs {
     /// Print a telemetry line (pressure, switches, CPU split, other processes) under each result row.
     #[arg(short = 'v', long = "verbose")]
     verbose: bool,
+    /// Record the scheduler on the probe's CPUs (sched_switch, sched_wakeup)
+    /// and name, for each late event, the tasks that ran while it waited.
+    /// Needs root; turned off, with a notice, above 1 % of a CPU.
+    #[arg(long = "explain")]
+    explain: bool,
 }
 
 /// What is checked before measuring.
@@ -423,6 +428,7 @@ impl RunArgs {
         let cpu_dma_latency_us = self.power.cpu_dma_latency()?;
         let scenarios = self.selection.scenarios(self.timing.full, &work)?;
         let placement = self.placement(machine)?;
+        let explain = self.output.explain;
         Ok(RunConfig {
             scenarios,
             loads_given: self.selection.loads_given(),
@@ -437,6 +443,7 @@ impl RunArgs {
             preflight,
             output: self.output.settings(),
             cpu_dma_latency_us,
+            explain,
         })
     }
 

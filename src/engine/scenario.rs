@@ -3,6 +3,7 @@
 //! probe's figures → stop the loads and collect their work → reap everything.
 //! Any failure fails the scenario with its reason; a signal interrupts it.
 
+use super::explain;
 use super::interrupt::{Interrupt, Interrupted};
 use super::protocol::{window_command, LoadSample, WorkerMessage, WorkerSpec};
 use super::supervise::{EventKind, WorkerGroup};
@@ -16,7 +17,7 @@ use crate::measure::requests::RequestLatencies;
 use crate::measure::sched::{MemoryPolicy, SchedRequest};
 use crate::measure::window::Window;
 use crate::probe::ProbeDef;
-use crate::report::schema::{LoadWork, Measurement, ScenarioResult, ScenarioStatus};
+use crate::report::schema::{LoadTask, LoadWork, Measurement, ScenarioResult, ScenarioStatus};
 use crate::sim::WorkParams;
 use crate::system::cpulist::CpuList;
 use crate::system::telemetry::{Sampler, ScenarioTelemetry};
@@ -58,6 +59,8 @@ pub struct ScenarioSettings {
     /// `MAJ:MIN` of the work directory's block device, whose own counters
     /// telemetry samples.
     pub workdir_device: Option<String>,
+    /// Name the tasks that ran while the probe waited (`--explain`).
+    pub explain: bool,
 }
 
 /// One probe under one load mix.
@@ -154,6 +157,10 @@ fn measure(
     if let Some(device) = &settings.workdir_device {
         sampler = sampler.with_device(Path::new("/sys"), device);
     }
+    if settings.explain {
+        // Timed once per run, while no load runs.
+        explain::prepare(settings.probe_cpus.as_ref());
+    }
     let parts = start_loads(&scenario.load, settings, dir, group, waiter)?;
     let loads: Vec<usize> = parts
         .iter()
@@ -163,6 +170,9 @@ fn measure(
         group,
         Instant::now() + Duration::from_nanos(settings.warmup_ns),
     )?;
+    let flight = settings
+        .explain
+        .then(|| explain::start(settings.probe_cpus.as_ref()));
     let (probe, window) = start_probe(scenario.probe, settings, dir, group, waiter)?;
     for &load in &loads {
         if let Err(e) = group.send(load, &window_command(window)) {
@@ -179,18 +189,32 @@ fn measure(
     // this one in the probe's lead time before its window opens (≈ 2 ms),
     // the other once its figures arrived.
     let before = sampler.sample(now_ns());
-    let result = await_probe(probe, window, group, waiter)?;
+    let mut result = await_probe(probe, window, group, waiter)?;
     let after = sampler.sample(now_ns());
+    // Read while the loads still run: their helpers end with them.
+    let mut load_tasks: Vec<Vec<LoadTask>> = parts
+        .iter()
+        .map(|running| {
+            let pids: Vec<u32> = running.workers.iter().map(|&w| group.pid(w)).collect();
+            explain::load_tasks(running.part.def.name, &pids)
+        })
+        .collect();
+    if let Some(flight) = flight {
+        flight.finish(&mut result, window, &load_tasks.concat());
+    }
     // One sample per worker of `loads`, in the same order: each part's
     // workers are the next ones.
     let mut samples = stop_loads(&loads, group, waiter)?.into_iter();
     let load_work = parts
         .iter()
-        .filter(|running| !running.workers.is_empty())
-        .map(|running| {
+        .enumerate()
+        .filter(|(_, running)| !running.workers.is_empty())
+        .map(|(index, running)| {
             let part_samples: Vec<LoadSample> =
                 samples.by_ref().take(running.workers.len()).collect();
+            let tasks = std::mem::take(&mut load_tasks[index]);
             combine_samples(running.part.def, &part_samples, window)
+                .map(|work| LoadWork { tasks, ..work })
         })
         .collect::<Result<_, _>>()?;
     Ok(Measured {
@@ -377,6 +401,7 @@ fn combine_samples(
         ),
         requests,
         batch_units: batch_sums(samples),
+        tasks: Vec::new(),
     })
 }
 

@@ -5,6 +5,7 @@
 //! by adding, and the worst late events whole, so a run can be analysed
 //! again.
 
+use super::explain::ExplainSummary;
 use super::tally::{Samples, Tally, TallyError};
 use crate::measure::attrib::EventSplitter;
 use crate::measure::late::{Cause, DelaySplit, EventSplit, LateAccount, Parts, WORST_KEPT};
@@ -53,7 +54,8 @@ pub struct RanInstead {
     /// feelbench's name for it (`burn#2`, `hack receiver 7`), or the
     /// foreign task's command name.
     pub task: String,
-    pub pid: i32,
+    /// Its process; `None` when it ended before it could be looked up.
+    pub pid: Option<i32>,
     pub tid: i32,
     /// How long it ran in the wait, ns.
     pub ns: u64,
@@ -151,6 +153,9 @@ pub struct LateCauses {
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub worst: Vec<LateEvent>,
     pub cost: ReadCost,
+    /// The tasks that ran while the probe waited (`--explain`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub explain: Option<ExplainSummary>,
 }
 
 /// The cause that holds most of the late time, and its share of it.
@@ -215,6 +220,7 @@ impl LateCauses {
             tally,
             worst: account.worst().iter().map(LateEvent::of).collect(),
             cost,
+            explain: None,
         }
     }
 
@@ -324,7 +330,10 @@ impl LateCauses {
                 notices.push(notice.clone());
             }
         }
+        let explained: Vec<&ExplainSummary> =
+            all.iter().filter_map(|l| l.explain.as_ref()).collect();
         Ok(Self {
+            explain: (!explained.is_empty()).then(|| ExplainSummary::merged(&explained)),
             rule: all[0].rule.clone(),
             schedstat: all.iter().all(|l| l.schedstat),
             notices,

@@ -8,6 +8,7 @@
 //!
 //! This module is pure: it measures nothing and renders nothing.
 
+pub mod explain;
 mod formula;
 pub mod late;
 pub mod result;

@@ -48,6 +48,7 @@ fn scenario_text(scenario: &ScenarioResult, worst: usize) -> String {
         out.push_str(&format!("late time: {}\n", late_time_text(causes)));
         out.push_str(&worst_text(causes, worst));
     }
+    out.push_str(&format!("{}\n", all_events_text(causes)));
     for notice in &causes.notices {
         out.push_str(&format!("notice: {notice}\n"));
     }
@@ -86,6 +87,26 @@ fn late_time_text(causes: &LateCauses) -> String {
         .map(|(cause, pct)| format!("{} {pct:.1} %", cause.words()))
         .collect::<Vec<_>>()
         .join(", ")
+}
+
+/// `all events, in ms: run queue 1503.20 (at wake-up 12.01), timer 3.10,
+/// ...`: the parts added up over every event, each wait once, the figure
+/// to hold against an external tracer's total for the probe's thread.
+fn all_events_text(causes: &LateCauses) -> String {
+    let all = causes.all_parts();
+    let ms = |ns: u64| format!("{:.2}", ns as f64 / 1e6);
+    format!(
+        "all events, in ms: run queue {} (at wake-up {}), timer {}, blocked {}, memory stall {}, \
+         off-CPU {}, CPU overrun {}, unexplained {}",
+        ms(all.run_queue_ns()),
+        ms(all.run_queue_wake_ns),
+        ms(all.timer_ns),
+        ms(all.blocked_ns),
+        ms(all.memory_stall_ns),
+        ms(all.off_cpu_ns),
+        ms(all.cpu_overrun_ns),
+        ms(all.unexplained_ns),
+    )
 }
 
 /// The `worst` worst late events, one line each.
@@ -236,6 +257,12 @@ mod tests {
         ), "{text}");
         assert!(text.contains("worst 2 of 4 late:\n  1. due 0.010000 s (monotonic) on CPU 0, 12.00 ms late, run-queue wait: timer 1.00 | run queue 11.00: burn#2 7.6, burn#1 3.0, kworker/1:2 0.4 | on-CPU 1.00 of 1.00 wanted | blocked 0 | off-CPU 0.00 | unexplained 0.00 ms\n  2. "), "{text}");
         assert!(!text.contains("  3. "), "{text}");
+        assert!(
+            text.contains(
+                "all events, in ms: run queue 30.00 (at wake-up 30.00), timer 3.00, blocked 4.00, "
+            ),
+            "{text}"
+        );
         assert!(
             text.contains("readings: 300 of 2.00 µs = 0.60 ms, 0.020 % of the 3.0 s measured\n"),
             "{text}"

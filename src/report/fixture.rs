@@ -77,6 +77,7 @@ fn scenario(probe: &str, load: &str, mean_us: f64) -> ScenarioResult {
                     cpus: None,
                     requests: None,
                     batch_units: vec![],
+                    tasks: vec![],
                 }],
             },
             telemetry: None,

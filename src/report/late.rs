@@ -231,10 +231,10 @@ pub(crate) mod tests {
     pub fn with_ran_instead(mut late: LateCauses) -> LateCauses {
         for event in late.worst.iter_mut().filter(|e| e.cause == Cause::RunQueue) {
             let wait = event.parts.run_queue_ns();
-            let task = |task: &str, pid, ns| RanInstead {
+            let task = |task: &str, tid, ns| RanInstead {
                 task: task.into(),
-                pid,
-                tid: pid,
+                pid: Some(tid),
+                tid,
                 ns,
             };
             event.ran_instead = vec![

@@ -179,6 +179,8 @@ pub enum WarningCode {
     PartLeftOut,
     /// Files the run made could not be removed.
     CleanupFailed,
+    /// `--explain` could not record, or stopped part-way.
+    ExplainUnavailable,
 }
 
 /// A warning that tells the user what to do about it.
@@ -324,6 +326,24 @@ pub struct LoadWork {
     /// in merges and in runs older than this field.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub batch_units: Vec<Option<f64>>,
+    /// Its processes' threads as the measurement ended, with the names
+    /// `--explain` gives them, so an external tracer's output can be
+    /// matched; empty in merges.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub tasks: Vec<LoadTask>,
+}
+
+/// A thread of a load.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct LoadTask {
+    /// feelbench's name for it: `burn#2` (the load's second process),
+    /// `hack#1 fb-hack-recv 7` (the seventh helper of that name its first
+    /// process started).
+    pub name: String,
+    pub pid: u32,
+    pub tid: u32,
+    /// Its command name (`comm`).
+    pub comm: String,
 }
 
 impl RunDocument {

@@ -18,6 +18,7 @@ pub mod noise;
 pub mod pmqos;
 pub mod process_tree;
 pub mod procfs;
+pub mod sched_trace;
 pub mod swap;
 pub mod taskstats;
 pub mod telemetry;
@@ -25,6 +26,16 @@ pub mod writeback;
 
 use serde::{Deserialize, Serialize};
 use std::path::Path;
+
+/// Says `SKIPPED <test>: <reason>` past the harness's capture of
+/// eprintln!, in one write, as tests/suite/common's `skip` (CI lists them).
+#[cfg(test)]
+pub(crate) fn skip(reason: &str) {
+    use std::io::Write as _;
+    let test = std::thread::current();
+    let line = format!("SKIPPED {}: {reason}\n", test.name().unwrap_or_default());
+    let _ = std::io::stderr().write_all(line.as_bytes());
+}
 
 /// The text of the /proc or /sys file `path`; `Ok(None)` when the kernel
 /// does not have it (the file or its directory does not exist).

@@ -213,7 +213,9 @@ mod tests {
             .stdout(std::process::Stdio::null())
             .status()
         else {
-            skip("mkswap is not on PATH (util-linux; /sbin is often not on a plain user's PATH)");
+            crate::system::skip(
+                "mkswap is not on PATH (util-linux; /sbin is often not on a plain user's PATH)",
+            );
             return;
         };
         assert!(status.success());
@@ -222,14 +224,6 @@ mod tests {
         // sws_uuid: 16 bytes after version, last_page and nr_badpages.
         theirs[INFO_OFFSET + 12..INFO_OFFSET + 28].fill(0);
         assert_eq!(theirs, header(page_bytes, pages));
-    }
-
-    /// Says `SKIPPED <test>: <reason>` past the harness's capture of
-    /// eprintln!, in one write, as tests/suite/common's `skip` (CI lists them).
-    fn skip(reason: &str) {
-        let test = std::thread::current();
-        let line = format!("SKIPPED {}: {reason}\n", test.name().unwrap_or_default());
-        let _ = std::io::stderr().write_all(line.as_bytes());
     }
 
     #[test]
@@ -245,7 +239,7 @@ mod tests {
     #[test]
     fn removing_a_file_that_is_not_swap_or_not_there_succeeds() {
         if !nix::unistd::geteuid().is_root() {
-            skip("needs root (swapoff)");
+            crate::system::skip("needs root (swapoff)");
             return;
         }
         let dir = tempfile::tempdir().unwrap();

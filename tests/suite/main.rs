@@ -14,6 +14,7 @@ mod delay_accounting;
 mod disk_loads;
 mod docs;
 mod environment;
+mod explain;
 mod fileio;
 mod fragment;
 mod html;

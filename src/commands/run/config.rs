@@ -45,6 +45,8 @@ pub struct RunConfig {
     pub output: OutputSettings,
     /// PM QoS CPU latency limit held for the run (`--cpu-dma-latency`), in µs.
     pub cpu_dma_latency_us: Option<u32>,
+    /// Name the tasks that ran while the probe waited (`--explain`).
+    pub explain: bool,
 }
 
 /// How long and how often each scenario is measured.

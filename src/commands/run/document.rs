@@ -4,6 +4,7 @@
 
 use super::config::{OutputChoice, RunConfig};
 use super::work::PreparedWork;
+use crate::figures::explain::ExplainStatus;
 use crate::measure::sched::MemoryPolicy;
 use crate::report::schema::{
     RunDocument, RunInfo, RunSettingsRecord, ToolInfo, Warning, WarningCode, SCHEMA,
@@ -131,6 +132,38 @@ pub fn finish(run: &mut RunDocument) {
     run.warnings.extend(memory_not_locked(run));
     run.warnings.extend(calibration_drift(run));
     run.warnings.extend(parts_left_out(run));
+    run.warnings.extend(explain_notices(run));
+}
+
+/// A warning for each different notice of `--explain` (unavailable, off
+/// for its cost, stopped part-way), once.
+fn explain_notices(run: &RunDocument) -> Vec<Warning> {
+    let mut notices: Vec<String> = Vec::new();
+    let explained = run.scenarios.iter().filter_map(|s| {
+        Some((
+            s,
+            s.outcome.result.as_ref()?.late.as_ref()?.explain.as_ref()?,
+        ))
+    });
+    for (s, summary) in explained {
+        let Some(notice) = &summary.notice else {
+            continue;
+        };
+        // Not root or no perf events: the same for every scenario.
+        let line =
+            if summary.status == ExplainStatus::Off && summary.cost.switch_rate_per_s.is_none() {
+                notice.clone()
+            } else {
+                format!("{} under {}: {notice}", s.probe, s.load)
+            };
+        if !notices.contains(&line) {
+            notices.push(line);
+        }
+    }
+    notices
+        .into_iter()
+        .map(|n| Warning::new(WarningCode::ExplainUnavailable, n))
+        .collect()
 }
 
 /// A warning for each part a probe left out in a scenario (its figures

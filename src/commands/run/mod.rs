@@ -112,6 +112,7 @@ impl Measuring<'_> {
             probe_cpus: self.config.placement.probe_cpus.clone(),
             load_cpus: self.config.placement.load_cpus.clone(),
             workdir_device: blockdev::device_of(Path::new("/proc"), &self.config.workdir),
+            explain: self.config.explain,
         };
         let rounds = Rounds {
             scenarios: &self.work.scenarios,

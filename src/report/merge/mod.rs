@@ -153,6 +153,7 @@ fn merge_load_work(finished: &[Finished]) -> Result<Vec<LoadWork>, MergeError> {
                 cpus: w.cpus.clone(),
                 requests,
                 batch_units: Vec::new(),
+                tasks: Vec::new(),
             })
         })
         .collect::<Result<_, MergeError>>()?;
@@ -296,6 +297,7 @@ pub(crate) mod tests {
             cpus: None,
             requests: None,
             batch_units: Vec::new(),
+            tasks: Vec::new(),
         }
     }
 
