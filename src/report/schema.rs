@@ -181,6 +181,8 @@ pub enum WarningCode {
     CleanupFailed,
     /// `--explain` could not record, or stopped part-way.
     ExplainUnavailable,
+    /// The late split could not tell some parts apart here.
+    LateSplitPartial,
 }
 
 /// A warning that tells the user what to do about it.

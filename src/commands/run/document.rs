@@ -133,6 +133,28 @@ pub fn finish(run: &mut RunDocument) {
     run.warnings.extend(calibration_drift(run));
     run.warnings.extend(parts_left_out(run));
     run.warnings.extend(explain_notices(run));
+    run.warnings.extend(late_split_notices(run));
+}
+
+/// A warning for each different notice of the late split (a part it could
+/// not tell apart here: the blocked time's kinds without root, run-queue
+/// wait without schedstat), once.
+fn late_split_notices(run: &RunDocument) -> Vec<Warning> {
+    let mut notices: Vec<&String> = Vec::new();
+    let all = run
+        .scenarios
+        .iter()
+        .filter_map(|s| s.outcome.result.as_ref()?.late.as_ref())
+        .flat_map(|late| &late.notices);
+    for notice in all {
+        if !notices.contains(&notice) {
+            notices.push(notice);
+        }
+    }
+    notices
+        .into_iter()
+        .map(|n| Warning::new(WarningCode::LateSplitPartial, n.clone()))
+        .collect()
 }
 
 /// A warning for each different notice of `--explain` (unavailable, off
