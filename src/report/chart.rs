@@ -87,32 +87,8 @@ pub fn intervals(labels: Labels, values: &[Ranged]) -> Result<String> {
             .iter()
             .map(|v| v.low.min(v.value))
             .fold(0.0_f64, f64::min);
-        let n = values.len().max(1);
-        let mut chart = ChartBuilder::on(&area)
-            .caption(labels.title, ("sans-serif", 16))
-            .margin(10)
-            .x_label_area_size(60)
-            .y_label_area_size(60)
-            .build_cartesian_2d(-0.5..n as f64 - 0.5, bottom..(top * 1.1).max(1e-3))
-            .map_err(drawing)?;
-        let name_of = |x: &f64| {
-            let i = x.round();
-            match (i - x).abs() < 1e-6 && i >= 0.0 {
-                true => values.get(i as usize).map(|v| v.name.clone()),
-                false => None,
-            }
-            .unwrap_or_default()
-        };
-        chart
-            .configure_mesh()
-            .disable_x_mesh()
-            .x_labels(n * 2 + 1)
-            .x_label_formatter(&name_of)
-            .y_label_formatter(&tick_label)
-            .y_desc(labels.y)
-            .x_desc(labels.x)
-            .draw()
-            .map_err(drawing)?;
+        let names: Vec<String> = values.iter().map(|v| v.name.clone()).collect();
+        let mut chart = categories(&area, labels, &names, bottom..(top * 1.1).max(1e-3))?;
         for (i, v) in values.iter().enumerate() {
             let colour = Palette99::pick(i).stroke_width(2);
             let x = i as f64;
@@ -128,6 +104,49 @@ pub fn intervals(labels: Labels, values: &[Ranged]) -> Result<String> {
         area.present().map_err(drawing)?;
     }
     Ok(svg)
+}
+
+/// A chart on `area` with one place on the x axis per name of `names`
+/// (labelled with it) and `y` up the side, its mesh drawn.
+fn categories<'a, 'b>(
+    area: &'a DrawingArea<SVGBackend<'b>, plotters::coord::Shift>,
+    labels: Labels,
+    names: &[String],
+    y: std::ops::Range<f64>,
+) -> Result<
+    ChartContext<
+        'a,
+        SVGBackend<'b>,
+        Cartesian2d<plotters::coord::types::RangedCoordf64, plotters::coord::types::RangedCoordf64>,
+    >,
+> {
+    let n = names.len().max(1);
+    let mut chart = ChartBuilder::on(area)
+        .caption(labels.title, ("sans-serif", 16))
+        .margin(10)
+        .x_label_area_size(60)
+        .y_label_area_size(60)
+        .build_cartesian_2d(-0.5..n as f64 - 0.5, y)
+        .map_err(drawing)?;
+    let name_of = |x: &f64| {
+        let i = x.round();
+        match (i - x).abs() < 1e-6 && i >= 0.0 {
+            true => names.get(i as usize).cloned(),
+            false => None,
+        }
+        .unwrap_or_default()
+    };
+    chart
+        .configure_mesh()
+        .disable_x_mesh()
+        .x_labels(n * 2 + 1)
+        .x_label_formatter(&name_of)
+        .y_label_formatter(&tick_label)
+        .y_desc(labels.y)
+        .x_desc(labels.x)
+        .draw()
+        .map_err(drawing)?;
+    Ok(chart)
 }
 
 /// One layer of stacked bars: its name in the legend and its height in
@@ -153,32 +172,7 @@ pub fn stacked_bars(labels: Labels, bars: &[String], layers: &[Layer]) -> Result
                 .sum()
         };
         let top = (0..bars.len()).map(height).fold(0.0_f64, f64::max);
-        let n = bars.len().max(1);
-        let mut chart = ChartBuilder::on(&area)
-            .caption(labels.title, ("sans-serif", 16))
-            .margin(10)
-            .x_label_area_size(60)
-            .y_label_area_size(60)
-            .build_cartesian_2d(-0.5..n as f64 - 0.5, 0.0..(top * 1.1).max(1e-3))
-            .map_err(drawing)?;
-        let name_of = |x: &f64| {
-            let i = x.round();
-            match (i - x).abs() < 1e-6 && i >= 0.0 {
-                true => bars.get(i as usize).cloned(),
-                false => None,
-            }
-            .unwrap_or_default()
-        };
-        chart
-            .configure_mesh()
-            .disable_x_mesh()
-            .x_labels(n * 2 + 1)
-            .x_label_formatter(&name_of)
-            .y_label_formatter(&tick_label)
-            .y_desc(labels.y)
-            .x_desc(labels.x)
-            .draw()
-            .map_err(drawing)?;
+        let mut chart = categories(&area, labels, bars, 0.0..(top * 1.1).max(1e-3))?;
         let mut base = vec![0.0; bars.len()];
         for (i, layer) in layers.iter().enumerate() {
             let colour = Palette99::pick(i).filled();
