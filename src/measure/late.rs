@@ -639,6 +639,16 @@ mod tests {
         }
     }
 
+    /// The split of an event after an on-time one, with schedstat read.
+    fn split_of(
+        times: EventTimes,
+        before: &ThreadSnapshot,
+        woke: &ThreadSnapshot,
+        ended: &ThreadSnapshot,
+    ) -> EventSplit {
+        EventSplit::of(times, before, &Parts::default(), woke, Some(ended), true)
+    }
+
     fn times(due_ms: u64, wanted_ms: u64) -> EventTimes {
         EventTimes {
             due_ns: due_ms * MS,
@@ -653,14 +663,7 @@ mod tests {
         let before = reading(90, 10, 50, 3);
         let woke = reading(109, 10, 58, 4);
         let ended = reading(117, 16, 60, 4);
-        let split = EventSplit::of(
-            times(100, 6),
-            &before,
-            &Parts::default(),
-            &woke,
-            Some(&ended),
-            true,
-        );
+        let split = split_of(times(100, 6), &before, &woke, &ended);
         assert_eq!(split.parts.timer_ns, MS);
         assert_eq!(split.parts.run_queue_wake_ns, 8 * MS);
         assert_eq!(split.parts.run_queue_preempted_ns, 2 * MS);
@@ -674,14 +677,7 @@ mod tests {
         let before = reading(0, 0, 0, 0);
         let woke = reading(10, 0, 0, 1);
         let blocked_end = reading(30, 2, 0, 2);
-        let split = EventSplit::of(
-            times(10, 2),
-            &before,
-            &Parts::default(),
-            &woke,
-            Some(&blocked_end),
-            true,
-        );
+        let split = split_of(times(10, 2), &before, &woke, &blocked_end);
         assert_eq!(split.parts.blocked_ns, 18 * MS);
         assert_eq!(split.cause(), Cause::BlockedOther);
         let mut with_swap = split;
@@ -692,14 +688,7 @@ mod tests {
         });
         assert_eq!(with_swap.cause(), Cause::SwapIn);
         let stolen_end = reading(30, 2, 0, 1);
-        let stolen = EventSplit::of(
-            times(10, 2),
-            &before,
-            &Parts::default(),
-            &woke,
-            Some(&stolen_end),
-            true,
-        );
+        let stolen = split_of(times(10, 2), &before, &woke, &stolen_end);
         assert_eq!(stolen.parts.off_cpu_ns, 18 * MS);
         assert_eq!(stolen.cause(), Cause::OffCpu);
     }
@@ -709,14 +698,7 @@ mod tests {
         let before = reading(0, 0, 0, 0);
         let woke = reading(13, 0, 4, 1);
         let ended = reading(40, 20, 9, 2);
-        let split = EventSplit::of(
-            times(10, 5),
-            &before,
-            &Parts::default(),
-            &woke,
-            Some(&ended),
-            true,
-        );
+        let split = split_of(times(10, 5), &before, &woke, &ended);
         assert_eq!(split.delay_ns(), (40 - 10 - 5) * MS);
         assert_eq!(split.parts.cpu_overrun_ns, 15 * MS);
         assert_eq!(split.cause(), Cause::CpuOverrun);
@@ -761,14 +743,7 @@ mod tests {
         assert_eq!(split.parts.less(&split.carried), Parts::default());
         // A previous frame with no delay of its own that still ran past
         // this one's start wanted more CPU than a period: overrun.
-        let overran = EventSplit::of(
-            times(20, 1),
-            &before,
-            &Parts::default(),
-            &woke,
-            Some(&ended),
-            true,
-        );
+        let overran = split_of(times(20, 1), &before, &woke, &ended);
         assert_eq!(overran.parts.cpu_overrun_ns, 10 * MS);
     }
 
@@ -783,7 +758,7 @@ mod tests {
             due_ns: 10 * MS,
             cpu_wanted_ns: None,
         };
-        let split = EventSplit::of(times, &before, &Parts::default(), &woke, Some(&ended), true);
+        let split = split_of(times, &before, &woke, &ended);
         assert_eq!(split.delay_ns(), 10 * MS);
         let reclaimed = split.with_delays(DelaySplit {
             reclaim_ns: 35 * MS,
@@ -799,15 +774,7 @@ mod tests {
             cpu_wanted_ns: Some(25 * MS),
             ..times
         };
-        let frame = EventSplit::of(
-            frame_times,
-            &before,
-            &Parts::default(),
-            &woke,
-            Some(&ended),
-            true,
-        )
-        .with_delays(DelaySplit {
+        let frame = split_of(frame_times, &before, &woke, &ended).with_delays(DelaySplit {
             reclaim_ns: 4 * MS,
             compaction_ns: 20 * MS,
             ..DelaySplit::default()
@@ -836,28 +803,11 @@ mod tests {
         for delay in 1..=2 * WORST_KEPT as u64 {
             let woke = reading(10 + delay, 0, delay, 1);
             let ended = reading(10 + delay, 0, delay, 1);
-            let split = EventSplit::of(
-                times(10, 0),
-                &before,
-                &Parts::default(),
-                &woke,
-                Some(&ended),
-                true,
-            );
+            let split = split_of(times(10, 0), &before, &woke, &ended);
             account.record(&split, delay % 2 == 0 || delay > 100);
         }
         let on_time = reading(10, 0, 0, 1);
-        account.record(
-            &EventSplit::of(
-                times(10, 0),
-                &before,
-                &Parts::default(),
-                &on_time,
-                Some(&on_time),
-                true,
-            ),
-            false,
-        );
+        account.record(&split_of(times(10, 0), &before, &on_time, &on_time), false);
         assert_eq!(account.events, 2 * WORST_KEPT as u64 + 1);
         assert_eq!(account.late, 50 + (2 * WORST_KEPT as u64 - 100));
         assert_eq!(account.cause(Cause::RunQueue).count, account.late);
