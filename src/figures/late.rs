@@ -344,22 +344,30 @@ impl LateCauses {
     }
 }
 
+/// Scripted late causes for the tests of every module that shows them.
 #[cfg(test)]
-mod tests {
+pub(crate) mod fixture {
     use super::*;
     use crate::measure::late::{EventTimes, ThreadSnapshot};
 
     const MS: u64 = 1_000_000;
 
-    /// An account of `late` run-queue-bound late events and one blocked one.
-    fn account(late: u64) -> LateAccount {
+    /// Scripted late causes: `run_queue` frames late by 10, 11, ... ms
+    /// waiting on a run queue (1 ms of timer each), then `blocked` frames
+    /// blocked 4 ms, of 100 frames in all.
+    pub fn causes(run_queue: u64, blocked: u64) -> LateCauses {
         let mut account = LateAccount::new();
         let before = ThreadSnapshot::default();
         let times = EventTimes {
             due_ns: 10 * MS,
             cpu_wanted_ns: Some(MS),
         };
-        for i in 0..late {
+        let mut record = |woke: ThreadSnapshot, ended: ThreadSnapshot, late: bool| {
+            let split =
+                EventSplit::of(times, &before, &Parts::default(), &woke, Some(&ended), true);
+            account.record(&split, late);
+        };
+        for i in 0..run_queue {
             let woke = ThreadSnapshot {
                 at_ns: (20 + i) * MS,
                 run_delay_ns: (9 + i) * MS,
@@ -370,33 +378,54 @@ mod tests {
                 cpu_ns: MS,
                 ..woke
             };
-            account.record(
-                &EventSplit::of(times, &before, &Parts::default(), &woke, Some(&ended), true),
-                true,
-            );
+            record(woke, ended, true);
         }
-        let woke = ThreadSnapshot {
-            at_ns: 10 * MS,
-            ..before
+        for _ in 0..blocked {
+            let woke = ThreadSnapshot {
+                at_ns: 10 * MS,
+                ..before
+            };
+            let ended = ThreadSnapshot {
+                at_ns: 15 * MS,
+                cpu_ns: MS,
+                voluntary: 1,
+                ..woke
+            };
+            record(woke, ended, true);
+        }
+        for _ in run_queue + blocked..100 {
+            let woke = ThreadSnapshot {
+                at_ns: 10 * MS,
+                ..before
+            };
+            let ended = ThreadSnapshot {
+                at_ns: 11 * MS,
+                cpu_ns: MS,
+                ..woke
+            };
+            record(woke, ended, false);
+        }
+        let cost = ReadCost {
+            reads: 300,
+            ns_per_read: 2_000.0,
+            ..ReadCost::default()
         };
-        let blocked = ThreadSnapshot {
-            at_ns: 15 * MS,
-            cpu_ns: MS,
-            voluntary: 1,
-            ..woke
-        };
-        account.record(
-            &EventSplit::of(
-                times,
-                &before,
-                &Parts::default(),
-                &woke,
-                Some(&blocked),
-                true,
-            ),
-            true,
-        );
-        account
+        LateCauses::of(&account, "missed its deadline", true, cost)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::fixture::causes;
+    use super::*;
+
+    const MS: u64 = 1_000_000;
+
+    /// `late` at `cost`, its run-queue wait read when `schedstat`.
+    fn with(mut late: LateCauses, schedstat: bool) -> LateCauses {
+        late.schedstat = schedstat;
+        late.cost = cost();
+        late
     }
 
     fn cost() -> ReadCost {
@@ -410,7 +439,7 @@ mod tests {
 
     #[test]
     fn the_dominant_cause_is_the_one_with_most_late_time() {
-        let late = LateCauses::of(&account(3), "missed its deadline", true, cost());
+        let late = with(causes(3, 1), true);
         assert_eq!(late.late(), 4);
         assert_eq!(late.count(Cause::RunQueue), 3);
         assert_eq!(late.count(Cause::BlockedOther), 1);
@@ -427,8 +456,8 @@ mod tests {
 
     #[test]
     fn merging_adds_counts_and_keeps_the_worst_events_of_all() {
-        let one = LateCauses::of(&account(3), "missed its deadline", true, cost());
-        let mut two = LateCauses::of(&account(1), "missed its deadline", false, cost());
+        let one = with(causes(3, 1), true);
+        let mut two = with(causes(1, 1), false);
         two.cost.taskstats_reads = 0;
         let merged = LateCauses::merged(&[&one, &two]).unwrap();
         assert_eq!(merged.late(), 6);

@@ -160,71 +160,10 @@ pub fn ran_instead_text(event: &LateEvent) -> String {
 #[cfg(test)]
 pub(crate) mod tests {
     use super::*;
-    use crate::figures::late::{RanInstead, ReadCost};
-    use crate::measure::late::{EventSplit, EventTimes, LateAccount, Parts, ThreadSnapshot};
+    pub use crate::figures::late::fixture::causes;
+    use crate::figures::late::RanInstead;
 
     pub const MS: u64 = 1_000_000;
-
-    /// Scripted late causes: `run_queue` frames late by 10, 11, ... ms
-    /// waiting on a run queue (1 ms of timer each), then `blocked` frames
-    /// blocked 4 ms, of 100 frames in all.
-    pub fn causes(run_queue: u64, blocked: u64) -> LateCauses {
-        let mut account = LateAccount::new();
-        let before = ThreadSnapshot::default();
-        let times = EventTimes {
-            due_ns: 10 * MS,
-            cpu_wanted_ns: Some(MS),
-        };
-        let mut record = |woke: ThreadSnapshot, ended: ThreadSnapshot, late: bool| {
-            let split =
-                EventSplit::of(times, &before, &Parts::default(), &woke, Some(&ended), true);
-            account.record(&split, late);
-        };
-        for i in 0..run_queue {
-            let woke = ThreadSnapshot {
-                at_ns: (20 + i) * MS,
-                run_delay_ns: (9 + i) * MS,
-                ..before
-            };
-            let ended = ThreadSnapshot {
-                at_ns: (21 + i) * MS,
-                cpu_ns: MS,
-                ..woke
-            };
-            record(woke, ended, true);
-        }
-        for _ in 0..blocked {
-            let woke = ThreadSnapshot {
-                at_ns: 10 * MS,
-                ..before
-            };
-            let ended = ThreadSnapshot {
-                at_ns: 15 * MS,
-                cpu_ns: MS,
-                voluntary: 1,
-                ..woke
-            };
-            record(woke, ended, true);
-        }
-        for _ in run_queue + blocked..100 {
-            let woke = ThreadSnapshot {
-                at_ns: 10 * MS,
-                ..before
-            };
-            let ended = ThreadSnapshot {
-                at_ns: 11 * MS,
-                cpu_ns: MS,
-                ..woke
-            };
-            record(woke, ended, false);
-        }
-        let cost = ReadCost {
-            reads: 300,
-            ns_per_read: 2_000.0,
-            ..ReadCost::default()
-        };
-        LateCauses::of(&account, "missed its deadline", true, cost)
-    }
 
     /// `late` with every run-queue event's wait spent behind `burn#1` (3
     /// ms), `burn#2` (the rest) and `kworker/1:2` (0.4 ms).
