@@ -3,6 +3,7 @@
 //! probe's figures → stop the loads and collect their work → reap everything.
 //! Any failure fails the scenario with its reason; a signal interrupts it.
 
+use super::context;
 use super::interrupt::{Interrupt, Interrupted};
 use super::protocol::{window_command, LoadSample, WorkerMessage, WorkerSpec};
 use super::supervise::{EventKind, WorkerGroup};
@@ -179,7 +180,9 @@ fn measure(
     // this one in the probe's lead time before its window opens (≈ 2 ms),
     // the other once its figures arrived.
     let before = sampler.sample(now_ns());
-    let result = await_probe(probe, window, group, waiter)?;
+    let window_sampler = context::start(group, probe, loads.first().copied());
+    let mut result = await_probe(probe, window, group, waiter)?;
+    let window_samples = window_sampler.finish();
     let after = sampler.sample(now_ns());
     // One sample per worker of `loads`, in the same order: each part's
     // workers are the next ones.
@@ -193,10 +196,11 @@ fn measure(
             combine_samples(running.part.def, &part_samples, window)
         })
         .collect::<Result<_, _>>()?;
+    let telemetry = ScenarioTelemetry::new(before, after);
     Ok(Measured {
+        telemetry: context::join(window_samples, &mut result, telemetry),
         result,
         load_work,
-        telemetry: ScenarioTelemetry::new(before, after),
     })
 }
 

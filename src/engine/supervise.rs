@@ -126,6 +126,11 @@ impl WorkerGroup {
         &self.workers[worker].label
     }
 
+    /// A worker's process id.
+    pub fn pid(&self, worker: usize) -> u32 {
+        self.workers[worker].child.id()
+    }
+
     /// Writes `line` to a worker's stdin.
     pub fn send(&mut self, worker: usize, line: &str) -> std::io::Result<()> {
         match self.workers[worker].stdin.as_mut() {

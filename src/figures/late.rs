@@ -5,6 +5,7 @@
 //! by adding, and the worst late events whole, so a run can be analysed
 //! again.
 
+use super::late_context::{InferredContext, LateContext};
 use super::tally::{Samples, Tally, TallyError};
 use crate::measure::attrib::EventSplitter;
 use crate::measure::late::{Cause, DelaySplit, EventSplit, LateAccount, Parts, WORST_KEPT};
@@ -45,6 +46,11 @@ pub struct LateEvent {
     /// time first (`--explain`; empty without it).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub ran_instead: Vec<RanInstead>,
+    /// What the window's telemetry says about the time around it,
+    /// *inferred* by joining the samples to its span (absent where the
+    /// window was not sampled).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub context: Option<InferredContext>,
 }
 
 /// A task that ran while a late event waited for the CPU.
@@ -77,6 +83,7 @@ impl LateEvent {
             blocked_by: split.blocked_by,
             cause: split.cause(),
             ran_instead: Vec::new(),
+            context: None,
         }
     }
 
@@ -151,6 +158,10 @@ pub struct LateCauses {
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub worst: Vec<LateEvent>,
     pub cost: ReadCost,
+    /// What the window's telemetry says about the late events, inferred
+    /// (absent where the window was not sampled).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub context: Option<LateContext>,
 }
 
 /// The cause that holds most of the late time, and its share of it.
@@ -215,6 +226,7 @@ impl LateCauses {
             tally,
             worst: account.worst().iter().map(LateEvent::of).collect(),
             cost,
+            context: None,
         }
     }
 
@@ -312,7 +324,7 @@ impl LateCauses {
 
     /// The merge of `all` (at least one): tallies added, the worst events
     /// of all kept, notices joined, run-queue wait read only if read in
-    /// every one.
+    /// every one, the inferred contexts added up where every one has one.
     pub fn merged(all: &[&LateCauses]) -> Result<Self, TallyError> {
         let tally = Tally::merge(all.iter().map(|l| &l.tally))?;
         let mut worst: Vec<LateEvent> = all.iter().flat_map(|l| l.worst.clone()).collect();
@@ -331,6 +343,11 @@ impl LateCauses {
             tally,
             worst,
             cost: ReadCost::sum(all.iter().map(|l| l.cost)),
+            context: all
+                .iter()
+                .map(|l| l.context.clone())
+                .reduce(|a, b| Some(a?.add(&b?)))
+                .flatten(),
         })
     }
 }

@@ -10,6 +10,7 @@
 
 mod formula;
 pub mod late;
+pub mod late_context;
 pub mod result;
 pub mod series;
 mod sheet;
