@@ -144,8 +144,10 @@ impl InferredContext {
                 .pressure
                 .lines()
                 .into_iter()
-                .filter(|(r, _, us)| *r == resource && *us > 0)
-                .filter_map(|(_, kind, us)| Some(format!("{kind} {:.1} %", self.pressure_pct(us)?)))
+                .filter(|(r, _, _)| *r == resource)
+                .filter_map(|(_, kind, us)| Some((kind, self.pressure_pct(us)?)))
+                .filter(|(_, pct)| *pct >= 0.05)
+                .map(|(kind, pct)| format!("{kind} {pct:.1} %"))
                 .collect();
             if !kinds.is_empty() {
                 said.push(format!("{resource} pressure {}", kinds.join(" ")));

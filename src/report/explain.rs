@@ -3,9 +3,12 @@
 //! the late time, the median and 99th percentile of the part each cause
 //! stands for), where the late time went by part, then, as `rtla timerlat`'s
 //! auto-analysis does, the worst events broken down part by part with the
-//! tasks that ran instead, the notices and what the readings cost.
+//! tasks that ran instead and their inferred context, the scenario's
+//! context and cgroups (`late_context`), the notices and what the readings
+//! cost.
 
 use super::late::{self, CauseRow};
+use super::late_context;
 use super::schema::{RunDocument, ScenarioResult, ScenarioStatus};
 use crate::figures::late::{LateCauses, LateEvent};
 
@@ -48,6 +51,7 @@ fn scenario_text(scenario: &ScenarioResult, worst: usize) -> String {
         out.push_str(&format!("late time: {}\n", late_time_text(causes)));
         out.push_str(&worst_text(causes, worst));
     }
+    out.push_str(&late_context::scenario_lines(scenario, causes));
     for notice in &causes.notices {
         out.push_str(&format!("notice: {notice}\n"));
     }
@@ -98,6 +102,9 @@ fn worst_text(causes: &LateCauses, worst: usize) -> String {
     for (i, event) in shown.iter().enumerate() {
         let text = event_text(event, causes.schedstat);
         out.push_str(&format!("{:>3}. {text}\n", i + 1));
+        if let Some(context) = late_context::event_line(event) {
+            out.push_str(&format!("     {context}\n"));
+        }
     }
     out
 }
