@@ -9,10 +9,9 @@
 //! (`figures::late_context`) and dropped.
 
 use crate::system::cgroup::watch::{read_counters, GroupCounters, WatchedGroup};
-use crate::system::counters::{read_pressure, read_stat_per_cpu, read_vmstat, CpuTicks, Pressure};
+use crate::system::counters::{read_pressure, read_stat_per_cpu, CpuTicks, Pressure};
 use crate::system::procfs::ProcError;
 use serde::{Deserialize, Serialize};
-use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::sync::mpsc::{channel, RecvTimeoutError, Sender};
 use std::thread::JoinHandle;
@@ -36,22 +35,40 @@ pub struct Reclaim {
 }
 
 impl Reclaim {
-    /// The counters of a /proc/vmstat read.
-    fn of(vmstat: &BTreeMap<String, u64>) -> Self {
-        let sum = |prefix: &str| {
-            let values: Vec<u64> = vmstat
-                .iter()
-                .filter(|(key, _)| key.starts_with(prefix))
-                .map(|(_, v)| *v)
-                .collect();
-            (!values.is_empty()).then(|| values.iter().sum())
-        };
-        Self {
-            alloc_stalls: sum("allocstall"),
-            compact_stalls: vmstat.get("compact_stall").copied(),
-            swap_ins: vmstat.get("pswpin").copied(),
-            refaults: sum("workingset_refault"),
+    /// Reads `<proc_root>/vmstat`, parsing only the lines it keeps (the
+    /// sampler reads it ten times a second: a map of all ~180 counters
+    /// was most of a sample's cost).
+    fn read(proc_root: &Path) -> Result<Self, ProcError> {
+        let path = proc_root.join("vmstat");
+        let text = std::fs::read_to_string(&path).map_err(|error| ProcError::Read {
+            path: path.clone(),
+            error,
+        })?;
+        Self::parse(&text).map_err(|line| ProcError::Parse {
+            path,
+            line: line.to_string(),
+        })
+    }
+
+    /// The counters of a /proc/vmstat text; `Err` with a kept line that is
+    /// not `KEY NUMBER`.
+    fn parse(text: &str) -> Result<Self, &str> {
+        let mut reclaim = Self::default();
+        for line in text.lines() {
+            let Some((key, value)) = line.split_once(' ') else {
+                continue;
+            };
+            let slot = match key {
+                "compact_stall" => &mut reclaim.compact_stalls,
+                "pswpin" => &mut reclaim.swap_ins,
+                _ if key.starts_with("allocstall") => &mut reclaim.alloc_stalls,
+                _ if key.starts_with("workingset_refault") => &mut reclaim.refaults,
+                _ => continue,
+            };
+            let value: u64 = value.trim().parse().map_err(|_| line)?;
+            *slot = Some(slot.unwrap_or(0) + value);
         }
+        Ok(reclaim)
     }
 }
 
@@ -271,9 +288,7 @@ impl Reader {
             memory: self.keep(read_pressure(&root, "memory")).flatten(),
             io: self.keep(read_pressure(&root, "io")).flatten(),
         };
-        let reclaim = self
-            .keep(read_vmstat(&root))
-            .map_or(Reclaim::default(), |v| Reclaim::of(&v));
+        let reclaim = self.keep(Reclaim::read(&root)).unwrap_or_default();
         let dirs: Vec<PathBuf> = self.groups.iter().map(|g| g.path.clone()).collect();
         let groups = dirs
             .iter()
@@ -398,22 +413,29 @@ mod tests {
 
     #[test]
     fn reclaim_sums_the_kinds_and_is_none_where_the_kernel_lacks_every_key() {
-        let vmstat: BTreeMap<String, u64> = [
-            ("allocstall_normal", 2),
-            ("allocstall_movable", 3),
-            ("pswpin", 7),
-            ("workingset_refault_anon", 4),
-            ("workingset_refault_file", 6),
-        ]
-        .into_iter()
-        .map(|(k, v)| (k.to_string(), v))
-        .collect();
-        let r = Reclaim::of(&vmstat);
+        let text = "nr_free_pages 5\nallocstall_normal 2\nallocstall_movable 3\npswpin 7\n\
+                    workingset_refault_anon 4\nworkingset_refault_file 6\npgfault x\n";
+        let r = Reclaim::parse(text).unwrap();
         assert_eq!(
             (r.alloc_stalls, r.compact_stalls, r.swap_ins, r.refaults),
             (Some(5), None, Some(7), Some(10))
         );
-        assert_eq!(Reclaim::of(&BTreeMap::new()), Reclaim::default());
+        let machine = Reclaim::parse(include_str!("../testdata/vmstat")).unwrap();
+        assert_eq!(
+            (machine.swap_ins, machine.alloc_stalls.is_some()),
+            (Some(3_808_781), true)
+        );
+        assert_eq!(
+            Reclaim::parse(include_str!("../testdata/vmstat_old"))
+                .unwrap()
+                .alloc_stalls,
+            None
+        );
+        assert_eq!(Reclaim::parse("").unwrap(), Reclaim::default());
+        assert_eq!(Reclaim::parse("pswpin lots\n"), Err("pswpin lots"));
+        let dir = tempfile::tempdir().unwrap();
+        let err = Reclaim::read(dir.path()).unwrap_err().to_string();
+        assert!(err.contains("vmstat"), "{err}");
     }
 
     #[test]
