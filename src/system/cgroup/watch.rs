@@ -1,6 +1,6 @@
 //! Watching the cgroups a run's processes are in: which they are, on which
 //! hierarchy ([`groups_of`], from `/proc/PID/cgroup` and the mounts), and
-//! their counters at one moment ([`read_counters`]: `cpu.stat` throttling,
+//! their counters at one moment ([`GroupFiles`]: `cpu.stat` throttling,
 //! and the `cpu`, `memory` and `io` pressure files where the group has
 //! them). What a group has no file for is `None`, never 0.
 
@@ -8,7 +8,6 @@ use super::hierarchy::read_mounts;
 use super::{io_error, CgroupError};
 use crate::system::counters::{read_pressure_file, Pressure};
 use crate::system::procfs::ProcError;
-use crate::system::read_optional;
 use serde::{Deserialize, Serialize};
 use std::path::{Path, PathBuf};
 
@@ -110,19 +109,51 @@ pub struct GroupCounters {
     pub io: Option<Pressure>,
 }
 
-/// Reads the counters of the group at `dir`.
-pub fn read_counters(dir: &Path) -> Result<GroupCounters, ProcError> {
-    let stat_path = dir.join("cpu.stat");
-    let throttling = match read_optional(&stat_path)? {
-        Some(text) => parse_throttling(&stat_path, &text)?,
-        None => None,
-    };
-    Ok(GroupCounters {
-        throttling,
-        cpu: read_pressure_file(&dir.join("cpu.pressure"))?,
-        memory: read_pressure_file(&dir.join("memory.pressure"))?,
-        io: read_pressure_file(&dir.join("io.pressure"))?,
-    })
+/// The counter files a group has, looked up once: the window's sampler
+/// reads a group ten times a second, and v1 groups have no pressure files.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct GroupFiles {
+    cpu_stat: Option<PathBuf>,
+    cpu: Option<PathBuf>,
+    memory: Option<PathBuf>,
+    io: Option<PathBuf>,
+}
+
+impl GroupFiles {
+    /// The files of the group at `dir` that exist now.
+    pub fn at(dir: &Path) -> Self {
+        let file = |name: &str| Some(dir.join(name)).filter(|p| p.exists());
+        Self {
+            cpu_stat: file("cpu.stat"),
+            cpu: file("cpu.pressure"),
+            memory: file("memory.pressure"),
+            io: file("io.pressure"),
+        }
+    }
+
+    /// Reads the counters of those files.
+    pub fn read(&self) -> Result<GroupCounters, ProcError> {
+        let throttling = match &self.cpu_stat {
+            Some(path) => {
+                let text = std::fs::read_to_string(path).map_err(|error| ProcError::Read {
+                    path: path.clone(),
+                    error,
+                })?;
+                parse_throttling(path, &text)?
+            }
+            None => None,
+        };
+        let pressure = |path: &Option<PathBuf>| match path {
+            Some(path) => read_pressure_file(path),
+            None => Ok(None),
+        };
+        Ok(GroupCounters {
+            throttling,
+            cpu: pressure(&self.cpu)?,
+            memory: pressure(&self.memory)?,
+            io: pressure(&self.io)?,
+        })
+    }
 }
 
 /// The throttling counters of a `cpu.stat` text; `None` when it has none.
@@ -240,7 +271,7 @@ cgroup2 @/cg/unified cgroup2 rw,relatime 0 0
                 ("v2/cpu.stat", V2_STAT),
             ],
         );
-        let v1 = read_counters(&dir.path().join("v1")).unwrap();
+        let v1 = GroupFiles::at(&dir.path().join("v1")).read().unwrap();
         assert_eq!(
             v1.throttling,
             Some(Throttling {
@@ -254,21 +285,31 @@ cgroup2 @/cg/unified cgroup2 rw,relatime 0 0
             (None, None, None),
             "v1 has no pressure files"
         );
-        let root = read_counters(&dir.path().join("root")).unwrap();
+        let root = GroupFiles::at(&dir.path().join("root")).read().unwrap();
         assert_eq!(root.throttling, None, "the cgroup2 root is never throttled");
         assert_eq!(root.memory.unwrap().some.unwrap().total_us, 41_286_452);
-        let v2 = read_counters(&dir.path().join("v2")).unwrap();
+        let v2 = GroupFiles::at(&dir.path().join("v2")).read().unwrap();
         assert_eq!(v2.throttling.unwrap().throttled_ns, 1_500_000);
         assert_eq!(
-            read_counters(&dir.path().join("gone")).unwrap(),
+            GroupFiles::at(&dir.path().join("gone")).read().unwrap(),
             GroupCounters::default()
         );
     }
 
     #[test]
+    fn a_file_gone_since_it_was_looked_up_is_an_error_naming_it() {
+        let dir = fake("", &[("g/cpu.stat", V1_STAT)]);
+        let files = GroupFiles::at(&dir.path().join("g"));
+        std::fs::remove_file(dir.path().join("g/cpu.stat")).unwrap();
+        let err = files.read().unwrap_err().to_string();
+        assert!(err.contains("g/cpu.stat"), "{err}");
+    }
+
+    #[test]
     fn a_malformed_cpu_stat_names_the_line() {
         let dir = fake("", &[("g/cpu.stat", "nr_periods ten\n")]);
-        let err = read_counters(&dir.path().join("g"))
+        let err = GroupFiles::at(&dir.path().join("g"))
+            .read()
             .unwrap_err()
             .to_string();
         assert!(

@@ -8,7 +8,7 @@
 //! sampling cost; the samples themselves are joined to the late events
 //! (`figures::late_context`) and dropped.
 
-use crate::system::cgroup::watch::{read_counters, GroupCounters, WatchedGroup};
+use crate::system::cgroup::watch::{GroupCounters, GroupFiles, WatchedGroup};
 use crate::system::counters::{read_pressure, read_stat_per_cpu, CpuTicks, Pressure};
 use crate::system::procfs::ProcError;
 use serde::{Deserialize, Serialize};
@@ -276,6 +276,8 @@ impl WindowSamples {
 struct Reader {
     proc_root: PathBuf,
     groups: Vec<WatchedGroup>,
+    /// The files of each of `groups`.
+    files: Vec<GroupFiles>,
     errors: Vec<String>,
 }
 
@@ -289,11 +291,8 @@ impl Reader {
             io: self.keep(read_pressure(&root, "io")).flatten(),
         };
         let reclaim = self.keep(Reclaim::read(&root)).unwrap_or_default();
-        let dirs: Vec<PathBuf> = self.groups.iter().map(|g| g.path.clone()).collect();
-        let groups = dirs
-            .iter()
-            .map(|dir| self.keep(read_counters(dir)))
-            .collect();
+        let reads: Vec<_> = self.files.iter().map(GroupFiles::read).collect();
+        let groups = reads.into_iter().map(|read| self.keep(read)).collect();
         WindowSample {
             taken_ns,
             cpus,
@@ -335,6 +334,7 @@ impl WindowSampler {
         let (stop, stopped) = channel::<()>();
         let mut reader = Reader {
             proc_root: proc_root.to_path_buf(),
+            files: groups.iter().map(|g| GroupFiles::at(&g.path)).collect(),
             groups,
             errors: Vec::new(),
         };
