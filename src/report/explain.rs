@@ -289,4 +289,47 @@ mod tests {
             "{text}"
         );
     }
+
+    #[test]
+    fn the_inferred_context_follows_each_event_and_the_scenario() {
+        use crate::figures::late_context::{InferredContext, LateContext};
+        use crate::system::telemetry::window::WindowTelemetry;
+        use crate::system::telemetry::ScenarioTelemetry;
+        let mut late = causes(1, 0);
+        let context = InferredContext {
+            sampled_ns: 100 * MS,
+            cpu_ticks: Some(10),
+            steal_ticks: Some(1),
+            ..InferredContext::default()
+        };
+        late.worst[0].context = Some(context.clone());
+        late.context = Some(LateContext {
+            basis: "inferred".into(),
+            events: 1,
+            during_late: context.clone(),
+            window: context,
+        });
+        let mut run = run_with(late);
+        let sample = crate::system::telemetry::TelemetrySample::default();
+        let telemetry =
+            ScenarioTelemetry::new(sample.clone(), sample).with_window(WindowTelemetry {
+                every_ms: 100.0,
+                span_ms: 1000.0,
+                samples: 11,
+                sampler_cpu_ms: 3.0,
+                cgroups: vec![],
+                errors: vec!["cannot read /x".into()],
+            });
+        run.scenarios[1].outcome.telemetry = Some(telemetry);
+        let text = render(&run, 1);
+        assert!(
+            text.contains(
+                " unexplained 0.00 ms\n     context (inferred): host steal 10.0 %\n\
+                 context during 1 late events: host steal 10.0 % (window: host steal 10.0 %) (inferred)\n\
+                 window sampled every 100 ms: 11 samples over 1.00 s, the sampler's CPU 3.0 ms (0.30 % of a CPU)\n\
+                 notice: window telemetry: cannot read /x\n"
+            ),
+            "{text}"
+        );
+    }
 }
