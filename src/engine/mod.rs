@@ -1,6 +1,7 @@
 //! The engine: runs scenarios in worker processes (re-executions of this
 //! binary), supervises them, and always stops and reaps them.
 
+mod context;
 pub mod explain;
 pub mod interrupt;
 pub mod protocol;

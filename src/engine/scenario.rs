@@ -3,6 +3,7 @@
 //! probe's figures → stop the loads and collect their work → reap everything.
 //! Any failure fails the scenario with its reason; a signal interrupts it.
 
+use super::context;
 use super::explain;
 use super::interrupt::{Interrupt, Interrupted};
 use super::protocol::{window_command, LoadSample, WorkerMessage, WorkerSpec};
@@ -189,7 +190,9 @@ fn measure(
     // this one in the probe's lead time before its window opens (≈ 2 ms),
     // the other once its figures arrived.
     let before = sampler.sample(now_ns());
+    let window_sampler = context::start(group, probe, loads.first().copied());
     let mut result = await_probe(probe, window, group, waiter)?;
+    let window_samples = window_sampler.finish();
     let after = sampler.sample(now_ns());
     // Read while the loads still run: their helpers end with them.
     let mut load_tasks: Vec<Vec<LoadTask>> = parts
@@ -217,10 +220,11 @@ fn measure(
                 .map(|work| LoadWork { tasks, ..work })
         })
         .collect::<Result<_, _>>()?;
+    let telemetry = ScenarioTelemetry::new(before, after);
     Ok(Measured {
+        telemetry: context::join(window_samples, &mut result, telemetry),
         result,
         load_work,
-        telemetry: ScenarioTelemetry::new(before, after),
     })
 }
 

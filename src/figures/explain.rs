@@ -477,6 +477,7 @@ mod tests {
             blocked_by: None,
             cause: Cause::RunQueue,
             ran_instead: Vec::new(),
+            context: None,
         });
         late
     }

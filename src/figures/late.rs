@@ -6,6 +6,7 @@
 //! again.
 
 use super::explain::ExplainSummary;
+use super::late_context::{InferredContext, LateContext};
 use super::tally::{Samples, Tally, TallyError};
 use crate::measure::attrib::EventSplitter;
 use crate::measure::late::{Cause, DelaySplit, EventSplit, LateAccount, Parts, WORST_KEPT};
@@ -46,6 +47,11 @@ pub struct LateEvent {
     /// time first (`--explain`; empty without it).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub ran_instead: Vec<RanInstead>,
+    /// What the window's telemetry says about the time around it,
+    /// *inferred* by joining the samples to its span (absent where the
+    /// window was not sampled).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub context: Option<InferredContext>,
 }
 
 /// A task that ran while a late event waited for the CPU.
@@ -79,6 +85,7 @@ impl LateEvent {
             blocked_by: split.blocked_by,
             cause: split.cause(),
             ran_instead: Vec::new(),
+            context: None,
         }
     }
 
@@ -156,6 +163,10 @@ pub struct LateCauses {
     /// The tasks that ran while the probe waited (`--explain`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub explain: Option<ExplainSummary>,
+    /// What the window's telemetry says about the late events, inferred
+    /// (absent where the window was not sampled).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub context: Option<LateContext>,
 }
 
 /// The cause that holds most of the late time, and its share of it.
@@ -221,6 +232,7 @@ impl LateCauses {
             worst: account.worst().iter().map(LateEvent::of).collect(),
             cost,
             explain: None,
+            context: None,
         }
     }
 
@@ -318,7 +330,7 @@ impl LateCauses {
 
     /// The merge of `all` (at least one): tallies added, the worst events
     /// of all kept, notices joined, run-queue wait read only if read in
-    /// every one.
+    /// every one, the inferred contexts added up where every one has one.
     pub fn merged(all: &[&LateCauses]) -> Result<Self, TallyError> {
         let tally = Tally::merge(all.iter().map(|l| &l.tally))?;
         let mut worst: Vec<LateEvent> = all.iter().flat_map(|l| l.worst.clone()).collect();
@@ -340,6 +352,11 @@ impl LateCauses {
             tally,
             worst,
             cost: ReadCost::sum(all.iter().map(|l| l.cost)),
+            context: all
+                .iter()
+                .map(|l| l.context.clone())
+                .reduce(|a, b| Some(a?.add(&b?)))
+                .flatten(),
         })
     }
 }

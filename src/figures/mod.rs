@@ -11,6 +11,7 @@
 pub mod explain;
 mod formula;
 pub mod late;
+pub mod late_context;
 pub mod result;
 pub mod series;
 mod sheet;

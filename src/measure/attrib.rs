@@ -19,7 +19,7 @@ use std::os::unix::fs::FileExt;
 use std::path::Path;
 
 /// Readings taken at open to time one reading.
-const COST_SAMPLES: u64 = 200;
+const COST_SAMPLES: u64 = 50;
 
 /// Reads [`ThreadSnapshot`]s of the thread that opened it (it must not be
 /// used from another thread: its `schedstat` file is that thread's).

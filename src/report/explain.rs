@@ -3,9 +3,12 @@
 //! the late time, the median and 99th percentile of the part each cause
 //! stands for), where the late time went by part, then, as `rtla timerlat`'s
 //! auto-analysis does, the worst events broken down part by part with the
-//! tasks that ran instead, the notices and what the readings cost.
+//! tasks that ran instead and their inferred context, the scenario's
+//! context and cgroups (`late_context`), the notices and what the readings
+//! cost.
 
 use super::late::{self, CauseRow};
+use super::late_context;
 use super::schema::{RunDocument, ScenarioResult, ScenarioStatus};
 use crate::figures::late::{LateCauses, LateEvent};
 
@@ -48,6 +51,7 @@ fn scenario_text(scenario: &ScenarioResult, worst: usize) -> String {
         out.push_str(&format!("late time: {}\n", late_time_text(causes)));
         out.push_str(&worst_text(causes, worst));
     }
+    out.push_str(&late_context::scenario_lines(scenario, causes));
     out.push_str(&format!("{}\n", all_events_text(causes)));
     for notice in &causes.notices {
         out.push_str(&format!("notice: {notice}\n"));
@@ -119,6 +123,9 @@ fn worst_text(causes: &LateCauses, worst: usize) -> String {
     for (i, event) in shown.iter().enumerate() {
         let text = event_text(event, causes.schedstat);
         out.push_str(&format!("{:>3}. {text}\n", i + 1));
+        if let Some(context) = late_context::event_line(event) {
+            out.push_str(&format!("     {context}\n"));
+        }
     }
     out
 }
@@ -310,6 +317,50 @@ mod tests {
         assert!(!text.contains("Cause"), "{text}");
         assert!(
             text.contains("notice: run-queue wait unavailable\nreadings: "),
+            "{text}"
+        );
+    }
+
+    #[test]
+    fn the_inferred_context_follows_each_event_and_the_scenario() {
+        use crate::figures::late_context::{InferredContext, LateContext};
+        use crate::system::telemetry::window::WindowTelemetry;
+        use crate::system::telemetry::ScenarioTelemetry;
+        let mut late = causes(1, 0);
+        let context = InferredContext {
+            sampled_ns: 100 * MS,
+            cpu_ticks: Some(10),
+            steal_ticks: Some(1),
+            ..InferredContext::default()
+        };
+        late.worst[0].context = Some(context.clone());
+        late.context = Some(LateContext {
+            basis: "inferred".into(),
+            events: 1,
+            during_late: context.clone(),
+            window: context,
+        });
+        let mut run = run_with(late);
+        let sample = crate::system::telemetry::TelemetrySample::default();
+        let telemetry =
+            ScenarioTelemetry::new(sample.clone(), sample).with_window(WindowTelemetry {
+                every_ms: 100.0,
+                span_ms: 1000.0,
+                samples: 11,
+                sampler_cpu_ms: 3.0,
+                cgroups: vec![],
+                errors: vec!["cannot read /x".into()],
+            });
+        run.scenarios[1].outcome.telemetry = Some(telemetry);
+        let text = render(&run, 1);
+        assert!(
+            text.contains(
+                " unexplained 0.00 ms\n     context (inferred): host steal 10.0 %\n\
+                 context during 1 late events: host steal 10.0 % (window: host steal 10.0 %) (inferred)\n\
+                 window sampled every 100 ms: 11 samples over 1.00 s, the sampler's CPU 3.0 ms (0.30 % of a CPU)\n\
+                 notice: window telemetry: cannot read /x\n\
+                 all events, in ms: run queue 9.00 (at wake-up 9.00), timer 1.00, "
+            ),
             "{text}"
         );
     }

@@ -9,6 +9,7 @@ pub mod figure;
 pub mod file;
 pub mod html;
 pub mod late;
+pub mod late_context;
 pub mod markdown;
 pub mod merge;
 pub mod precision;

@@ -1,7 +1,8 @@
 //! The HTML page's "Why late" section of a probe: a stacked bar per load of
 //! where its late events' time went, part by part, in ms per second
 //! measured, and the table of causes per load, both read from the
-//! `LateCauses` the run stored; nothing for a probe that split none.
+//! `LateCauses` the run stored, with the late events' inferred context
+//! where the window was sampled; nothing for a probe that split none.
 
 use super::chart::{self, Labels, Layer};
 use super::html::{escape, table};
@@ -27,10 +28,15 @@ pub fn section(run: &RunDocument, probe: &str) -> Result<String> {
     let summaries: String = split
         .iter()
         .map(|(load, causes, _)| {
+            let context = causes
+                .context
+                .as_ref()
+                .map_or(String::new(), |c| format!("; {}", c.words()));
             format!(
-                "<li>{}: {}</li>\n",
+                "<li>{}: {}{}</li>\n",
                 escape(load),
-                escape(&late::summary(causes))
+                escape(&late::summary(causes)),
+                escape(&context)
             )
         })
         .collect();
@@ -136,6 +142,18 @@ mod tests {
             "<td>burn</td><td>run-queue wait</td><td class=\"num\">3</td><td class=\"num\">75.0</td><td class=\"num\">89.2</td>"
         ), "{html}");
         assert!(html.contains("<td>blocked (other)</td><td class=\"num\">1</td>"));
+        let mut with_context = causes(3, 1);
+        with_context.context = Some(crate::figures::late_context::LateContext {
+            basis: "inferred".into(),
+            events: 4,
+            during_late: Default::default(),
+            window: Default::default(),
+        });
+        run.scenarios[1].outcome.result.as_mut().unwrap().late = Some(with_context);
+        let html = section(&run, "audio").unwrap();
+        assert!(html.contains(
+            "<li>burn: run-queue wait (89 %) of 4 late; during 4 late events: nothing seen (inferred)</li>"
+        ), "{html}");
         let page = crate::report::html::render(&run).unwrap();
         assert_eq!(page.matches("<h3>Why late</h3>").count(), 1);
     }

@@ -29,7 +29,14 @@ pub struct Pressure {
 /// Reads `<proc_root>/pressure/<resource>` (`cpu`, `memory` or `io`);
 /// `Ok(None)` when the kernel has no PSI (no file, or PSI turned off).
 pub fn read_pressure(proc_root: &Path, resource: &str) -> Result<Option<Pressure>, ProcError> {
-    let (path, text) = match read(proc_root.join("pressure").join(resource)) {
+    read_pressure_file(&proc_root.join("pressure").join(resource))
+}
+
+/// Reads the pressure file at `path` (/proc/pressure/*, or a cgroup's
+/// `cpu.pressure`, `memory.pressure`, `io.pressure`); `Ok(None)` when it
+/// does not exist or PSI is turned off.
+pub fn read_pressure_file(path: &Path) -> Result<Option<Pressure>, ProcError> {
+    let (path, text) = match read(path.to_path_buf()) {
         Ok(read) => read,
         Err(ProcError::Read { error, .. })
             if error.kind() == std::io::ErrorKind::NotFound
@@ -150,23 +157,7 @@ pub fn read_stat(proc_root: &Path) -> Result<StatCounters, ProcError> {
         };
         match words.next() {
             Some("cpu") => {
-                let numbers: Vec<u64> = words
-                    .map(|w| w.parse::<u64>().map_err(|_| parse_error(&path, line)))
-                    .collect::<Result<_, _>>()?;
-                if numbers.len() < 4 {
-                    return Err(parse_error(&path, line));
-                }
-                let at = |i: usize| numbers.get(i).copied();
-                cpu = Some(CpuTicks {
-                    user: numbers[0],
-                    nice: numbers[1],
-                    system: numbers[2],
-                    idle: numbers[3],
-                    iowait: at(4),
-                    irq: at(5),
-                    softirq: at(6),
-                    steal: at(7),
-                });
+                cpu = Some(parse_cpu_ticks(words).ok_or_else(|| parse_error(&path, line))?)
             }
             Some("ctxt") => ctxt = Some(single(&mut words)?),
             Some("intr") => intr = Some(single(&mut words)?),
@@ -175,6 +166,46 @@ pub fn read_stat(proc_root: &Path) -> Result<StatCounters, ProcError> {
     }
     let cpu = cpu.ok_or_else(|| parse_error(&path, "(no cpu line)"))?;
     Ok(StatCounters { cpu, ctxt, intr })
+}
+
+/// The numbers after a `cpu` or `cpuN` word of /proc/stat; `None` when one
+/// is not a number or fewer than four are there.
+fn parse_cpu_ticks(words: std::str::SplitWhitespace) -> Option<CpuTicks> {
+    let numbers: Vec<u64> = words.map(|w| w.parse().ok()).collect::<Option<_>>()?;
+    let at = |i: usize| numbers.get(i).copied();
+    Some(CpuTicks {
+        user: at(0)?,
+        nice: at(1)?,
+        system: at(2)?,
+        idle: at(3)?,
+        iowait: at(4),
+        irq: at(5),
+        softirq: at(6),
+        steal: at(7),
+    })
+}
+
+/// The CPU time split of each CPU (/proc/stat's `cpuN` lines), indexed by
+/// CPU number; a CPU without a line (offline) is `None`.
+pub fn read_stat_per_cpu(proc_root: &Path) -> Result<Vec<Option<CpuTicks>>, ProcError> {
+    let (path, text) = read(proc_root.join("stat"))?;
+    let mut cpus: Vec<Option<CpuTicks>> = Vec::new();
+    for line in text.lines() {
+        let mut words = line.split_whitespace();
+        let Some(cpu) = words.next().and_then(|w| w.strip_prefix("cpu")) else {
+            continue;
+        };
+        if cpu.is_empty() {
+            continue;
+        }
+        let number: usize = cpu.parse().map_err(|_| parse_error(&path, line))?;
+        let ticks = parse_cpu_ticks(words).ok_or_else(|| parse_error(&path, line))?;
+        if cpus.len() <= number {
+            cpus.resize(number + 1, None);
+        }
+        cpus[number] = Some(ticks);
+    }
+    Ok(cpus)
 }
 
 /// The kernel's flag for kernel threads in /proc/PID/stat.
@@ -372,5 +403,42 @@ mod tests {
         assert!(!p.kernel_thread);
         let kthread = "2 (kthreadd) S 0 0 0 0 -1 2129984 0 0 0 0 0 1 0 0 20 0 1 0 2 0";
         assert!(ProcessTicks::from(ProcessStat::parse(kthread).unwrap()).kernel_thread);
+    }
+
+    #[test]
+    fn each_cpu_is_read_by_its_number_and_a_missing_one_is_none() {
+        let dir = proc_with(&[("stat", STAT)]);
+        let cpus = read_stat_per_cpu(dir.path()).unwrap();
+        assert_eq!(cpus.len(), 2);
+        let cpu1 = cpus[1].unwrap();
+        assert_eq!(
+            (cpu1.user, cpu1.softirq, cpu1.steal),
+            (182_170, Some(2242), Some(4122))
+        );
+        let dir = proc_with(&[("stat", "cpu  1 2 3 4\ncpu2 1 2 3 4 5\nctxt 5\n")]);
+        let cpus = read_stat_per_cpu(dir.path()).unwrap();
+        assert_eq!(
+            (cpus.len(), cpus[0], cpus[2].unwrap().iowait),
+            (3, None, Some(5))
+        );
+        let dir = proc_with(&[("stat", "cpu0 1 2 3\n")]);
+        let err = read_stat_per_cpu(dir.path()).unwrap_err().to_string();
+        assert!(err.contains("cpu0 1 2 3"), "{err}");
+        let dir = proc_with(&[("stat", "cpuX 1 2 3 4\n")]);
+        assert!(read_stat_per_cpu(dir.path()).is_err());
+    }
+
+    #[test]
+    fn a_cgroup_pressure_file_is_read_by_its_path() {
+        let dir = proc_with(&[(
+            "g/memory.pressure",
+            include_str!("testdata/pressure_memory"),
+        )]);
+        let memory = read_pressure_file(&dir.path().join("g/memory.pressure")).unwrap();
+        assert!(memory.unwrap().full.is_some());
+        assert_eq!(
+            read_pressure_file(&dir.path().join("g/io.pressure")).unwrap(),
+            None
+        );
     }
 }

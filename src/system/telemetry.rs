@@ -8,11 +8,14 @@
 //! This file holds the raw side (the samples and the [`Sampler`] that takes
 //! them) and the record that pairs them with their figures; [`figures`]
 //! derives the figures in one pure function, [`foreign`] accounts for the
-//! CPU of other processes, and `usage` is what one worker process used.
+//! CPU of other processes, `usage` is what one worker process used, and
+//! [`window`] samples the measurement window itself for the late events'
+//! context.
 
 pub mod figures;
 pub mod foreign;
 mod usage;
+pub mod window;
 
 pub use usage::{self_usage, ProcessUsage};
 
@@ -206,6 +209,10 @@ pub struct ScenarioTelemetry {
     pub before: TelemetrySample,
     /// The sample taken just after it.
     pub after: TelemetrySample,
+    /// What sampling the window found (the cgroups' throttling and
+    /// pressure) and cost; absent in runs made before it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub window: Option<window::WindowTelemetry>,
 }
 
 impl ScenarioTelemetry {
@@ -216,6 +223,15 @@ impl ScenarioTelemetry {
             figures: derive(&before, &after, wall_ns),
             before,
             after,
+            window: None,
+        }
+    }
+
+    /// The same telemetry with what sampling the window found.
+    pub fn with_window(self, window: window::WindowTelemetry) -> Self {
+        Self {
+            window: Some(window),
+            ..self
         }
     }
 }

@@ -19,6 +19,7 @@ mod fileio;
 mod fragment;
 mod html;
 mod job;
+mod late_context;
 mod late_report;
 mod late_split;
 mod memory_loads;

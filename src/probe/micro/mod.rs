@@ -153,6 +153,9 @@ struct MicroProbe {
 struct Ready {
     running: Vec<Running>,
     records: Vec<OpRecord>,
+    /// The readings of the measuring thread, opened (and their cost timed)
+    /// before the window, so its first sub-window is as full as the others.
+    splitting: Splitting,
 }
 
 /// An operation of the set, once its start succeeded.
@@ -190,7 +193,12 @@ impl Probe for MicroProbe {
             }
         }
         warm_up(&mut running, &mut records);
-        self.ready = Some(Ready { running, records });
+        let splitting = self.late.take().unwrap_or_else(LateSplit::off).open();
+        self.ready = Some(Ready {
+            running,
+            records,
+            splitting,
+        });
         Ok(())
     }
 
@@ -198,11 +206,11 @@ impl Probe for MicroProbe {
         let Ready {
             mut running,
             mut records,
+            mut splitting,
         } = self.ready.take().ok_or_else(|| MeasureError::Io {
             what: "the micro probe measured without being prepared",
             error: std::io::Error::other("Probe::prepare was not called"),
         })?;
-        let mut splitting = self.late.take().unwrap_or_else(LateSplit::off).open();
         let ended_ns = repeat(
             self.mode,
             window,

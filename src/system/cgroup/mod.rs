@@ -4,6 +4,8 @@
 //! join ([`join`]), and removing them again ([`remove`], also what the
 //! clean-up after a killed run needs). Apart from those, a `cmd:` load's
 //! worker makes a cgroup that only accounts its CPU time ([`CpuAccount`]).
+//! [`watch`] finds the groups a run's processes are in and reads their
+//! throttling and pressure.
 //!
 //! cgroup v2 is used for a controller when a cgroup2 hierarchy offers it,
 //! else a cgroup v1 hierarchy mounted with it; so the memory limit and the
@@ -24,6 +26,7 @@ mod account;
 mod group;
 mod hierarchy;
 mod limit;
+pub mod watch;
 
 pub use account::{make_cpu_account, remove_orphaned_accounts, CpuAccount};
 pub use group::{plan, Cgroup, Plan};
