@@ -145,16 +145,19 @@ fn the_next_run_switches_off_what_a_sigkilled_run_held() {
     let said = stderr(&output);
     assert!(output.status.success(), "{said}");
     assert!(holds_of(pid).is_empty(), "{said}");
+    // The holds are the whole system's: another test's run starting
+    // meanwhile may have removed this one first, and said so itself.
     let cleaned = format!("run {pid} (ended without cleaning up)");
-    let line = said
+    if let Some(line) = said
         .lines()
         .find(|l| l.contains(&cleaned) && l.contains("delay accounting"))
-        .unwrap_or_else(|| panic!("no line about the killed run's hold: {said}"));
-    assert!(
-        line.ends_with("switched delay accounting (kernel.task_delayacct) back off")
-            || line.ends_with("left on for a live run that holds it"),
-        "{line}"
-    );
+    {
+        assert!(
+            line.ends_with("switched delay accounting (kernel.task_delayacct) back off")
+                || line.ends_with("left on for a live run that holds it"),
+            "{line}"
+        );
+    }
     if !any_hold() {
         assert!(!switch_is_on(), "no run holds it: switched back off");
     }
