@@ -169,10 +169,13 @@ pub fn explain(
         let Some(switch_in) = waits.switch_in_before(event.woke_cpu, event.woke_ns) else {
             continue;
         };
-        let mut ran = waits.ran_before(switch_in, event.due_ns);
-        for (out, back_ns) in waits.preemptions(switch_in.next_tid, switch_in.at_ns, event.ended_ns)
-        {
-            for (task, ns) in waits.ran_on(out.cpu, out.at_ns, back_ns, out.prev_tid) {
+        // Every wait of its thread from its due time to its end: at its
+        // wake-up, while preempted, and, for an event due while the previous
+        // one still ran, that one's waits after the due time.
+        let mut ran: RanBy = Vec::new();
+        let tid = switch_in.next_tid;
+        for back in waits.switch_ins(tid, event.due_ns, event.ended_ns) {
+            for (task, ns) in waits.ran_before(back, event.due_ns) {
                 add(&mut ran, task, ns);
             }
         }
@@ -287,25 +290,17 @@ impl<'a> Waits<'a> {
         ran
     }
 
-    /// The preemptions of `tid` between `from_ns` and `to_ns`, each with
-    /// the time it ran again (`to_ns` at the latest).
-    fn preemptions(&self, tid: i32, from_ns: u64, to_ns: u64) -> Vec<(&'a Switch, u64)> {
-        let all = &self.probe_switches;
-        all.iter()
-            .copied()
-            .filter(|s| {
-                s.prev_tid == tid && s.prev_runnable && s.at_ns > from_ns && s.at_ns < to_ns
-            })
-            .map(|out| {
-                let back = all
-                    .iter()
-                    .filter(|s| s.next_tid == tid && s.at_ns > out.at_ns)
-                    .map(|s| s.at_ns)
-                    .min()
-                    .unwrap_or(to_ns);
-                (out, back.min(to_ns))
-            })
-            .collect()
+    /// The switches to `tid` after `from_ns` and up to `to_ns`: the ends
+    /// of its waits in that time.
+    fn switch_ins(
+        &self,
+        tid: i32,
+        from_ns: u64,
+        to_ns: u64,
+    ) -> impl Iterator<Item = &'a Switch> + '_ {
+        self.probe_switches.iter().copied().filter(move |s| {
+            s.next_tid == tid && s.prev_tid != tid && s.at_ns > from_ns && s.at_ns <= to_ns
+        })
     }
 
     /// Every wait of probe thread `tid` that ended in `window` (ns), with
@@ -548,6 +543,24 @@ mod tests {
                 ("kworker/0:1".to_string(), 1_000)
             ]
         );
+    }
+
+    #[test]
+    fn an_event_due_while_the_previous_one_ran_names_that_ones_waits_after_its_due_time() {
+        // Due at 11 ms, while the thread waited from its wake-up at 10 ms;
+        // it started after the previous event, at 22 ms, and ended at 24.
+        let mut late = late_with_event(11);
+        late.worst[0].woke_ns = 22 * MS;
+        late.worst[0].ended_ns = 24 * MS;
+        explain(&mut late, &trace(), &[PROBE], &names(), summary());
+        let ran: Vec<(&str, u64)> = late.worst[0]
+            .ran_instead
+            .iter()
+            .map(|r| (r.task.as_str(), r.ns / MS))
+            .collect();
+        // burn#1 from 11 to 12 and from 18 to 21, burn#2 from 12 to 15,
+        // the kworker from 15 to 16.
+        assert_eq!(ran, [("burn#1", 4), ("burn#2", 3), ("kworker/0:1", 1)]);
     }
 
     #[test]
