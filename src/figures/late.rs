@@ -192,7 +192,10 @@ impl Dominant {
 
     fn phrase(&self, behind: Option<&str>) -> String {
         let percent = (self.share * 100.0).round();
-        if self.share < 0.5 || self.cause == Cause::Mixed {
+        if self.cause == Cause::Mixed {
+            return format!("mixed ({percent} %)");
+        }
+        if self.share < 0.5 {
             return format!("mixed ({} {percent} %)", self.cause.words());
         }
         match behind.filter(|_| self.cause == Cause::RunQueue) {
@@ -253,6 +256,14 @@ impl LateCauses {
         );
         late.notices
             .extend(splitter.delays().notice().map(str::to_string));
+        if splitter.delays().cut() > 0 {
+            late.notices.push(format!(
+                "delay accounting gave {} readings a wait longer than the time since the \
+                 reading before (a wait whose start the kernel did not stamp); each was cut \
+                 to that time",
+                splitter.delays().cut()
+            ));
+        }
         if !late.schedstat {
             late.notices.push(
                 "run-queue wait unavailable: the thread's schedstat cannot be read \
@@ -504,6 +515,11 @@ mod tests {
             share: 0.4,
         };
         assert_eq!(dominant.words(), "mixed (run-queue wait 40 %)");
+        let mixed = Dominant {
+            cause: Cause::Mixed,
+            share: 0.62,
+        };
+        assert_eq!(mixed.words(), "mixed (62 %)");
         assert_eq!(dominant.words_behind("burn"), "mixed (run-queue wait 40 %)");
         let run_queue = Dominant {
             share: 0.92,

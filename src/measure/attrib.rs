@@ -100,6 +100,33 @@ fn read_run_delay(file: &File) -> Option<u64> {
     text.split_ascii_whitespace().nth(1)?.parse().ok()
 }
 
+/// The kinds of wait of `delta`, each cut to `span_ns`, the time since the
+/// reading before (no wait can be longer; this kernel's block I/O total now
+/// and then grows by hours at once, a wait whose start it never stamped),
+/// and whether any was cut.
+fn split_within(delta: &Delays, span_ns: u64) -> (DelaySplit, bool) {
+    let kinds = [
+        delta.block_io_ns,
+        delta.swap_in_ns,
+        delta.reclaim_ns,
+        delta.thrashing_ns,
+        delta.compaction_ns,
+        delta.write_copy_ns,
+    ];
+    let cut = kinds.iter().any(|ns| *ns > span_ns);
+    let [block_io_ns, swap_in_ns, reclaim_ns, thrashing_ns, compaction_ns, write_copy_ns] =
+        kinds.map(|ns| ns.min(span_ns));
+    let split = DelaySplit {
+        block_io_ns,
+        swap_in_ns,
+        reclaim_ns,
+        thrashing_ns,
+        compaction_ns,
+        write_copy_ns,
+    };
+    (split, cut)
+}
+
 /// The calling thread's CPU time per call of `call`, over `calls` calls:
 /// what a reading costs, whatever preempts the thread meanwhile.
 fn cpu_per_call_ns(calls: u64, mut call: impl FnMut()) -> f64 {
@@ -127,8 +154,13 @@ pub struct DelayReader {
     socket: Option<TaskstatsSocket>,
     tid: u32,
     last: Delays,
+    /// When `last` was read (`CLOCK_MONOTONIC`, ns).
+    last_ns: u64,
     reads: u64,
     ns_per_read: f64,
+    /// Readings in which a kind of wait took longer than the time since
+    /// the reading before, cut to that time.
+    cut: u64,
     /// Why it cannot be read, one sentence.
     notice: Option<String>,
 }
@@ -143,8 +175,10 @@ impl DelayReader {
             socket: None,
             tid,
             last: Delays::default(),
+            last_ns: now_ns(),
             reads: 0,
             ns_per_read: 0.0,
+            cut: 0,
             notice: None,
         };
         let opened = match delayacct::is_on(Path::new("/proc")) {
@@ -178,6 +212,7 @@ impl DelayReader {
             return reader;
         }
         reader.ns_per_read = ns_per_read;
+        reader.last_ns = now_ns();
         reader.socket = Some(socket);
         reader
     }
@@ -186,17 +221,24 @@ impl DelayReader {
     /// taskstats cannot be read.
     pub fn read(&mut self) -> Option<DelaySplit> {
         let delays = self.socket.as_mut()?.read(self.tid).ok()?;
+        let at_ns = now_ns();
         self.reads += 1;
-        let delta = delays.since(&self.last);
+        let (split, cut) = split_within(&delays.since(&self.last), at_ns - self.last_ns);
+        self.cut += u64::from(cut);
         self.last = delays;
-        Some(DelaySplit {
-            block_io_ns: delta.block_io_ns,
-            swap_in_ns: delta.swap_in_ns,
-            reclaim_ns: delta.reclaim_ns,
-            thrashing_ns: delta.thrashing_ns,
-            compaction_ns: delta.compaction_ns,
-            write_copy_ns: delta.write_copy_ns,
-        })
+        self.last_ns = at_ns;
+        Some(split)
+    }
+
+    /// Readings in which a kind of wait was cut to the time they covered.
+    pub fn cut(&self) -> u64 {
+        self.cut
+    }
+
+    /// Takes a reading and drops it: what the thread waited on until now
+    /// belongs to no event.
+    pub fn rebase(&mut self) {
+        self.read();
     }
 
     /// Why it cannot be read, if it cannot.
@@ -249,9 +291,18 @@ impl EventSplitter {
         }
     }
 
-    /// Takes the reading at an event's wake-up; returns its time.
+    /// Takes the reading at an event's wake-up; returns its time. When
+    /// the thread blocked between events beyond its one sleep (work of the
+    /// probe's own outside its events: resp1's touch of its array before
+    /// the gap), delay accounting is read again, so that wait is not
+    /// counted in the next event.
     pub fn woke(&mut self) -> u64 {
         self.woke = self.reader.read();
+        let blocked_between = self.woke.voluntary > self.last.voluntary + 1
+            || self.woke.major_faults > self.last.major_faults;
+        if blocked_between {
+            self.delays.rebase();
+        }
         self.woke.at_ns
     }
 
@@ -319,6 +370,22 @@ impl EventSplitter {
 mod tests {
     use super::*;
     use crate::measure::late::Cause;
+
+    #[test]
+    fn a_wait_longer_than_the_time_between_readings_is_cut_to_it() {
+        let delta = Delays {
+            block_io_ns: 25_000 * 1_000_000_000,
+            swap_in_ns: 3_000_000,
+            ..Delays::default()
+        };
+        let (split, cut) = split_within(&delta, 180_000_000);
+        assert!(cut);
+        assert_eq!(
+            (split.block_io_ns, split.swap_in_ns),
+            (180_000_000, 3_000_000)
+        );
+        assert!(!split_within(&delta, u64::MAX).1);
+    }
 
     #[test]
     fn a_reading_of_this_thread_moves_forward() {
