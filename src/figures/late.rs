@@ -258,9 +258,9 @@ impl LateCauses {
             .extend(splitter.delays().notice().map(str::to_string));
         if splitter.delays().cut() > 0 {
             late.notices.push(format!(
-                "delay accounting gave {} readings a wait longer than the time since the \
-                 reading before (a wait whose start the kernel did not stamp); each was cut \
-                 to that time",
+                "in {} of its readings delay accounting gave a wait longer than the time \
+                 since the reading before (a wait whose start the kernel did not stamp); \
+                 each was cut to that time",
                 splitter.delays().cut()
             ));
         }
