@@ -10,6 +10,7 @@
 use super::late::{self, CauseRow};
 use super::late_context;
 use super::schema::{RunDocument, ScenarioResult, ScenarioStatus};
+use crate::figures::explain::ExplainStatus;
 use crate::figures::late::{LateCauses, LateEvent};
 
 /// Worst events shown per scenario unless told otherwise.
@@ -53,6 +54,7 @@ fn scenario_text(scenario: &ScenarioResult, worst: usize) -> String {
     }
     out.push_str(&late_context::scenario_lines(scenario, causes));
     out.push_str(&format!("{}\n", all_events_text(causes)));
+    out.push_str(&recorder_lines(causes));
     for notice in &causes.notices {
         out.push_str(&format!("notice: {notice}\n"));
     }
@@ -111,6 +113,45 @@ fn all_events_text(causes: &LateCauses) -> String {
         ms(all.cpu_overrun_ns),
         ms(all.unexplained_ns),
     )
+}
+
+/// What `--explain` recorded: its status and cost, then each probe thread's
+/// waits with the tasks that ran meanwhile; nothing without it.
+fn recorder_lines(causes: &LateCauses) -> String {
+    let Some(summary) = &causes.explain else {
+        return String::new();
+    };
+    let cost = &summary.cost;
+    let measured = cost
+        .measured_cpu_pct
+        .map_or("not measured".to_string(), |pct| {
+            format!("measured {pct:.2} %")
+        });
+    let status = match summary.status {
+        ExplainStatus::Recorded => "recorded",
+        ExplainStatus::Stopped => "stopped part-way",
+        ExplainStatus::Off => "off",
+    };
+    let mut out = format!(
+        "recorder ({status}; {}): {} records, {} lost; cost of a CPU predicted {:.2} %, {measured}\n",
+        summary.method, cost.records, cost.lost, cost.predicted_cpu_pct
+    );
+    for thread in &summary.threads {
+        let behind: Vec<String> = thread
+            .behind
+            .iter()
+            .map(|r| format!("{} {:.1}", r.task, r.ns as f64 / 1e6))
+            .collect();
+        out.push_str(&format!(
+            "{} (tid {}) waited {} times, {:.2} ms in all, behind: {} ms\n",
+            thread.name,
+            thread.tid,
+            thread.waits,
+            thread.wait_ns as f64 / 1e6,
+            behind.join(", ")
+        ));
+    }
+    out
 }
 
 /// The `worst` worst late events, one line each.
@@ -235,6 +276,36 @@ mod tests {
         let mut run = crate::report::fixture::run();
         run.scenarios[1].outcome.result.as_mut().unwrap().late = Some(causes);
         run
+    }
+
+    #[test]
+    fn the_recorder_says_its_status_cost_and_what_each_thread_waited_behind() {
+        use crate::figures::explain::{ExplainCost, ExplainSummary, ThreadWaits};
+        let mut late = with_ran_instead(causes(1, 0));
+        assert_eq!(recorder_lines(&late), "");
+        let mut summary = ExplainSummary::off(
+            "perf_event_open",
+            "too dear".into(),
+            ExplainCost {
+                predicted_cpu_pct: 2.5,
+                ..ExplainCost::default()
+            },
+        );
+        summary.threads = vec![ThreadWaits {
+            tid: 7,
+            name: "fb-probe-x".into(),
+            waits: 3,
+            wait_ns: 12 * MS,
+            behind: late.worst[0].ran_instead.clone(),
+        }];
+        late.explain = Some(summary);
+        assert_eq!(
+            recorder_lines(&late),
+            "recorder (off; perf_event_open): 0 records, 0 lost; cost of a CPU predicted 2.50 %, \
+             not measured\n\
+             fb-probe-x (tid 7) waited 3 times, 12.00 ms in all, behind: burn#2 5.6, burn#1 3.0, \
+             kworker/1:2 0.4 ms\n"
+        );
     }
 
     #[test]
