@@ -102,8 +102,15 @@ fn an_unknown_key_exits_2_listing_the_keys() {
 #[test]
 fn a_busy_machine_is_named_and_strict_refuses() {
     let dir = tempfile::tempdir().unwrap();
-    let mut busy = std::process::Command::new("sh")
-        .args(["-c", "while :; do :; done"])
+    // Other tests' loads share the CPUs: as root the busy loop runs at
+    // nice -20, so it stays among the busiest processes named.
+    let nice = if nix::unistd::geteuid().is_root() {
+        "-20"
+    } else {
+        "0"
+    };
+    let mut busy = std::process::Command::new("nice")
+        .args(["-n", nice, "sh", "-c", "while :; do :; done"])
         .spawn()
         .unwrap();
     std::thread::sleep(std::time::Duration::from_millis(100));
