@@ -237,11 +237,12 @@ impl ScenarioTelemetry {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
     use crate::system::counters::{CpuTicks, PressureLine};
 
-    fn pressure(some_us: u64, full_us: Option<u64>) -> Option<Pressure> {
+    /// Pressure totals of `some_us` and, where given, `full_us`.
+    pub fn pressure(some_us: u64, full_us: Option<u64>) -> Option<Pressure> {
         let line = |total_us| PressureLine {
             avg10_pct: 0.0,
             avg60_pct: 0.0,

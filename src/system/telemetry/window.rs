@@ -396,20 +396,7 @@ fn thread_cpu_ns() -> u64 {
 mod tests {
     use super::*;
     use crate::system::cgroup::watch::Throttling;
-    use crate::system::counters::PressureLine;
-
-    fn pressure(some_us: u64, full_us: Option<u64>) -> Option<Pressure> {
-        let line = |total_us| PressureLine {
-            avg10_pct: 0.0,
-            avg60_pct: 0.0,
-            avg300_pct: 0.0,
-            total_us,
-        };
-        Some(Pressure {
-            some: Some(line(some_us)),
-            full: full_us.map(line),
-        })
-    }
+    use crate::system::telemetry::tests::pressure;
 
     #[test]
     fn reclaim_sums_the_kinds_and_is_none_where_the_kernel_lacks_every_key() {

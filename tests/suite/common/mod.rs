@@ -76,9 +76,26 @@ fn binary_for_nobody(dir: &Path) -> std::path::PathBuf {
     if !copy.exists() {
         std::fs::copy(BINARY, &copy).expect("cannot copy the binary for nobody");
         std::fs::set_permissions(&copy, std::fs::Permissions::from_mode(0o755)).unwrap();
+        wait_until_executable(&copy);
     }
     std::fs::set_permissions(dir, std::fs::Permissions::from_mode(0o777)).unwrap();
     copy
+}
+
+/// Waits until `binary`, just written, can be executed: a test forking at
+/// the same time gives its child a copy of the writing descriptor until the
+/// child executes, and meanwhile the kernel refuses to run the file ("text
+/// file busy").
+fn wait_until_executable(binary: &Path) {
+    let busy = Some(nix::libc::ETXTBSY);
+    for _ in 0..100 {
+        match Command::new(binary).arg("--version").output() {
+            Err(error) if error.raw_os_error() == busy => {
+                std::thread::sleep(std::time::Duration::from_millis(20));
+            }
+            _ => return,
+        }
+    }
 }
 
 /// `command` with the tag in its environment, `dir` as its cache directory
