@@ -401,7 +401,7 @@ fn add_by_task<'a>(all: impl Iterator<Item = &'a RanInstead>) -> Vec<RanInstead>
 mod tests {
     use super::*;
     use crate::figures::late::{LateEvent, ReadCost};
-    use crate::measure::late::{Cause, LateAccount, Parts};
+    use crate::measure::late::{Cause, EventSplit, LateAccount};
 
     const MS: u64 = 1_000_000;
     const PROBE: i32 = 100;
@@ -457,22 +457,18 @@ mod tests {
 
     fn late_with_event(due_ms: u64) -> LateCauses {
         let mut late = LateCauses::of(&LateAccount::new(), "late", true, ReadCost::default());
-        late.worst.push(LateEvent {
+        let split = EventSplit {
             due_ns: due_ms * MS,
             woke_ns: 16 * MS + MS / 2,
             ended_ns: 25 * MS,
             cpu_wanted_ns: Some(5 * MS),
             cpu_used_ns: 5 * MS,
-            woke_cpu: 0,
-            ended_cpu: 0,
-            voluntary: 0,
             involuntary: 1,
-            major_faults: 0,
-            parts: Parts::default(),
-            blocked_by: None,
+            ..EventSplit::default()
+        };
+        late.worst.push(LateEvent {
             cause: Cause::RunQueue,
-            ran_instead: Vec::new(),
-            context: None,
+            ..LateEvent::of(&split)
         });
         late
     }

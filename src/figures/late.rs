@@ -9,7 +9,7 @@ use super::explain::ExplainSummary;
 use super::late_context::{InferredContext, LateContext};
 use super::tally::{Samples, Tally, TallyError};
 use crate::measure::attrib::EventSplitter;
-use crate::measure::late::{Cause, DelaySplit, EventSplit, LateAccount, Parts, WORST_KEPT};
+use crate::measure::late::{Cause, EventSplit, LateAccount, Parts, WORST_KEPT};
 use serde::{Deserialize, Serialize};
 
 /// Events split.
@@ -21,27 +21,13 @@ const ALL: &str = "all.";
 /// The prefix of the parts added up over the late events.
 const LATE_PARTS: &str = "late.";
 
-/// One late event whole.
+/// One late event whole: its split, with its cause and what was found
+/// about it after the window. It reads as its split (`Deref`), whose
+/// fields it carries in the run document side by side with its own.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct LateEvent {
-    /// When it was due, woke and ended (`CLOCK_MONOTONIC`, ns, the clock
-    /// `perf --clockid monotonic` and `trace-cmd -C mono` stamp with).
-    pub due_ns: u64,
-    pub woke_ns: u64,
-    pub ended_ns: u64,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub cpu_wanted_ns: Option<u64>,
-    pub cpu_used_ns: u64,
-    /// The CPU it woke on and the one it ended on.
-    pub woke_cpu: u32,
-    pub ended_cpu: u32,
-    /// Blocking switches, preemptions and major faults during its work.
-    pub voluntary: u64,
-    pub involuntary: u64,
-    pub major_faults: u64,
-    pub parts: Parts,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub blocked_by: Option<DelaySplit>,
+    #[serde(flatten)]
+    pub split: EventSplit,
     pub cause: Cause,
     /// The tasks that ran on its CPU while it waited on a run queue, most
     /// time first (`--explain`; empty without it).
@@ -52,6 +38,20 @@ pub struct LateEvent {
     /// window was not sampled).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub context: Option<InferredContext>,
+}
+
+impl std::ops::Deref for LateEvent {
+    type Target = EventSplit;
+
+    fn deref(&self) -> &EventSplit {
+        &self.split
+    }
+}
+
+impl std::ops::DerefMut for LateEvent {
+    fn deref_mut(&mut self) -> &mut EventSplit {
+        &mut self.split
+    }
 }
 
 /// A task that ran while a late event waited for the CPU.
@@ -71,27 +71,11 @@ impl LateEvent {
     /// The event of `split`.
     pub fn of(split: &EventSplit) -> Self {
         Self {
-            due_ns: split.due_ns,
-            woke_ns: split.woke_ns,
-            ended_ns: split.ended_ns,
-            cpu_wanted_ns: split.cpu_wanted_ns,
-            cpu_used_ns: split.cpu_used_ns,
-            woke_cpu: split.woke_cpu,
-            ended_cpu: split.ended_cpu,
-            voluntary: split.voluntary,
-            involuntary: split.involuntary,
-            major_faults: split.major_faults,
-            parts: split.parts,
-            blocked_by: split.blocked_by,
+            split: *split,
             cause: split.cause(),
             ran_instead: Vec::new(),
             context: None,
         }
-    }
-
-    /// Its delay: the parts' sum.
-    pub fn delay_ns(&self) -> u64 {
-        self.parts.total_ns()
     }
 }
 

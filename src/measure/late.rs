@@ -316,14 +316,16 @@ pub struct EventTimes {
 }
 
 /// One event split: its readings' deltas and the parts of its delay.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct EventSplit {
-    /// When it was due, woke and ended (`CLOCK_MONOTONIC`, ns); an event
-    /// that was dropped at its wake-up ends when it woke.
+    /// When it was due, woke and ended (`CLOCK_MONOTONIC`, ns, the clock
+    /// `perf --clockid monotonic` and `trace-cmd -C mono` stamp with); an
+    /// event that was dropped at its wake-up ends when it woke.
     pub due_ns: u64,
     pub woke_ns: u64,
     pub ended_ns: u64,
     /// CPU it wanted (`None`: no set amount) and CPU it used.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cpu_wanted_ns: Option<u64>,
     pub cpu_used_ns: u64,
     /// The CPU it woke on and the one it ended on.
@@ -337,8 +339,10 @@ pub struct EventSplit {
     /// The share of `parts` that is the previous event's delay, carried
     /// because this event was due while that one still ran: the same wait
     /// seen from this event, so it is not added to the thread's totals.
+    #[serde(default)]
     pub carried: Parts,
     /// What delay accounting says the blocked time was, where it is on.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub blocked_by: Option<DelaySplit>,
 }
 
