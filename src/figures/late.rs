@@ -8,7 +8,7 @@
 use super::explain::ExplainSummary;
 use super::late_context::{InferredContext, LateContext};
 use super::tally::{Samples, Tally, TallyError};
-use crate::measure::attrib::EventSplitter;
+use crate::measure::attrib::{EventSplitter, Splitting};
 use crate::measure::late::{Cause, EventSplit, LateAccount, Parts, WORST_KEPT};
 use serde::{Deserialize, Serialize};
 
@@ -223,8 +223,16 @@ impl LateCauses {
         }
     }
 
+    /// What `splitting` accounted, late by `rule`; `None` when the run did
+    /// not split.
+    pub fn of_splitting(splitting: &Splitting, rule: &str) -> Option<Self> {
+        splitting
+            .splitter()
+            .map(|splitter| Self::of_splitter(splitter, rule))
+    }
+
     /// What `splitter` accounted, late by `rule`, with its cost.
-    pub fn of_splitter(splitter: &EventSplitter, rule: &str) -> Self {
+    fn of_splitter(splitter: &EventSplitter, rule: &str) -> Self {
         let (reads, ns_per_read) = splitter.cost();
         let (taskstats_reads, ns_per_taskstats_read) = splitter.delays().cost();
         let mut late = Self::of(

@@ -366,6 +366,52 @@ impl EventSplitter {
     }
 }
 
+/// The readings of the thread that waits for and does a probe's events,
+/// when the run splits them; without, it reads only the clock.
+#[derive(Debug, Default)]
+pub struct Splitting {
+    splitter: Option<EventSplitter>,
+}
+
+impl Splitting {
+    /// Splitting into `account` on the calling thread, which must be the
+    /// one that waits for and does the events; none without an account.
+    pub fn open(account: Option<LateAccount>) -> Self {
+        Self {
+            splitter: account.map(EventSplitter::open),
+        }
+    }
+
+    /// Takes the reading at an event's wake-up; returns its time.
+    pub fn woke(&mut self) -> u64 {
+        match &mut self.splitter {
+            Some(splitter) => splitter.woke(),
+            None => now_ns(),
+        }
+    }
+
+    /// Takes the reading at the end of an event, late when it ends after
+    /// `deadline_ns`; returns its end.
+    pub fn ended_by(&mut self, times: EventTimes, deadline_ns: u64) -> u64 {
+        match &mut self.splitter {
+            Some(splitter) => splitter.ended_by(times, deadline_ns).ended_ns,
+            None => now_ns(),
+        }
+    }
+
+    /// Accounts an event dropped at its wake-up, late by the caller's rule.
+    pub fn dropped(&mut self, times: EventTimes, late: bool) {
+        if let Some(splitter) = &mut self.splitter {
+            splitter.dropped(times, late);
+        }
+    }
+
+    /// The splitter, when the run splits.
+    pub fn splitter(&self) -> Option<&EventSplitter> {
+        self.splitter.as_ref()
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

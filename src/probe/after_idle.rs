@@ -23,6 +23,7 @@
 use super::late_split::{threshold_rule, LateSplit};
 use super::MeasureError;
 use crate::figures::result::MEASURED_S;
+use crate::figures::LateCauses;
 use crate::figures::{
     Better, Column, FigureDef, Formula, Measured, ProbeSheet, Spread, Tally, Unit,
 };
@@ -119,7 +120,7 @@ pub fn measure_points(
     }
     let rule = threshold_rule("a response", LATE_AFTER_NS);
     Ok(Measured {
-        late: splitting.causes(&rule),
+        late: LateCauses::of_splitting(&splitting, &rule),
         ..point_tallies(&points, params.points, window)
     })
 }
@@ -407,7 +408,7 @@ mod tests {
         assert!(late.late() <= 3);
         assert_eq!(
             late.rule,
-            "a response done more than 100 ms after it was due"
+            "a response done more than 100ms after it was due"
         );
     }
 

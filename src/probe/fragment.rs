@@ -33,6 +33,7 @@ use super::frame_figures::{count_figure, latency_columns, LATENCY};
 use super::late_split::LateSplit;
 use super::{MeasureError, Probe, ProbeDef};
 use crate::figures::result::MEASURED_S;
+use crate::figures::LateCauses;
 use crate::figures::{
     latency_figures, Better, Column, FigureDef, Formula, LatencySeries, Measured, ProbeSheet,
     Spread, Tally, Unit,
@@ -266,7 +267,7 @@ impl Probe for FragmentProbe {
             writes.record(window, last_ns, outcome);
         }
         Ok(Measured {
-            late: splitting.causes(LATE_RULE),
+            late: LateCauses::of_splitting(&splitting, LATE_RULE),
             ..fragment_tallies(
                 &writes,
                 window,

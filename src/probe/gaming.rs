@@ -15,6 +15,7 @@ use super::frame_figures::{
 use super::late_split::LateSplit;
 use super::{MeasureError, Probe, ProbeDef};
 use crate::figures::result::MEASURED_S;
+use crate::figures::LateCauses;
 use crate::figures::{
     latency_figures, Better, Column, FigureDef, Formula, LatencySeries, Measured, ProbeSheet,
     Spread, Tally, Unit,
@@ -190,7 +191,7 @@ impl Probe for GamingProbe {
             started_ns = splitting.woke();
         }
         Ok(Measured {
-            late: splitting.causes(LATE_RULE),
+            late: LateCauses::of_splitting(&splitting, LATE_RULE),
             ..gaming_tallies(&frames, window, started_ns - window.start_ns)
         })
     }

@@ -12,8 +12,9 @@
 //! request (`late_split`); the probe's thread only hands orders over, and
 //! its own waits are not part of any request's time.
 
-use super::late_split::{LateSplit, Splitting};
+use super::late_split::LateSplit;
 use crate::figures::LateCauses;
+use crate::measure::attrib::Splitting;
 use crate::measure::clock::{now_ns, sleep_until_ns};
 use crate::measure::late::EventTimes;
 use crate::sim::uncached::{drop_cached_range, AlignedBuf};
@@ -146,7 +147,7 @@ impl RequestThread {
     /// the split.
     pub fn late_causes(&self, rule: &str) -> Option<LateCauses> {
         let guard = self.splitting.lock().ok()?;
-        let mut late = guard.as_ref()?.causes(rule)?;
+        let mut late = LateCauses::of_splitting(guard.as_ref()?, rule)?;
         if self.left_running {
             late.notices.push(
                 "the request still running when the probe stopped waiting is not split".to_string(),

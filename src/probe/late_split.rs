@@ -1,14 +1,13 @@
 //! A probe's split of its events into the causes of their delay, when the
 //! run takes the readings for it (not with `--no-late-split`): the account
 //! allocated when the probe is built ([`LateSplit`]), the readings taken by
-//! the thread that waits and works ([`Splitting`]), and the rule an event
-//! is late by. Without the split the probe reads only the clock, as it
+//! the thread that waits and works (`measure::attrib::Splitting`), and the
+//! rule an event is late by. Without the split the probe reads only the clock, as it
 //! would without this module, and its result has no `late`.
 
-use crate::figures::LateCauses;
-use crate::measure::attrib::EventSplitter;
-use crate::measure::clock::now_ns;
-use crate::measure::late::{EventTimes, LateAccount};
+use crate::measure::attrib::Splitting;
+use crate::measure::late::LateAccount;
+use crate::sim::io::show_threshold;
 use crate::sim::WorkParams;
 
 /// The account a probe splits its events into, allocated when it is built
@@ -35,72 +34,25 @@ impl LateSplit {
     /// Starts splitting on the calling thread, which must be the one that
     /// waits for and does the events.
     pub fn open(self) -> Splitting {
-        Splitting {
-            splitter: self.account.map(EventSplitter::open),
-        }
-    }
-
-    /// The splitter of the calling thread, for a runner that takes one.
-    pub fn open_splitter(self) -> Option<EventSplitter> {
-        self.open().splitter
-    }
-}
-
-/// The readings of the thread that waits for and does a probe's events.
-#[derive(Debug)]
-pub struct Splitting {
-    splitter: Option<EventSplitter>,
-}
-
-impl Splitting {
-    /// Takes the reading at an event's wake-up; returns its time.
-    pub fn woke(&mut self) -> u64 {
-        match &mut self.splitter {
-            Some(splitter) => splitter.woke(),
-            None => now_ns(),
-        }
-    }
-
-    /// Takes the reading at the end of an event, late when it ends after
-    /// `deadline_ns`; returns its end.
-    pub fn ended_by(&mut self, times: EventTimes, deadline_ns: u64) -> u64 {
-        match &mut self.splitter {
-            Some(splitter) => splitter.ended_by(times, deadline_ns).ended_ns,
-            None => now_ns(),
-        }
-    }
-
-    /// Why the events were late, by `rule`; `None` without the split.
-    pub fn causes(&self, rule: &str) -> Option<LateCauses> {
-        self.splitter
-            .as_ref()
-            .map(|splitter| LateCauses::of_splitter(splitter, rule))
+        Splitting::open(self.account)
     }
 }
 
 /// A rule "ended more than `threshold_ns` after it was due", in words
-/// (`a request done more than 100 ms after it was due`).
+/// (`a request done more than 100ms after it was due`), the threshold
+/// shown as the `--io-thresholds` labels show theirs.
 pub fn threshold_rule(event: &str, threshold_ns: u64) -> String {
     format!(
         "{event} done more than {} after it was due",
-        show_ns(threshold_ns)
+        show_threshold(threshold_ns)
     )
-}
-
-/// `ns` in whole ms, or µs below a ms.
-fn show_ns(ns: u64) -> String {
-    if ns >= 1_000_000 && ns.is_multiple_of(1_000_000) {
-        format!("{} ms", ns / 1_000_000)
-    } else if ns >= 1_000_000 {
-        format!("{:.1} ms", ns as f64 / 1e6)
-    } else {
-        format!("{} µs", ns / 1_000)
-    }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::figures::LateCauses;
+    use crate::measure::late::EventTimes;
 
     #[test]
     fn without_the_split_there_is_no_account_and_no_causes() {
@@ -115,7 +67,7 @@ mod tests {
             cpu_wanted_ns: None,
         };
         assert!(off.ended_by(times, woke) >= woke);
-        assert!(off.causes("rule").is_none());
+        assert!(LateCauses::of_splitting(&off, "rule").is_none());
     }
 
     #[test]
@@ -130,7 +82,7 @@ mod tests {
             std::thread::sleep(std::time::Duration::from_millis(1));
             on.ended_by(times, due_ns.saturating_add(deadline_offset_ns));
         }
-        let late = on.causes("a test event done late").unwrap();
+        let late = LateCauses::of_splitting(&on, "a test event done late").unwrap();
         assert_eq!((late.events(), late.late()), (2, 1));
         assert_eq!(late.rule, "a test event done late");
         assert_eq!(late.worst.len(), 1);
@@ -141,15 +93,15 @@ mod tests {
     fn threshold_rules_say_their_threshold() {
         assert_eq!(
             threshold_rule("a request", 100_000_000),
-            "a request done more than 100 ms after it was due"
+            "a request done more than 100ms after it was due"
         );
         assert_eq!(
             threshold_rule("an operation", 2_500_000),
-            "an operation done more than 2.5 ms after it was due"
+            "an operation done more than 2ms 500us after it was due"
         );
         assert_eq!(
             threshold_rule("x", 500_000),
-            "x done more than 500 µs after it was due"
+            "x done more than 500us after it was due"
         );
     }
 }

@@ -61,10 +61,8 @@ impl PeriodicProbe {
 
 impl Probe for PeriodicProbe {
     fn measure(self: Box<Self>, window: Window, _dir: &Path) -> Result<Measured, MeasureError> {
-        let mut runner = FrameRunner::new(self.shape, window, self.loops_per_ms, self.account);
-        if let Some(splitter) = self.late.open_splitter() {
-            runner = runner.splitting(splitter);
-        }
+        let mut runner = FrameRunner::new(self.shape, window, self.loops_per_ms, self.account)
+            .splitting(self.late.open());
         let mut last_finished_ns = window.end_ns;
         while let Some(outcome) = runner.run_next_frame() {
             last_finished_ns = last_finished_ns.max(outcome.done_ns());
@@ -72,10 +70,7 @@ impl Probe for PeriodicProbe {
         let measured =
             periodic_tallies(&runner.account, window, last_finished_ns - window.start_ns);
         Ok(Measured {
-            late: runner
-                .splitter
-                .as_ref()
-                .map(|splitter| LateCauses::of_splitter(splitter, FRAME_LATE_RULE)),
+            late: LateCauses::of_splitting(&runner.splitting, FRAME_LATE_RULE),
             ..measured
         })
     }

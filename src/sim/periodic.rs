@@ -5,7 +5,7 @@
 //! and a frame that woke only after its period was over. Probes measure
 //! it; loads run it to be a load.
 
-use crate::measure::attrib::EventSplitter;
+use crate::measure::attrib::Splitting;
 use crate::measure::clock::{now_ns, sleep_until_ns};
 use crate::measure::frames::{FrameAccount, FrameTimes, Timetable};
 use crate::measure::late::EventTimes;
@@ -50,9 +50,9 @@ pub struct FrameRunner {
     next: u64,
     /// Everything accounted so far.
     pub account: FrameAccount,
-    /// The split of each frame's delay, when kept (a probe keeps it, a
-    /// load does not).
-    pub splitter: Option<EventSplitter>,
+    /// The split of each frame's delay (a probe's; a load's reads only the
+    /// clock).
+    pub splitting: Splitting,
 }
 
 impl FrameRunner {
@@ -74,18 +74,15 @@ impl FrameRunner {
             loops_per_ms,
             next: 0,
             account,
-            splitter: None,
+            splitting: Splitting::default(),
         }
     }
 
-    /// The runner, splitting each frame's delay into `splitter`'s account
-    /// (a frame is late when it misses its deadline). It must run on the
-    /// thread that opened `splitter`.
-    pub fn splitting(self, splitter: EventSplitter) -> Self {
-        Self {
-            splitter: Some(splitter),
-            ..self
-        }
+    /// The runner, splitting each frame's delay with `splitting` (a frame
+    /// is late when it misses its deadline). It must run on the thread
+    /// that opened `splitting`.
+    pub fn splitting(self, splitting: Splitting) -> Self {
+        Self { splitting, ..self }
     }
 
     /// A runner whose first period starts now and whose periods, in
@@ -109,10 +106,7 @@ impl FrameRunner {
         }
         let intended_ns = self.timetable.start_of(index);
         sleep_until_ns(intended_ns);
-        let started_ns = match &mut self.splitter {
-            Some(splitter) => splitter.woke(),
-            None => now_ns(),
-        };
+        let started_ns = self.splitting.woke();
         let shape = self.shape;
         let cpu_wanted_ns = self.shape.cpu_wanted_ns(index);
         let times = EventTimes {
@@ -120,9 +114,7 @@ impl FrameRunner {
             cpu_wanted_ns: Some(cpu_wanted_ns),
         };
         if self.timetable.woke_too_late(index, started_ns) {
-            if let Some(splitter) = &mut self.splitter {
-                splitter.dropped(times, true);
-            }
+            self.splitting.dropped(times, true);
             self.next = self
                 .account
                 .record_woken_late(&self.timetable, index, started_ns, |i| {
@@ -134,10 +126,7 @@ impl FrameRunner {
         }
         let cpu_used_ns = work_cpu_ns(self.loops_per_ms, cpu_wanted_ns);
         let deadline_ns = self.timetable.deadline_of(index);
-        let finished_ns = match &mut self.splitter {
-            Some(splitter) => splitter.ended_by(times, deadline_ns).ended_ns,
-            None => now_ns(),
-        };
+        let finished_ns = self.splitting.ended_by(times, deadline_ns);
         let frame = FrameTimes {
             intended_ns,
             started_ns,

@@ -108,7 +108,7 @@ fn fileio_requests_are_split_by_the_request_thread() {
     let rule = run["scenarios"][0]["result"]["late"]["rule"]
         .as_str()
         .unwrap();
-    assert_eq!(rule, "a request done more than 100 ms after it was due");
+    assert_eq!(rule, "a request done more than 100ms after it was due");
 }
 
 #[test]

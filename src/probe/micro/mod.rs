@@ -42,10 +42,12 @@ mod rhythm;
 mod sheet;
 mod talk;
 
-use super::late_split::{threshold_rule, LateSplit, Splitting};
+use super::late_split::{threshold_rule, LateSplit};
 use super::{MeasureError, Pace, Probe, ProbeDef};
+use crate::figures::LateCauses;
 use crate::figures::{Measured, ProbeSheet};
 use crate::measure::affinity;
+use crate::measure::attrib::Splitting;
 use crate::measure::clock::{now_ns, sleep_until_ns};
 use crate::measure::late::EventTimes;
 use crate::measure::sched::MemoryPolicy;
@@ -222,7 +224,10 @@ impl Probe for MicroProbe {
         drop(running);
         report_failures(&records)?;
         Ok(Measured {
-            late: splitting.causes(&threshold_rule("an instance", LATE_AFTER_NS)),
+            late: LateCauses::of_splitting(
+                &splitting,
+                &threshold_rule("an instance", LATE_AFTER_NS),
+            ),
             ..record::tallies(&records, window, ended_ns.saturating_sub(window.start_ns))
         })
     }
