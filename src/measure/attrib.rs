@@ -100,33 +100,6 @@ fn read_run_delay(file: &File) -> Option<u64> {
     text.split_ascii_whitespace().nth(1)?.parse().ok()
 }
 
-/// The kinds of wait of `delta`, each cut to `span_ns`, the time since the
-/// reading before (no wait can be longer; this kernel's block I/O total now
-/// and then grows by hours at once, a wait whose start it never stamped),
-/// and whether any was cut.
-fn split_within(delta: &Delays, span_ns: u64) -> (DelaySplit, bool) {
-    let kinds = [
-        delta.block_io_ns,
-        delta.swap_in_ns,
-        delta.reclaim_ns,
-        delta.thrashing_ns,
-        delta.compaction_ns,
-        delta.write_copy_ns,
-    ];
-    let cut = kinds.iter().any(|ns| *ns > span_ns);
-    let [block_io_ns, swap_in_ns, reclaim_ns, thrashing_ns, compaction_ns, write_copy_ns] =
-        kinds.map(|ns| ns.min(span_ns));
-    let split = DelaySplit {
-        block_io_ns,
-        swap_in_ns,
-        reclaim_ns,
-        thrashing_ns,
-        compaction_ns,
-        write_copy_ns,
-    };
-    (split, cut)
-}
-
 /// The calling thread's CPU time per call of `call`, over `calls` calls:
 /// what a reading costs, whatever preempts the thread meanwhile.
 fn cpu_per_call_ns(calls: u64, mut call: impl FnMut()) -> f64 {
@@ -223,7 +196,10 @@ impl DelayReader {
         let delays = self.socket.as_mut()?.read(self.tid).ok()?;
         let at_ns = now_ns();
         self.reads += 1;
-        let (split, cut) = split_within(&delays.since(&self.last), at_ns - self.last_ns);
+        let (split, cut) = delays
+            .waits
+            .since(&self.last.waits)
+            .cut_to(at_ns - self.last_ns);
         self.cut += u64::from(cut);
         self.last = delays;
         self.last_ns = at_ns;
@@ -416,22 +392,6 @@ impl Splitting {
 mod tests {
     use super::*;
     use crate::measure::late::Cause;
-
-    #[test]
-    fn a_wait_longer_than_the_time_between_readings_is_cut_to_it() {
-        let delta = Delays {
-            block_io_ns: 25_000 * 1_000_000_000,
-            swap_in_ns: 3_000_000,
-            ..Delays::default()
-        };
-        let (split, cut) = split_within(&delta, 180_000_000);
-        assert!(cut);
-        assert_eq!(
-            (split.block_io_ns, split.swap_in_ns),
-            (180_000_000, 3_000_000)
-        );
-        assert!(!split_within(&delta, u64::MAX).1);
-    }
 
     #[test]
     fn a_reading_of_this_thread_moves_forward() {

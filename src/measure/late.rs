@@ -34,26 +34,10 @@ pub struct ThreadSnapshot {
     pub cpu: u32,
 }
 
-/// How long a late event's thread waited on each of the kinds of block
-/// that delay accounting tells apart, ns (each the wall time of the
-/// operation: reclaim, thrashing and compaction include the CPU spent in
-/// them, so they label blocked time rather than add up to it).
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
-pub struct DelaySplit {
-    pub block_io_ns: u64,
-    pub swap_in_ns: u64,
-    pub reclaim_ns: u64,
-    pub thrashing_ns: u64,
-    pub compaction_ns: u64,
-    pub write_copy_ns: u64,
-}
+pub use crate::system::taskstats::DelaySplit;
 
+/// The causes delay accounting's kinds of wait stand for.
 impl DelaySplit {
-    /// Time in direct reclaim, compaction and thrashing.
-    pub fn stall_ns(&self) -> u64 {
-        self.reclaim_ns + self.compaction_ns + self.thrashing_ns
-    }
-
     /// Which of reclaim, compaction and thrashing took longest (reclaim on
     /// a tie or when none took time).
     pub fn largest_stall(&self) -> Cause {

@@ -17,6 +17,7 @@ use nix::sys::socket::{
     SockProtocol, SockType,
 };
 use nix::sys::time::TimeVal;
+use serde::{Deserialize, Serialize};
 use std::os::fd::{AsRawFd as _, OwnedFd};
 
 /// The generic netlink controller's family id (`GENL_ID_CTRL`).
@@ -57,12 +58,12 @@ mod offset {
     pub const WPCOPY_DELAY: usize = 408;
 }
 
-/// One reading of a thread's delay totals, ns since it started; a field the
-/// kernel's `struct taskstats` is too old to have is 0 (it never counted).
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub struct Delays {
-    /// Waiting runnable for a CPU (the same figure as schedstat's).
-    pub cpu_ns: u64,
+/// How long a thread waited on each of the kinds of block that delay
+/// accounting tells apart, ns (each the wall time of the operation:
+/// reclaim, thrashing and compaction include the CPU spent in them, so they
+/// label blocked time rather than add up to it).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct DelaySplit {
     pub block_io_ns: u64,
     pub swap_in_ns: u64,
     /// In direct reclaim (`freepages`).
@@ -70,28 +71,71 @@ pub struct Delays {
     pub thrashing_ns: u64,
     pub compaction_ns: u64,
     pub write_copy_ns: u64,
+}
+
+impl DelaySplit {
+    /// The kinds in field order.
+    fn kinds(&self) -> [u64; 6] {
+        [
+            self.block_io_ns,
+            self.swap_in_ns,
+            self.reclaim_ns,
+            self.thrashing_ns,
+            self.compaction_ns,
+            self.write_copy_ns,
+        ]
+    }
+
+    /// The split of `kinds`, in field order.
+    fn of_kinds(kinds: [u64; 6]) -> Self {
+        let [block_io_ns, swap_in_ns, reclaim_ns, thrashing_ns, compaction_ns, write_copy_ns] =
+            kinds;
+        Self {
+            block_io_ns,
+            swap_in_ns,
+            reclaim_ns,
+            thrashing_ns,
+            compaction_ns,
+            write_copy_ns,
+        }
+    }
+
+    /// What changed from `earlier` to these totals, kind by kind (a kind
+    /// that went backwards gives 0).
+    pub fn since(&self, earlier: &DelaySplit) -> DelaySplit {
+        let (now, before) = (self.kinds(), earlier.kinds());
+        Self::of_kinds(std::array::from_fn(|kind| {
+            now[kind].saturating_sub(before[kind])
+        }))
+    }
+
+    /// Each kind cut to `span_ns`, the time these waits happened in (no
+    /// wait can be longer; this kernel's block I/O total now and then grows
+    /// by hours at once, a wait whose start it never stamped), and whether
+    /// any was cut.
+    pub fn cut_to(&self, span_ns: u64) -> (DelaySplit, bool) {
+        let cut = self.kinds().iter().any(|ns| *ns > span_ns);
+        (Self::of_kinds(self.kinds().map(|ns| ns.min(span_ns))), cut)
+    }
+
+    /// Time in direct reclaim, compaction and thrashing.
+    pub fn stall_ns(&self) -> u64 {
+        self.reclaim_ns + self.compaction_ns + self.thrashing_ns
+    }
+}
+
+/// One reading of a thread's delay totals, ns since it started; a field the
+/// kernel's `struct taskstats` is too old to have is 0 (it never counted).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Delays {
+    /// Waiting runnable for a CPU (the same figure as schedstat's).
+    pub cpu_ns: u64,
+    /// Blocked, by kind.
+    pub waits: DelaySplit,
     /// Voluntary context switches (`nvcsw`).
     pub voluntary: u64,
     /// The `struct taskstats` version the kernel sent.
     pub version: u16,
-}
-
-impl Delays {
-    /// What changed from `earlier` to this reading, field by field (a
-    /// field that went backwards gives 0).
-    pub fn since(&self, earlier: &Delays) -> Delays {
-        Delays {
-            cpu_ns: self.cpu_ns.saturating_sub(earlier.cpu_ns),
-            block_io_ns: self.block_io_ns.saturating_sub(earlier.block_io_ns),
-            swap_in_ns: self.swap_in_ns.saturating_sub(earlier.swap_in_ns),
-            reclaim_ns: self.reclaim_ns.saturating_sub(earlier.reclaim_ns),
-            thrashing_ns: self.thrashing_ns.saturating_sub(earlier.thrashing_ns),
-            compaction_ns: self.compaction_ns.saturating_sub(earlier.compaction_ns),
-            write_copy_ns: self.write_copy_ns.saturating_sub(earlier.write_copy_ns),
-            voluntary: self.voluntary.saturating_sub(earlier.voluntary),
-            version: self.version,
-        }
-    }
 }
 
 /// Why taskstats cannot be read.
@@ -279,12 +323,14 @@ fn parse_stats(reply: &[u8]) -> Result<Delays, TaskstatsError> {
     }
     Ok(Delays {
         cpu_ns: field(offset::CPU_DELAY),
-        block_io_ns: field(offset::BLKIO_DELAY),
-        swap_in_ns: field(offset::SWAPIN_DELAY),
-        reclaim_ns: field(offset::FREEPAGES_DELAY),
-        thrashing_ns: field(offset::THRASHING_DELAY),
-        compaction_ns: field(offset::COMPACT_DELAY),
-        write_copy_ns: field(offset::WPCOPY_DELAY),
+        waits: DelaySplit {
+            block_io_ns: field(offset::BLKIO_DELAY),
+            swap_in_ns: field(offset::SWAPIN_DELAY),
+            reclaim_ns: field(offset::FREEPAGES_DELAY),
+            thrashing_ns: field(offset::THRASHING_DELAY),
+            compaction_ns: field(offset::COMPACT_DELAY),
+            write_copy_ns: field(offset::WPCOPY_DELAY),
+        },
         voluntary: field(offset::NVCSW),
         version,
     })
@@ -345,13 +391,15 @@ mod tests {
             delays,
             Delays {
                 cpu_ns: 1,
-                block_io_ns: 2,
-                swap_in_ns: 3,
+                waits: DelaySplit {
+                    block_io_ns: 2,
+                    swap_in_ns: 3,
+                    reclaim_ns: 5,
+                    thrashing_ns: 6,
+                    compaction_ns: 7,
+                    write_copy_ns: 8,
+                },
                 voluntary: 4,
-                reclaim_ns: 5,
-                thrashing_ns: 6,
-                compaction_ns: 7,
-                write_copy_ns: 8,
                 version: 13,
             }
         );
@@ -363,8 +411,8 @@ mod tests {
                 &attr(TASKSTATS_TYPE_STATS, &stats(400)),
             ),
         );
-        assert_eq!(parse_stats(&old).unwrap().write_copy_ns, 0);
-        assert_eq!(parse_stats(&old).unwrap().compaction_ns, 7);
+        assert_eq!(parse_stats(&old).unwrap().waits.write_copy_ns, 0);
+        assert_eq!(parse_stats(&old).unwrap().waits.compaction_ns, 7);
     }
 
     #[test]
@@ -409,18 +457,34 @@ mod tests {
 
     #[test]
     fn deltas_never_go_below_zero() {
-        let earlier = Delays {
+        let earlier = DelaySplit {
             block_io_ns: 10,
             swap_in_ns: 5,
-            ..Delays::default()
+            ..DelaySplit::default()
         };
-        let later = Delays {
+        let later = DelaySplit {
             block_io_ns: 25,
             swap_in_ns: 4,
-            ..Delays::default()
+            ..DelaySplit::default()
         };
         let delta = later.since(&earlier);
         assert_eq!((delta.block_io_ns, delta.swap_in_ns), (15, 0));
+    }
+
+    #[test]
+    fn a_wait_longer_than_the_time_between_readings_is_cut_to_it() {
+        let delta = DelaySplit {
+            block_io_ns: 25_000 * 1_000_000_000,
+            swap_in_ns: 3_000_000,
+            ..DelaySplit::default()
+        };
+        let (split, cut) = delta.cut_to(180_000_000);
+        assert!(cut);
+        assert_eq!(
+            (split.block_io_ns, split.swap_in_ns),
+            (180_000_000, 3_000_000)
+        );
+        assert!(!delta.cut_to(u64::MAX).1);
     }
 
     /// Against this kernel: the CPU wait taskstats gives for this thread is
