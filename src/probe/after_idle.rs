@@ -383,22 +383,27 @@ mod tests {
         }
     }
 
+    /// A scripted response failing at point `fail_at`, if any.
+    fn response_failing_at(fail_at: Option<u32>) -> Scripted {
+        Scripted {
+            prepared: 0,
+            responded: 0,
+            fail_at,
+        }
+    }
+
+    /// `response`'s points measured in a window `length_ns` long, split.
+    fn measure_scripted(response: &mut Scripted, length_ns: u64) -> Result<Measured, MeasureError> {
+        let params = params();
+        let late = LateSplit::new(&params);
+        measure_points(window_of(length_ns), &params.response, response, late)
+    }
+
     #[test]
     fn the_loop_readies_and_times_every_point_within_the_cap() {
         let params = params();
-        let mut response = Scripted {
-            prepared: 0,
-            responded: 0,
-            fail_at: None,
-        };
-        let window = window_of(cap_ns(&params));
-        let measured = measure_points(
-            window,
-            &params.response,
-            &mut response,
-            LateSplit::new(&params),
-        )
-        .unwrap();
+        let mut response = response_failing_at(None);
+        let measured = measure_scripted(&mut response, cap_ns(&params)).unwrap();
         assert_eq!((response.prepared, response.responded), (3, 3));
         assert_eq!(measured.tally.samples[DELAY].count, 3);
         assert_eq!(measured.batches.len(), 3);
@@ -414,40 +419,16 @@ mod tests {
 
     #[test]
     fn the_loop_begins_no_point_that_would_outlast_the_window() {
-        let params = params();
-        let mut response = Scripted {
-            prepared: 0,
-            responded: 0,
-            fail_at: None,
-        };
-        let window = window_of(RESPONSE_ALLOWANCE_NS);
-        let measured = measure_points(
-            window,
-            &params.response,
-            &mut response,
-            LateSplit::new(&params),
-        )
-        .unwrap();
+        let mut response = response_failing_at(None);
+        let measured = measure_scripted(&mut response, RESPONSE_ALLOWANCE_NS).unwrap();
         assert_eq!(response.responded, 0);
         assert_eq!(measured.tally.count(CUT), 3.0);
     }
 
     #[test]
     fn a_failed_response_fails_the_measurement() {
-        let params = params();
-        let mut response = Scripted {
-            prepared: 0,
-            responded: 0,
-            fail_at: Some(2),
-        };
-        let window = window_of(cap_ns(&params));
-        let error = measure_points(
-            window,
-            &params.response,
-            &mut response,
-            LateSplit::new(&params),
-        )
-        .unwrap_err();
+        let mut response = response_failing_at(Some(2));
+        let error = measure_scripted(&mut response, cap_ns(&params())).unwrap_err();
         assert_eq!(error.to_string(), "scripted failure: no");
         assert_eq!(response.responded, 2);
     }
