@@ -58,6 +58,7 @@ fn dispatch(command: UserCommand) -> anyhow::Result<ExitCode> {
             .unwrap_or(0),
         online_cpus: system::cpulist::online(Path::new("/sys")).ok(),
     };
+    let command = cli::apply_suite(command, std::env::args_os().collect(), &machine)?;
     let task = command.into_task(&machine)?;
     commands::execute(task, system)
 }

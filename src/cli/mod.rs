@@ -6,6 +6,7 @@
 mod docs;
 mod run;
 mod select;
+mod suite;
 mod values;
 
 use crate::commands::calibrate::CalibrateSettings;
@@ -23,6 +24,7 @@ use crate::system::cpulist::CpuList;
 use clap::{Args, Parser, Subcommand, ValueEnum};
 use run::RunArgs;
 use std::path::PathBuf;
+pub use suite::resolve as apply_suite;
 
 /// How a Linux system feels under load: latency of simulated interactive tasks
 /// (desktop, audio, video, game) while background loads run.
@@ -63,10 +65,17 @@ pub enum Command {
 /// The commands a user types.
 #[derive(Debug, Subcommand)]
 pub enum UserCommand {
-    /// Measure every chosen probe under every chosen load.
+    /// Measure every chosen probe under every chosen load (by default the
+    /// `default` suite).
+    // A later option overrides an earlier one, as a suite's settings come
+    // before the user's own options.
+    #[command(args_override_self = true)]
     Run(Box<RunArgs>),
     /// Show every probe and load with one line each.
     List(ListArgs),
+    /// The suites: a classic tool's probes, loads and settings each.
+    #[command(subcommand)]
+    Suite(SuiteCommand),
     /// Measure (again) how much calibrated work fits in a millisecond.
     Calibrate(CalibrateArgs),
     /// Render a saved run.
@@ -106,6 +115,7 @@ impl UserCommand {
         Ok(match self {
             UserCommand::Run(args) => Task::Run(Box::new(args.into_config(machine)?)),
             UserCommand::List(args) => Task::List(args.format.into()),
+            UserCommand::Suite(command) => Task::Print(command.text()?),
             UserCommand::Calibrate(args) => Task::Calibrate(CalibrateSettings {
                 save: !args.no_save,
             }),
@@ -118,6 +128,51 @@ impl UserCommand {
             UserCommand::Man => Task::Print(docs::man_page()),
             UserCommand::Completions { shell } => Task::Print(docs::completions(shell)),
         })
+    }
+}
+
+/// `feelbench suite ...`.
+#[derive(Debug, Subcommand)]
+pub enum SuiteCommand {
+    /// Every built-in suite with its version, scenarios and summary.
+    List,
+    /// What a suite runs: its options, its groups of probes and loads.
+    Show {
+        /// A built-in suite's name, or a suite file (a path with a `/` or
+        /// ending in `.toml`).
+        suite: String,
+        /// Print the suite's file as it is (to copy and edit for --suite-file).
+        #[arg(long = "toml")]
+        toml: bool,
+    },
+}
+
+impl SuiteCommand {
+    /// What the command prints; an unknown suite or a bad file is bad input.
+    fn text(self) -> Result<String, UsageError> {
+        use crate::commands::suite::{self, Suite};
+        match self {
+            SuiteCommand::List => suite::show::list().map_err(UsageError::input),
+            SuiteCommand::Show { suite: name, toml } => {
+                let path = std::path::Path::new(&name);
+                let is_file = name.contains('/') || name.ends_with(".toml");
+                let suite = match is_file {
+                    true => Suite::from_file(path),
+                    false => Suite::built_in(&name),
+                }
+                .map_err(UsageError::input)?;
+                match (toml, is_file) {
+                    (false, _) => Ok(suite::show::show(&suite)),
+                    (true, true) => std::fs::read_to_string(path)
+                        .map_err(|e| UsageError::new(format!("cannot read {name}: {e}"))),
+                    (true, false) => Ok(suite::BUILT_IN
+                        .iter()
+                        .find(|(n, _)| *n == name)
+                        .map(|(_, text)| text.to_string())
+                        .unwrap_or_default()),
+                }
+            }
+        }
     }
 }
 

@@ -13,6 +13,7 @@ use crate::commands::run::{
     OutputChoice, OutputSettings, Placement, PrecisionGoal, Preflight, ResponseSettings, RunConfig,
     Timing, WorkSettings,
 };
+use crate::commands::suite::{Group, Suite};
 use crate::engine::scenario::Scenario;
 use crate::exit::UsageError;
 use crate::measure::sched::{current_nice, SchedRequest};
@@ -52,9 +53,9 @@ const MAX_JOB_SIZE: f64 = 100.0;
 #[derive(Debug, Args)]
 pub struct RunArgs {
     #[command(flatten)]
-    timing: TimingArgs,
+    pub timing: TimingArgs,
     #[command(flatten)]
-    selection: SelectionArgs,
+    pub selection: SelectionArgs,
     #[command(flatten)]
     probe: ProbeSchedArgs,
     #[command(flatten)]
@@ -75,12 +76,26 @@ pub struct RunArgs {
     safety: SafetyArgs,
     #[command(flatten)]
     power: PowerArgs,
+    /// The suite the run was made from, once `suite::resolve` read it and
+    /// put its settings before the user's options.
+    #[arg(skip)]
+    pub applied_suite: Option<AppliedSuite>,
+}
+
+/// A suite as a run applies it: its groups, and the options it gave.
+#[derive(Debug, Clone)]
+pub struct AppliedSuite {
+    pub suite: Suite,
+    /// The options the suite gave, as arguments.
+    pub options: Vec<String>,
+    /// Root-only options left out because the run is not root's.
+    pub root_left_out: Vec<String>,
 }
 
 /// How long and how often each scenario is measured.
 #[derive(Debug, Args)]
 #[command(next_help_heading = "Timing")]
-struct TimingArgs {
+pub struct TimingArgs {
     /// Seconds measured per scenario [default: 6, or 30 with --full].
     #[arg(short = 't', long = "duration", value_name = "SECS")]
     duration_s: Option<f64>,
@@ -91,7 +106,7 @@ struct TimingArgs {
     repeat: u32,
     /// Every probe under every load that can run here, 30 s each (interbench's default).
     #[arg(long = "full")]
-    full: bool,
+    pub full: bool,
     /// Measure each scenario again and again (for -t each time, back to
     /// back) until the 95 % confidence interval of every headline figure is
     /// within ±PCT: % of the value for latencies and rates, points for shares
@@ -114,7 +129,17 @@ struct TimingArgs {
 /// Which probes run under which loads.
 #[derive(Debug, Args)]
 #[command(next_help_heading = "Probes and loads")]
-struct SelectionArgs {
+pub struct SelectionArgs {
+    /// Run a suite: a classic tool's probes, loads and settings, printed in
+    /// its table's shape (`feelbench suite list`). Options given after it
+    /// override its settings; --probe/--load replace its groups' lists and
+    /// -W/-X/-w/-x add and drop members. Without --suite, --probe, --load,
+    /// -W, -w or --full, the run is the `default` suite.
+    #[arg(long = "suite", value_name = "NAME", conflicts_with_all = ["suite_file", "full"])]
+    pub suite: Option<String>,
+    /// Run the suite in FILE (TOML, in the format of `feelbench suite show NAME --toml`).
+    #[arg(long = "suite-file", value_name = "FILE", conflicts_with = "full")]
+    pub suite_file: Option<PathBuf>,
     // Help: docs::PROBE_HELP, then (with --help) every probe.
     #[arg(
         long = "probe",
@@ -123,7 +148,7 @@ struct SelectionArgs {
         help = docs::PROBE_HELP,
         long_help = docs::probe_option_help()
     )]
-    probes: Option<Vec<String>>,
+    pub probes: Option<Vec<String>>,
     // Help: docs::LOAD_HELP, then (with --help) every load.
     #[arg(
         long = "load",
@@ -132,19 +157,19 @@ struct SelectionArgs {
         help = docs::LOAD_HELP,
         long_help = docs::load_option_help()
     )]
-    loads: Option<Vec<String>>,
+    pub loads: Option<Vec<String>>,
     /// Add a probe to the list (interbench -W).
     #[arg(short = 'W', long = "with-probe", value_name = "PROBE")]
-    with_probes: Vec<String>,
+    pub with_probes: Vec<String>,
     /// Remove a probe from the list (interbench -X).
     #[arg(short = 'X', long = "without-probe", value_name = "PROBE")]
-    without_probes: Vec<String>,
+    pub without_probes: Vec<String>,
     /// Add a load to the list (interbench -w).
     #[arg(short = 'w', long = "with-load", value_name = "LOAD")]
-    with_loads: Vec<String>,
+    pub with_loads: Vec<String>,
     /// Remove a load from the list (interbench -x).
     #[arg(short = 'x', long = "without-load", value_name = "LOAD")]
-    without_loads: Vec<String>,
+    pub without_loads: Vec<String>,
 }
 
 /// How the probe is scheduled.
@@ -426,11 +451,25 @@ impl RunArgs {
         )?;
         let preflight = self.safety.preflight()?;
         let cpu_dma_latency_us = self.power.cpu_dma_latency()?;
-        let scenarios = self.selection.scenarios(self.timing.full, &work)?;
+        let (scenarios, suite) = match &self.applied_suite {
+            None => (self.selection.scenarios(self.timing.full, &work)?, None),
+            Some(applied) => {
+                let (scenarios, left_out) = self
+                    .selection
+                    .suite_scenarios(&applied.suite.groups, &work)?;
+                let record = applied.suite.record(
+                    applied.options.clone(),
+                    applied.root_left_out.clone(),
+                    left_out,
+                );
+                (scenarios, Some(record))
+            }
+        };
         let placement = self.placement(machine)?;
         let explain = self.output.explain;
         Ok(RunConfig {
             scenarios,
+            suite,
             loads_given: self.selection.loads_given(),
             timing,
             work,
@@ -527,6 +566,63 @@ impl SelectionArgs {
                 })
             })
             .collect())
+    }
+
+    /// Every probe of each of a suite's `groups` under every load of the
+    /// group, once each, in the groups' order: the names given on the
+    /// command line replace a group's lists, `with` and `without` add and
+    /// drop members of every group; members that cannot run here are left
+    /// out, each with why.
+    fn suite_scenarios(
+        &self,
+        groups: &[Group],
+        work: &WorkSettings,
+    ) -> Result<(Vec<Scenario>, Vec<String>), UsageError> {
+        let params = work.params_before_the_run();
+        let mut scenarios: Vec<Scenario> = Vec::new();
+        let mut left_out: Vec<String> = Vec::new();
+        for group in groups {
+            let (probes, probes_left_out) = Selection {
+                list: Some(self.probes.as_deref().unwrap_or(&group.probes)),
+                with: &self.with_probes,
+                without: &self.without_probes,
+            }
+            .runnable::<Probes>(&params)?;
+            let (loads, loads_left_out) = Selection {
+                list: Some(self.loads.as_deref().unwrap_or(&group.loads)),
+                with: &self.with_loads,
+                without: &self.without_loads,
+            }
+            .runnable::<Loads>(&params)?;
+            for why in probes_left_out.into_iter().chain(loads_left_out) {
+                if !left_out.contains(&why) {
+                    left_out.push(why);
+                }
+            }
+            for probe in probes {
+                for load in &loads {
+                    let known = scenarios
+                        .iter()
+                        .any(|s| s.probe.name == probe.name && s.load.name == load.name);
+                    if !known {
+                        scenarios.push(Scenario {
+                            probe,
+                            load: load.clone(),
+                        });
+                    }
+                }
+            }
+        }
+        if scenarios.is_empty() {
+            let why = match left_out.is_empty() {
+                true => String::new(),
+                false => format!(": {}", left_out.join("; ")),
+            };
+            return Err(UsageError::new(format!(
+                "no scenario of the suite left to run{why}"
+            )));
+        }
+        Ok((scenarios, left_out))
     }
 
     /// Whether the user named loads (not only removed some).

@@ -156,6 +156,42 @@ impl Selection<'_> {
         params: &WorkParams,
         full: bool,
     ) -> Result<Vec<R::Entry>, UsageError> {
+        let chosen = self.named::<R>(params, full)?;
+        if chosen.is_empty() {
+            return Err(UsageError::new(format!("no {} left to run", R::KIND)));
+        }
+        for entry in &chosen {
+            R::check(entry, params).map_err(UsageError::input)?;
+        }
+        Ok(chosen)
+    }
+
+    /// The chosen entries of registry `R` that `params` can run, each once,
+    /// and why each of the others cannot (a suite's members that cannot
+    /// run here are left out, not refused); unknown names are an error.
+    pub fn runnable<R: Registry>(
+        &self,
+        params: &WorkParams,
+    ) -> Result<(Vec<R::Entry>, Vec<String>), UsageError> {
+        let mut left_out = Vec::new();
+        let mut chosen = self.named::<R>(params, false)?;
+        chosen.retain(|entry| match R::check(entry, params) {
+            Ok(()) => true,
+            Err(why) => {
+                left_out.push(why.to_string());
+                false
+            }
+        });
+        Ok((chosen, left_out))
+    }
+
+    /// The entries named (or the defaults), plus `with`, minus `without`,
+    /// each once, in run order; unknown names are an error.
+    fn named<R: Registry>(
+        &self,
+        params: &WorkParams,
+        full: bool,
+    ) -> Result<Vec<R::Entry>, UsageError> {
         let parse = |name: &String| R::parse(name).map_err(UsageError::input);
         let mut chosen = match self.list {
             Some(names) => names.iter().map(parse).collect::<Result<Vec<_>, _>>()?,
@@ -171,12 +207,6 @@ impl Selection<'_> {
         let mut seen = HashSet::new();
         chosen.retain(|entry| seen.insert(R::name(entry).to_string()));
         chosen.sort_by_key(R::rank);
-        if chosen.is_empty() {
-            return Err(UsageError::new(format!("no {} left to run", R::KIND)));
-        }
-        for entry in &chosen {
-            R::check(entry, params).map_err(UsageError::input)?;
-        }
         Ok(chosen)
     }
 }

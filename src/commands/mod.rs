@@ -8,6 +8,7 @@ pub mod list;
 pub mod merge;
 pub mod report;
 pub mod run;
+pub mod suite;
 
 use crate::exit::ExitCode;
 use crate::system::SystemInfo;

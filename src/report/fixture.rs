@@ -159,6 +159,7 @@ pub fn run() -> RunDocument {
             micro: None,
             late_split: true,
         },
+        suite: None,
         probes: ["audio", "gaming"]
             .map(|p| (p.to_string(), crate::probe::sheet_of(p).unwrap()))
             .into(),

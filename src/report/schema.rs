@@ -35,11 +35,45 @@ pub struct RunDocument {
     #[serde(default)]
     pub environment: Environment,
     pub settings: RunSettingsRecord,
+    /// The suite the run was made from, with its full expansion (absent
+    /// when probes and loads were chosen by name).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub suite: Option<SuiteRecord>,
     /// The figures and table of every probe the run measured, by name.
     pub probes: BTreeMap<String, ProbeSheet>,
     #[serde(default)]
     pub warnings: Vec<Warning>,
     pub scenarios: Vec<ScenarioResult>,
+}
+
+/// A suite as a run applied it: results keyed by suite stay comparable
+/// when a suite changes, as its version and expansion are kept.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct SuiteRecord {
+    pub name: String,
+    pub version: u32,
+    pub summary: String,
+    /// `built-in`, or the file it was read from.
+    pub source: String,
+    /// The run options the suite gave, as arguments (root ones included
+    /// when applied); options given on the command line came after them and
+    /// won.
+    pub options: Vec<String>,
+    /// Options the suite gives as root only, left out of a run that was not.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub root_options_left_out: Vec<String>,
+    /// Its groups of probes and loads, as the suite has them.
+    pub groups: Vec<SuiteGroup>,
+    /// Members that could not run here, each with why.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub left_out: Vec<String>,
+}
+
+/// Probes a suite runs, each under every load of the group.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct SuiteGroup {
+    pub probes: Vec<String>,
+    pub loads: Vec<String>,
 }
 
 /// The program that wrote the document.
@@ -183,6 +217,9 @@ pub enum WarningCode {
     ExplainUnavailable,
     /// The late split could not tell some parts apart here.
     LateSplitPartial,
+    /// A suite's members or root-only options that cannot run here were
+    /// left out.
+    SuiteMembersLeftOut,
 }
 
 /// A warning that tells the user what to do about it.

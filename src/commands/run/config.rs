@@ -6,6 +6,7 @@
 
 use crate::engine::scenario::Scenario;
 use crate::measure::sched::SchedRequest;
+use crate::report::schema::SuiteRecord;
 use crate::sim::fragment::FragmentSettings;
 use crate::sim::io::IoSettings;
 use crate::sim::job::JobSettings;
@@ -20,6 +21,8 @@ use std::path::PathBuf;
 pub struct RunConfig {
     /// Every chosen probe under every chosen load, in run order.
     pub scenarios: Vec<Scenario>,
+    /// The suite the scenarios and settings came from, as the run applied it.
+    pub suite: Option<SuiteRecord>,
     /// Whether the user named loads (else the default set runs, and may
     /// leave out what does not fit).
     pub loads_given: bool,

@@ -75,6 +75,7 @@ pub fn start(
         system,
         environment,
         settings: settings_record(config, work),
+        suite: config.suite.clone(),
         probes: work
             .scenarios
             .iter()

@@ -23,7 +23,7 @@ use crate::engine::scenario::ScenarioSettings;
 use crate::exit::ExitCode;
 use crate::progress::Progress;
 use crate::report::file::write_run;
-use crate::report::schema::{RunDocument, ScenarioResult, ScenarioStatus, Warning};
+use crate::report::schema::{RunDocument, ScenarioResult, ScenarioStatus, Warning, WarningCode};
 use crate::report::table;
 use crate::system::blockdev;
 use crate::system::cgroup::Cgroup;
@@ -51,8 +51,12 @@ pub fn run(config: RunConfig, system: SystemInfo) -> anyhow::Result<ExitCode> {
     let started = SystemTime::now();
     let output = document::output_path(&config.output.file, &system, started);
     let mut run = document::start(&config, &work, system, environment, started);
-    run.warnings
-        .extend(work.warnings.iter().cloned().chain(noise_warning));
+    run.warnings.extend(
+        suite_warnings(&config)
+            .into_iter()
+            .chain(work.warnings.iter().cloned())
+            .chain(noise_warning),
+    );
     // Warnings known before measuring are said now; the rest at the end.
     say(&run.warnings);
     let said_before = run.warnings.len();
@@ -138,6 +142,33 @@ impl Measuring<'_> {
         progress.print(&table::render_legend(run));
         Ok(())
     }
+}
+
+/// What a suite left out here: its members that cannot run, and its
+/// root-only options when not root (said once, as one warning each).
+fn suite_warnings(config: &RunConfig) -> Vec<Warning> {
+    let Some(suite) = &config.suite else {
+        return Vec::new();
+    };
+    let root_options = (!suite.root_options_left_out.is_empty()).then(|| {
+        format!(
+            "suite {}: not root, so without {} (and what needs them)",
+            suite.name,
+            suite.root_options_left_out.join(" ")
+        )
+    });
+    let members = (!suite.left_out.is_empty()).then(|| {
+        format!(
+            "suite {}: left out here: {}",
+            suite.name,
+            suite.left_out.join("; ")
+        )
+    });
+    root_options
+        .into_iter()
+        .chain(members)
+        .map(|m| Warning::new(WarningCode::SuiteMembersLeftOut, m))
+        .collect()
 }
 
 /// Says `warnings` on stderr.

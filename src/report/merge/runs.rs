@@ -92,6 +92,7 @@ pub fn merge_runs(
             repeats: documents.iter().map(|r| r.settings.repeats).sum(),
             ..first.settings.clone()
         },
+        suite: first.suite.clone(),
         probes,
         warnings,
         scenarios,
