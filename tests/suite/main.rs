@@ -33,5 +33,6 @@ mod repeat;
 mod response;
 mod run;
 mod series;
+mod suites;
 mod telemetry;
 mod v1_documents;
