@@ -2,7 +2,7 @@
 //! warning, since figures from different machines are not comparable) and
 //! the settings and kernel (shown, since they are usually the point).
 
-use crate::report::schema::{described, RunDocument};
+use crate::report::schema::{described, RunDocument, SuiteRecord};
 use crate::sim::fragment::FragmentSettings;
 use crate::sim::io::IoSettings;
 use crate::sim::job::JobSettings;
@@ -44,6 +44,7 @@ const MACHINE: &[Fact] = &[
 /// Settings and the kernel: what a comparison usually varies on purpose.
 const SETTINGS: &[Fact] = &[
     ("kernel", |r| r.system.kernel_release.clone()),
+    ("suite", |r| SuiteRecord::describe(r.suite.as_ref())),
     ("seconds per scenario", |r| {
         r.settings.duration_s.to_string()
     }),

@@ -69,6 +69,16 @@ pub struct SuiteRecord {
     pub left_out: Vec<String>,
 }
 
+impl SuiteRecord {
+    /// `NAME version N`, or `none` for a run without a suite.
+    pub fn describe(suite: Option<&SuiteRecord>) -> String {
+        suite.map_or_else(
+            || "none".into(),
+            |s| format!("{} version {}", s.name, s.version),
+        )
+    }
+}
+
 /// Probes a suite runs, each under every load of the group.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct SuiteGroup {

@@ -4,7 +4,7 @@
 //! may differ a little.
 
 use crate::measure::sched::SchedRequest;
-use crate::report::schema::{described, RunDocument};
+use crate::report::schema::{described, RunDocument, SuiteRecord};
 use crate::sim::fragment::FragmentSettings;
 use crate::sim::io::IoSettings;
 use crate::sim::job::JobSettings;
@@ -57,6 +57,7 @@ const RULES: &[Rule] = &[
     }),
     Rule::Exact("CPU count", |r| r.system.cpus.to_string()),
     Rule::Exact("kernel release", |r| r.system.kernel_release.clone()),
+    Rule::Exact("suite", |r| SuiteRecord::describe(r.suite.as_ref())),
     Rule::Exact("duration per scenario", |r| {
         format!("{} s", r.settings.duration_s)
     }),
