@@ -14,9 +14,10 @@ use clap_mangen::Man;
 use std::io::Write;
 
 /// Short help of `--probe`.
-pub const PROBE_HELP: &str = "Probes to measure, comma-separated (default: all periodic probes)";
+pub const PROBE_HELP: &str = "Probes to measure, comma-separated (without it, --load, -W and -w: the default suite; with --load only: the periodic probes)";
 /// Short help of `--load`.
-pub const LOAD_HELP: &str = "Loads to measure under, comma-separated (default: the standard set)";
+pub const LOAD_HELP: &str =
+    "Loads to measure under, comma-separated (with --probe only: interbench's standard set)";
 
 /// Long help of `--probe`: its short help, then every probe.
 pub fn probe_option_help() -> String {

@@ -180,6 +180,33 @@ mod tests {
         }
     }
 
+    fn choice(args: &[&str]) -> Option<Choice> {
+        let argv = ["feelbench", "run"].iter().chain(args);
+        let Command::User(UserCommand::Run(run)) = Cli::try_parse_from(argv).unwrap().command
+        else {
+            panic!("not a run");
+        };
+        run.suite_choice()
+    }
+
+    #[test]
+    fn the_default_suite_runs_unless_probes_loads_or_a_suite_are_named() {
+        let default = Some(Choice::Named(DEFAULT_SUITE.into()));
+        assert_eq!(choice(&[]), default);
+        assert_eq!(choice(&["-t", "3", "-X", "job", "-x", "burn"]), default);
+        assert_eq!(choice(&["--probe", "x"]), None);
+        assert_eq!(choice(&["-w", "burn"]), None);
+        assert_eq!(choice(&["--full"]), None);
+        assert_eq!(
+            choice(&["--suite", "resp1"]),
+            Some(Choice::Named("resp1".into()))
+        );
+        assert_eq!(
+            choice(&["--suite-file", "a.toml"]),
+            Some(Choice::File("a.toml".into()))
+        );
+    }
+
     #[test]
     fn the_suites_options_go_right_after_run() {
         let argv = ["feelbench", "run", "--suite", "x", "-t", "2"]
