@@ -12,6 +12,7 @@ pub mod late;
 pub mod late_context;
 pub mod markdown;
 pub mod merge;
+pub mod overview;
 pub mod precision;
 pub mod schema;
 pub mod table;
