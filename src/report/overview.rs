@@ -20,6 +20,7 @@
 
 use super::estimate::{estimate, RUN_LEVEL};
 use super::figure::Figure;
+use super::markdown::pipe_row;
 use super::schema::{RunDocument, ScenarioResult, ScenarioStatus};
 use crate::figures::{Better, FigureDef, OverviewRole, ProbeSheet};
 
@@ -406,20 +407,22 @@ impl Overview {
             .collect();
         let subject = suite.map_or_else(|| "the run".to_string(), |s| format!("suite {s}"));
         Some(format!(
-            "{subject}: {} the geometric mean of the ratios to {REFERENCE} ({}); per scenario above",
+            "geometric mean of the ratios to {REFERENCE}, {subject}: {} ({}); the figures per scenario are above",
             ratio_text(all),
             per_probe.join(", ")
         ))
     }
 }
 
-/// What the overview's marks and thresholds mean.
-pub fn legend() -> String {
-    format!(
-        "ratio: how many times worse than under {REFERENCE} (the figure over its value there, or the inverse when higher is better); \
-         ° within the {:.0} % intervals of both, so not called; fine: ratio ≤ {FINE_RATIO} and share ≥ {FINE_SHARE_PCT:.0} %",
-        RUN_LEVEL * 100.0
-    )
+/// What the overview's ratios, marks and thresholds mean, line by line.
+pub fn legend() -> [String; 2] {
+    [
+        format!("ratio: times worse than under {REFERENCE} (the figure over its value there; the inverse when higher is better)"),
+        format!(
+            "°: within the {:.0} % intervals of both, not called; fine: a ratio of at most {FINE_RATIO} and a share of at least {FINE_SHARE_PCT:.0} %",
+            RUN_LEVEL * 100.0
+        ),
+    ]
 }
 
 /// The text of a cell: the value under `none` (or under any load when
@@ -447,41 +450,61 @@ pub fn share_text(cell: &Cell) -> String {
         .map_or_else(|| "-".to_string(), |s| format!("{s:.1}"))
 }
 
-/// The overview as console text: a table with a row per probe (and one
-/// for its share) and a column per load, the verdicts, the summary line
-/// and the legend; empty when no probe has an overview figure.
+/// The overview's table: a header row (the loads), then a row per probe
+/// (its figure's label and a cell per load) and one more for its share.
+fn table_rows(overview: &Overview) -> Vec<Vec<String>> {
+    let header = ["probe", "figure"].map(String::from);
+    let mut rows: Vec<Vec<String>> =
+        vec![header.into_iter().chain(overview.loads.clone()).collect()];
+    for p in &overview.probes {
+        let cells = |text: &dyn Fn(&Cell) -> String| -> Vec<String> {
+            overview
+                .loads
+                .iter()
+                .map(|load| {
+                    p.cells
+                        .iter()
+                        .find(|c| &c.load == load)
+                        .map_or_else(String::new, text)
+                })
+                .collect()
+        };
+        rows.push(
+            [
+                vec![p.probe.clone(), p.figure.clone()],
+                cells(&|c| cell_text(p, c)),
+            ]
+            .concat(),
+        );
+        if let Some(share) = &p.share {
+            rows.push([vec![String::new(), share.clone()], cells(&share_text)].concat());
+        }
+    }
+    rows
+}
+
+/// The lines under the table: each probe's verdict, the summary line (for
+/// `suite` when the run is one) and the legend.
+fn closing_lines(overview: &Overview, suite: Option<&str>) -> Vec<String> {
+    overview
+        .probes
+        .iter()
+        .map(ProbeOverview::verdict)
+        .chain(overview.summary(suite))
+        .chain(legend())
+        .collect()
+}
+
+/// The overview as console text: its table, aligned, then the verdicts,
+/// the summary line and the legend; empty when no probe has an overview
+/// figure.
 pub fn render(run: &RunDocument, suite: Option<&str>) -> String {
     let overview = of(run);
     if overview.probes.is_empty() {
         return String::new();
     }
-    let mut rows: Vec<Vec<String>> = vec![std::iter::once(String::new())
-        .chain(std::iter::once("figure".to_string()))
-        .chain(overview.loads.iter().cloned())
-        .collect()];
-    for p in &overview.probes {
-        let cell_of = |load: &str, text: &dyn Fn(&Cell) -> String| {
-            p.cells
-                .iter()
-                .find(|c| c.load == load)
-                .map_or_else(String::new, text)
-        };
-        let mut row = vec![p.probe.clone(), p.figure.clone()];
-        row.extend(
-            overview
-                .loads
-                .iter()
-                .map(|l| cell_of(l, &|c| cell_text(p, c))),
-        );
-        rows.push(row);
-        if let Some(share) = &p.share {
-            let mut row = vec![String::new(), share.clone()];
-            row.extend(overview.loads.iter().map(|l| cell_of(l, &share_text)));
-            rows.push(row);
-        }
-    }
-    let columns = rows[0].len();
-    let widths: Vec<usize> = (0..columns)
+    let rows = table_rows(&overview);
+    let widths: Vec<usize> = (0..rows[0].len())
         .map(|i| rows.iter().map(|r| r[i].chars().count()).max().unwrap_or(0))
         .collect();
     let mut out = String::from("\n=== Overview ===\n");
@@ -499,17 +522,30 @@ pub fn render(run: &RunDocument, suite: Option<&str>) -> String {
         out.push('\n');
     }
     out.push('\n');
-    for p in &overview.probes {
-        out.push_str(&p.verdict());
-        out.push('\n');
+    closing_lines(&overview, suite)
+        .into_iter()
+        .fold(out, |out, line| out + &line + "\n")
+}
+
+/// The overview as Markdown: a section with its table and the verdicts,
+/// summary and legend as a list; empty when no probe has an overview
+/// figure.
+pub fn render_markdown(run: &RunDocument, suite: Option<&str>) -> String {
+    let overview = of(run);
+    if overview.probes.is_empty() {
+        return String::new();
     }
-    if let Some(summary) = overview.summary(suite) {
-        out.push_str(&summary);
-        out.push('\n');
-    }
-    out.push_str(&legend());
+    let rows = table_rows(&overview);
+    let mut out = String::from("\n## Overview\n\n");
+    out.push_str(&pipe_row(&rows[0]));
+    out.push_str(&pipe_row(&vec!["---"; rows[0].len()]));
+    rows[1..]
+        .iter()
+        .for_each(|row| out.push_str(&pipe_row(row)));
     out.push('\n');
-    out
+    closing_lines(&overview, suite)
+        .into_iter()
+        .fold(out, |out, line| out + "- " + &line + "\n")
 }
 
 #[cfg(test)]
@@ -707,9 +743,9 @@ mod tests {
         // over all three, 9.64.
         assert_eq!(
             summary,
-            "suite interbench: 9.64× the geometric mean of the ratios to none (audio 29.9×, gaming 1.00×); per scenario above"
+            "geometric mean of the ratios to none, suite interbench: 9.64× (audio 29.9×, gaming 1.00×); the figures per scenario are above"
         );
-        assert!(overview.summary(None).unwrap().starts_with("the run: "));
+        assert!(overview.summary(None).unwrap().contains(", the run: 9.64×"));
     }
 
     #[test]
@@ -745,6 +781,20 @@ mod tests {
         assert!(lines[3].ends_with("failed"), "{text}");
         assert!(lines[4].starts_with("        deadlines met %"), "{text}");
         assert!(text.contains("\naudio: 38× later under"), "{text}");
-        assert!(text.contains("\nthe run: "), "{text}");
+        assert!(
+            text.contains("\ngeometric mean of the ratios to none, the run: "),
+            "{text}"
+        );
+        let md = render_markdown(&fixture::run(), Some("interbench"));
+        assert!(
+            md.starts_with("\n## Overview\n\n| probe | figure | none | burn |"),
+            "{md}"
+        );
+        assert!(
+            md.contains("\n| audio | latency mean (ms) | 0.052 | 23.5× |"),
+            "{md}"
+        );
+        assert!(md.contains("\n- audio: 38× later under"), "{md}");
+        assert!(md.contains("none, suite interbench: 9.64×"), "{md}");
     }
 }
