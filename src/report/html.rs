@@ -1,16 +1,19 @@
 //! The HTML report: one self-contained page (inline SVG charts and CSS, no
-//! script, nothing fetched) with per probe its latency histogram, the CDF
-//! of every load, its compared figures with their intervals and its
-//! latency over time, and why its events were late (`why_late`), then the environment and the warnings. Everything is
-//! read from the stored `ProbeSheet`s, so it knows no probe; every text
-//! from the run file is escaped.
+//! script, nothing fetched) that opens with the run's overview as a heat
+//! map and a table of contents (`heat_map`), then per probe its table
+//! (each row an anchor the heat map links to) and, folded away
+//! (`<details>`), its latency histogram, the CDF of every load, its
+//! compared figures with their intervals and its latency over time, and
+//! why its events were late (`why_late`), then the environment and the
+//! warnings. Everything is read from the stored `ProbeSheet`s, so it
+//! knows no probe; every text from the run file is escaped.
 
 use super::chart::{self, Labels, Line, Ranged};
 use super::estimate::{estimate, Cut, CUT_LEGEND, RUN_LEVEL};
 use super::figure::Figure;
 use super::schema::{RunDocument, ScenarioResult};
 use super::table as console;
-use super::why_late;
+use super::{heat_map, why_late};
 use crate::figures::series::{LatencySeries, SeriesPoint};
 use crate::figures::{FigureDef, Formula, ProbeSheet};
 use crate::measure::latency::LatencyHistogram;
@@ -55,19 +58,27 @@ pub fn escape(text: &str) -> String {
 /// The whole page for `run`.
 pub fn render(run: &RunDocument) -> Result<String> {
     let mut body = format!("<h1>feelbench run {}</h1>\n", escape(&run.run.id));
+    let sections: Vec<&str> = run.probes.keys().map(String::as_str).collect();
+    body += &heat_map::render(run, &sections, None);
     body += &run_table(run);
     for (probe, sheet) in &run.probes {
         let drawn = drawn_loads(run, probe);
         let _ = write!(
             body,
-            "<section>\n<h2>{}</h2>\n<p>{}</p>\n",
+            "<section>\n<h2 id=\"{}\">{}</h2>\n<p>{}</p>\n",
+            heat_map::probe_anchor(probe),
             escape(probe),
             escape(&sheet.summary)
         );
         body += &results_table(run, probe, sheet);
         body += &intervals_list(run, probe, sheet);
-        body += &charts(probe, sheet, &drawn)?;
-        body += &why_late::section(run, probe)?;
+        let charts = charts(probe, sheet, &drawn)? + &why_late::section(run, probe)?;
+        let _ = write!(
+            body,
+            "<details>\n<summary>Charts of {} ({})</summary>\n{charts}</details>\n",
+            escape(probe),
+            charts.matches("<svg").count()
+        );
         body += "</section>\n";
     }
     body += &environment_tables(run);
@@ -195,8 +206,9 @@ fn drawn_loads<'a>(run: &'a RunDocument, probe: &str) -> Vec<Drawn<'a>> {
 pub fn page(title: &str, body: &str) -> String {
     format!(
         "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n\
-         <title>{}</title>\n<style>{STYLE}</style>\n</head>\n<body>\n{body}</body>\n</html>\n",
-        escape(title)
+         <title>{}</title>\n<style>{STYLE}{}</style>\n</head>\n<body>\n{body}</body>\n</html>\n",
+        escape(title),
+        heat_map::STYLE
     )
 }
 
@@ -207,18 +219,30 @@ const STYLE: &str = "body{font-family:sans-serif;margin:1em 2em;color:#222}\
     table{border-collapse:collapse;margin:1em 0}\
     td,th{border:1px solid #ccc;padding:2px 8px;text-align:left;font-size:90%}\
     td.num{text-align:right}\
-    .better{background:#c8f0c8}.worse{background:#f6c6c6}";
+    .better{background:#c8f0c8}.worse{background:#f6c6c6}\
+    summary{cursor:pointer;margin:1em 0;font-weight:bold}";
 
 /// A table: a header row, then rows of cells, each with its class
 /// (`""` for none); every text is escaped here.
 pub fn table(header: &[&str], rows: &[Vec<(String, &str)>]) -> String {
+    table_with_ids(header, rows, &[])
+}
+
+/// The same, the rows given the ids `ids` in order (those after the last
+/// id none).
+fn table_with_ids(header: &[&str], rows: &[Vec<(String, &str)>], ids: &[String]) -> String {
     let mut out = String::from("<table>\n<tr>");
     for h in header {
         let _ = write!(out, "<th>{}</th>", escape(h));
     }
     out += "</tr>\n";
-    for row in rows {
-        out += "<tr>";
+    for (i, row) in rows.iter().enumerate() {
+        match ids.get(i) {
+            Some(id) => {
+                let _ = write!(out, "<tr id=\"{}\">", escape(id));
+            }
+            None => out += "<tr>",
+        }
         for (text, class) in row {
             match class.is_empty() {
                 true => {
@@ -235,9 +259,14 @@ pub fn table(header: &[&str], rows: &[Vec<(String, &str)>]) -> String {
 }
 
 /// The probe's table as the console shows it: a row per load, a column
-/// per sheet column, then the load's work.
+/// per sheet column, then the load's work; each row anchored for the heat
+/// map.
 fn results_table(run: &RunDocument, probe: &str, sheet: &ProbeSheet) -> String {
     let baseline = run.baseline_of(probe);
+    let ids: Vec<String> = (run.scenarios.iter().enumerate())
+        .filter(|(_, s)| s.probe == probe)
+        .map(|(index, _)| heat_map::scenario_anchor(index))
+        .collect();
     let rows: Vec<Vec<(String, &str)>> = run
         .scenarios_of(probe)
         .map(|scenario| {
@@ -250,7 +279,7 @@ fn results_table(run: &RunDocument, probe: &str, sheet: &ProbeSheet) -> String {
                 .collect()
         })
         .collect();
-    table(&console::header_cells(sheet), &rows)
+    table_with_ids(&console::header_cells(sheet), &rows, &ids)
 }
 
 /// The confidence intervals of the probe's scenarios as the console shows
@@ -314,7 +343,7 @@ fn environment_tables(run: &RunDocument) -> String {
         })
         .collect();
     format!(
-        "<h2>Environment</h2>\n{}<h2>Warnings</h2>\n{}",
+        "<h2 id=\"environment\">Environment</h2>\n{}<h2 id=\"warnings\">Warnings</h2>\n{}",
         table(&["key", "value"], &env),
         match warnings.is_empty() {
             true => "<p>none</p>\n".to_string(),
@@ -600,7 +629,15 @@ mod tests {
             assert!(html.contains(&format!("<th>{}</th>", escape(header))));
         }
         assert!(html.matches("<svg").count() >= 2 * run.probes.len());
-        assert!(html.contains("<h2>Environment</h2>"));
+        assert!(html.contains("<h2 id=\"environment\">Environment</h2>"));
+        // The answer first; each probe's charts folded away.
+        let overview = html.find("<div id=\"overview\">").unwrap();
+        assert!(overview < html.find("<section>").unwrap());
+        assert_eq!(html.matches("<details>").count(), run.probes.len());
+        assert!(
+            html.contains("<tr id=\"scenario-1\">"),
+            "the heat map's links land"
+        );
     }
 
     /// `run` with a series recorded by its first successful scenario.

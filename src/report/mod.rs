@@ -7,6 +7,7 @@ pub mod estimate;
 pub mod explain;
 pub mod figure;
 pub mod file;
+pub mod heat_map;
 pub mod html;
 pub mod late;
 pub mod late_context;
