@@ -518,29 +518,11 @@ fn distributions(name: &str, drawn: &[Drawn]) -> Result<Vec<Distribution>> {
     Ok(out)
 }
 
-/// The latency histogram: the buckets re-binned into equal bins from 0 to
-/// the largest latency.
+/// The latency histogram: the buckets re-binned into bins of equal width
+/// on a log scale, from the smallest latency to the largest (a linear axis
+/// puts nearly every sample in its first bins when the largest is ten
+/// times the median).
 fn histogram(title: &str, distributions: &[Distribution]) -> Result<String> {
-    let top = largest(distributions);
-    let width = top / HISTOGRAM_BINS as f64;
-    let lines: Vec<Line> = distributions
-        .iter()
-        .map(|Distribution { name, buckets }| {
-            let mut bins = vec![0u64; HISTOGRAM_BINS];
-            for &(ms, n) in buckets {
-                bins[((ms / width) as usize).min(HISTOGRAM_BINS - 1)] += n;
-            }
-            let points = bins
-                .iter()
-                .enumerate()
-                .map(|(i, &n)| ((i as f64 + 0.5) * width, n as f64))
-                .collect();
-            Line {
-                name: name.clone(),
-                points,
-            }
-        })
-        .collect();
     let title = format!("{title}: latency histogram");
     chart::histogram(
         Labels {
@@ -548,19 +530,40 @@ fn histogram(title: &str, distributions: &[Distribution]) -> Result<String> {
             x: "latency (ms)",
             y: "samples",
         },
-        &lines,
+        &log_bins(distributions),
     )
+}
+
+/// Each distribution as [`HISTOGRAM_BINS`] log-spaced bins between the
+/// smallest and the largest latency of all: a point per bin at its
+/// geometric middle, with its count.
+fn log_bins(distributions: &[Distribution]) -> Vec<Line> {
+    let (bottom, top) = latency_range(distributions);
+    let per_bin = (top / bottom).ln() / HISTOGRAM_BINS as f64;
+    distributions
+        .iter()
+        .map(|Distribution { name, buckets }| {
+            let mut bins = vec![0u64; HISTOGRAM_BINS];
+            for &(ms, n) in buckets {
+                let at = ((ms.max(bottom) / bottom).ln() / per_bin) as usize;
+                bins[at.min(HISTOGRAM_BINS - 1)] += n;
+            }
+            let points = bins
+                .iter()
+                .enumerate()
+                .map(|(i, &n)| (bottom * ((i as f64 + 0.5) * per_bin).exp(), n as f64))
+                .collect();
+            Line {
+                name: name.clone(),
+                points,
+            }
+        })
+        .collect()
 }
 
 /// The latency CDF at log-spaced latencies from the smallest to the largest.
 fn cdf(title: &str, distributions: &[Distribution]) -> Result<String> {
-    let top = largest(distributions);
-    let bottom = distributions
-        .iter()
-        .filter_map(|d| d.buckets.first().map(|(ms, _)| *ms))
-        .fold(top, f64::min)
-        .max(top * 1e-6)
-        .max(1e-6);
+    let (bottom, top) = latency_range(distributions);
     let steps = (CDF_POINTS - 1) as f64;
     let lines: Vec<Line> = distributions
         .iter()
@@ -594,18 +597,67 @@ fn cdf(title: &str, distributions: &[Distribution]) -> Result<String> {
     )
 }
 
-/// The largest latency of all distributions (ms), at least 1 µs.
-fn largest(distributions: &[Distribution]) -> f64 {
-    distributions
+/// The smallest and the largest latency of all distributions (ms), for a
+/// log axis: the largest at least 1 µs, the smallest above 0, at most a
+/// millionth of the largest below it, and below the largest (a tenth of
+/// it when every sample is the same).
+fn latency_range(distributions: &[Distribution]) -> (f64, f64) {
+    let top = distributions
         .iter()
         .filter_map(|d| d.buckets.last().map(|(ms, _)| *ms))
-        .fold(1e-3, f64::max)
+        .fold(1e-3, f64::max);
+    let bottom = distributions
+        .iter()
+        .filter_map(|d| d.buckets.first().map(|(ms, _)| *ms))
+        .fold(top, f64::min)
+        .max(top * 1e-6)
+        .max(1e-6);
+    match bottom < top {
+        true => (bottom, top),
+        false => (top / 10.0, top),
+    }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::report::fixture;
+
+    /// `ms` latencies as a histogram's buckets, named `name`.
+    fn distribution(name: &str, ms: impl Iterator<Item = f64>) -> Distribution {
+        let mut h = LatencyHistogram::new();
+        ms.for_each(|ms| h.record_ns((ms * 1e6) as u64));
+        let buckets = h.recorded().into_iter().map(|(ns, n)| (ns as f64 / 1e6, n));
+        Distribution {
+            name: name.into(),
+            buckets: buckets.collect(),
+        }
+    }
+
+    #[test]
+    fn a_long_tailed_distribution_spreads_over_many_log_bins() {
+        // 298 samples from 0.05 to 0.3 ms and two at 2.7 ms: on a linear
+        // axis from 0 they fill the first 11 of 100 bins.
+        let bulk = (0..298).map(|i| 0.05 + 0.25 * f64::from(i) / 297.0);
+        let long = distribution("x", bulk.chain([2.7, 2.7]));
+        let lines = log_bins(std::slice::from_ref(&long));
+        let counts: Vec<f64> = lines[0].points.iter().map(|p| p.1).collect();
+        assert_eq!(counts.len(), HISTOGRAM_BINS);
+        assert_eq!(counts.iter().sum::<f64>(), 300.0);
+        let used = counts.iter().filter(|&&n| n > 0.0).count();
+        assert!(used >= 30, "{used} bins hold samples: {counts:?}");
+        assert_eq!(counts[HISTOGRAM_BINS - 1], 2.0, "the tail in the last bin");
+        let xs: Vec<f64> = lines[0].points.iter().map(|p| p.0).collect();
+        assert!(xs[0] >= 0.04 && xs[HISTOGRAM_BINS - 1] <= 2.8, "{xs:?}");
+        // Equal steps on a log scale.
+        let step = |i: usize| xs[i + 1] / xs[i];
+        assert!((step(0) - step(90)).abs() < 1e-9);
+        // One value only: a finite range below it.
+        let same = distribution("y", [1.0, 1.0].into_iter());
+        let lines = log_bins(&[same]);
+        assert!(lines[0].points.iter().all(|p| p.0.is_finite() && p.0 > 0.0));
+        assert_eq!(lines[0].points[HISTOGRAM_BINS - 1].1, 2.0);
+    }
 
     #[test]
     fn escape_makes_markup_text() {
