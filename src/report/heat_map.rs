@@ -15,7 +15,8 @@ pub const STYLE: &str = ".heat td{text-align:center;min-width:5em}\
     .heat td a{color:#222;text-decoration:none;display:block}\
     .b0{background:#b9e6b9}.b1{background:#fff1a0}.b2{background:#ffc68a}.b3{background:#f39a9a}\
     .na{background:#eee}.heat small{color:#444}\
-    nav ul{columns:3}";
+    nav ul{padding:0}nav li{display:inline;margin-right:1.5em}\
+    #overview p{font-size:90%;margin:.3em 0}";
 
 /// The bands as the legend names them, fine to bad.
 const BANDS: [&str; 4] = [
@@ -39,11 +40,11 @@ pub fn scenario_anchor(index: usize) -> String {
     format!("scenario-{index}")
 }
 
-/// The overview and the table of contents (`sections`: each probe's name,
-/// in the page's order), for `suite` when the run is one.
+/// The table of contents (`sections`: each probe's name, in the page's
+/// order) and the overview, for `suite` when the run is one.
 pub fn render(run: &RunDocument, sections: &[&str], suite: Option<&str>) -> String {
     let overview = overview::of(run);
-    let mut out = String::from("<div id=\"overview\">\n<h2>Overview</h2>\n");
+    let mut out = contents(sections) + "<div id=\"overview\">\n<h2>Overview</h2>\n";
     if overview.probes.is_empty() {
         out += "<p>No probe of this run declares a figure to show here.</p>\n";
     } else {
@@ -62,8 +63,7 @@ pub fn render(run: &RunDocument, sections: &[&str], suite: Option<&str>) -> Stri
         }
         out += &band_legend();
     }
-    out += "</div>\n";
-    out + &contents(sections)
+    out + "</div>\n"
 }
 
 /// The table: a row per probe, a column per load, each cell its ratio (or,
@@ -128,7 +128,7 @@ fn band_legend() -> String {
 /// environment and the warnings.
 fn contents(sections: &[&str]) -> String {
     let mut out = String::from(
-        "<nav>\n<h2>Contents</h2>\n<ul>\n<li><a href=\"#overview\">Overview</a></li>\n",
+        "<nav>\n<ul>\n<li><strong>Contents</strong></li>\n<li><a href=\"#overview\">Overview</a></li>\n",
     );
     for probe in sections {
         let _ = writeln!(

@@ -21,8 +21,8 @@ use crate::system::environment;
 use anyhow::{Context, Result};
 use std::fmt::Write;
 
-/// Bins of the latency histogram.
-const HISTOGRAM_BINS: usize = 100;
+/// The fewest and most bins of the latency histogram.
+const HISTOGRAM_BINS: (usize, usize) = (20, 100);
 /// Points of a CDF line.
 const CDF_POINTS: usize = 200;
 
@@ -534,19 +534,28 @@ fn histogram(title: &str, distributions: &[Distribution]) -> Result<String> {
     )
 }
 
-/// Each distribution as [`HISTOGRAM_BINS`] log-spaced bins between the
-/// smallest and the largest latency of all: a point per bin at its
-/// geometric middle, with its count.
+/// Each distribution as log-spaced bins between the smallest and the
+/// largest latency of all: a point per bin at its geometric middle, with
+/// its count. Twice the square root of the largest sample count bins,
+/// within [`HISTOGRAM_BINS`], so that a few dozen samples do not make a
+/// comb.
 fn log_bins(distributions: &[Distribution]) -> Vec<Line> {
     let (bottom, top) = latency_range(distributions);
-    let per_bin = (top / bottom).ln() / HISTOGRAM_BINS as f64;
+    let samples = distributions
+        .iter()
+        .map(|d| d.buckets.iter().map(|b| b.1).sum::<u64>())
+        .max()
+        .unwrap_or(0);
+    let (fewest, most) = HISTOGRAM_BINS;
+    let count = ((2.0 * (samples as f64).sqrt()) as usize).clamp(fewest, most);
+    let per_bin = (top / bottom).ln() / count as f64;
     distributions
         .iter()
         .map(|Distribution { name, buckets }| {
-            let mut bins = vec![0u64; HISTOGRAM_BINS];
+            let mut bins = vec![0u64; count];
             for &(ms, n) in buckets {
                 let at = ((ms.max(bottom) / bottom).ln() / per_bin) as usize;
-                bins[at.min(HISTOGRAM_BINS - 1)] += n;
+                bins[at.min(count - 1)] += n;
             }
             let points = bins
                 .iter()
@@ -637,26 +646,28 @@ mod tests {
     #[test]
     fn a_long_tailed_distribution_spreads_over_many_log_bins() {
         // 298 samples from 0.05 to 0.3 ms and two at 2.7 ms: on a linear
-        // axis from 0 they fill the first 11 of 100 bins.
+        // axis from 0 they fill the first 11 % of it.
         let bulk = (0..298).map(|i| 0.05 + 0.25 * f64::from(i) / 297.0);
         let long = distribution("x", bulk.chain([2.7, 2.7]));
         let lines = log_bins(std::slice::from_ref(&long));
         let counts: Vec<f64> = lines[0].points.iter().map(|p| p.1).collect();
-        assert_eq!(counts.len(), HISTOGRAM_BINS);
+        // Twice the square root of 300.
+        assert_eq!(counts.len(), 34);
         assert_eq!(counts.iter().sum::<f64>(), 300.0);
         let used = counts.iter().filter(|&&n| n > 0.0).count();
-        assert!(used >= 30, "{used} bins hold samples: {counts:?}");
-        assert_eq!(counts[HISTOGRAM_BINS - 1], 2.0, "the tail in the last bin");
+        assert!(used >= 34 * 4 / 10, "{used} bins hold samples: {counts:?}");
+        assert_eq!(counts[33], 2.0, "the tail in the last bin");
         let xs: Vec<f64> = lines[0].points.iter().map(|p| p.0).collect();
-        assert!(xs[0] >= 0.04 && xs[HISTOGRAM_BINS - 1] <= 2.8, "{xs:?}");
+        assert!(xs[0] >= 0.04 && xs[33] <= 2.8, "{xs:?}");
         // Equal steps on a log scale.
         let step = |i: usize| xs[i + 1] / xs[i];
-        assert!((step(0) - step(90)).abs() < 1e-9);
-        // One value only: a finite range below it.
+        assert!((step(0) - step(30)).abs() < 1e-9);
+        // One value only: a finite range below it, the fewest bins.
         let same = distribution("y", [1.0, 1.0].into_iter());
         let lines = log_bins(&[same]);
         assert!(lines[0].points.iter().all(|p| p.0.is_finite() && p.0 > 0.0));
-        assert_eq!(lines[0].points[HISTOGRAM_BINS - 1].1, 2.0);
+        assert_eq!(lines[0].points.len(), HISTOGRAM_BINS.0);
+        assert_eq!(lines[0].points[HISTOGRAM_BINS.0 - 1].1, 2.0);
     }
 
     #[test]
