@@ -183,7 +183,7 @@ fn probe_overview(run: &RunDocument, probe: &str) -> Option<ProbeOverview> {
         .collect();
     let figure = match declared.ratio.as_slice() {
         [one] => one.label.clone(),
-        set => format!("{} figures, geometric mean", set.len()),
+        set => set_label(set),
     };
     Some(ProbeOverview {
         probe: probe.to_string(),
@@ -193,6 +193,32 @@ fn probe_overview(run: &RunDocument, probe: &str) -> Option<ProbeOverview> {
         has_reference: reference.is_some(),
         cells,
     })
+}
+
+/// What a set of figures is called: what their labels end with, and how
+/// many they are (`median (µs) of 20, geometric mean`: `fork median (µs)`,
+/// `exec median (µs)`, ...).
+fn set_label(set: &[&FigureDef]) -> String {
+    let first: Vec<char> = set[0].label.chars().rev().collect();
+    let shared = set.iter().fold(first.len(), |shared, def| {
+        let matching = def
+            .label
+            .chars()
+            .rev()
+            .zip(&first)
+            .take_while(|(a, b)| a == *b);
+        shared.min(matching.count())
+    });
+    let suffix: String = first[..shared].iter().rev().collect();
+    // From the first whole word.
+    let words = match suffix.find(' ') {
+        Some(space) if !suffix.starts_with(' ') => suffix[space..].trim(),
+        _ => suffix.trim(),
+    };
+    match words.is_empty() {
+        true => format!("{} figures, geometric mean", set.len()),
+        false => format!("{words} of {}, geometric mean", set.len()),
+    }
 }
 
 /// The overview figures of `scenario`, its ratios to `reference`.
@@ -425,15 +451,20 @@ pub fn legend() -> [String; 2] {
     ]
 }
 
-/// The text of a cell: the value under `none` (or under any load when
-/// the probe has no `none`), else the ratio, `°` when within the
-/// intervals; `failed`; `-` when missing.
+/// The text of a cell: the value under `none` (a set's ratio, 1) or
+/// under any load when the probe has no `none`, else the ratio, `°` when
+/// within the intervals; `failed`; `-` when missing.
 pub fn cell_text(probe: &ProbeOverview, cell: &Cell) -> String {
     let Some(figures) = &cell.figures else {
         return "failed".to_string();
     };
     if cell.load == REFERENCE || !probe.has_reference {
-        return figures.value.clone().unwrap_or_else(|| "-".to_string());
+        let ratio = figures.ratio.map(ratio_text);
+        return figures
+            .value
+            .clone()
+            .or(ratio)
+            .unwrap_or_else(|| "-".to_string());
     }
     match figures.ratio {
         Some(r) if figures.clear => ratio_text(r),
@@ -594,13 +625,23 @@ mod tests {
                 }
             }
         }
-        let micro = crate::probe::sheet_of("micro").unwrap();
-        let set = micro
-            .figures
-            .iter()
-            .filter(|f| f.overview.is_some())
-            .count();
-        assert!(set > 10, "micro: one median per operation, {set}");
+        let set_of = |probe: &str| -> Vec<FigureDef> {
+            let sheet = crate::probe::sheet_of(probe).unwrap();
+            sheet
+                .figures
+                .into_iter()
+                .filter(|f| f.overview.is_some())
+                .collect()
+        };
+        let micro = set_of("micro");
+        assert!(micro.len() > 10, "micro: one median per operation");
+        let label = set_label(&micro.iter().collect::<Vec<_>>());
+        assert_eq!(
+            label,
+            format!("median (µs) of {}, geometric mean", micro.len())
+        );
+        let fileio = set_label(&set_of("fileio").iter().collect::<Vec<_>>());
+        assert_eq!(fileio, "avg (ms) of 2, geometric mean");
     }
 
     #[test]
@@ -705,11 +746,12 @@ mod tests {
         // each is 1234.5 / 52.5 times none's.
         let overview = of(&run);
         let audio = &overview.probes[0];
-        assert_eq!(audio.figure, "2 figures, geometric mean");
+        assert_eq!(audio.figure, "(ms) of 2, geometric mean", "p50 and p99");
         assert_eq!(audio.share, None);
         let burn = audio.cells[1].figures.as_ref().unwrap();
         assert!((burn.ratio.unwrap() - 1234.5 / 52.5).abs() < 1e-9);
         assert_eq!(burn.value, None);
+        assert_eq!(cell_text(audio, &audio.cells[0]), "1.00×", "none's ratio");
         assert!(audio.verdict().starts_with("audio: 38× slower under cmd"));
         assert!((geometric_mean([2.0, 8.0]).unwrap() - 4.0).abs() < 1e-12);
         assert_eq!(geometric_mean([]), None);
