@@ -11,7 +11,7 @@ use std::fmt::Write;
 
 /// The colours of the bands (`CellFigures::band`), fine to bad, and the
 /// class of a cell without one.
-pub const STYLE: &str = ".heat td{text-align:center;min-width:5em}\
+pub const STYLE: &str = ".heat td{text-align:center;min-width:5em}.heat td.figure{text-align:left}\
     .heat td a{color:#222;text-decoration:none;display:block}\
     .b0{background:#b9e6b9}.b1{background:#fff1a0}.b2{background:#ffc68a}.b3{background:#f39a9a}\
     .na{background:#eee}.heat small{color:#444}\
@@ -81,7 +81,7 @@ fn heat_map(overview: &Overview) -> String {
         };
         let _ = write!(
             out,
-            "<tr><th><a href=\"#{}\">{}</a></th><td>{figure}</td>",
+            "<tr><th><a href=\"#{}\">{}</a></th><td class=\"figure\">{figure}</td>",
             probe_anchor(&p.probe),
             escape(&p.probe)
         );
