@@ -1,7 +1,9 @@
 //! Progress on stderr: a bar with the scenario running and the time left,
 //! redrawn at most twice a second (a redraw competes with the probe on a small
-//! machine), hidden with `--quiet` or when stderr is not a terminal. Results
-//! go to stdout through [`Progress::print`] so the bar never garbles them.
+//! machine), hidden with `--quiet` or when stderr is not a terminal. Lines
+//! on stderr (warnings, each finished scenario's figures) and the results
+//! on stdout go through [`Progress::say`] and [`Progress::print`] so the bar
+//! never garbles them.
 
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use std::io::{IsTerminal as _, Write as _};
@@ -83,8 +85,9 @@ impl Progress {
         });
     }
 
-    /// Writes a line to stderr without garbling the bar.
-    pub fn warn(&self, text: &str) {
+    /// Writes a line to stderr without garbling the bar: a warning, or a
+    /// finished scenario's figures (seen with or without a terminal).
+    pub fn say(&self, text: &str) {
         self.bar.suspend(|| say!("{text}"));
     }
 }

@@ -49,6 +49,34 @@ pub struct FigureDef {
     pub headline: bool,
     /// Compared by `feelbench compare` when no `--figure` is given.
     pub compared: bool,
+    /// What the overview of a run (`report::overview`) makes of it;
+    /// `None` (and in runs older than the field): nothing.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub overview: Option<OverviewRole>,
+}
+
+/// The part a figure plays in the overview of a run, the answer shown
+/// before the tables.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case", tag = "as")]
+pub enum OverviewRole {
+    /// The probe's overview figure, shown under each load as a ratio to
+    /// the same figure under no load; `worse` is how the verdict says a
+    /// worse value (`later`, `slower`: "3.1× later under burn"). Several
+    /// figures so marked (micro's operations) make a set, whose ratio is
+    /// the geometric mean of theirs.
+    Ratio { worse: String },
+    /// A share in % (deadlines met) that the verdict quotes when it is low.
+    Share,
+}
+
+impl OverviewRole {
+    /// The overview figure, a worse value said as `worse`.
+    pub fn ratio(worse: &str) -> Self {
+        OverviewRole::Ratio {
+            worse: worse.to_string(),
+        }
+    }
 }
 
 /// One column of a probe's console and Markdown table: the figures shown
@@ -110,6 +138,16 @@ impl ProbeSheet {
         self.figures.iter().find(|f| f.key == key)
     }
 
+    /// The same, with the figure called `key` playing `role` in the
+    /// overview (a key the sheet lacks is a bug of the probe: the test of
+    /// every probe's overview finds it).
+    pub fn with_overview(mut self, key: &str, role: OverviewRole) -> Self {
+        if let Some(figure) = self.figures.iter_mut().find(|f| f.key == key) {
+            figure.overview = Some(role);
+        }
+        self
+    }
+
     /// Every figure evaluated over `tally`, by field name; figures the
     /// tally cannot give are left out.
     pub fn evaluate(&self, tally: &Tally) -> BTreeMap<String, f64> {
@@ -160,6 +198,7 @@ impl FigureDef {
             spread: Spread::RepeatsOnly,
             headline: false,
             compared: false,
+            overview: None,
         }
     }
 

@@ -25,7 +25,7 @@ use super::MeasureError;
 use crate::figures::result::MEASURED_S;
 use crate::figures::LateCauses;
 use crate::figures::{
-    Better, Column, FigureDef, Formula, Measured, ProbeSheet, Spread, Tally, Unit,
+    Better, Column, FigureDef, Formula, Measured, OverviewRole, ProbeSheet, Spread, Tally, Unit,
 };
 use crate::measure::clock::sleep_until_ns;
 use crate::measure::late::EventTimes;
@@ -237,6 +237,7 @@ pub fn sheet(summary: &str, _params: Option<&WorkParams>) -> ProbeSheet {
         columns,
         figures,
     }
+    .with_overview("mean", OverviewRole::ratio("later"))
 }
 
 #[cfg(test)]

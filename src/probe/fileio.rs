@@ -30,7 +30,7 @@ use super::late_split::{threshold_rule, LateSplit};
 use super::{MeasureError, Probe, ProbeDef};
 use crate::figures::result::MEASURED_S;
 use crate::figures::{
-    Better, Column, FigureDef, Formula, Measured, ProbeSheet, Spread, Tally, Unit,
+    Better, Column, FigureDef, Formula, Measured, OverviewRole, ProbeSheet, Spread, Tally, Unit,
 };
 use crate::measure::batches::{batch_of, batch_seconds, BatchLatency, BATCHES};
 use crate::measure::clock::now_ns;
@@ -198,12 +198,16 @@ fn sheet(summary: &str, params: Option<&WorkParams>) -> ProbeSheet {
             ),
         ]);
     }
-    ProbeSheet {
+    let sheet = ProbeSheet {
         summary: summary.to_string(),
         own_pace: false,
         columns,
         figures,
-    }
+    };
+    Kind::BOTH.iter().fold(sheet, |sheet, kind| {
+        let mean = format!("{}_mean", kind.name());
+        sheet.with_overview(&mean, OverviewRole::ratio("slower"))
+    })
 }
 
 /// The figures of one kind of request.

@@ -35,8 +35,8 @@ use super::{MeasureError, Probe, ProbeDef};
 use crate::figures::result::MEASURED_S;
 use crate::figures::LateCauses;
 use crate::figures::{
-    latency_figures, Better, Column, FigureDef, Formula, LatencySeries, Measured, ProbeSheet,
-    Spread, Tally, Unit,
+    latency_figures, Better, Column, FigureDef, Formula, LatencySeries, Measured, OverviewRole,
+    ProbeSheet, Spread, Tally, Unit,
 };
 use crate::measure::batches::{batch_of, batch_seconds, BatchLatency, BATCHES};
 use crate::measure::clock::sleep_until_ns;
@@ -138,6 +138,8 @@ fn sheet(summary: &str, _params: Option<&WorkParams>) -> ProbeSheet {
         columns,
         figures,
     }
+    .with_overview("mean", OverviewRole::ratio("later"))
+    .with_overview("on_time", OverviewRole::Share)
 }
 
 /// The emulated sound device, from the clock: what it has been given and

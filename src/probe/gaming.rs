@@ -17,8 +17,8 @@ use super::{MeasureError, Probe, ProbeDef};
 use crate::figures::result::MEASURED_S;
 use crate::figures::LateCauses;
 use crate::figures::{
-    latency_figures, Better, Column, FigureDef, Formula, LatencySeries, Measured, ProbeSheet,
-    Spread, Tally, Unit,
+    latency_figures, Better, Column, FigureDef, Formula, LatencySeries, Measured, OverviewRole,
+    ProbeSheet, Spread, Tally, Unit,
 };
 use crate::measure::batches::{batch_of, batch_seconds, BatchLatency, BATCHES};
 use crate::measure::clock::sleep_until_ns;
@@ -116,6 +116,8 @@ fn sheet(summary: &str, _params: Option<&WorkParams>) -> ProbeSheet {
         columns,
         figures,
     }
+    .with_overview("fps", OverviewRole::ratio("slower"))
+    .with_overview("desired", OverviewRole::Share)
 }
 
 struct GamingProbe {

@@ -11,8 +11,8 @@ use super::{MeasureError, Probe};
 use crate::figures::result::MEASURED_S;
 use crate::figures::LateCauses;
 use crate::figures::{
-    latency_figures, Better, Column, FigureDef, Formula, LatencySeries, Measured, ProbeSheet,
-    Spread, Tally, Unit,
+    latency_figures, Better, Column, FigureDef, Formula, LatencySeries, Measured, OverviewRole,
+    ProbeSheet, Spread, Tally, Unit,
 };
 use crate::measure::batches::batch_seconds;
 use crate::measure::frames::{FrameAccount, PeriodBatch};
@@ -141,6 +141,8 @@ pub fn sheet(summary: &str, _params: Option<&WorkParams>) -> ProbeSheet {
         .concat(),
         figures,
     }
+    .with_overview("mean", OverviewRole::ratio("later"))
+    .with_overview("deadlines", OverviewRole::Share)
 }
 
 /// The tallies (and the series, when kept) of the frame account of a measurement of `window` that

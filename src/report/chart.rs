@@ -37,27 +37,28 @@ pub struct Labels<'a> {
     pub y: &'a str,
 }
 
-/// OSADL's latency plot: x the latency, y how many samples fell in each
-/// bin on a log scale, one line per series.
+/// OSADL's latency plot, on log scales both ways: x the latency (the
+/// middle of each log-spaced bin), y how many samples fell in each bin,
+/// one line per series.
 pub fn histogram(labels: Labels, lines: &[Line]) -> Result<String> {
     let (x, y) = bounds(lines);
     let top = (y.1 * 2.0).max(10.0);
-    draw_lines(
-        labels,
-        0.0..x.1.max(1e-3) * 1.02,
-        log_axis(0.5, top),
-        lines,
-        None,
-    )
+    draw_lines(labels, latency_axis(x), log_axis(0.5, top), lines, None)
 }
 
 /// Cumulative distributions: x the latency on a log scale, y the share of
 /// samples at or below it.
 pub fn cdf(labels: Labels, lines: &[Line]) -> Result<String> {
     let (x, _) = bounds(lines);
-    let low = x.0.max(1e-3) / 1.2;
+    draw_lines(labels, latency_axis(x), 0.0..1.0, lines, None)
+}
+
+/// A log latency axis around latencies from `x.0` to `x.1`, at least a
+/// decade wide.
+fn latency_axis(x: (f64, f64)) -> WithKeyPoints<LogCoord<f64>> {
+    let low = x.0.max(1e-6) / 1.2;
     let high = (x.1 * 1.2).max(low * 10.0);
-    draw_lines(labels, log_axis(low, high), 0.0..1.0, lines, None)
+    log_axis(low, high)
 }
 
 /// Values over time, with a dashed-free horizontal line at `ideal`.

@@ -1,16 +1,19 @@
 //! The HTML report: one self-contained page (inline SVG charts and CSS, no
-//! script, nothing fetched) with per probe its latency histogram, the CDF
-//! of every load, its compared figures with their intervals and its
-//! latency over time, and why its events were late (`why_late`), then the environment and the warnings. Everything is
-//! read from the stored `ProbeSheet`s, so it knows no probe; every text
-//! from the run file is escaped.
+//! script, nothing fetched) that opens with the run's overview as a heat
+//! map and a table of contents (`heat_map`), then per probe its table
+//! (each row an anchor the heat map links to) and, folded away
+//! (`<details>`), its latency histogram, the CDF of every load, its
+//! compared figures with their intervals and its latency over time, and
+//! why its events were late (`why_late`), then the environment and the
+//! warnings. Everything is read from the stored `ProbeSheet`s, so it
+//! knows no probe; every text from the run file is escaped.
 
 use super::chart::{self, Labels, Line, Ranged};
 use super::estimate::{estimate, Cut, CUT_LEGEND, RUN_LEVEL};
 use super::figure::Figure;
 use super::schema::{RunDocument, ScenarioResult};
 use super::table as console;
-use super::why_late;
+use super::{heat_map, why_late};
 use crate::figures::series::{LatencySeries, SeriesPoint};
 use crate::figures::{FigureDef, Formula, ProbeSheet};
 use crate::measure::latency::LatencyHistogram;
@@ -18,8 +21,8 @@ use crate::system::environment;
 use anyhow::{Context, Result};
 use std::fmt::Write;
 
-/// Bins of the latency histogram.
-const HISTOGRAM_BINS: usize = 100;
+/// The fewest and most bins of the latency histogram.
+const HISTOGRAM_BINS: (usize, usize) = (20, 100);
 /// Points of a CDF line.
 const CDF_POINTS: usize = 200;
 
@@ -55,19 +58,27 @@ pub fn escape(text: &str) -> String {
 /// The whole page for `run`.
 pub fn render(run: &RunDocument) -> Result<String> {
     let mut body = format!("<h1>feelbench run {}</h1>\n", escape(&run.run.id));
+    let sections: Vec<&str> = run.probes.keys().map(String::as_str).collect();
+    body += &heat_map::render(run, &sections, None);
     body += &run_table(run);
     for (probe, sheet) in &run.probes {
         let drawn = drawn_loads(run, probe);
         let _ = write!(
             body,
-            "<section>\n<h2>{}</h2>\n<p>{}</p>\n",
+            "<section>\n<h2 id=\"{}\">{}</h2>\n<p>{}</p>\n",
+            heat_map::probe_anchor(probe),
             escape(probe),
             escape(&sheet.summary)
         );
         body += &results_table(run, probe, sheet);
         body += &intervals_list(run, probe, sheet);
-        body += &charts(probe, sheet, &drawn)?;
-        body += &why_late::section(run, probe)?;
+        let charts = charts(probe, sheet, &drawn)? + &why_late::section(run, probe)?;
+        let _ = write!(
+            body,
+            "<details>\n<summary>Charts of {} ({})</summary>\n{charts}</details>\n",
+            escape(probe),
+            charts.matches("<svg").count()
+        );
         body += "</section>\n";
     }
     body += &environment_tables(run);
@@ -195,8 +206,9 @@ fn drawn_loads<'a>(run: &'a RunDocument, probe: &str) -> Vec<Drawn<'a>> {
 pub fn page(title: &str, body: &str) -> String {
     format!(
         "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n\
-         <title>{}</title>\n<style>{STYLE}</style>\n</head>\n<body>\n{body}</body>\n</html>\n",
-        escape(title)
+         <title>{}</title>\n<style>{STYLE}{}</style>\n</head>\n<body>\n{body}</body>\n</html>\n",
+        escape(title),
+        heat_map::STYLE
     )
 }
 
@@ -207,18 +219,30 @@ const STYLE: &str = "body{font-family:sans-serif;margin:1em 2em;color:#222}\
     table{border-collapse:collapse;margin:1em 0}\
     td,th{border:1px solid #ccc;padding:2px 8px;text-align:left;font-size:90%}\
     td.num{text-align:right}\
-    .better{background:#c8f0c8}.worse{background:#f6c6c6}";
+    .better{background:#c8f0c8}.worse{background:#f6c6c6}\
+    summary{cursor:pointer;margin:1em 0;font-weight:bold}";
 
 /// A table: a header row, then rows of cells, each with its class
 /// (`""` for none); every text is escaped here.
 pub fn table(header: &[&str], rows: &[Vec<(String, &str)>]) -> String {
+    table_with_ids(header, rows, &[])
+}
+
+/// The same, the rows given the ids `ids` in order (those after the last
+/// id none).
+fn table_with_ids(header: &[&str], rows: &[Vec<(String, &str)>], ids: &[String]) -> String {
     let mut out = String::from("<table>\n<tr>");
     for h in header {
         let _ = write!(out, "<th>{}</th>", escape(h));
     }
     out += "</tr>\n";
-    for row in rows {
-        out += "<tr>";
+    for (i, row) in rows.iter().enumerate() {
+        match ids.get(i) {
+            Some(id) => {
+                let _ = write!(out, "<tr id=\"{}\">", escape(id));
+            }
+            None => out += "<tr>",
+        }
         for (text, class) in row {
             match class.is_empty() {
                 true => {
@@ -235,9 +259,14 @@ pub fn table(header: &[&str], rows: &[Vec<(String, &str)>]) -> String {
 }
 
 /// The probe's table as the console shows it: a row per load, a column
-/// per sheet column, then the load's work.
+/// per sheet column, then the load's work; each row anchored for the heat
+/// map.
 fn results_table(run: &RunDocument, probe: &str, sheet: &ProbeSheet) -> String {
     let baseline = run.baseline_of(probe);
+    let ids: Vec<String> = (run.scenarios.iter().enumerate())
+        .filter(|(_, s)| s.probe == probe)
+        .map(|(index, _)| heat_map::scenario_anchor(index))
+        .collect();
     let rows: Vec<Vec<(String, &str)>> = run
         .scenarios_of(probe)
         .map(|scenario| {
@@ -250,7 +279,7 @@ fn results_table(run: &RunDocument, probe: &str, sheet: &ProbeSheet) -> String {
                 .collect()
         })
         .collect();
-    table(&console::header_cells(sheet), &rows)
+    table_with_ids(&console::header_cells(sheet), &rows, &ids)
 }
 
 /// The confidence intervals of the probe's scenarios as the console shows
@@ -314,7 +343,7 @@ fn environment_tables(run: &RunDocument) -> String {
         })
         .collect();
     format!(
-        "<h2>Environment</h2>\n{}<h2>Warnings</h2>\n{}",
+        "<h2 id=\"environment\">Environment</h2>\n{}<h2 id=\"warnings\">Warnings</h2>\n{}",
         table(&["key", "value"], &env),
         match warnings.is_empty() {
             true => "<p>none</p>\n".to_string(),
@@ -489,29 +518,11 @@ fn distributions(name: &str, drawn: &[Drawn]) -> Result<Vec<Distribution>> {
     Ok(out)
 }
 
-/// The latency histogram: the buckets re-binned into equal bins from 0 to
-/// the largest latency.
+/// The latency histogram: the buckets re-binned into bins of equal width
+/// on a log scale, from the smallest latency to the largest (a linear axis
+/// puts nearly every sample in its first bins when the largest is ten
+/// times the median).
 fn histogram(title: &str, distributions: &[Distribution]) -> Result<String> {
-    let top = largest(distributions);
-    let width = top / HISTOGRAM_BINS as f64;
-    let lines: Vec<Line> = distributions
-        .iter()
-        .map(|Distribution { name, buckets }| {
-            let mut bins = vec![0u64; HISTOGRAM_BINS];
-            for &(ms, n) in buckets {
-                bins[((ms / width) as usize).min(HISTOGRAM_BINS - 1)] += n;
-            }
-            let points = bins
-                .iter()
-                .enumerate()
-                .map(|(i, &n)| ((i as f64 + 0.5) * width, n as f64))
-                .collect();
-            Line {
-                name: name.clone(),
-                points,
-            }
-        })
-        .collect();
     let title = format!("{title}: latency histogram");
     chart::histogram(
         Labels {
@@ -519,19 +530,49 @@ fn histogram(title: &str, distributions: &[Distribution]) -> Result<String> {
             x: "latency (ms)",
             y: "samples",
         },
-        &lines,
+        &log_bins(distributions),
     )
+}
+
+/// Each distribution as log-spaced bins between the smallest and the
+/// largest latency of all: a point per bin at its geometric middle, with
+/// its count. Twice the square root of the largest sample count bins,
+/// within [`HISTOGRAM_BINS`], so that a few dozen samples do not make a
+/// comb.
+fn log_bins(distributions: &[Distribution]) -> Vec<Line> {
+    let (bottom, top) = latency_range(distributions);
+    let samples = distributions
+        .iter()
+        .map(|d| d.buckets.iter().map(|b| b.1).sum::<u64>())
+        .max()
+        .unwrap_or(0);
+    let (fewest, most) = HISTOGRAM_BINS;
+    let count = ((2.0 * (samples as f64).sqrt()) as usize).clamp(fewest, most);
+    let per_bin = (top / bottom).ln() / count as f64;
+    distributions
+        .iter()
+        .map(|Distribution { name, buckets }| {
+            let mut bins = vec![0u64; count];
+            for &(ms, n) in buckets {
+                let at = ((ms.max(bottom) / bottom).ln() / per_bin) as usize;
+                bins[at.min(count - 1)] += n;
+            }
+            let points = bins
+                .iter()
+                .enumerate()
+                .map(|(i, &n)| (bottom * ((i as f64 + 0.5) * per_bin).exp(), n as f64))
+                .collect();
+            Line {
+                name: name.clone(),
+                points,
+            }
+        })
+        .collect()
 }
 
 /// The latency CDF at log-spaced latencies from the smallest to the largest.
 fn cdf(title: &str, distributions: &[Distribution]) -> Result<String> {
-    let top = largest(distributions);
-    let bottom = distributions
-        .iter()
-        .filter_map(|d| d.buckets.first().map(|(ms, _)| *ms))
-        .fold(top, f64::min)
-        .max(top * 1e-6)
-        .max(1e-6);
+    let (bottom, top) = latency_range(distributions);
     let steps = (CDF_POINTS - 1) as f64;
     let lines: Vec<Line> = distributions
         .iter()
@@ -565,18 +606,69 @@ fn cdf(title: &str, distributions: &[Distribution]) -> Result<String> {
     )
 }
 
-/// The largest latency of all distributions (ms), at least 1 µs.
-fn largest(distributions: &[Distribution]) -> f64 {
-    distributions
+/// The smallest and the largest latency of all distributions (ms), for a
+/// log axis: the largest at least 1 µs, the smallest above 0, at most a
+/// millionth of the largest below it, and below the largest (a tenth of
+/// it when every sample is the same).
+fn latency_range(distributions: &[Distribution]) -> (f64, f64) {
+    let top = distributions
         .iter()
         .filter_map(|d| d.buckets.last().map(|(ms, _)| *ms))
-        .fold(1e-3, f64::max)
+        .fold(1e-3, f64::max);
+    let bottom = distributions
+        .iter()
+        .filter_map(|d| d.buckets.first().map(|(ms, _)| *ms))
+        .fold(top, f64::min)
+        .max(top * 1e-6)
+        .max(1e-6);
+    match bottom < top {
+        true => (bottom, top),
+        false => (top / 10.0, top),
+    }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::report::fixture;
+
+    /// `ms` latencies as a histogram's buckets, named `name`.
+    fn distribution(name: &str, ms: impl Iterator<Item = f64>) -> Distribution {
+        let mut h = LatencyHistogram::new();
+        ms.for_each(|ms| h.record_ns((ms * 1e6) as u64));
+        let buckets = h.recorded().into_iter().map(|(ns, n)| (ns as f64 / 1e6, n));
+        Distribution {
+            name: name.into(),
+            buckets: buckets.collect(),
+        }
+    }
+
+    #[test]
+    fn a_long_tailed_distribution_spreads_over_many_log_bins() {
+        // 298 samples from 0.05 to 0.3 ms and two at 2.7 ms: on a linear
+        // axis from 0 they fill the first 11 % of it.
+        let bulk = (0..298).map(|i| 0.05 + 0.25 * f64::from(i) / 297.0);
+        let long = distribution("x", bulk.chain([2.7, 2.7]));
+        let lines = log_bins(std::slice::from_ref(&long));
+        let counts: Vec<f64> = lines[0].points.iter().map(|p| p.1).collect();
+        // Twice the square root of 300.
+        assert_eq!(counts.len(), 34);
+        assert_eq!(counts.iter().sum::<f64>(), 300.0);
+        let used = counts.iter().filter(|&&n| n > 0.0).count();
+        assert!(used >= 34 * 4 / 10, "{used} bins hold samples: {counts:?}");
+        assert_eq!(counts[33], 2.0, "the tail in the last bin");
+        let xs: Vec<f64> = lines[0].points.iter().map(|p| p.0).collect();
+        assert!(xs[0] >= 0.04 && xs[33] <= 2.8, "{xs:?}");
+        // Equal steps on a log scale.
+        let step = |i: usize| xs[i + 1] / xs[i];
+        assert!((step(0) - step(30)).abs() < 1e-9);
+        // One value only: a finite range below it, the fewest bins.
+        let same = distribution("y", [1.0, 1.0].into_iter());
+        let lines = log_bins(&[same]);
+        assert!(lines[0].points.iter().all(|p| p.0.is_finite() && p.0 > 0.0));
+        assert_eq!(lines[0].points.len(), HISTOGRAM_BINS.0);
+        assert_eq!(lines[0].points[HISTOGRAM_BINS.0 - 1].1, 2.0);
+    }
 
     #[test]
     fn escape_makes_markup_text() {
@@ -600,7 +692,15 @@ mod tests {
             assert!(html.contains(&format!("<th>{}</th>", escape(header))));
         }
         assert!(html.matches("<svg").count() >= 2 * run.probes.len());
-        assert!(html.contains("<h2>Environment</h2>"));
+        assert!(html.contains("<h2 id=\"environment\">Environment</h2>"));
+        // The answer first; each probe's charts folded away.
+        let overview = html.find("<div id=\"overview\">").unwrap();
+        assert!(overview < html.find("<section>").unwrap());
+        assert_eq!(html.matches("<details>").count(), run.probes.len());
+        assert!(
+            html.contains("<tr id=\"scenario-1\">"),
+            "the heat map's links land"
+        );
     }
 
     /// `run` with a series recorded by its first successful scenario.

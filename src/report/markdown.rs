@@ -1,10 +1,11 @@
-//! Markdown rendering: one section and pipe table per probe, with the same
+//! Markdown rendering: the run's overview, then one section and pipe table per probe, with the same
 //! cells as the console table (and, for a probe that split its late
 //! events, their dominant cause in a last column), then the scenarios' confidence intervals as
 //! the console shows them.
 
 use super::estimate::CUT_LEGEND;
 use super::late;
+use super::overview;
 use super::schema::RunDocument;
 use super::table::{has_cut_interval, header_cells, intervals_text, method_name, row_cells};
 
@@ -31,6 +32,7 @@ pub fn render(run: &RunDocument) -> String {
     if let Some(comment) = &run.run.comment {
         out.push_str(&format!("\n> {comment}\n"));
     }
+    out.push_str(&overview::render_markdown(run, None));
     for probe_name in run.probes() {
         let sheet = run.sheet(probe_name).cloned().unwrap_or_default();
         let mut header = header_cells(&sheet);

@@ -1,10 +1,11 @@
 //! The console table, in interbench's shape plus p99 and the load's work: one
-//! table per probe, one row per load. `run` prints it piece by piece as
-//! scenarios finish; `report` prints the same pieces from the saved run.
+//! table per probe, one row per load, after the run's overview. `run`
+//! prints it when its scenarios are done, `report` from the saved run.
 
 use super::estimate::{Cut, CUT_LEGEND};
 use super::figure::Figure;
 use super::late;
+use super::overview;
 use super::precision;
 use super::schema::{
     IntervalMethod, Intervals, LoadWork, Measurement, RunDocument, RunSettingsRecord,
@@ -491,10 +492,10 @@ fn telemetry_line(measurement: &Measurement, label: &str) -> String {
     text
 }
 
-/// The whole console output of a run (`verbose`: with the telemetry line
-/// under each row, as `run --verbose` prints it).
+/// The whole console output of a run, the overview before the tables
+/// (`verbose`: with the telemetry line under each row).
 pub fn render(run: &RunDocument, verbose: bool) -> String {
-    let mut out = render_preamble(run);
+    let mut out = render_preamble(run) + &overview::render(run, None);
     for probe_name in run.probes() {
         let sheet = run.sheet(probe_name).cloned().unwrap_or_default();
         out.push_str(&render_probe_header(probe_name, &sheet));

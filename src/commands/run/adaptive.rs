@@ -5,7 +5,7 @@
 //! measurements of a scenario are not spread over the run: whether another
 //! one is needed is known only from those before it. Every measurement is
 //! kept as a repeat and the run file written again; a failed measurement
-//! ends its scenario. A scenario's row is printed once it is done.
+//! ends its scenario. A scenario's figures are said once it is done.
 
 use super::config::PrecisionGoal;
 use super::rounds::Rounds;
@@ -24,8 +24,8 @@ enum Ended {
 
 impl Rounds<'_> {
     /// Measures every scenario, one after the other, until it is as precise
-    /// as `goal` asks, into `run.scenarios` (in scenario order), printing
-    /// each row when its scenario is done. A signal drops the running
+    /// as `goal` asks, into `run.scenarios` (in scenario order), saying
+    /// each one's figures when it is done. A signal drops the running
     /// measurement (the scenario keeps those before it), marks the run
     /// interrupted and ends the loop.
     pub fn measure_until_precise(
@@ -37,7 +37,7 @@ impl Rounds<'_> {
         for index in 0..self.scenarios.len() {
             let ended = self.measure_scenario(run, index, goal, progress)?;
             if index < run.scenarios.len() {
-                self.print_row(run, index, progress);
+                self.say_done(run, index, progress);
             }
             if ended == Ended::Interrupted {
                 run.run.interrupted = true;

@@ -1,9 +1,11 @@
 //! `feelbench run`: check the system, set up, make the work complete
 //! (sizes and calibration), then run every scenario in order (`--repeat`
 //! times, in rounds: see [`rounds`]; or, with `--precision`, until precise:
-//! see [`adaptive`]), printing each row as it finishes and rewriting the run
-//! file after each measurement, so an interrupted run keeps what finished.
-//! Each phase is a function of its own module.
+//! see [`adaptive`]), saying each scenario's figures on stderr as it
+//! finishes and rewriting the run file after each measurement, so an
+//! interrupted run keeps what finished; at the end stdout gets the answer
+//! first, exactly what `feelbench report` prints of the run (the overview,
+//! then the tables). Each phase is a function of its own module.
 
 mod adaptive;
 mod config;
@@ -95,8 +97,8 @@ struct Measuring<'a> {
 }
 
 impl Measuring<'_> {
-    /// Measures every scenario into `run`, with the progress bar and the
-    /// tables' preamble and legend around the rows.
+    /// Measures every scenario into `run`, with the progress bar, then
+    /// prints what was measured (also when a signal ended it early).
     fn measure(&self, run: &mut RunDocument) -> anyhow::Result<()> {
         let timing = &self.config.timing;
         let settings = ScenarioSettings {
@@ -125,7 +127,6 @@ impl Measuring<'_> {
             workspace: &self.setup.workspace,
             interrupt: self.interrupt,
             output: self.output,
-            verbose: self.config.output.verbose,
         };
         let total = (0..self.work.scenarios.len())
             .map(|index| {
@@ -134,12 +135,11 @@ impl Measuring<'_> {
             })
             .sum();
         let mut progress = Progress::new(total, self.config.output.quiet);
-        progress.print(&table::render_preamble(run));
         match timing.precision {
             Some(goal) => rounds.measure_until_precise(run, &mut progress, goal)?,
             None => rounds.measure(run, &mut progress)?,
         }
-        progress.print(&table::render_legend(run));
+        progress.print(&table::render(run, self.config.output.verbose));
         Ok(())
     }
 }

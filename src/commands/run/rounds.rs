@@ -3,7 +3,8 @@
 //! over all scenarios instead of landing on one. After every measurement the
 //! scenario holds its repeats and their merge, and the run file is written
 //! again, so an interrupted run keeps every finished measurement. A
-//! scenario's row is printed once its last repeat is done. Each measurement
+//! scenario's figures are said on stderr, as progress, once its last repeat
+//! is done (the tables go to stdout when the run ends). Each measurement
 //! has a fresh directory, removed after it; one that cannot be removed is a
 //! warning of the run, and a scenario whose files no longer fit (checked
 //! before each one that needs disk) fails without running.
@@ -37,18 +38,14 @@ pub struct Rounds<'a> {
     pub interrupt: &'a Interrupt,
     /// Where the run is written after every measurement.
     pub output: Option<&'a Path>,
-    /// Whether each row is followed by its telemetry.
-    pub verbose: bool,
 }
 
 impl Rounds<'_> {
     /// Measures every scenario `repeats` times, round by round, into
-    /// `run.scenarios` (in scenario order), printing each row after the
-    /// scenario's last repeat. A signal drops the running measurement, marks
-    /// the run interrupted and ends the loop; the rows of the scenarios kept
-    /// but not yet printed are printed then.
+    /// `run.scenarios` (in scenario order), saying each one's figures after
+    /// its last repeat. A signal drops the running measurement, marks the
+    /// run interrupted and ends the loop.
     pub fn measure(&self, run: &mut RunDocument, progress: &mut Progress) -> anyhow::Result<()> {
-        let mut printed = 0;
         'rounds: for round in 1..=self.repeats {
             let (label, repeat) = match self.repeats {
                 1 => (String::new(), String::new()),
@@ -66,13 +63,9 @@ impl Rounds<'_> {
                 self.warn_about(&result, &repeat, progress);
                 self.keep(run, index, result)?;
                 if round == self.repeats {
-                    self.print_row(run, index, progress);
-                    printed += 1;
+                    self.say_done(run, index, progress);
                 }
             }
-        }
-        for index in printed..run.scenarios.len() {
-            self.print_row(run, index, progress);
         }
         Ok(())
     }
@@ -175,7 +168,7 @@ impl Rounds<'_> {
         let what = format!("{} under {}{which}", result.probe, result.load);
         let outcome = &result.outcome;
         if outcome.status == ScenarioStatus::Failed {
-            progress.warn(&format!(
+            progress.say(&format!(
                 "{what} failed: {}",
                 outcome.error.as_deref().unwrap_or("unknown reason")
             ));
@@ -185,27 +178,34 @@ impl Rounds<'_> {
             .as_ref()
             .and_then(|t| t.figures.disturbed.as_deref())
         {
-            progress.warn(&format!("warning: {what}: {disturbed}"));
+            progress.say(&format!("warning: {what}: {disturbed}"));
         }
     }
 
-    /// Prints scenario `index`'s row, after its probe's header when it is
-    /// the probe's first.
-    pub(super) fn print_row(&self, run: &RunDocument, index: usize, progress: &Progress) {
+    /// Says on stderr that scenario `index` is done, with its figures on
+    /// one line (`x under burn (2/6): Latency +/- SD (ms) 2.207 +/- 2.777,
+    /// p99 (ms) 9.519, ...`).
+    pub(super) fn say_done(&self, run: &RunDocument, index: usize, progress: &Progress) {
         let scenario = &run.scenarios[index];
         let sheet = run.sheet(&scenario.probe).cloned().unwrap_or_default();
-        if index == 0 || run.scenarios[index - 1].probe != scenario.probe {
-            progress.print(&table::render_probe_header(&scenario.probe, &sheet));
-        }
-        progress.print(&table::render_row(
-            scenario,
-            &sheet,
-            &run.settings,
-            run.baseline_of(&scenario.probe),
+        let cells = table::row_cells(scenario, &sheet, run.baseline_of(&scenario.probe));
+        let named: Vec<String> = table::header_cells(&sheet)
+            .into_iter()
+            .zip(&cells)
+            .skip(1)
+            .map(|(header, cell)| format!("{header} {cell}"))
+            .collect();
+        let figures = match cells.get(1) {
+            Some(failed) if failed.starts_with("FAILED") => failed.clone(),
+            _ => named.join(", "),
+        };
+        progress.say(&format!(
+            "{} under {} ({}/{}): {figures}",
+            scenario.probe,
+            scenario.load,
+            index + 1,
+            self.scenarios.len()
         ));
-        if self.verbose {
-            progress.print(&table::render_telemetry(scenario));
-        }
     }
 }
 

@@ -11,7 +11,7 @@
 use super::ops::OpDef;
 use super::record::overhead_samples;
 use crate::figures::{
-    Better, Column, FigureDef, Formula, ProbeSheet, Spread, Unit, P99_MIN_SAMPLES,
+    Better, Column, FigureDef, Formula, OverviewRole, ProbeSheet, Spread, Unit, P99_MIN_SAMPLES,
 };
 use crate::sim::micro::MicroMode;
 
@@ -39,12 +39,17 @@ pub fn sheet_of(summary: &str, ops: &[OpDef], mode: MicroMode) -> ProbeSheet {
             .map(|op| Column::new(op.name(), &[&key(op, "p50")], op.name().len().max(7) + 1))
             .collect(),
     };
-    ProbeSheet {
+    let sheet = ProbeSheet {
         summary: summary.to_string(),
         own_pace: false,
         columns,
         figures: ops.iter().flat_map(|op| op_figures(op, mode)).collect(),
-    }
+    };
+    // Each operation's median: the overview's ratio of a set of them is
+    // the geometric mean of theirs.
+    ops.iter().fold(sheet, |sheet, op| {
+        sheet.with_overview(&key(op, "p50"), OverviewRole::ratio("slower"))
+    })
 }
 
 /// The key of the figure `what` of `op` (`fork_p50`).

@@ -1,0 +1,842 @@
+//! The answer before the details: per probe, its overview figure under
+//! each load as a ratio to the same figure under `none`, a share it
+//! declares (deadlines met) beside it, the worst loads named and a
+//! one-line verdict; then a summary line, the geometric mean of the ratios
+//! to `none` (as mmtests and the Phoronix suites give), which never
+//! replaces the figures per scenario.
+//!
+//! Which figures count is declared in each probe's sheet
+//! (`FigureDef.overview`); several figures declared as the ratio (micro's
+//! operations) make a set whose ratio is the geometric mean of theirs. A
+//! sheet without a declaration (runs older than it) falls back on its
+//! first headline figure, a worse value said as "worse".
+//!
+//! Every ratio is "how many times worse": the figure over its value under
+//! `none` when lower is better, the inverse when higher is. A load is
+//! fine for a probe when the ratio is at most [`FINE_RATIO`] (or within
+//! the 95 % intervals of the two, when both have one: a difference the
+//! intervals cannot tell apart is not called) and its share is at least
+//! [`FINE_SHARE_PCT`]. Pure over the run document.
+
+use super::estimate::{estimate, RUN_LEVEL};
+use super::figure::Figure;
+use super::markdown::pipe_row;
+use super::schema::{RunDocument, ScenarioResult, ScenarioStatus};
+use crate::figures::{Better, FigureDef, OverviewRole, ProbeSheet};
+
+/// The largest ratio to `none` that is still fine.
+pub const FINE_RATIO: f64 = 1.5;
+/// The smallest share (deadlines met, desired CPU) that is still fine.
+pub const FINE_SHARE_PCT: f64 = 95.0;
+/// The load every ratio is to.
+pub const REFERENCE: &str = "none";
+
+/// The overview of a run.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Overview {
+    /// Every load of the run, in the order it first appears.
+    pub loads: Vec<String>,
+    /// One per probe with an overview figure, in run order.
+    pub probes: Vec<ProbeOverview>,
+}
+
+/// One probe's line of the overview.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ProbeOverview {
+    pub probe: String,
+    /// The label of its ratio figure, or of the set
+    /// (`12 figures, geometric mean`).
+    pub figure: String,
+    /// The label of its share figure, when it declares one.
+    pub share: Option<String>,
+    /// How the verdict says a worse value (`later`).
+    pub worse: String,
+    /// Whether it was measured under `none`, so that ratios exist.
+    pub has_reference: bool,
+    /// One per scenario of the probe, in run order.
+    pub cells: Vec<Cell>,
+}
+
+/// One probe under one load.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Cell {
+    pub load: String,
+    /// Its place in the run's scenarios (the anchor of its row in HTML).
+    pub scenario: usize,
+    /// `None`: the scenario failed.
+    pub figures: Option<CellFigures>,
+}
+
+/// What the overview shows of one scenario.
+#[derive(Debug, Clone, PartialEq)]
+pub struct CellFigures {
+    /// The figure's value as shown, without its unit (a single figure).
+    pub value: Option<String>,
+    /// How many times worse than under `none` (1: the same).
+    pub ratio: Option<f64>,
+    /// Whether the ratio is beyond the 95 % intervals (true when either
+    /// side has no interval: judged on the value alone).
+    pub clear: bool,
+    /// The share figure's value, in %.
+    pub share: Option<f64>,
+}
+
+impl CellFigures {
+    /// Whether the load made the probe worse than fine: a clear ratio
+    /// above [`FINE_RATIO`].
+    pub fn worse(&self) -> bool {
+        self.clear && self.ratio.is_some_and(|r| r > FINE_RATIO)
+    }
+
+    /// Whether its share is below [`FINE_SHARE_PCT`].
+    pub fn low_share(&self) -> bool {
+        self.share.is_some_and(|s| s < FINE_SHARE_PCT)
+    }
+
+    /// How bad it looks, 0 (fine) to 3, the worse of its ratio's band
+    /// (≤ 1.2, ≤ 2, < 5, ≥ 5) and its share's (≥ 95, ≥ 80, ≥ 50, < 50 %);
+    /// a ratio within the intervals counts as 1. The heat map's colours.
+    pub fn band(&self) -> usize {
+        let ratio = match self.ratio.filter(|_| self.clear) {
+            Some(r) if r >= 5.0 => 3,
+            Some(r) if r > 2.0 => 2,
+            Some(r) if r > 1.2 => 1,
+            _ => 0,
+        };
+        let share = match self.share {
+            Some(s) if s < 50.0 => 3,
+            Some(s) if s < 80.0 => 2,
+            Some(s) if s < FINE_SHARE_PCT => 1,
+            _ => 0,
+        };
+        ratio.max(share)
+    }
+}
+
+/// The overview of `run`.
+pub fn of(run: &RunDocument) -> Overview {
+    let mut loads: Vec<String> = Vec::new();
+    for s in &run.scenarios {
+        if !loads.contains(&s.load) {
+            loads.push(s.load.clone());
+        }
+    }
+    let probes = run
+        .probes()
+        .into_iter()
+        .filter_map(|probe| probe_overview(run, probe))
+        .collect();
+    Overview { loads, probes }
+}
+
+/// The figures of a sheet that the overview shows.
+struct Declared<'a> {
+    ratio: Vec<&'a FigureDef>,
+    worse: String,
+    share: Option<&'a FigureDef>,
+}
+
+/// What `sheet` declares for the overview, or its first headline figure
+/// when it declares nothing; `None` when it has neither.
+fn declared(sheet: &ProbeSheet) -> Option<Declared<'_>> {
+    let mut ratio = Vec::new();
+    let mut worse = None;
+    let mut share = None;
+    for def in &sheet.figures {
+        match &def.overview {
+            Some(OverviewRole::Ratio { worse: word }) => {
+                ratio.push(def);
+                worse.get_or_insert_with(|| word.clone());
+            }
+            Some(OverviewRole::Share) => share = share.or(Some(def)),
+            None => {}
+        }
+    }
+    if ratio.is_empty() {
+        ratio.extend(sheet.figures.iter().find(|f| f.headline));
+    }
+    (!ratio.is_empty()).then(|| Declared {
+        ratio,
+        worse: worse.unwrap_or_else(|| "worse".to_string()),
+        share,
+    })
+}
+
+/// The overview line of `probe`, `None` when its sheet shows nothing.
+fn probe_overview(run: &RunDocument, probe: &str) -> Option<ProbeOverview> {
+    let sheet = run.sheet(probe)?;
+    let declared = declared(sheet)?;
+    let reference = run
+        .scenarios_of(probe)
+        .find(|s| s.load == REFERENCE && s.outcome.status == ScenarioStatus::Ok);
+    let cells = run
+        .scenarios
+        .iter()
+        .enumerate()
+        .filter(|(_, s)| s.probe == probe)
+        .map(|(index, s)| Cell {
+            load: s.load.clone(),
+            scenario: index,
+            figures: (s.outcome.status == ScenarioStatus::Ok)
+                .then(|| cell_figures(s, reference, &declared)),
+        })
+        .collect();
+    let figure = match declared.ratio.as_slice() {
+        [one] => one.label.clone(),
+        set => set_label(set),
+    };
+    Some(ProbeOverview {
+        probe: probe.to_string(),
+        figure,
+        share: declared.share.map(|d| d.label.clone()),
+        worse: declared.worse,
+        has_reference: reference.is_some(),
+        cells,
+    })
+}
+
+/// What a set of figures is called: what their labels end with, and how
+/// many they are (`median (µs) of 20, geometric mean`: `fork median (µs)`,
+/// `exec median (µs)`, ...).
+fn set_label(set: &[&FigureDef]) -> String {
+    let first: Vec<char> = set[0].label.chars().rev().collect();
+    let shared = set.iter().fold(first.len(), |shared, def| {
+        let matching = def
+            .label
+            .chars()
+            .rev()
+            .zip(&first)
+            .take_while(|(a, b)| a == *b);
+        shared.min(matching.count())
+    });
+    let suffix: String = first[..shared].iter().rev().collect();
+    // From the first whole word.
+    let words = match suffix.find(' ') {
+        Some(space) if !suffix.starts_with(' ') => suffix[space..].trim(),
+        _ => suffix.trim(),
+    };
+    match words.is_empty() {
+        true => format!("{} figures, geometric mean", set.len()),
+        false => format!("{words} of {}, geometric mean", set.len()),
+    }
+}
+
+/// The overview figures of `scenario`, its ratios to `reference`.
+fn cell_figures(
+    scenario: &ScenarioResult,
+    reference: Option<&ScenarioResult>,
+    declared: &Declared,
+) -> CellFigures {
+    let ratios: Vec<(f64, bool)> = declared
+        .ratio
+        .iter()
+        .filter_map(|def| ratio(scenario, reference?, def))
+        .collect();
+    let value = match declared.ratio.as_slice() {
+        [one] => value_of(scenario, one).map(|v| one.show(v)),
+        _ => None,
+    };
+    CellFigures {
+        value,
+        ratio: geometric_mean(ratios.iter().map(|r| r.0)),
+        clear: ratios.iter().any(|r| r.1),
+        share: declared.share.and_then(|def| value_of(scenario, def)),
+    }
+}
+
+/// How many times worse `def` is in `scenario` than in `reference`, and
+/// whether that is beyond their intervals; `None` when either lacks it or
+/// the one in the denominator is 0.
+fn ratio(
+    scenario: &ScenarioResult,
+    reference: &ScenarioResult,
+    def: &FigureDef,
+) -> Option<(f64, bool)> {
+    let (here, there) = (value_of(scenario, def)?, value_of(reference, def)?);
+    let (num, den) = match def.better {
+        Better::Lower => (here, there),
+        Better::Higher => (there, here),
+    };
+    if den <= 0.0 {
+        return None;
+    }
+    let overlap = match (interval(scenario, def), interval(reference, def)) {
+        (Some(a), Some(b)) => a.0 <= b.1 && b.0 <= a.1,
+        _ => false,
+    };
+    Some((num / den, !overlap))
+}
+
+/// `def`'s value in the scenario's outcome.
+fn value_of(scenario: &ScenarioResult, def: &FigureDef) -> Option<f64> {
+    Figure::Probe(def.clone()).of(&scenario.outcome)
+}
+
+/// The 95 % interval of `def` in `scenario`: the stored one, else one from
+/// its repeats or sub-windows, cut to the values the figure can take.
+fn interval(scenario: &ScenarioResult, def: &FigureDef) -> Option<(f64, f64)> {
+    let stored = scenario
+        .intervals
+        .as_ref()
+        .and_then(|i| i.figures.iter().find(|f| f.figure == def.key));
+    if let Some(f) = stored {
+        return Some((f.low, f.high));
+    }
+    let (e, _) = estimate(scenario, &Figure::Probe(def.clone()))?.uncertainty?;
+    Some(def.within_range(e.interval(RUN_LEVEL)))
+}
+
+/// The geometric mean of positive `values`, `None` when there are none.
+pub fn geometric_mean(values: impl IntoIterator<Item = f64>) -> Option<f64> {
+    let (sum, n) = values
+        .into_iter()
+        .filter(|v| *v > 0.0 && v.is_finite())
+        .fold((0.0, 0u32), |(sum, n), v| (sum + v.ln(), n + 1));
+    (n > 0).then(|| (sum / f64::from(n)).exp())
+}
+
+/// A ratio as the tables show it: `1.04×`, `21.2×`, `130×`.
+pub fn ratio_text(ratio: f64) -> String {
+    match ratio {
+        r if r < 10.0 => format!("{r:.2}×"),
+        r if r < 100.0 => format!("{r:.1}×"),
+        r => format!("{r:.0}×"),
+    }
+}
+
+/// A ratio as a verdict says it: `3.1×`, `21×`.
+fn ratio_words(ratio: f64) -> String {
+    match ratio {
+        r if r < 10.0 => format!("{r:.1}×"),
+        r => format!("{r:.0}×"),
+    }
+}
+
+/// The name of a share in a verdict: its label without the `%`
+/// (`deadlines met`).
+fn share_name(label: &str) -> &str {
+    label.trim_end_matches('%').trim_end()
+}
+
+/// Loads named in a verdict, at most this many per kind.
+const NAMED: usize = 3;
+
+impl ProbeOverview {
+    /// The cells of the loads other than `none` that have figures.
+    fn loaded(&self) -> impl Iterator<Item = (&Cell, &CellFigures)> {
+        self.cells
+            .iter()
+            .filter(|c| c.load != REFERENCE)
+            .filter_map(|c| Some((c, c.figures.as_ref()?)))
+    }
+
+    /// The one-line verdict: `x: 3.1× later under burn, 1.8× under hack;
+    /// 8 % deadlines met under hack; fine under read`.
+    pub fn verdict(&self) -> String {
+        let name = &self.probe;
+        if !self.has_reference {
+            return format!(
+                "{name}: not measured under {REFERENCE}, so no ratios: values as measured"
+            );
+        }
+        let mut worse: Vec<(&Cell, f64)> = self
+            .loaded()
+            .filter(|(_, f)| f.worse())
+            .filter_map(|(c, f)| Some((c, f.ratio?)))
+            .collect();
+        worse.sort_by(|a, b| b.1.total_cmp(&a.1));
+        let mut low: Vec<(&Cell, f64)> = self
+            .cells
+            .iter()
+            .filter_map(|c| Some((c, c.figures.as_ref().filter(|f| f.low_share())?.share?)))
+            .collect();
+        low.sort_by(|a, b| a.1.total_cmp(&b.1));
+        let fine: Vec<&str> = self
+            .loaded()
+            .filter(|(_, f)| !f.worse() && !f.low_share())
+            .map(|(c, _)| c.load.as_str())
+            .collect();
+        let failed: Vec<&str> = self
+            .cells
+            .iter()
+            .filter(|c| c.figures.is_none())
+            .map(|c| c.load.as_str())
+            .collect();
+        let worse: Vec<(String, &str)> = worse
+            .iter()
+            .map(|(c, r)| (ratio_words(*r), c.load.as_str()))
+            .collect();
+        let low: Vec<(String, &str)> = low
+            .iter()
+            .map(|(c, share)| (format!("{share:.0} %"), c.load.as_str()))
+            .collect();
+        let mut parts = Vec::new();
+        parts.extend(listed(&worse, &self.worse));
+        if let Some(label) = &self.share {
+            parts.extend(listed(&low, share_name(label)));
+        }
+        let loaded = self.cells.iter().any(|c| c.load != REFERENCE);
+        match (parts.is_empty(), loaded, failed.is_empty()) {
+            (true, false, true) => return format!("{name}: measured under {REFERENCE} only"),
+            (true, true, true) => return format!("{name}: fine under every load"),
+            _ => {}
+        }
+        if !fine.is_empty() && !parts.is_empty() {
+            parts.push(format!("fine under {}", fine.join(", ")));
+        }
+        if !failed.is_empty() {
+            parts.push(format!("failed under {}", failed.join(", ")));
+        }
+        format!("{name}: {}", parts.join("; "))
+    }
+
+    /// The geometric mean of its ratios over the loads other than `none`.
+    pub fn mean_ratio(&self) -> Option<f64> {
+        geometric_mean(self.loaded().filter_map(|(_, f)| f.ratio))
+    }
+}
+
+/// `38× later under hack, 24× under burn and 2 more`: the first
+/// [`NAMED`] of `items` (a value and its load, worst first), the first
+/// with `what`; `None` when there are none.
+fn listed(items: &[(String, &str)], what: &str) -> Option<String> {
+    let named: Vec<String> = items
+        .iter()
+        .take(NAMED)
+        .enumerate()
+        .map(|(i, (value, load))| match i {
+            0 => format!("{value} {what} under {load}"),
+            _ => format!("{value} under {load}"),
+        })
+        .collect();
+    let more = match items.len().saturating_sub(NAMED) {
+        0 => String::new(),
+        n => format!(" and {n} more"),
+    };
+    (!named.is_empty()).then(|| named.join(", ") + &more)
+}
+
+impl Overview {
+    /// The summary line: the geometric mean of every ratio to `none`, per
+    /// probe and over all, for `suite` when the run is one; `None` when no
+    /// probe has a ratio.
+    pub fn summary(&self, suite: Option<&str>) -> Option<String> {
+        let all = geometric_mean(
+            self.probes
+                .iter()
+                .flat_map(|p| p.loaded().filter_map(|(_, f)| f.ratio)),
+        )?;
+        let per_probe: Vec<String> = self
+            .probes
+            .iter()
+            .filter_map(|p| Some(format!("{} {}", p.probe, ratio_text(p.mean_ratio()?))))
+            .collect();
+        let subject = suite.map_or_else(|| "the run".to_string(), |s| format!("suite {s}"));
+        Some(format!(
+            "geometric mean of the ratios to {REFERENCE}, {subject}: {} ({}); the figures per scenario are above",
+            ratio_text(all),
+            per_probe.join(", ")
+        ))
+    }
+}
+
+/// What the overview's ratios, marks and thresholds mean, line by line.
+pub fn legend() -> [String; 2] {
+    [
+        format!("ratio: times worse than under {REFERENCE} (the figure over its value there; the inverse when higher is better)"),
+        format!(
+            "°: within the {:.0} % intervals of both, not called; fine: a ratio of at most {FINE_RATIO} and a share of at least {FINE_SHARE_PCT:.0} %",
+            RUN_LEVEL * 100.0
+        ),
+    ]
+}
+
+/// The text of a cell: the value under `none` (a set's ratio, 1) or
+/// under any load when the probe has no `none`, else the ratio, `°` when
+/// within the intervals; `failed`; `-` when missing.
+pub fn cell_text(probe: &ProbeOverview, cell: &Cell) -> String {
+    let Some(figures) = &cell.figures else {
+        return "failed".to_string();
+    };
+    if cell.load == REFERENCE || !probe.has_reference {
+        let ratio = figures.ratio.map(ratio_text);
+        return figures
+            .value
+            .clone()
+            .or(ratio)
+            .unwrap_or_else(|| "-".to_string());
+    }
+    match figures.ratio {
+        Some(r) if figures.clear => ratio_text(r),
+        Some(r) => format!("{}°", ratio_text(r)),
+        None => "-".to_string(),
+    }
+}
+
+/// The text of a cell's share, `-` when it has none.
+pub fn share_text(cell: &Cell) -> String {
+    cell.figures
+        .as_ref()
+        .and_then(|f| f.share)
+        .map_or_else(|| "-".to_string(), |s| format!("{s:.1}"))
+}
+
+/// The overview's table: a header row (the loads), then a row per probe
+/// (its figure's label and a cell per load) and one more for its share.
+fn table_rows(overview: &Overview) -> Vec<Vec<String>> {
+    let header = ["probe", "figure"].map(String::from);
+    let mut rows: Vec<Vec<String>> =
+        vec![header.into_iter().chain(overview.loads.clone()).collect()];
+    for p in &overview.probes {
+        let cells = |text: &dyn Fn(&Cell) -> String| -> Vec<String> {
+            overview
+                .loads
+                .iter()
+                .map(|load| {
+                    p.cells
+                        .iter()
+                        .find(|c| &c.load == load)
+                        .map_or_else(String::new, text)
+                })
+                .collect()
+        };
+        rows.push(
+            [
+                vec![p.probe.clone(), p.figure.clone()],
+                cells(&|c| cell_text(p, c)),
+            ]
+            .concat(),
+        );
+        if let Some(share) = &p.share {
+            rows.push([vec![String::new(), share.clone()], cells(&share_text)].concat());
+        }
+    }
+    rows
+}
+
+/// The lines under the table: each probe's verdict, the summary line (for
+/// `suite` when the run is one) and the legend.
+fn closing_lines(overview: &Overview, suite: Option<&str>) -> Vec<String> {
+    overview
+        .probes
+        .iter()
+        .map(ProbeOverview::verdict)
+        .chain(overview.summary(suite))
+        .chain(legend())
+        .collect()
+}
+
+/// The overview as console text: its table, aligned, then the verdicts,
+/// the summary line and the legend; empty when no probe has an overview
+/// figure.
+pub fn render(run: &RunDocument, suite: Option<&str>) -> String {
+    let overview = of(run);
+    if overview.probes.is_empty() {
+        return String::new();
+    }
+    let rows = table_rows(&overview);
+    let widths: Vec<usize> = (0..rows[0].len())
+        .map(|i| rows.iter().map(|r| r[i].chars().count()).max().unwrap_or(0))
+        .collect();
+    let mut out = String::from("\n=== Overview ===\n");
+    for row in &rows {
+        let line: Vec<String> = row
+            .iter()
+            .zip(&widths)
+            .enumerate()
+            .map(|(i, (cell, &w))| match i {
+                0 | 1 => format!("{cell:<w$}"),
+                _ => format!("{cell:>w$}"),
+            })
+            .collect();
+        out.push_str(line.join("  ").trim_end());
+        out.push('\n');
+    }
+    out.push('\n');
+    closing_lines(&overview, suite)
+        .into_iter()
+        .fold(out, |out, line| out + &line + "\n")
+}
+
+/// The overview as Markdown: a section with its table and the verdicts,
+/// summary and legend as a list; empty when no probe has an overview
+/// figure.
+pub fn render_markdown(run: &RunDocument, suite: Option<&str>) -> String {
+    let overview = of(run);
+    if overview.probes.is_empty() {
+        return String::new();
+    }
+    let rows = table_rows(&overview);
+    let mut out = String::from("\n## Overview\n\n");
+    out.push_str(&pipe_row(&rows[0]));
+    out.push_str(&pipe_row(&vec!["---"; rows[0].len()]));
+    rows[1..]
+        .iter()
+        .for_each(|row| out.push_str(&pipe_row(row)));
+    out.push('\n');
+    closing_lines(&overview, suite)
+        .into_iter()
+        .fold(out, |out, line| out + "- " + &line + "\n")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::report::fixture;
+    use crate::report::schema::{FigureInterval, IntervalMethod, Intervals};
+
+    fn interval(figure: &str, low: f64, high: f64) -> FigureInterval {
+        FigureInterval {
+            figure: figure.into(),
+            value: (low + high) / 2.0,
+            low,
+            high,
+            se: 1.0,
+            df: 19.0,
+            samples: 20,
+        }
+    }
+
+    fn with_intervals(figures: Vec<FigureInterval>) -> Option<Intervals> {
+        Some(Intervals {
+            method: IntervalMethod::BatchMeans,
+            level: 0.95,
+            figures,
+        })
+    }
+
+    #[test]
+    fn every_probe_declares_an_overview_figure() {
+        for def in crate::probe::PROBES {
+            let sheet = def.sheet();
+            let declared = sheet
+                .figures
+                .iter()
+                .filter(|f| matches!(f.overview, Some(OverviewRole::Ratio { .. })));
+            // job's sheet falls back on its first headline figure.
+            assert!(
+                declared.count() > 0 || sheet.figures.iter().any(|f| f.headline),
+                "{}",
+                def.name
+            );
+            for f in sheet.figures.iter().filter(|f| f.overview.is_some()) {
+                if f.overview == Some(OverviewRole::Share) {
+                    assert_eq!(f.unit, crate::figures::Unit::Percent, "{}", def.name);
+                }
+            }
+        }
+        let set_of = |probe: &str| -> Vec<FigureDef> {
+            let sheet = crate::probe::sheet_of(probe).unwrap();
+            sheet
+                .figures
+                .into_iter()
+                .filter(|f| f.overview.is_some())
+                .collect()
+        };
+        let micro = set_of("micro");
+        assert!(micro.len() > 10, "micro: one median per operation");
+        let label = set_label(&micro.iter().collect::<Vec<_>>());
+        assert_eq!(
+            label,
+            format!("median (µs) of {}, geometric mean", micro.len())
+        );
+        let fileio = set_label(&set_of("fileio").iter().collect::<Vec<_>>());
+        assert_eq!(fileio, "avg (ms) of 2, geometric mean");
+    }
+
+    #[test]
+    fn ratios_are_to_none_and_say_how_many_times_worse() {
+        let overview = of(&fixture::run());
+        assert_eq!(
+            overview.loads,
+            ["none", "burn", "cmd:stress-ng --cpu 2", "video"]
+        );
+        let audio = &overview.probes[0];
+        assert_eq!(audio.figure, "latency mean (ms)");
+        assert_eq!(audio.share.as_deref(), Some("deadlines met %"));
+        let burn = audio.cells[1].figures.as_ref().unwrap();
+        assert!((burn.ratio.unwrap() - 1234.5 / 52.5).abs() < 1e-9);
+        assert!(burn.clear && burn.worse());
+        assert_eq!(burn.share, Some(90.0));
+        assert_eq!(audio.cells[0].figures.as_ref().unwrap().ratio, Some(1.0));
+        assert!(audio.cells[3].figures.is_none(), "video failed");
+        // Gaming's FPS is better higher: the ratio is none's over burn's
+        // (both 58.25 in the fixture).
+        let gaming = &overview.probes[1];
+        assert_eq!(gaming.figure, "FPS");
+        let fps = gaming.cells[1].figures.as_ref().unwrap();
+        assert_eq!(fps.ratio, Some(1.0));
+        assert_eq!(fps.share, Some(93.33));
+    }
+
+    #[test]
+    fn the_verdict_names_the_worst_loads_and_a_low_share() {
+        let overview = of(&fixture::run());
+        assert_eq!(
+            overview.probes[0].verdict(),
+            "audio: 38× later under cmd:stress-ng --cpu 2, 24× under burn; \
+             90 % deadlines met under none, 90 % under burn, 90 % under cmd:stress-ng --cpu 2; \
+             failed under video"
+        );
+        let mut run = fixture::run();
+        for s in &mut run.scenarios {
+            let figures = &mut s.outcome.result.as_mut().map(|r| &mut r.figures);
+            if let Some(figures) = figures {
+                figures.insert("latency_mean_us".into(), 52.5);
+                figures.insert("deadlines_met_pct".into(), 100.0);
+                figures.insert("desired_cpu_pct".into(), 100.0);
+            }
+        }
+        run.scenarios.retain(|s| s.load != "video");
+        let overview = of(&run);
+        assert_eq!(overview.probes[0].verdict(), "audio: fine under every load");
+        assert_eq!(
+            overview.probes[1].verdict(),
+            "gaming: fine under every load"
+        );
+        run.scenarios.retain(|s| s.load != "none");
+        let overview = of(&run);
+        assert!(!overview.probes[0].has_reference);
+        assert!(overview.probes[0]
+            .verdict()
+            .contains("not measured under none"));
+        assert_eq!(
+            cell_text(&overview.probes[0], &overview.probes[0].cells[0]),
+            "0.052"
+        );
+        assert_eq!(overview.summary(None), None);
+    }
+
+    #[test]
+    fn a_ratio_within_the_intervals_is_not_called_worse() {
+        let mut run = fixture::run();
+        run.scenarios[0].intervals = with_intervals(vec![interval("mean", 40.0, 1300.0)]);
+        run.scenarios[1].intervals = with_intervals(vec![interval("mean", 1000.0, 1500.0)]);
+        let overview = of(&run);
+        let audio = &overview.probes[0];
+        let burn = audio.cells[1].figures.as_ref().unwrap();
+        assert!(!burn.clear && !burn.worse());
+        assert_eq!(cell_text(audio, &audio.cells[1]), "23.5×°");
+        assert!(
+            !audio.verdict().contains("× under burn"),
+            "{}",
+            audio.verdict()
+        );
+        assert_eq!(burn.band(), 1, "the share of 90 % is still low");
+        run.scenarios[0].intervals = with_intervals(vec![interval("mean", 40.0, 60.0)]);
+        let overview = of(&run);
+        assert!(overview.probes[0].cells[1]
+            .figures
+            .as_ref()
+            .unwrap()
+            .worse());
+    }
+
+    #[test]
+    fn a_set_of_figures_takes_the_geometric_mean_of_their_ratios() {
+        let mut run = fixture::run();
+        let sheet = run.probes.get_mut("audio").unwrap();
+        for f in &mut sheet.figures {
+            f.overview = match f.key.as_str() {
+                "p50" | "p99" => Some(OverviewRole::ratio("slower")),
+                _ => None,
+            };
+        }
+        // p50 and p99 both scale with the mean in the fixture: under burn
+        // each is 1234.5 / 52.5 times none's.
+        let overview = of(&run);
+        let audio = &overview.probes[0];
+        assert_eq!(audio.figure, "(ms) of 2, geometric mean", "p50 and p99");
+        assert_eq!(audio.share, None);
+        let burn = audio.cells[1].figures.as_ref().unwrap();
+        assert!((burn.ratio.unwrap() - 1234.5 / 52.5).abs() < 1e-9);
+        assert_eq!(burn.value, None);
+        assert_eq!(cell_text(audio, &audio.cells[0]), "1.00×", "none's ratio");
+        assert!(audio.verdict().starts_with("audio: 38× slower under cmd"));
+        assert!((geometric_mean([2.0, 8.0]).unwrap() - 4.0).abs() < 1e-12);
+        assert_eq!(geometric_mean([]), None);
+    }
+
+    #[test]
+    fn a_sheet_without_a_declaration_falls_back_on_its_first_headline_figure() {
+        let mut run = fixture::run();
+        for sheet in run.probes.values_mut() {
+            sheet.figures.iter_mut().for_each(|f| f.overview = None);
+        }
+        let overview = of(&run);
+        assert_eq!(overview.probes[0].figure, "latency mean (ms)");
+        assert_eq!(overview.probes[0].worse, "worse");
+        assert_eq!(overview.probes[0].share, None);
+        // A sheet stored without the field still reads.
+        let mut value = serde_json::to_value(fixture::run()).unwrap();
+        let figures = value["probes"]["audio"]["figures"].as_array_mut().unwrap();
+        figures
+            .iter_mut()
+            .for_each(|f| _ = f.as_object_mut().unwrap().remove("overview"));
+        let old: RunDocument = serde_json::from_value(value).unwrap();
+        assert_eq!(of(&old).probes[0].worse, "worse");
+    }
+
+    #[test]
+    fn the_summary_is_the_geometric_mean_of_the_ratios() {
+        let overview = of(&fixture::run());
+        let summary = overview.summary(Some("interbench")).unwrap();
+        // audio: 23.51 and 38.10 (geometric mean 29.93), gaming 1.00:
+        // over all three, 9.64.
+        assert_eq!(
+            summary,
+            "geometric mean of the ratios to none, suite interbench: 9.64× (audio 29.9×, gaming 1.00×); the figures per scenario are above"
+        );
+        assert!(overview.summary(None).unwrap().contains(", the run: 9.64×"));
+    }
+
+    #[test]
+    fn bands_follow_the_worse_of_ratio_and_share() {
+        let cell = |ratio: f64, share: Option<f64>| CellFigures {
+            value: None,
+            ratio: Some(ratio),
+            clear: true,
+            share,
+        };
+        assert_eq!(cell(1.1, None).band(), 0);
+        assert_eq!(cell(1.5, Some(99.0)).band(), 1);
+        assert_eq!(cell(3.0, Some(99.0)).band(), 2);
+        assert_eq!(cell(5.0, None).band(), 3);
+        assert_eq!(cell(1.0, Some(40.0)).band(), 3);
+        assert_eq!(cell(1.0, Some(90.0)).band(), 1);
+    }
+
+    #[test]
+    fn the_console_overview_has_a_row_per_probe_and_share_and_a_column_per_load() {
+        let text = render(&fixture::run(), None);
+        let lines: Vec<&str> = text.lines().collect();
+        assert_eq!(lines[1], "=== Overview ===");
+        assert!(
+            lines[2].contains("figure") && lines[2].ends_with("video"),
+            "{text}"
+        );
+        assert!(lines[3].starts_with("audio   latency mean (ms)"), "{text}");
+        assert!(
+            lines[3].contains("0.052") && lines[3].contains("23.5×"),
+            "{text}"
+        );
+        assert!(lines[3].ends_with("failed"), "{text}");
+        assert!(lines[4].starts_with("        deadlines met %"), "{text}");
+        assert!(text.contains("\naudio: 38× later under"), "{text}");
+        assert!(
+            text.contains("\ngeometric mean of the ratios to none, the run: "),
+            "{text}"
+        );
+        let md = render_markdown(&fixture::run(), Some("interbench"));
+        assert!(
+            md.starts_with("\n## Overview\n\n| probe | figure | none | burn |"),
+            "{md}"
+        );
+        assert!(
+            md.contains("\n| audio | latency mean (ms) | 0.052 | 23.5× |"),
+            "{md}"
+        );
+        assert!(md.contains("\n- audio: 38× later under"), "{md}");
+        assert!(md.contains("none, suite interbench: 9.64×"), "{md}");
+    }
+}
