@@ -59,7 +59,7 @@ pub fn escape(text: &str) -> String {
 pub fn render(run: &RunDocument) -> Result<String> {
     let mut body = format!("<h1>feelbench run {}</h1>\n", escape(&run.run.id));
     let sections: Vec<&str> = run.probes.keys().map(String::as_str).collect();
-    body += &heat_map::render(run, &sections, None);
+    body += &heat_map::render(run, &sections, run.suite_name());
     body += &run_table(run);
     for (probe, sheet) in &run.probes {
         let drawn = drawn_loads(run, probe);
