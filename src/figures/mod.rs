@@ -21,7 +21,9 @@ pub use formula::{Evaluator, Formula};
 pub use late::LateCauses;
 pub use result::{Measured, ProbeResult};
 pub use series::LatencySeries;
-pub use sheet::{latency_figures, Column, FigureDef, ProbeSheet, Spread, P99_MIN_SAMPLES};
+pub use sheet::{
+    latency_figures, Column, ColumnSource, FigureDef, ProbeSheet, Spread, P99_MIN_SAMPLES,
+};
 pub use tally::{Samples, Tally, TallyError};
 
 use serde::{Deserialize, Serialize};

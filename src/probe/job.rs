@@ -1,12 +1,14 @@
 //! `job`: contest's question — how long does a reference job (a kernel
 //! compile, `make -j4`) take under each load, against no load? The probe
 //! runs the job once per measurement, from the start of its window to the
-//! job's end, and reports its time, the CPU it got (contest's CPU%: the
-//! job's CPU time over its wall time, 200 % being two CPUs) and, beside it,
-//! the ratio of its time to its time under `none`. The load's work in the
-//! same span and its CPU share are in the load-work cell, counted until the
-//! job ends (its pace is its own, `Pace::OwnWork`): a kernel that ends the
-//! job sooner by starving the load shows it there (contest's blind spot).
+//! job's end, and shows contest's table: `Time  CPU%  Loads  LCPU%  Ratio`
+//! — the job's time, the CPU it got (the job's CPU time over its wall
+//! time, 200 % being two CPUs), the work the load got done in the same
+//! span (in the load's unit) and the CPU the load used, and the ratio of
+//! the job's time to its time under `none`. The load's work is counted
+//! until the job ends (its pace is its own, `Pace::OwnWork`): a kernel
+//! that ends the job sooner by starving the load shows it there
+//! (contest's blind spot).
 //!
 //! The job is the built-in one (`sim::job`, about 20 s on idle CPUs,
 //! `--job-size` scales it) or `--job 'CMD'`. Its set-up (its directory,
@@ -23,7 +25,9 @@
 
 use super::{MeasureError, Pace, Probe, ProbeDef};
 use crate::figures::result::MEASURED_S;
-use crate::figures::{Better, Column, FigureDef, Formula, Measured, ProbeSheet, Tally, Unit};
+use crate::figures::{
+    Better, Column, ColumnSource, FigureDef, Formula, Measured, ProbeSheet, Tally, Unit,
+};
 use crate::measure::clock::{now_ns, sleep_until_ns};
 use crate::measure::latency::LatencyHistogram;
 use crate::measure::sched::MemoryPolicy;
@@ -73,9 +77,13 @@ fn sheet(summary: &str, _params: Option<&WorkParams>) -> ProbeSheet {
     ProbeSheet {
         summary: summary.to_string(),
         own_pace: false,
+        // contest's columns, in its order: the job's time and CPU, the
+        // load's work and CPU beside it, the time's ratio to no load's.
         columns: vec![
             Column::new("Time (s)", &["time"], 10),
             Column::new("CPU %", &["cpu"], 7),
+            Column::load("Loads", ColumnSource::LoadAmount, 7),
+            Column::load("LCPU %", ColumnSource::LoadCpu, 7),
             Column::ratio_to_none("Ratio", "time", 7),
         ],
         figures: vec![
@@ -217,8 +225,10 @@ mod tests {
     fn the_table_is_contests_and_its_pace_is_the_jobs() {
         let sheet = DEF.sheet();
         let headers: Vec<&str> = sheet.columns.iter().map(|c| c.header.as_str()).collect();
-        assert_eq!(headers, ["Time (s)", "CPU %", "Ratio"]);
-        assert!(sheet.columns[2].ratio_to_none);
+        assert_eq!(headers, ["Time (s)", "CPU %", "Loads", "LCPU %", "Ratio"]);
+        assert_eq!(sheet.columns[2].source, ColumnSource::LoadAmount);
+        assert_eq!(sheet.columns[3].source, ColumnSource::LoadCpu);
+        assert!(sheet.columns[4].ratio_to_none);
         let params = WorkParams::for_tests();
         assert_eq!(DEF.window_ns(&params, 1), 3_600_000_000_000, "the cap");
         let expected_s = DEF.expected_ns(&params, 1) as f64 / 1e9;

@@ -10,7 +10,7 @@ use super::schema::{
     IntervalMethod, Intervals, LoadWork, Measurement, RunDocument, RunSettingsRecord,
     ScenarioResult, ScenarioStatus,
 };
-use crate::figures::{rate, Column, ProbeSheet};
+use crate::figures::{rate, Column, ColumnSource, ProbeSheet};
 use crate::measure::batches::BATCHES;
 use crate::sim::io::show_threshold;
 use crate::sim::ResponseParams;
@@ -25,33 +25,65 @@ pub fn header_cells(sheet: &ProbeSheet) -> Vec<&str> {
 }
 
 /// The text of one column of a result: its figures joined by ` +/- `, or
-/// the ratio of its first figure to `baseline`'s for a ratio column, or the
-/// column's mark for missing values.
+/// the ratio of its first figure to `baseline`'s for a ratio column, or
+/// what the load did for a load column (its amount per measurement, of
+/// `measurements`), or the column's mark for missing values.
 fn column_cell(
     column: &Column,
     sheet: &ProbeSheet,
     measurement: &Measurement,
+    measurements: usize,
     baseline: Option<&Measurement>,
 ) -> String {
+    let text = match column.source {
+        ColumnSource::Figures => figures_text(column, sheet, measurement, baseline),
+        ColumnSource::LoadAmount => load_amount_text(&measurement.load_work, measurements),
+        ColumnSource::LoadCpu => load_cpu_text(&measurement.load_work),
+    };
+    text.unwrap_or_else(|| column.missing.clone())
+}
+
+/// The figures of a figures column, or the ratio of its first to
+/// `baseline`'s.
+fn figures_text(
+    column: &Column,
+    sheet: &ProbeSheet,
+    measurement: &Measurement,
+    baseline: Option<&Measurement>,
+) -> Option<String> {
     let value = |key: &String, of: &Measurement| {
         let def = sheet.figure(key)?;
         Some((def, Figure::Probe(def.clone()).of(of)?))
     };
-    let text = if column.ratio_to_none {
-        column.figures.first().and_then(|key| {
-            let (_, value_here) = value(key, measurement)?;
-            let (_, value_idle) = value(key, baseline?)?;
-            (value_idle > 0.0).then(|| format!("{:.2}", value_here / value_idle))
-        })
-    } else {
-        column
-            .figures
-            .iter()
-            .map(|key| value(key, measurement).map(|(def, v)| def.show(v)))
-            .collect::<Option<Vec<String>>>()
-            .map(|v| v.join(" +/- "))
-    };
-    text.unwrap_or_else(|| column.missing.clone())
+    if column.ratio_to_none {
+        let key = column.figures.first()?;
+        let (_, value_here) = value(key, measurement)?;
+        let (_, value_idle) = value(key, baseline?)?;
+        return (value_idle > 0.0).then(|| format!("{:.2}", value_here / value_idle));
+    }
+    column
+        .figures
+        .iter()
+        .map(|key| value(key, measurement).map(|(def, v)| def.show(v)))
+        .collect::<Option<Vec<String>>>()
+        .map(|v| v.join(" +/- "))
+}
+
+/// The units each load part did per measurement (a merge holds the sum of
+/// its `measurements` that finished), parts joined by `+`; none without
+/// load work.
+fn load_amount_text(work: &[LoadWork], measurements: usize) -> Option<String> {
+    let per = measurements.max(1) as f64;
+    let parts: Vec<String> = work.iter().map(|w| rate(w.amount / per)).collect();
+    (!parts.is_empty()).then(|| parts.join("+"))
+}
+
+/// The CPU all load parts used together, `≥` when a part's is a lower
+/// bound; none without load work.
+fn load_cpu_text(work: &[LoadWork]) -> Option<String> {
+    let cpu_pct: f64 = work.iter().map(|w| w.cpu_pct).sum();
+    let bound = work.iter().any(|w| w.cpu_pct_lower_bound);
+    (!work.is_empty()).then(|| format!("{}{cpu_pct:.0}", if bound { "≥" } else { "" }))
 }
 
 /// Whether a load part did disk I/O worth showing.
@@ -144,12 +176,17 @@ pub fn row_cells(
         let reason = outcome.error.as_deref().unwrap_or("no result");
         return vec![scenario.load.clone(), format!("FAILED: {reason}")];
     }
+    let measurements = scenario
+        .measurements()
+        .iter()
+        .filter(|m| m.status == ScenarioStatus::Ok)
+        .count();
     std::iter::once(scenario.load.clone())
         .chain(
             sheet
                 .columns
                 .iter()
-                .map(|c| column_cell(c, sheet, outcome, baseline)),
+                .map(|c| column_cell(c, sheet, outcome, measurements, baseline)),
         )
         .chain(std::iter::once(load_work_cell(
             &outcome.load_work,
@@ -706,6 +743,38 @@ mod tests {
             without_baseline.starts_with("burn           -"),
             "{without_baseline}"
         );
+    }
+
+    #[test]
+    fn load_columns_show_the_loads_work_per_measurement_and_its_cpu() {
+        let mut run = crate::report::fixture::run();
+        let sheet = run.probes.get_mut("audio").unwrap();
+        sheet.columns = vec![
+            Column::load("Loads", ColumnSource::LoadAmount, 7),
+            Column::load("LCPU %", ColumnSource::LoadCpu, 7),
+        ];
+        let sheet = sheet.clone();
+        let cells = |scenario: &ScenarioResult| row_cells(scenario, &sheet, None)[1..3].to_vec();
+        assert_eq!(cells(&run.scenarios[0]), ["-", "-"], "none: no load work");
+        assert_eq!(cells(&run.scenarios[1]), ["2700", "165"]);
+        // Two repeats merged hold the sum of their amounts; a second part
+        // is joined with `+`, its CPU added, a lower bound marked.
+        let burn = &mut run.scenarios[1];
+        burn.repeats = vec![burn.outcome.clone(); 2];
+        let mut second = burn.outcome.load_work[0].clone();
+        second.amount = 30.0;
+        second.cpu_pct = 10.0;
+        second.cpu_pct_lower_bound = true;
+        burn.outcome.load_work.push(second);
+        assert_eq!(cells(burn), ["1350+15.0", "≥175"]);
+        let json = serde_json::to_string(&sheet.columns[0]).unwrap();
+        assert!(json.contains(r#""source":"load_amount""#), "{json}");
+        let figures = serde_json::to_string(&Column::new("Mean", &["mean"], 6)).unwrap();
+        assert!(!figures.contains("source"), "left out: {figures}");
+        let old: Column =
+            serde_json::from_str(r#"{"header":"Mean","figures":["mean"],"width":6,"missing":"-"}"#)
+                .unwrap();
+        assert_eq!(old.source, ColumnSource::Figures, "old documents read");
     }
 
     #[test]
