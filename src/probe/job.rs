@@ -8,7 +8,9 @@
 //! the job's time to its time under `none`. The load's work is counted
 //! until the job ends (its pace is its own, `Pace::OwnWork`): a kernel
 //! that ends the job sooner by starving the load shows it there
-//! (contest's blind spot).
+//! (contest's blind spot). Beside the table, `job_read_mb` is what the
+//! job's processes read from the device: the inputs under `--job-cache
+//! cold`, nearly nothing when they are warm (`cacherun`).
 //!
 //! The job is the built-in one (`sim::job`, about 20 s on idle CPUs,
 //! `--job-size` scales it) or `--job 'CMD'`. Its set-up (its directory,
@@ -34,6 +36,7 @@ use crate::measure::sched::MemoryPolicy;
 use crate::measure::window::Window;
 use crate::sim::job::{JobRun, PreparedJob};
 use crate::sim::{SettingsGroup, WorkParams};
+use crate::system::procfs;
 use std::path::Path;
 
 /// Registry entry.
@@ -70,6 +73,11 @@ const JOB_CPU_S: &str = "job_cpu_s";
 /// Time from the end of the job's set-up to the start of its window (and
 /// of the job), in s.
 const SETUP_LEAD_S: &str = "setup_lead_s";
+/// Runs of the job whose device reads are known.
+const READ_RUNS: &str = "read_runs";
+/// MB the job's processes caused to be read from the device (their
+/// `read_bytes`, which the probe's process gathers as it reaps them).
+const JOB_READ_MB: &str = "job_read_mb";
 
 /// The figures of the job (its time, its CPU) and contest's table.
 fn sheet(summary: &str, _params: Option<&WorkParams>) -> ProbeSheet {
@@ -112,6 +120,18 @@ fn sheet(summary: &str, _params: Option<&WorkParams>) -> ProbeSheet {
                 },
             ),
             FigureDef::new(
+                "read",
+                "job_read_mb",
+                "job read from the device (MB)",
+                Unit::Rate,
+                Better::Lower,
+                Formula::Ratio {
+                    num: JOB_READ_MB.to_string(),
+                    den: READ_RUNS.to_string(),
+                    scale: 1.0,
+                },
+            ),
+            FigureDef::new(
                 "jobs",
                 "jobs_run",
                 "jobs run",
@@ -147,22 +167,40 @@ impl Probe for JobProbe {
             what: "measured before its job was prepared",
             error: std::io::ErrorKind::NotFound.into(),
         })?;
+        let read_before = read_bytes();
         sleep_until_ns(window.start_ns);
         let run = job.run(window.end_ns, self.params.job.timeout_s)?;
-        Ok(job_tally(&run, window.start_ns.saturating_sub(prepared_ns)))
+        let read_mb = read_before
+            .zip(read_bytes())
+            .map(|(before, after)| after.saturating_sub(before) as f64 / 1e6);
+        let lead_ns = window.start_ns.saturating_sub(prepared_ns);
+        Ok(job_tally(&run, lead_ns, read_mb))
     }
 }
 
+/// Bytes this process and its reaped children caused to be read from the
+/// device (/proc/self/io), or `None` without I/O accounting.
+fn read_bytes() -> Option<u64> {
+    let io = procfs::read_process_io(Path::new("/proc"), "self").ok()?;
+    Some(io.read_bytes)
+}
+
 /// The tally of one run of the job, whose set-up ended `setup_lead_ns`
-/// before its window began; it has no sub-windows.
-fn job_tally(run: &JobRun, setup_lead_ns: u64) -> Measured {
+/// before its window began and which read `read_mb` from the device (when
+/// known); it has no sub-windows.
+fn job_tally(run: &JobRun, setup_lead_ns: u64, read_mb: Option<f64>) -> Measured {
     let mut times = LatencyHistogram::new();
     times.record_ns(run.wall_ns);
-    let tally = Tally::default()
+    let mut tally = Tally::default()
         .with_samples(JOB_TIME, &times, run.wall_ns)
         .with_count(MEASURED_S, run.wall_ns as f64 / 1e9)
         .with_count(JOB_CPU_S, run.cpu_ns as f64 / 1e9)
         .with_count(SETUP_LEAD_S, setup_lead_ns as f64 / 1e9);
+    if let Some(read_mb) = read_mb {
+        tally = tally
+            .with_count(JOB_READ_MB, read_mb)
+            .with_count(READ_RUNS, 1.0);
+    }
     Measured::of(tally, Vec::new())
 }
 
@@ -181,7 +219,7 @@ mod tests {
                     wall_ns: (wall_s * 1e9) as u64,
                     cpu_ns: (cpu_s * 1e9) as u64,
                 };
-                let measured = job_tally(&run, 60_000_000);
+                let measured = job_tally(&run, 60_000_000, Some(wall_s / 10.0));
                 ProbeResult::new(
                     &sheet,
                     measured.tally,
@@ -200,6 +238,7 @@ mod tests {
         assert_eq!(result.figures["job_time_us"], 20e6);
         assert_eq!(result.figures["job_cpu_pct"], 180.0);
         assert_eq!(result.figures["jobs_run"], 1.0);
+        assert_eq!(result.figures["job_read_mb"], 2.0);
         assert!(result.batches.is_empty());
         assert_eq!(sheet("s", None).figure("time").unwrap().show(20e6), "20.00");
     }
@@ -211,6 +250,8 @@ mod tests {
         // 66 s of CPU in 50 s.
         assert!((result.figures["job_cpu_pct"] - 132.0).abs() < 1e-9);
         assert_eq!(result.figures["jobs_run"], 2.0);
+        // 2 and 3 MB: 2.5 per run.
+        assert_eq!(result.figures["job_read_mb"], 2.5);
     }
 
     #[test]
