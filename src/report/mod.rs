@@ -13,6 +13,7 @@ pub mod late_context;
 pub mod markdown;
 pub mod merge;
 pub mod precision;
+pub mod requests;
 pub mod schema;
 pub mod table;
 pub mod v1;

@@ -6,13 +6,13 @@ use super::estimate::{Cut, CUT_LEGEND};
 use super::figure::Figure;
 use super::late;
 use super::precision;
+use super::requests;
 use super::schema::{
     IntervalMethod, Intervals, LoadWork, Measurement, RunDocument, RunSettingsRecord,
     ScenarioResult, ScenarioStatus,
 };
 use crate::figures::{rate, Column, ColumnSource, ProbeSheet};
 use crate::measure::batches::BATCHES;
-use crate::sim::io::show_threshold;
 use crate::sim::ResponseParams;
 use crate::system::blockdev::DeviceFigures;
 
@@ -105,20 +105,20 @@ fn io_text(w: &LoadWork) -> String {
 /// The load-work cell: each part's rate and CPU use, the I/O its processes
 /// caused (bytes read from the device, bytes of pages dirtied: not yet
 /// written) and, when they did I/O, what the work directory's device itself
-/// read and wrote (`device`, from the scenario's telemetry).
+/// read and wrote (`device`, from the scenario's telemetry). The requests
+/// a part timed are in the table after the probe's ([`render_probe_end`]).
 pub fn load_work_cell(work: &[LoadWork], device: Option<&DeviceFigures>) -> String {
     if work.is_empty() {
         return "-".to_string();
     }
     let parts = work.iter().map(|w| {
         format!(
-            "{} {} {}/s, {}{:.0} % CPU{}{}",
+            "{} {} {}/s, {}{:.0} % CPU{}",
             w.load,
             rate(w.rate_per_s),
             w.unit,
             if w.cpu_pct_lower_bound { "≥ " } else { "" },
             w.cpu_pct,
-            requests_text(w),
             io_text(w)
         )
     });
@@ -131,35 +131,6 @@ pub fn load_work_cell(work: &[LoadWork], device: Option<&DeviceFigures>) -> Stri
         )
     });
     parts.chain(device).collect::<Vec<_>>().join("; ")
-}
-
-/// For a load part that timed its requests (tiobench's figures): its CPU
-/// efficiency (work per second per CPU, rate / (CPU % / 100)), and its
-/// requests' mean and largest latency and the % over each threshold (three
-/// decimals, as a few slow requests among millions are the point).
-fn requests_text(w: &LoadWork) -> String {
-    let Some(requests) = w.requests.as_ref().filter(|r| r.count > 0) else {
-        return String::new();
-    };
-    let efficiency = match w.cpu_pct > 0.0 {
-        true => format!(
-            ", {} {}/s per CPU",
-            rate(w.rate_per_s * 100.0 / w.cpu_pct),
-            w.unit
-        ),
-        false => String::new(),
-    };
-    let over: Vec<String> = requests
-        .over_pct()
-        .into_iter()
-        .map(|(threshold_ns, pct)| format!("{pct:.3} % >{}", show_threshold(threshold_ns)))
-        .collect();
-    format!(
-        "{efficiency}, requests avg {:.3} max {:.3} ms, {}",
-        requests.mean_us().unwrap_or(0.0) / 1e3,
-        requests.max_ns as f64 / 1e6,
-        over.join(", ")
-    )
 }
 
 /// The cells of one scenario's row; a failed scenario has its reason in the
@@ -319,6 +290,12 @@ pub fn render_probe_header(probe_name: &str, sheet: &ProbeSheet) -> String {
         sheet.summary,
         line(&header_cells(sheet), &widths(sheet))
     )
+}
+
+/// What follows a probe's table (its `scenarios`): the table of the
+/// requests their loads timed, when they did (tiobench's); empty otherwise.
+pub fn render_probe_end<'a>(scenarios: impl IntoIterator<Item = &'a ScenarioResult>) -> String {
+    requests::table(scenarios).map_or_else(String::new, |t| t.console())
 }
 
 /// One scenario's row, and its confidence intervals on a line below when
@@ -546,6 +523,7 @@ pub fn render(run: &RunDocument, verbose: bool) -> String {
                 out.push_str(&render_telemetry(scenario));
             }
         }
+        out.push_str(&render_probe_end(run.scenarios_of(probe_name)));
     }
     out + &render_legend(run)
 }
@@ -699,29 +677,43 @@ mod tests {
     }
 
     #[test]
-    fn a_load_that_timed_its_requests_shows_tiobenchs_figures() {
-        use crate::measure::requests::RequestLatencies;
-        let mut work = crate::report::merge::tests::burn(100.0, 50.0, 1.0);
+    fn the_load_work_cell_says_rate_cpu_and_a_bound() {
+        let work = crate::report::merge::tests::burn(100.0, 50.0, 1.0);
         let plain = load_work_cell(std::slice::from_ref(&work), None);
         assert_eq!(plain, "burn 100 Mloop/s, 50 % CPU");
         let bounded = LoadWork {
             cpu_pct_lower_bound: true,
             device_write_mb_s: None,
-            ..work.clone()
+            ..work
         };
         assert_eq!(
             load_work_cell(&[bounded], None),
             "burn 100 Mloop/s, ≥ 50 % CPU (I/O not known)"
         );
-        let mut requests = RequestLatencies::new(&[100_000_000, 2_000_000_000]);
-        [1_000_000, 3_000_000, 150_000_000, 6_000_000]
-            .into_iter()
-            .for_each(|ns| requests.record(ns));
-        work.requests = Some(requests);
-        assert_eq!(
-            load_work_cell(&[work], None),
-            "burn 100 Mloop/s, 50 % CPU, 200 Mloop/s per CPU, requests avg 40.000 max 150.000 ms, 25.000 % >100ms, 0.000 % >2s"
+    }
+
+    #[test]
+    fn the_requests_loads_timed_follow_their_probes_table() {
+        use crate::measure::requests::RequestLatencies;
+        let mut run = crate::report::fixture::run();
+        let mut requests = RequestLatencies::new(&[100_000_000]);
+        requests.record(3_000_000);
+        run.scenarios[1].outcome.load_work[0].requests = Some(requests);
+        let text = render(&run, false);
+        let title = format!("  {}:", super::super::requests::TITLE);
+        let lines: Vec<&str> = text.lines().collect();
+        let at = lines.iter().position(|l| *l == title).expect(&text);
+        assert!(
+            lines[at - 1].starts_with("video "),
+            "after audio's rows: {text}"
         );
+        assert!(lines[at + 2].starts_with("  burn "), "{text}");
+        let gaming = lines.iter().position(|l| l.starts_with("--- gaming"));
+        assert!(gaming > Some(at), "before the next probe's table: {text}");
+        assert_eq!(text.matches(&title).count(), 1, "{text}");
+        let md = crate::report::markdown::render(&run);
+        assert!(md.contains("| Load | Threads | Rate Mloop/s |"), "{md}");
+        assert!(!render(&crate::report::fixture::run(), false).contains(&title));
     }
 
     #[test]

@@ -190,7 +190,8 @@ impl Rounds<'_> {
     }
 
     /// Prints scenario `index`'s row, after its probe's header when it is
-    /// the probe's first.
+    /// the probe's first, and what follows its probe's table when it is
+    /// the probe's last.
     pub(super) fn print_row(&self, run: &RunDocument, index: usize, progress: &Progress) {
         let scenario = &run.scenarios[index];
         let sheet = run.sheet(&scenario.probe).cloned().unwrap_or_default();
@@ -205,6 +206,10 @@ impl Rounds<'_> {
         ));
         if self.verbose {
             progress.print(&table::render_telemetry(scenario));
+        }
+        let next = run.scenarios.get(index + 1);
+        if next.is_none_or(|next| next.probe != scenario.probe) {
+            progress.print(&table::render_probe_end(run.scenarios_of(&scenario.probe)));
         }
     }
 }
