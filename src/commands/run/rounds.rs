@@ -191,7 +191,7 @@ impl Rounds<'_> {
 
     /// Prints scenario `index`'s row, after its probe's header when it is
     /// the probe's first, and what follows its probe's table when it is
-    /// the probe's last.
+    /// the probe's last (of those planned, or of those kept).
     pub(super) fn print_row(&self, run: &RunDocument, index: usize, progress: &Progress) {
         let scenario = &run.scenarios[index];
         let sheet = run.sheet(&scenario.probe).cloned().unwrap_or_default();
@@ -207,8 +207,11 @@ impl Rounds<'_> {
         if self.verbose {
             progress.print(&table::render_telemetry(scenario));
         }
-        let next = run.scenarios.get(index + 1);
-        if next.is_none_or(|next| next.probe != scenario.probe) {
+        // The probe's table ends with its last planned scenario, or with
+        // the last one kept when the run was interrupted.
+        let next = self.scenarios.get(index + 1);
+        let cut_short = run.run.interrupted && index + 1 == run.scenarios.len();
+        if cut_short || next.is_none_or(|next| next.probe.name != scenario.probe) {
             progress.print(&table::render_probe_end(run.scenarios_of(&scenario.probe)));
         }
     }
