@@ -85,6 +85,11 @@ fn full_runs_every_runnable_load_for_30_s() {
         "{names:?}"
     );
     assert!(names.contains(&"micro under none".to_string()));
+    assert!(names.contains(&"job under jobload".to_string()));
+    assert!(
+        !names.iter().any(|n| n.ends_with("under cacherun")),
+        "a condition of the job, not work: {names:?}"
+    );
     assert!(
         !names.iter().any(|n| n.contains("micro:")),
         "the parts of micro run in micro: {names:?}"
