@@ -90,7 +90,7 @@ fn sheet(summary: &str, _params: Option<&WorkParams>) -> ProbeSheet {
         columns: vec![
             Column::new("Time (s)", &["time"], 10),
             Column::new("CPU %", &["cpu"], 7),
-            Column::load("Loads", ColumnSource::LoadAmount, 7),
+            Column::load("Loads", ColumnSource::LoadAmount, 9),
             Column::load("LCPU %", ColumnSource::LoadCpu, 7),
             Column::ratio_to_none("Ratio", "time", 7),
         ],

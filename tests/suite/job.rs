@@ -62,7 +62,7 @@ fn the_built_in_job_under_no_load_has_a_time_and_its_cpu() {
     assert!(lead_s >= 0.05, "set-up ended {lead_s} s before the job");
     let table = stdout(&output);
     assert!(
-        table.contains("Load        Time (s)    CPU %    Loads   LCPU %    Ratio  Load work"),
+        table.contains("Load        Time (s)    CPU %      Loads   LCPU %    Ratio  Load work"),
         "{table}"
     );
     // contest's columns; no load work under `none`.
