@@ -713,6 +713,14 @@ mod tests {
         assert_eq!(text.matches(&title).count(), 1, "{text}");
         let md = crate::report::markdown::render(&run);
         assert!(md.contains("| Load | Threads | Rate Mloop/s |"), "{md}");
+        let html = crate::report::html::render(&run).unwrap();
+        let requests = html
+            .find("requests the loads timed")
+            .expect("in the HTML page");
+        assert!(
+            html[requests..].contains("<th>CPU eff Mloop/s</th>"),
+            "{html}"
+        );
         assert!(!render(&crate::report::fixture::run(), false).contains(&title));
     }
 
