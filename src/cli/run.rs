@@ -19,7 +19,7 @@ use crate::exit::UsageError;
 use crate::measure::sched::{current_nice, SchedRequest};
 use crate::sim::fragment::FragmentSettings;
 use crate::sim::io::IoSettings;
-use crate::sim::job::JobSettings;
+use crate::sim::job::{JobCache, JobSettings};
 use crate::sim::micro::MicroMode;
 use crate::sim::CustomShape;
 use crate::system::cpulist::CpuList;
@@ -275,7 +275,7 @@ struct ResponseArgs {
     cold: bool,
 }
 
-/// The job the `job` probe times and the `cacherun` load repeats (contest's
+/// The job the `job` probe times and the `jobload` load repeats (contest's
 /// kernel compile).
 #[derive(Debug, Args)]
 #[command(next_help_heading = "Job")]
@@ -283,7 +283,7 @@ struct JobArgs {
     /// Time this command (run by /bin/sh -c, in an empty private directory
     /// removed afterwards) instead of the built-in job, e.g. --job 'make -C
     /// ~/linux -B -j4'. Everything it does is timed; a non-zero exit fails
-    /// the scenario. The cacherun load still runs the built-in job.
+    /// the scenario. The jobload load still runs the built-in job.
     #[arg(long = "job", value_name = "CMD")]
     job_command: Option<String>,
     /// Size of the built-in job: 1 takes about 20 s on idle CPUs, 0.05 about 1 s.
@@ -293,6 +293,17 @@ struct JobArgs {
     /// started (the scenario then fails).
     #[arg(long = "job-timeout", value_name = "SECS", default_value_t = 3600.0)]
     timeout_s: f64,
+    /// Where the built-in job's inputs are when it starts: warm (in the
+    /// page cache, as written) or cold (written back and dropped from the
+    /// page cache, read from the device, as contest's first compile). The
+    /// cacherun load keeps them warm whatever this says.
+    #[arg(long = "job-cache", value_name = "STATE", default_value = "warm", value_parser = job_cache)]
+    cache: JobCache,
+}
+
+/// `--job-cache`'s value.
+fn job_cache(name: &str) -> Result<JobCache, String> {
+    JobCache::named(name).ok_or_else(|| format!("takes warm or cold, not {name}"))
 }
 
 /// The buffer and work of the `fragment` probe's player (latencytest's).
@@ -740,10 +751,18 @@ impl JobArgs {
             }
             other => other.map(str::to_string),
         };
+        check(
+            command.is_none() || self.cache == JobCache::Warm,
+            (),
+            || {
+                "--job-cache cold drops the built-in job's inputs from the page cache; a --job command's files are its own (drop them yourself, or give --job-cache warm)".to_string()
+            },
+        )?;
         Ok(JobSettings {
             size,
             command,
             timeout_s: self.timeout_s,
+            cache: self.cache,
         })
     }
 }

@@ -115,12 +115,14 @@ impl Registry for Loads {
     }
 
     /// The default loads, or with `--full` every load that can run here
-    /// without an argument.
+    /// without an argument and is background work (not `cacherun`, a
+    /// condition of the job probe: under every probe it would be a second
+    /// `none`).
     fn defaults(params: &WorkParams, full: bool) -> Vec<Self::Entry> {
         load::LOADS
             .iter()
             .filter(|l| match full {
-                true => !l.takes_arg && (l.check)(params, None).is_ok(),
+                true => !l.takes_arg && l.job_cache.is_none() && (l.check)(params, None).is_ok(),
                 false => (l.default)(params),
             })
             .map(LoadMix::single)

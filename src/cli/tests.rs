@@ -85,6 +85,11 @@ fn full_runs_every_runnable_load_for_30_s() {
         "{names:?}"
     );
     assert!(names.contains(&"micro under none".to_string()));
+    assert!(names.contains(&"job under jobload".to_string()));
+    assert!(
+        !names.iter().any(|n| n.ends_with("under cacherun")),
+        "a condition of the job, not work: {names:?}"
+    );
     assert!(
         !names.iter().any(|n| n.contains("micro:")),
         "the parts of micro run in micro: {names:?}"
@@ -442,8 +447,19 @@ fn the_job_options_become_the_job_settings() {
     let job = &c.work.job;
     assert_eq!(job.command.as_deref(), Some("make -j4"));
     assert_eq!((job.size, job.timeout_s), (0.5, 60.0));
+    let cold = config(&["--job-cache", "cold"]).unwrap();
+    assert_eq!(cold.work.job.cache, crate::sim::job::JobCache::Cold);
+    let hot = Cli::try_parse_from(["feelbench", "run", "--job-cache", "hot"]).unwrap_err();
+    assert!(
+        hot.to_string().contains("takes warm or cold, not hot"),
+        "{hot}"
+    );
     for (args, message) in [
         (["--job", " "], "--job needs a command"),
+        (
+            ["--job=make", "--job-cache=cold"],
+            "a --job command's files are its own",
+        ),
         (["--job-size", "0"], "--job-size takes a number above 0"),
         (["--job-size", "1000"], "at most 100, not 1000"),
         (

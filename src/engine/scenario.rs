@@ -174,7 +174,7 @@ fn measure(
     let flight = settings
         .explain
         .then(|| explain::start(settings.probe_cpus.as_ref()));
-    let (probe, window) = start_probe(scenario.probe, settings, dir, group, waiter)?;
+    let (probe, window) = start_probe(scenario, settings, dir, group, waiter)?;
     for &load in &loads {
         if let Err(e) = group.send(load, &window_command(window)) {
             // A load that ended said why before it closed its end: that
@@ -274,17 +274,19 @@ fn start_loads<'a>(
     Ok(parts)
 }
 
-/// Starts the probe, its files in `dir`'s `probe` directory.
+/// Starts the scenario's probe, its files in `dir`'s `probe` directory,
+/// with the run's parameters as its load mix sets them (`cacherun`).
 fn start_probe(
-    def: &'static ProbeDef,
+    scenario: &Scenario,
     settings: &ScenarioSettings,
     dir: &Path,
     group: &mut WorkerGroup,
     waiter: &mut Waiter,
 ) -> Result<(usize, Window), Stop> {
+    let def = scenario.probe;
     let spec = WorkerSpec::Probe {
         probe: def.name.to_string(),
-        params: settings.params.clone(),
+        params: scenario.load.probe_params(&settings.params),
         duration_ns: settings.duration_ns,
         sched: settings.probe_sched,
         cpus: settings.probe_cpus.clone(),

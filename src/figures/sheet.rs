@@ -79,12 +79,40 @@ impl OverviewRole {
     }
 }
 
+/// What a [`Column`] shows: the probe's figures, or what the scenario's
+/// load got done beside it (contest's `Loads` and `LCPU%`).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ColumnSource {
+    /// The figures the column names.
+    #[default]
+    Figures,
+    /// The units of work the load did per measurement (its parts joined
+    /// by `+`).
+    LoadAmount,
+    /// The CPU the load's processes used, all parts together (200 % = two
+    /// CPUs).
+    LoadCpu,
+}
+
+impl ColumnSource {
+    /// Whether the column shows figures (the default, left out of run
+    /// documents).
+    pub fn is_figures(&self) -> bool {
+        *self == Self::Figures
+    }
+}
+
 /// One column of a probe's console and Markdown table: the figures shown
-/// in it, joined by ` +/- ` (mean and SD share one column).
+/// in it, joined by ` +/- ` (mean and SD share one column), or what the
+/// load did (`source`).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Column {
     pub header: String,
-    /// Keys of the figures shown.
+    /// What it shows; figures in documents older than this field.
+    #[serde(default, skip_serializing_if = "ColumnSource::is_figures")]
+    pub source: ColumnSource,
+    /// Keys of the figures shown (none for a load column).
     pub figures: Vec<String>,
     /// Width of the column in the console table.
     pub width: usize,
@@ -102,10 +130,20 @@ impl Column {
     pub fn new(header: &str, keys: &[&str], width: usize) -> Self {
         Self {
             header: header.to_string(),
+            source: ColumnSource::Figures,
             figures: keys.iter().map(|k| k.to_string()).collect(),
             width,
             missing: "-".to_string(),
             ratio_to_none: false,
+        }
+    }
+
+    /// A column showing what the load did (`source`, not
+    /// [`ColumnSource::Figures`]), `width` wide.
+    pub fn load(header: &str, source: ColumnSource, width: usize) -> Self {
+        Self {
+            source,
+            ..Self::new(header, &[], width)
         }
     }
 

@@ -53,6 +53,7 @@ pub const CTAR: LoadDef = LoadDef {
     build: |context| Ctar::new(context, Layout::source()).map(|l| Box::new(l) as Box<dyn Load>),
     default: |_| false,
     uses: &[],
+    job_cache: None,
 };
 
 /// Registry entry of `xtar`.
@@ -71,6 +72,7 @@ pub const XTAR: LoadDef = LoadDef {
     build: |context| Xtar::new(context, Layout::source()).map(|l| Box::new(l) as Box<dyn Load>),
     default: |_| false,
     uses: &[],
+    job_cache: None,
 };
 
 /// An archive being written into `File`.

@@ -79,6 +79,7 @@ const fn stream(
         build,
         default: |_| false,
         uses: &[],
+        job_cache: None,
     }
 }
 

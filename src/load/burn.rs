@@ -23,6 +23,7 @@ pub const DEF: LoadDef = LoadDef {
     },
     default: super::always,
     uses: &[],
+    job_cache: None,
 };
 
 struct Burn {

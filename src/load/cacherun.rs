@@ -1,79 +1,26 @@
-//! `cacherun`: the `job` probe's built-in job as a load, run again and
-//! again in a directory of its own, its inputs written once and so kept in
-//! the page cache: a second build beside the one being timed. (contest's
-//! cacherun was the compile run once more after the no-load run, its
-//! cache warm and nothing beside it; here the job under `none` already
-//! reads warm inputs, so that run is `none`'s, and `cacherun` is the same
-//! job as background work.) With `--job`, it still runs the built-in job:
-//! a command cannot be assumed to survive running twice at once, as two
-//! `make`s in one tree would not. Its work is the CPU time its job steps
-//! used, counted as it is used (not as each step ends, which would leave
-//! stretches of the measurement without work while long steps run), in job
-//! steps of average size (150 ms of CPU is one; a whole job is about 120
-//! per CPU, see `sim::job`).
+//! `cacherun`: contest's cacherun, the compile run again straight after the
+//! no-load one, with its tree warm in the page cache and nothing beside
+//! it. It is a row of the `job` probe's table, not background work: no
+//! process runs, as under `none`, and the load asks the job probe to keep
+//! its inputs warm whatever `--job-cache` says (`LoadDef::job_cache`),
+//! so under `--job-cache cold` (the contest suite) `none` is contest's
+//! first, cold compile and `cacherun` its warm one. Under any other probe
+//! it is simply no load.
 
-use super::programs_cpu::{programs_cpu_ns, CountedCpu};
-use super::{Load, LoadDef, LoadError};
-use crate::measure::clock::now_ns;
-use crate::measure::window::CpuTime;
-use crate::sim::job::{step_units, JobSpace, Make};
-use crate::sim::SettingsGroup;
+use super::{LoadDef, LoadError};
+use crate::sim::job::JobCache;
 
-/// Longest a step of the load waits for a job step to end, so the worker
-/// looks at its commands often.
-const STEP_NS: u64 = 100_000_000;
-
-/// Registry entry.
+/// Registry entry: no processes, so nothing is ever built.
 pub const DEF: LoadDef = LoadDef {
     name: "cacherun",
-    summary: "contest's cacherun: the job probe's built-in job, again and again, inputs cached",
-    unit: "job steps",
+    summary: "contest's cacherun: no load, and the job probe's inputs warm in the page cache",
+    unit: "",
     takes_arg: false,
-    disk_bytes: |params| params.job.plan(params.cpus).disk_bytes(),
+    disk_bytes: super::no_disk,
     check: super::no_check,
-    processes: |_| 1,
-    build: |context| {
-        let params = &context.params;
-        let dir = context.dir.join(format!("cacherun-{}", std::process::id()));
-        let space = JobSpace::create(&dir)?;
-        let make = space.make(params.job.plan(params.cpus), params.loops_per_ms)?;
-        Ok(Box::new(CacheRun {
-            make,
-            _space: space,
-            counted: CountedCpu::default(),
-        }))
-    },
+    processes: |_| 0,
+    build: |_| Err(LoadError::NoProcesses("cacherun")),
     default: |_| false,
-    uses: &[SettingsGroup::Job],
+    uses: &[],
+    job_cache: Some(JobCache::Warm),
 };
-
-/// The build in progress and its directory. `make` is dropped first: its
-/// steps are killed and reaped before the directory is removed.
-struct CacheRun {
-    make: Make,
-    _space: JobSpace,
-    /// The job steps' CPU time already counted as work.
-    counted: CountedCpu,
-}
-
-impl Load for CacheRun {
-    /// Waits up to 100 ms for a job step to end, starting the next ones,
-    /// and the next round once the link is done; returns the CPU time the
-    /// job steps used meanwhile, in steps.
-    fn step(&mut self) -> Result<f64, LoadError> {
-        if self.make.is_done() {
-            self.make.start_over();
-        }
-        self.make.next_finished(now_ns() + STEP_NS)?;
-        // A step's clock ends with it a moment before its reaped time shows:
-        // only growth counts.
-        let steps_ns = programs_cpu_ns(self);
-        Ok(step_units(self.counted.count(steps_ns, 1)))
-    }
-
-    /// CPU time of the steps running now (those that ended are reaped, so
-    /// the worker's children's time has them).
-    fn cpu(&self, worker: CpuTime) -> CpuTime {
-        worker.plus(CpuTime::exact(self.make.running_cpu_ns()))
-    }
-}

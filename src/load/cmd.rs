@@ -62,6 +62,7 @@ pub const DEF: LoadDef = LoadDef {
     },
     default: |_| false,
     uses: &[],
+    job_cache: None,
 };
 
 /// Makes this worker's accounting cgroup and moves the worker into it;

@@ -30,6 +30,7 @@ pub const DEF: LoadDef = LoadDef {
     build: Copier::boxed,
     default: |_| false,
     uses: &[],
+    job_cache: None,
 };
 
 struct Copier {

@@ -37,6 +37,7 @@ pub const DEF: LoadDef = LoadDef {
     build: |_| Ok(Box::new(CpuLoad::new())),
     default: |_| false,
     uses: &[],
+    job_cache: None,
 };
 
 struct CpuLoad {

@@ -33,6 +33,7 @@ pub const CTXMEM8: LoadDef = LoadDef {
     build: |context| build(context, 8),
     default: |_| false,
     uses: &[],
+    job_cache: None,
 };
 
 /// `ctxmem2`.
@@ -47,6 +48,7 @@ pub const CTXMEM2: LoadDef = LoadDef {
     build: |context| build(context, 2),
     default: |_| false,
     uses: &[],
+    job_cache: None,
 };
 
 /// The ring's size.

@@ -99,6 +99,7 @@ pub const DEF: LoadDef = LoadDef {
     build: |context| Client::new(context).map(|c| Box::new(c) as Box<dyn Load>),
     default: |_| false,
     uses: &[],
+    job_cache: None,
 };
 
 fn clients(params: &WorkParams) -> usize {

@@ -51,6 +51,7 @@ pub const DEF: LoadDef = LoadDef {
     },
     default: super::always,
     uses: &[],
+    job_cache: None,
 };
 
 /// Groups to run: one per CPU, as many as fit in the memory share, at least one.

@@ -108,6 +108,7 @@ const fn variant(name: &'static str, summary: &'static str, mode: Mode) -> LoadD
         },
         default: |_| false,
         uses: &[SettingsGroup::Io],
+        job_cache: None,
     }
 }
 

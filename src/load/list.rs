@@ -46,6 +46,7 @@ pub const DEF: LoadDef = LoadDef {
     build: |context| List::new(context, &Layout::source()).map(|l| Box::new(l) as Box<dyn Load>),
     default: |_| false,
     uses: &[],
+    job_cache: None,
 };
 
 /// The walk through a tree of its own.

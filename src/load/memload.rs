@@ -45,6 +45,7 @@ pub const DEF: LoadDef = LoadDef {
     build: |context| MemLoad::new(context.params.mem_bytes).map(|l| Box::new(l) as Box<dyn Load>),
     default: |_| false,
     uses: &[],
+    job_cache: None,
 };
 
 /// The memory memload works through: 110 % of `mem_bytes`.

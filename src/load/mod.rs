@@ -26,6 +26,7 @@ mod error;
 pub mod hack;
 mod helpers;
 pub mod iothreads;
+pub mod jobload;
 pub mod list;
 pub mod memload;
 pub mod none;
@@ -40,6 +41,7 @@ pub mod write;
 pub use error::{CheckError, LoadError, SpecError};
 
 use crate::measure::window::CpuTime;
+use crate::sim::job::JobCache;
 use crate::sim::{SettingsGroup, WorkParams};
 use std::path::PathBuf;
 
@@ -104,6 +106,11 @@ pub struct LoadDef {
     pub default: fn(&WorkParams) -> bool,
     /// The groups of settings it works by (recorded in runs that run it).
     pub uses: &'static [SettingsGroup],
+    /// Where the `job` probe's inputs are to be when its job starts under
+    /// this load, whatever `--job-cache` says (`cacherun`: warm); the
+    /// orchestrator puts it in the probe's parameters, so neither knows
+    /// the other. `None`: as the run says.
+    pub job_cache: Option<JobCache>,
 }
 
 /// Every load, in the order they are run and listed.
@@ -137,6 +144,7 @@ pub static LOADS: &[LoadDef] = &[
     iothreads::RAND_WRITE,
     iothreads::RAND_READ,
     cacherun::DEF,
+    jobload::DEF,
     cmd::DEF,
 ];
 
@@ -289,6 +297,16 @@ impl LoadMix {
         })
     }
 
+    /// The parameters the probe of a scenario under this mix works by:
+    /// `params`, with the job's cache state a part asks for (`cacherun`).
+    pub fn probe_params(&self, params: &WorkParams) -> WorkParams {
+        let mut params = params.clone();
+        if let Some(cache) = self.parts.iter().find_map(|p| p.def.job_cache) {
+            params.job.cache = cache;
+        }
+        params
+    }
+
     /// Disk space all parts need together.
     pub fn disk_bytes(&self, params: &WorkParams) -> u64 {
         self.parts.iter().map(|p| (p.def.disk_bytes)(params)).sum()
@@ -345,6 +363,21 @@ mod tests {
             .to_string()
             .contains("takes no argument"));
         assert!(LoadMix::parse("").is_err());
+    }
+
+    #[test]
+    fn cacherun_runs_nothing_and_keeps_the_jobs_inputs_warm() {
+        let mut params = WorkParams::for_tests();
+        params.job.cache = JobCache::Cold;
+        let cacherun = LoadMix::parse("cacherun").unwrap();
+        assert_eq!((cacherun.parts[0].def.processes)(&params), 0);
+        assert_eq!(cacherun.probe_params(&params).job.cache, JobCache::Warm);
+        let with_burn = LoadMix::parse("burn+cacherun").unwrap();
+        assert_eq!(with_burn.probe_params(&params).job.cache, JobCache::Warm);
+        for other in ["none", "burn", "jobload"] {
+            let mix = LoadMix::parse(other).unwrap();
+            assert_eq!(mix.probe_params(&params), params, "{other}");
+        }
     }
 
     #[test]

@@ -14,4 +14,5 @@ pub const DEF: LoadDef = LoadDef {
     build: |_| Err(LoadError::NoProcesses("none")),
     default: super::always,
     uses: &[],
+    job_cache: None,
 };

@@ -19,6 +19,7 @@ pub const VIDEO: LoadDef = LoadDef {
     build: |context| Ok(PeriodicLoad::boxed(shapes::VIDEO, &context.params)),
     default: super::always,
     uses: &[],
+    job_cache: None,
 };
 
 /// `x` as a load.
@@ -33,6 +34,7 @@ pub const X: LoadDef = LoadDef {
     build: |context| Ok(PeriodicLoad::boxed(shapes::X, &context.params)),
     default: super::always,
     uses: &[],
+    job_cache: None,
 };
 
 /// `custom` as a load.
@@ -50,6 +52,7 @@ pub const CUSTOM: LoadDef = LoadDef {
     },
     default: |params| params.custom.is_some(),
     uses: &[],
+    job_cache: None,
 };
 
 struct PeriodicLoad {

@@ -28,6 +28,7 @@ pub const DEF: LoadDef = LoadDef {
     build: |_: &LoadContext| Ok(Box::new(ProcReader::new(Path::new("/proc")))),
     default: |_| false,
     uses: &[],
+    job_cache: None,
 };
 
 struct ProcReader {

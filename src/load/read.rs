@@ -35,6 +35,7 @@ pub const DEF: LoadDef = LoadDef {
     build: Reader::boxed,
     default: super::always,
     uses: &[],
+    job_cache: None,
 };
 
 /// Size of the file read: `--file-size` capped at [`MAX_FILE_BYTES`], in

@@ -31,6 +31,7 @@ pub const DEF: LoadDef = LoadDef {
     },
     default: super::always,
     uses: &[],
+    job_cache: None,
 };
 
 struct Spawn;

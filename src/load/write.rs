@@ -76,6 +76,7 @@ const fn variant(
         build,
         default,
         uses: &[],
+        job_cache: None,
     }
 }
 

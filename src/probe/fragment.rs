@@ -59,7 +59,7 @@ pub const DEF: ProbeDef = ProbeDef {
         Ok(Box::new(FragmentProbe {
             loops_per_ms: params.loops_per_ms,
             settings: params.fragment,
-            writes: Writes::new(params.fragment.cpu_ns()),
+            writes: Writes::new(&params.fragment),
             late: LateSplit::new(params),
         }))
     },
@@ -82,9 +82,14 @@ const UNDERRUNS: &str = "underruns";
 const ON_TIME: &str = "on_time";
 /// The longest time the device was silent, in µs.
 const LONGEST_DROPOUT_US: &str = "longest_dropout_us";
+/// Writes whose latency was over one fragment's time: latencytest's ideal
+/// latency, the buffer's margin lost by a fragment.
+const OVER_FRAGMENT: &str = "over_fragment";
 
-/// The figures of the player: write latency, underruns, longest dropout.
-fn sheet(summary: &str, _params: Option<&WorkParams>) -> ProbeSheet {
+/// The figures of the player: write latency, the % of writes over one
+/// fragment's time (latencytest's ideal latency, named in the header when
+/// the run's settings are known), underruns, longest dropout.
+fn sheet(summary: &str, params: Option<&WorkParams>) -> ProbeSheet {
     let mut figures = latency_figures(LATENCY);
     figures.extend([
         FigureDef::new(
@@ -116,6 +121,19 @@ fn sheet(summary: &str, _params: Option<&WorkParams>) -> ProbeSheet {
         .headline()
         .compared(),
         FigureDef::new(
+            "over_fragment",
+            "over_fragment_pct",
+            "writes over one fragment's time late %",
+            Unit::Percent,
+            Better::Lower,
+            Formula::Ratio {
+                num: OVER_FRAGMENT.to_string(),
+                den: WRITES.to_string(),
+                scale: 100.0,
+            },
+        )
+        .at_most(100.0),
+        FigureDef::new(
             "dropout",
             "longest_dropout_us",
             "longest dropout (ms)",
@@ -127,8 +145,13 @@ fn sheet(summary: &str, _params: Option<&WorkParams>) -> ProbeSheet {
         )
         .compared(),
     ]);
+    let over_fragment = match params {
+        Some(p) => format!("% >{:.2} ms", p.fragment.fragment_ns() as f64 / 1e6),
+        None => "% >1 fragment".to_string(),
+    };
     let mut columns = latency_columns();
     columns.extend([
+        Column::new(&over_fragment, &["over_fragment"], 13),
         Column::new("Underruns", &[UNDERRUNS], 10),
         Column::new("Longest dropout (ms)", &["dropout"], 20),
     ]);
@@ -207,10 +230,14 @@ struct Writes {
     latency: LatencyHistogram,
     underruns: u64,
     longest_dropout_ns: u64,
+    /// Writes later than one fragment's time.
+    over_fragment: u64,
     batches: [WriteBatch; BATCHES],
     series: SeriesRecorder,
     /// A write's latency with nothing in its way: its CPU work.
     ideal_ns: u64,
+    /// The time one fragment plays.
+    fragment_ns: u64,
 }
 
 /// The writes made in one sub-window.
@@ -221,15 +248,17 @@ struct WriteBatch {
 }
 
 impl Writes {
-    /// No writes yet, of fragments whose CPU work takes `cpu_ns`.
-    fn new(cpu_ns: u64) -> Self {
+    /// No writes yet, of the fragments `settings` give.
+    fn new(settings: &FragmentSettings) -> Self {
         Self {
             latency: LatencyHistogram::new(),
             underruns: 0,
             longest_dropout_ns: 0,
+            over_fragment: 0,
             batches: Default::default(),
             series: SeriesRecorder::with_points(SERIES_POINTS),
-            ideal_ns: cpu_ns,
+            ideal_ns: settings.cpu_ns(),
+            fragment_ns: settings.fragment_ns(),
         }
     }
 
@@ -238,6 +267,7 @@ impl Writes {
         let underrun = u64::from(outcome.dropout_ns > 0);
         self.latency.record_ns(outcome.latency_ns);
         self.underruns += underrun;
+        self.over_fragment += u64::from(outcome.latency_ns > self.fragment_ns);
         self.longest_dropout_ns = self.longest_dropout_ns.max(outcome.dropout_ns);
         let batch = &mut self.batches[batch_of(window, at_ns)];
         batch.latency.record_ns(outcome.latency_ns);
@@ -291,6 +321,7 @@ fn fragment_tallies(writes: &Writes, window: Window, measured_ns: u64) -> Measur
         .with_count(WRITES, count)
         .with_count(UNDERRUNS, writes.underruns as f64)
         .with_count(ON_TIME, count - writes.underruns as f64)
+        .with_count(OVER_FRAGMENT, writes.over_fragment as f64)
         .with_maximum(LONGEST_DROPOUT_US, writes.longest_dropout_ns as f64 / 1e3);
     let batches = writes
         .batches
@@ -376,7 +407,7 @@ mod tests {
             end_ns: 2_000 * MS,
         };
         let mut device = Device::started(&settings(), window.start_ns);
-        let mut writes = Writes::new(settings().cpu_ns());
+        let mut writes = Writes::new(&settings());
         while device.free_at_ns() < window.end_ns {
             let free_ns = device.free_at_ns();
             let stall_ns = if free_ns == window.start_ns + 500 * MS {
@@ -434,6 +465,20 @@ mod tests {
             f["latency_max_us"]
         );
         assert!((f["on_time_pct"] - 100.0 * (f["writes"] - 1.0) / f["writes"]).abs() < 1e-9);
+        // Over one fragment (1 ms) late: the stalled write alone.
+        assert!((f["over_fragment_pct"] - 100.0 / f["writes"]).abs() < 1e-9);
+    }
+
+    #[test]
+    fn the_table_names_the_fragment_time_it_counts_writes_over() {
+        let header = |params: Option<&WorkParams>| {
+            let sheet = sheet("s", params);
+            let headers: Vec<String> = sheet.columns.iter().map(|c| c.header.clone()).collect();
+            headers[3].clone()
+        };
+        assert_eq!(header(None), "% >1 fragment");
+        // latencytest's 3 x 256 bytes at 44.1 kHz: 1.45 ms a fragment.
+        assert_eq!(header(Some(&WorkParams::for_tests())), "% >1.45 ms");
     }
 
     #[test]

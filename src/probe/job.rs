@@ -1,12 +1,16 @@
 //! `job`: contest's question — how long does a reference job (a kernel
 //! compile, `make -j4`) take under each load, against no load? The probe
 //! runs the job once per measurement, from the start of its window to the
-//! job's end, and reports its time, the CPU it got (contest's CPU%: the
-//! job's CPU time over its wall time, 200 % being two CPUs) and, beside it,
-//! the ratio of its time to its time under `none`. The load's work in the
-//! same span and its CPU share are in the load-work cell, counted until the
-//! job ends (its pace is its own, `Pace::OwnWork`): a kernel that ends the
-//! job sooner by starving the load shows it there (contest's blind spot).
+//! job's end, and shows contest's table: `Time  CPU%  Loads  LCPU%  Ratio`
+//! — the job's time, the CPU it got (the job's CPU time over its wall
+//! time, 200 % being two CPUs), the work the load got done in the same
+//! span (in the load's unit) and the CPU the load used, and the ratio of
+//! the job's time to its time under `none`. The load's work is counted
+//! until the job ends (its pace is its own, `Pace::OwnWork`): a kernel
+//! that ends the job sooner by starving the load shows it there
+//! (contest's blind spot). Beside the table, `job_read_mb` is what the
+//! job's processes read from the device: the inputs under `--job-cache
+//! cold`, nearly nothing when they are warm (`cacherun`).
 //!
 //! The job is the built-in one (`sim::job`, about 20 s on idle CPUs,
 //! `--job-size` scales it) or `--job 'CMD'`. Its set-up (its directory,
@@ -23,13 +27,17 @@
 
 use super::{MeasureError, Pace, Probe, ProbeDef};
 use crate::figures::result::MEASURED_S;
-use crate::figures::{Better, Column, FigureDef, Formula, Measured, ProbeSheet, Tally, Unit};
+use crate::figures::{
+    Better, Column, ColumnSource, FigureDef, Formula, Measured, OverviewRole, ProbeSheet, Tally,
+    Unit,
+};
 use crate::measure::clock::{now_ns, sleep_until_ns};
 use crate::measure::latency::LatencyHistogram;
 use crate::measure::sched::MemoryPolicy;
 use crate::measure::window::Window;
 use crate::sim::job::{JobRun, PreparedJob};
 use crate::sim::{SettingsGroup, WorkParams};
+use crate::system::procfs;
 use std::path::Path;
 
 /// Registry entry.
@@ -66,6 +74,11 @@ const JOB_CPU_S: &str = "job_cpu_s";
 /// Time from the end of the job's set-up to the start of its window (and
 /// of the job), in s.
 const SETUP_LEAD_S: &str = "setup_lead_s";
+/// Runs of the job whose device reads are known.
+const READ_RUNS: &str = "read_runs";
+/// MB the job's processes caused to be read from the device (their
+/// `read_bytes`, which the probe's process gathers as it reaps them).
+const JOB_READ_MB: &str = "job_read_mb";
 
 /// The figures of the job (its time, its CPU) and contest's table.
 fn sheet(summary: &str, _params: Option<&WorkParams>) -> ProbeSheet {
@@ -73,9 +86,13 @@ fn sheet(summary: &str, _params: Option<&WorkParams>) -> ProbeSheet {
     ProbeSheet {
         summary: summary.to_string(),
         own_pace: false,
+        // contest's columns, in its order: the job's time and CPU, the
+        // load's work and CPU beside it, the time's ratio to no load's.
         columns: vec![
             Column::new("Time (s)", &["time"], 10),
             Column::new("CPU %", &["cpu"], 7),
+            Column::load("Loads", ColumnSource::LoadAmount, 9),
+            Column::load("LCPU %", ColumnSource::LoadCpu, 7),
             Column::ratio_to_none("Ratio", "time", 7),
         ],
         figures: vec![
@@ -104,6 +121,18 @@ fn sheet(summary: &str, _params: Option<&WorkParams>) -> ProbeSheet {
                 },
             ),
             FigureDef::new(
+                "read",
+                "job_read_mb",
+                "job read from the device (MB)",
+                Unit::Rate,
+                Better::Lower,
+                Formula::Ratio {
+                    num: JOB_READ_MB.to_string(),
+                    den: READ_RUNS.to_string(),
+                    scale: 1.0,
+                },
+            ),
+            FigureDef::new(
                 "jobs",
                 "jobs_run",
                 "jobs run",
@@ -115,6 +144,7 @@ fn sheet(summary: &str, _params: Option<&WorkParams>) -> ProbeSheet {
             ),
         ],
     }
+    .with_overview("time", OverviewRole::ratio("slower"))
 }
 
 struct JobProbe {
@@ -139,22 +169,40 @@ impl Probe for JobProbe {
             what: "measured before its job was prepared",
             error: std::io::ErrorKind::NotFound.into(),
         })?;
+        let read_before = read_bytes();
         sleep_until_ns(window.start_ns);
         let run = job.run(window.end_ns, self.params.job.timeout_s)?;
-        Ok(job_tally(&run, window.start_ns.saturating_sub(prepared_ns)))
+        let read_mb = read_before
+            .zip(read_bytes())
+            .map(|(before, after)| after.saturating_sub(before) as f64 / 1e6);
+        let lead_ns = window.start_ns.saturating_sub(prepared_ns);
+        Ok(job_tally(&run, lead_ns, read_mb))
     }
 }
 
+/// Bytes this process and its reaped children caused to be read from the
+/// device (/proc/self/io), or `None` without I/O accounting.
+fn read_bytes() -> Option<u64> {
+    let io = procfs::read_process_io(Path::new("/proc"), "self").ok()?;
+    Some(io.read_bytes)
+}
+
 /// The tally of one run of the job, whose set-up ended `setup_lead_ns`
-/// before its window began; it has no sub-windows.
-fn job_tally(run: &JobRun, setup_lead_ns: u64) -> Measured {
+/// before its window began and which read `read_mb` from the device (when
+/// known); it has no sub-windows.
+fn job_tally(run: &JobRun, setup_lead_ns: u64, read_mb: Option<f64>) -> Measured {
     let mut times = LatencyHistogram::new();
     times.record_ns(run.wall_ns);
-    let tally = Tally::default()
+    let mut tally = Tally::default()
         .with_samples(JOB_TIME, &times, run.wall_ns)
         .with_count(MEASURED_S, run.wall_ns as f64 / 1e9)
         .with_count(JOB_CPU_S, run.cpu_ns as f64 / 1e9)
         .with_count(SETUP_LEAD_S, setup_lead_ns as f64 / 1e9);
+    if let Some(read_mb) = read_mb {
+        tally = tally
+            .with_count(JOB_READ_MB, read_mb)
+            .with_count(READ_RUNS, 1.0);
+    }
     Measured::of(tally, Vec::new())
 }
 
@@ -173,7 +221,7 @@ mod tests {
                     wall_ns: (wall_s * 1e9) as u64,
                     cpu_ns: (cpu_s * 1e9) as u64,
                 };
-                let measured = job_tally(&run, 60_000_000);
+                let measured = job_tally(&run, 60_000_000, Some(wall_s / 10.0));
                 ProbeResult::new(
                     &sheet,
                     measured.tally,
@@ -192,6 +240,7 @@ mod tests {
         assert_eq!(result.figures["job_time_us"], 20e6);
         assert_eq!(result.figures["job_cpu_pct"], 180.0);
         assert_eq!(result.figures["jobs_run"], 1.0);
+        assert_eq!(result.figures["job_read_mb"], 2.0);
         assert!(result.batches.is_empty());
         assert_eq!(sheet("s", None).figure("time").unwrap().show(20e6), "20.00");
     }
@@ -203,6 +252,8 @@ mod tests {
         // 66 s of CPU in 50 s.
         assert!((result.figures["job_cpu_pct"] - 132.0).abs() < 1e-9);
         assert_eq!(result.figures["jobs_run"], 2.0);
+        // 2 and 3 MB: 2.5 per run.
+        assert_eq!(result.figures["job_read_mb"], 2.5);
     }
 
     #[test]
@@ -217,8 +268,10 @@ mod tests {
     fn the_table_is_contests_and_its_pace_is_the_jobs() {
         let sheet = DEF.sheet();
         let headers: Vec<&str> = sheet.columns.iter().map(|c| c.header.as_str()).collect();
-        assert_eq!(headers, ["Time (s)", "CPU %", "Ratio"]);
-        assert!(sheet.columns[2].ratio_to_none);
+        assert_eq!(headers, ["Time (s)", "CPU %", "Loads", "LCPU %", "Ratio"]);
+        assert_eq!(sheet.columns[2].source, ColumnSource::LoadAmount);
+        assert_eq!(sheet.columns[3].source, ColumnSource::LoadCpu);
+        assert!(sheet.columns[4].ratio_to_none);
         let params = WorkParams::for_tests();
         assert_eq!(DEF.window_ns(&params, 1), 3_600_000_000_000, "the cap");
         let expected_s = DEF.expected_ns(&params, 1) as f64 / 1e9;

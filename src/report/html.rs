@@ -280,6 +280,29 @@ fn results_table(run: &RunDocument, probe: &str, sheet: &ProbeSheet) -> String {
         })
         .collect();
     table_with_ids(&console::header_cells(sheet), &rows, &ids)
+        + &requests_table(run.scenarios_of(probe))
+}
+
+/// tiobench's table of the requests the loads of `scenarios` timed, under
+/// the probe's; empty when none did.
+fn requests_table<'a>(scenarios: impl IntoIterator<Item = &'a ScenarioResult>) -> String {
+    let Some(requests) = super::requests::table(scenarios) else {
+        return String::new();
+    };
+    let header: Vec<&str> = requests.header.iter().map(String::as_str).collect();
+    let rows: Vec<Vec<(String, &str)>> = requests
+        .rows
+        .into_iter()
+        .map(|row| {
+            let classes = std::iter::once("").chain(std::iter::repeat("num"));
+            row.into_iter().zip(classes).collect()
+        })
+        .collect();
+    format!(
+        "<p>{}:</p>\n{}",
+        escape(super::requests::TITLE),
+        table(&header, &rows)
+    )
 }
 
 /// The confidence intervals of the probe's scenarios as the console shows

@@ -1,11 +1,13 @@
 //! Markdown rendering: the run's overview, then one section and pipe table per probe, with the same
 //! cells as the console table (and, for a probe that split its late
-//! events, their dominant cause in a last column), then the scenarios' confidence intervals as
-//! the console shows them.
+//! events, their dominant cause in a last column), the table of the requests
+//! its loads timed when they did (tiobench's), then the scenarios'
+//! confidence intervals as the console shows them.
 
 use super::estimate::CUT_LEGEND;
 use super::late;
 use super::overview;
+use super::requests;
 use super::schema::RunDocument;
 use super::table::{has_cut_interval, header_cells, intervals_text, method_name, row_cells};
 
@@ -16,6 +18,14 @@ pub(crate) fn pipe_row(cells: &[impl AsRef<str>]) -> String {
         .map(|c| c.as_ref().replace('|', "\\|"))
         .collect();
     format!("| {} |\n", inner.join(" | "))
+}
+
+/// `text` with its first letter upper-case.
+fn capitalised(text: &str) -> String {
+    let mut chars = text.chars();
+    chars.next().map_or_else(String::new, |first| {
+        first.to_uppercase().chain(chars).collect()
+    })
 }
 
 /// The run as Markdown.
@@ -52,6 +62,15 @@ pub fn render(run: &RunDocument) -> String {
                 cells.push(late::causes_of(scenario).map_or_else(String::new, late::summary));
             }
             out.push_str(&pipe_row(&cells));
+        }
+        if let Some(requests) = requests::table(run.scenarios_of(probe_name)) {
+            out.push_str(&format!("\n{}:\n\n", capitalised(requests::TITLE)));
+            out.push_str(&pipe_row(&requests.header));
+            out.push_str(&pipe_row(&vec!["---"; requests.header.len()]));
+            requests
+                .rows
+                .iter()
+                .for_each(|r| out.push_str(&pipe_row(r)));
         }
         let intervals: Vec<String> = run
             .scenarios_of(probe_name)

@@ -15,6 +15,7 @@ pub mod markdown;
 pub mod merge;
 pub mod overview;
 pub mod precision;
+pub mod requests;
 pub mod schema;
 pub mod table;
 pub mod v1;

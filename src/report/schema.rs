@@ -162,7 +162,7 @@ pub struct RunSettingsRecord {
     /// sizes, command); only in runs that measured one of them.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub response: Option<ResponseParams>,
-    /// The job of the `job` probe and the `cacherun` load (`--job`,
+    /// The job of the `job` probe and the `jobload` load (`--job`,
     /// `--job-size`, `--job-timeout`); only in runs that ran one of them.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub job: Option<JobSettings>,

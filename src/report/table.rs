@@ -7,13 +7,13 @@ use super::figure::Figure;
 use super::late;
 use super::overview;
 use super::precision;
+use super::requests;
 use super::schema::{
     IntervalMethod, Intervals, LoadWork, Measurement, RunDocument, RunSettingsRecord,
     ScenarioResult, ScenarioStatus,
 };
-use crate::figures::{rate, Column, ProbeSheet};
+use crate::figures::{rate, Column, ColumnSource, ProbeSheet};
 use crate::measure::batches::BATCHES;
-use crate::sim::io::show_threshold;
 use crate::sim::ResponseParams;
 use crate::system::blockdev::DeviceFigures;
 
@@ -26,33 +26,65 @@ pub fn header_cells(sheet: &ProbeSheet) -> Vec<&str> {
 }
 
 /// The text of one column of a result: its figures joined by ` +/- `, or
-/// the ratio of its first figure to `baseline`'s for a ratio column, or the
-/// column's mark for missing values.
+/// the ratio of its first figure to `baseline`'s for a ratio column, or
+/// what the load did for a load column (its amount per measurement, of
+/// `measurements`), or the column's mark for missing values.
 fn column_cell(
     column: &Column,
     sheet: &ProbeSheet,
     measurement: &Measurement,
+    measurements: usize,
     baseline: Option<&Measurement>,
 ) -> String {
+    let text = match column.source {
+        ColumnSource::Figures => figures_text(column, sheet, measurement, baseline),
+        ColumnSource::LoadAmount => load_amount_text(&measurement.load_work, measurements),
+        ColumnSource::LoadCpu => load_cpu_text(&measurement.load_work),
+    };
+    text.unwrap_or_else(|| column.missing.clone())
+}
+
+/// The figures of a figures column, or the ratio of its first to
+/// `baseline`'s.
+fn figures_text(
+    column: &Column,
+    sheet: &ProbeSheet,
+    measurement: &Measurement,
+    baseline: Option<&Measurement>,
+) -> Option<String> {
     let value = |key: &String, of: &Measurement| {
         let def = sheet.figure(key)?;
         Some((def, Figure::Probe(def.clone()).of(of)?))
     };
-    let text = if column.ratio_to_none {
-        column.figures.first().and_then(|key| {
-            let (_, value_here) = value(key, measurement)?;
-            let (_, value_idle) = value(key, baseline?)?;
-            (value_idle > 0.0).then(|| format!("{:.2}", value_here / value_idle))
-        })
-    } else {
-        column
-            .figures
-            .iter()
-            .map(|key| value(key, measurement).map(|(def, v)| def.show(v)))
-            .collect::<Option<Vec<String>>>()
-            .map(|v| v.join(" +/- "))
-    };
-    text.unwrap_or_else(|| column.missing.clone())
+    if column.ratio_to_none {
+        let key = column.figures.first()?;
+        let (_, value_here) = value(key, measurement)?;
+        let (_, value_idle) = value(key, baseline?)?;
+        return (value_idle > 0.0).then(|| format!("{:.2}", value_here / value_idle));
+    }
+    column
+        .figures
+        .iter()
+        .map(|key| value(key, measurement).map(|(def, v)| def.show(v)))
+        .collect::<Option<Vec<String>>>()
+        .map(|v| v.join(" +/- "))
+}
+
+/// The units each load part did per measurement (a merge holds the sum of
+/// its `measurements` that finished), parts joined by `+`; none without
+/// load work.
+fn load_amount_text(work: &[LoadWork], measurements: usize) -> Option<String> {
+    let per = measurements.max(1) as f64;
+    let parts: Vec<String> = work.iter().map(|w| rate(w.amount / per)).collect();
+    (!parts.is_empty()).then(|| parts.join("+"))
+}
+
+/// The CPU all load parts used together, `≥` when a part's is a lower
+/// bound; none without load work.
+fn load_cpu_text(work: &[LoadWork]) -> Option<String> {
+    let cpu_pct: f64 = work.iter().map(|w| w.cpu_pct).sum();
+    let bound = work.iter().any(|w| w.cpu_pct_lower_bound);
+    (!work.is_empty()).then(|| format!("{}{cpu_pct:.0}", if bound { "≥" } else { "" }))
 }
 
 /// Whether a load part did disk I/O worth showing.
@@ -74,20 +106,20 @@ fn io_text(w: &LoadWork) -> String {
 /// The load-work cell: each part's rate and CPU use, the I/O its processes
 /// caused (bytes read from the device, bytes of pages dirtied: not yet
 /// written) and, when they did I/O, what the work directory's device itself
-/// read and wrote (`device`, from the scenario's telemetry).
+/// read and wrote (`device`, from the scenario's telemetry). The requests
+/// a part timed are in the table after the probe's ([`render_probe_end`]).
 pub fn load_work_cell(work: &[LoadWork], device: Option<&DeviceFigures>) -> String {
     if work.is_empty() {
         return "-".to_string();
     }
     let parts = work.iter().map(|w| {
         format!(
-            "{} {} {}/s, {}{:.0} % CPU{}{}",
+            "{} {} {}/s, {}{:.0} % CPU{}",
             w.load,
             rate(w.rate_per_s),
             w.unit,
             if w.cpu_pct_lower_bound { "≥ " } else { "" },
             w.cpu_pct,
-            requests_text(w),
             io_text(w)
         )
     });
@@ -100,35 +132,6 @@ pub fn load_work_cell(work: &[LoadWork], device: Option<&DeviceFigures>) -> Stri
         )
     });
     parts.chain(device).collect::<Vec<_>>().join("; ")
-}
-
-/// For a load part that timed its requests (tiobench's figures): its CPU
-/// efficiency (work per second per CPU, rate / (CPU % / 100)), and its
-/// requests' mean and largest latency and the % over each threshold (three
-/// decimals, as a few slow requests among millions are the point).
-fn requests_text(w: &LoadWork) -> String {
-    let Some(requests) = w.requests.as_ref().filter(|r| r.count > 0) else {
-        return String::new();
-    };
-    let efficiency = match w.cpu_pct > 0.0 {
-        true => format!(
-            ", {} {}/s per CPU",
-            rate(w.rate_per_s * 100.0 / w.cpu_pct),
-            w.unit
-        ),
-        false => String::new(),
-    };
-    let over: Vec<String> = requests
-        .over_pct()
-        .into_iter()
-        .map(|(threshold_ns, pct)| format!("{pct:.3} % >{}", show_threshold(threshold_ns)))
-        .collect();
-    format!(
-        "{efficiency}, requests avg {:.3} max {:.3} ms, {}",
-        requests.mean_us().unwrap_or(0.0) / 1e3,
-        requests.max_ns as f64 / 1e6,
-        over.join(", ")
-    )
 }
 
 /// The cells of one scenario's row; a failed scenario has its reason in the
@@ -145,12 +148,17 @@ pub fn row_cells(
         let reason = outcome.error.as_deref().unwrap_or("no result");
         return vec![scenario.load.clone(), format!("FAILED: {reason}")];
     }
+    let measurements = scenario
+        .measurements()
+        .iter()
+        .filter(|m| m.status == ScenarioStatus::Ok)
+        .count();
     std::iter::once(scenario.load.clone())
         .chain(
             sheet
                 .columns
                 .iter()
-                .map(|c| column_cell(c, sheet, outcome, baseline)),
+                .map(|c| column_cell(c, sheet, outcome, measurements, baseline)),
         )
         .chain(std::iter::once(load_work_cell(
             &outcome.load_work,
@@ -283,6 +291,12 @@ pub fn render_probe_header(probe_name: &str, sheet: &ProbeSheet) -> String {
         sheet.summary,
         line(&header_cells(sheet), &widths(sheet))
     )
+}
+
+/// What follows a probe's table (its `scenarios`): the table of the
+/// requests their loads timed, when they did (tiobench's); empty otherwise.
+pub fn render_probe_end<'a>(scenarios: impl IntoIterator<Item = &'a ScenarioResult>) -> String {
+    requests::table(scenarios).map_or_else(String::new, |t| t.console())
 }
 
 /// One scenario's row, and its confidence intervals on a line below when
@@ -510,6 +524,7 @@ pub fn render(run: &RunDocument, verbose: bool) -> String {
                 out.push_str(&render_telemetry(scenario));
             }
         }
+        out.push_str(&render_probe_end(run.scenarios_of(probe_name)));
     }
     out + &render_legend(run)
 }
@@ -663,29 +678,51 @@ mod tests {
     }
 
     #[test]
-    fn a_load_that_timed_its_requests_shows_tiobenchs_figures() {
-        use crate::measure::requests::RequestLatencies;
-        let mut work = crate::report::merge::tests::burn(100.0, 50.0, 1.0);
+    fn the_load_work_cell_says_rate_cpu_and_a_bound() {
+        let work = crate::report::merge::tests::burn(100.0, 50.0, 1.0);
         let plain = load_work_cell(std::slice::from_ref(&work), None);
         assert_eq!(plain, "burn 100 Mloop/s, 50 % CPU");
         let bounded = LoadWork {
             cpu_pct_lower_bound: true,
             device_write_mb_s: None,
-            ..work.clone()
+            ..work
         };
         assert_eq!(
             load_work_cell(&[bounded], None),
             "burn 100 Mloop/s, ≥ 50 % CPU (I/O not known)"
         );
-        let mut requests = RequestLatencies::new(&[100_000_000, 2_000_000_000]);
-        [1_000_000, 3_000_000, 150_000_000, 6_000_000]
-            .into_iter()
-            .for_each(|ns| requests.record(ns));
-        work.requests = Some(requests);
-        assert_eq!(
-            load_work_cell(&[work], None),
-            "burn 100 Mloop/s, 50 % CPU, 200 Mloop/s per CPU, requests avg 40.000 max 150.000 ms, 25.000 % >100ms, 0.000 % >2s"
+    }
+
+    #[test]
+    fn the_requests_loads_timed_follow_their_probes_table() {
+        use crate::measure::requests::RequestLatencies;
+        let mut run = crate::report::fixture::run();
+        let mut requests = RequestLatencies::new(&[100_000_000]);
+        requests.record(3_000_000);
+        run.scenarios[1].outcome.load_work[0].requests = Some(requests);
+        let text = render(&run, false);
+        let title = format!("  {}:", super::super::requests::TITLE);
+        let lines: Vec<&str> = text.lines().collect();
+        let at = lines.iter().position(|l| *l == title).expect(&text);
+        assert!(
+            lines[at - 1].starts_with("video "),
+            "after audio's rows: {text}"
         );
+        assert!(lines[at + 2].starts_with("  burn "), "{text}");
+        let gaming = lines.iter().position(|l| l.starts_with("--- gaming"));
+        assert!(gaming > Some(at), "before the next probe's table: {text}");
+        assert_eq!(text.matches(&title).count(), 1, "{text}");
+        let md = crate::report::markdown::render(&run);
+        assert!(md.contains("| Load | Threads | Rate Mloop/s |"), "{md}");
+        let html = crate::report::html::render(&run).unwrap();
+        let requests = html
+            .find("requests the loads timed")
+            .expect("in the HTML page");
+        assert!(
+            html[requests..].contains("<th>CPU eff Mloop/s</th>"),
+            "{html}"
+        );
+        assert!(!render(&crate::report::fixture::run(), false).contains(&title));
     }
 
     #[test]
@@ -707,6 +744,38 @@ mod tests {
             without_baseline.starts_with("burn           -"),
             "{without_baseline}"
         );
+    }
+
+    #[test]
+    fn load_columns_show_the_loads_work_per_measurement_and_its_cpu() {
+        let mut run = crate::report::fixture::run();
+        let sheet = run.probes.get_mut("audio").unwrap();
+        sheet.columns = vec![
+            Column::load("Loads", ColumnSource::LoadAmount, 7),
+            Column::load("LCPU %", ColumnSource::LoadCpu, 7),
+        ];
+        let sheet = sheet.clone();
+        let cells = |scenario: &ScenarioResult| row_cells(scenario, &sheet, None)[1..3].to_vec();
+        assert_eq!(cells(&run.scenarios[0]), ["-", "-"], "none: no load work");
+        assert_eq!(cells(&run.scenarios[1]), ["2700", "165"]);
+        // Two repeats merged hold the sum of their amounts; a second part
+        // is joined with `+`, its CPU added, a lower bound marked.
+        let burn = &mut run.scenarios[1];
+        burn.repeats = vec![burn.outcome.clone(); 2];
+        let mut second = burn.outcome.load_work[0].clone();
+        second.amount = 30.0;
+        second.cpu_pct = 10.0;
+        second.cpu_pct_lower_bound = true;
+        burn.outcome.load_work.push(second);
+        assert_eq!(cells(burn), ["1350+15.0", "≥175"]);
+        let json = serde_json::to_string(&sheet.columns[0]).unwrap();
+        assert!(json.contains(r#""source":"load_amount""#), "{json}");
+        let figures = serde_json::to_string(&Column::new("Mean", &["mean"], 6)).unwrap();
+        assert!(!figures.contains("source"), "left out: {figures}");
+        let old: Column =
+            serde_json::from_str(r#"{"header":"Mean","figures":["mean"],"width":6,"missing":"-"}"#)
+                .unwrap();
+        assert_eq!(old.source, ColumnSource::Figures, "old documents read");
     }
 
     #[test]

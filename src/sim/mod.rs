@@ -4,7 +4,7 @@
 //! their deadline passed) and the shapes of the ones feelbench knows. A probe
 //! measures such a task; a load runs the same task in the background. Also
 //! contest's reference job (`job`), which the `job` probe times and the
-//! `cacherun` load repeats. This module knows neither probes nor loads.
+//! `jobload` load repeats. This module knows neither probes nor loads.
 
 pub mod draws;
 pub mod fragment;
@@ -60,7 +60,7 @@ pub struct WorkParams {
     pub swap_bytes: u64,
     /// How the probes that answer after an idle gap work.
     pub response: ResponseParams,
-    /// The job the `job` probe times and `cacherun` repeats.
+    /// The job the `job` probe times and `jobload` repeats.
     pub job: JobSettings,
     /// The buffer and work of the `fragment` probe's player.
     pub fragment: FragmentSettings,

@@ -105,6 +105,24 @@ fn fileio_times_reads_and_writes_under_no_load_and_under_an_io_load() {
         .unwrap()["label"];
     assert_eq!(label, "% reads over 100ms");
     assert_eq!(run["settings"]["io"]["threads"], 2);
+    // tiobench's table follows the probe's, a row for the load.
+    let path = dir.path().join("run.json");
+    let report = crate::common::run(&["report", path.to_str().unwrap()]);
+    let table = crate::common::stdout(&report);
+    let title = table
+        .lines()
+        .position(|l| l.contains("(tiobench's table)"))
+        .unwrap_or_else(|| panic!("no requests table: {table}"));
+    let lines: Vec<&str> = table.lines().collect();
+    let header: Vec<&str> = lines[title + 1]
+        .split("  ")
+        .filter(|c| !c.is_empty())
+        .collect();
+    assert_eq!(header.len(), 10, "{table}");
+    assert!(
+        lines[title + 2].trim_start().starts_with("ioseqwrite"),
+        "{table}"
+    );
     assert_left_nothing(dir.path());
 }
 

@@ -1,5 +1,5 @@
-//! The `job` probe and the `cacherun` load, on tiny jobs: the job's time
-//! and CPU under no load, a command that fails or outlives its cap (killed
+//! The `job` probe and the `jobload` and `cacherun` loads, on tiny jobs:
+//! the job's time and CPU under no load, its inputs cold or warm, a command that fails or outlives its cap (killed
 //! with everything it started, the run going on), nothing left behind, and
 //! `compare` testing the job's time when runs have repeats. Structure and
 //! invariants only, never timings.
@@ -62,11 +62,13 @@ fn the_built_in_job_under_no_load_has_a_time_and_its_cpu() {
     assert!(lead_s >= 0.05, "set-up ended {lead_s} s before the job");
     let table = stdout(&output);
     assert!(
-        table.contains("Load        Time (s)    CPU %    Ratio  Load work"),
+        table.contains("Load        Time (s)    CPU %      Loads   LCPU %    Ratio  Load work"),
         "{table}"
     );
+    // contest's columns; no load work under `none`.
     let row = table.lines().find(|l| l.starts_with("none")).unwrap();
-    assert_eq!(row.split_whitespace().nth(3), Some("1.00"), "{table}");
+    let cells: Vec<&str> = row.split_whitespace().collect();
+    assert_eq!(cells[3..6], ["-", "-", "1.00"], "{table}");
     let run = read_json(&dir.path().join("run.json"));
     assert_eq!(run["settings"]["job"]["size"], 0.02);
     assert_eq!(tagged_processes(&tag), Vec::<u32>::new());
@@ -144,7 +146,7 @@ fn nothing_of_the_job_is_left_in_the_work_directory() {
     let dir = tempfile::tempdir().unwrap();
     let workdir = dir.path().join("work");
     std::fs::create_dir(&workdir).unwrap();
-    let args = ["--load", "none,cacherun", "--workdir", "work"];
+    let args = ["--load", "none,jobload", "--workdir", "work"];
     let output = run_job(&tag, dir.path(), &args);
     assert!(output.status.success(), "{}", stderr(&output));
     let (files, records) = leftovers(&workdir);
@@ -166,20 +168,61 @@ fn nothing_of_the_job_is_left_in_the_work_directory() {
 }
 
 #[test]
-fn a_command_is_timed_under_cacherun_which_counts_job_steps() {
+fn a_command_is_timed_under_jobload_which_counts_job_steps() {
     let tag = new_tag();
     let dir = tempfile::tempdir().unwrap();
-    let args = ["--load", "cacherun", "--job", "sleep 1"];
+    let args = ["--load", "jobload", "--job", "sleep 1"];
     let output = run_job(&tag, dir.path(), &args);
     assert!(output.status.success(), "{}", stderr(&output));
     let scenario = &scenarios(dir.path())[0];
     assert_eq!(scenario["status"], "ok", "{scenario}");
     assert!(figure(scenario, "job_time_us") >= 1e6, "{scenario}");
     let work = &scenario["load_work"][0];
-    assert_eq!(work["load"], "cacherun");
+    assert_eq!(work["load"], "jobload");
     assert_eq!(work["unit"], "job steps");
     assert!(work["amount"].as_f64().unwrap() > 0.0, "{work}");
     assert!(work["cpu_pct"].as_f64().unwrap() > 0.0, "{work}");
+    assert_eq!(tagged_processes(&tag), Vec::<u32>::new());
+}
+
+#[test]
+fn cacherun_is_a_row_without_load_and_the_cold_setting_is_recorded() {
+    let tag = new_tag();
+    let dir = tempfile::tempdir().unwrap();
+    let workdir = dir.path().join("work");
+    std::fs::create_dir(&workdir).unwrap();
+    let args = [
+        "--load",
+        "none,cacherun",
+        "--job-cache",
+        "cold",
+        "--workdir",
+        "work",
+    ];
+    let output = run_job(&tag, dir.path(), &args);
+    assert!(output.status.success(), "{}", stderr(&output));
+    let run = read_json(&dir.path().join("run.json"));
+    assert_eq!(
+        run["settings"]["job"]["cache"], "cold",
+        "{}",
+        run["settings"]
+    );
+    let scenarios = scenarios(dir.path());
+    let loads: Vec<&str> = scenarios
+        .iter()
+        .map(|s| s["load"].as_str().unwrap())
+        .collect();
+    assert_eq!(loads, ["none", "cacherun"]);
+    for scenario in &scenarios {
+        assert_eq!(scenario["status"], "ok", "{scenario}");
+        assert!(figure(scenario, "job_time_us") > 0.0, "{scenario}");
+        // What the job read from the device is known (its amount is the
+        // cache's and the device's business, not asserted).
+        figure(scenario, "job_read_mb");
+        let work = scenario["load_work"].as_array().unwrap();
+        assert!(work.is_empty(), "no background work: {scenario}");
+    }
+    assert!(leftovers(&workdir).0.is_empty());
     assert_eq!(tagged_processes(&tag), Vec::<u32>::new());
 }
 

@@ -118,7 +118,7 @@ pub struct WorkSettings {
     pub swap_bytes: u64,
     /// How the probes that answer after an idle gap work.
     pub response: ResponseSettings,
-    /// The job of the `job` probe and the `cacherun` load (`--job`,
+    /// The job of the `job` probe and the `jobload` load (`--job`,
     /// `--job-size`, `--job-timeout`).
     pub job: JobSettings,
     /// The `fragment` probe's buffer and work (`--fragments`,

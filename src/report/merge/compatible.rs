@@ -329,7 +329,16 @@ mod tests {
             differs(|r| r.settings.job.get_or_insert_with(Default::default).size = 0.5).unwrap();
         assert_eq!(
             (d.what, d.other.as_str()),
-            ("job", "built-in, size 0.5, at most 3600 s")
+            ("job", "built-in, size 0.5, inputs warm, at most 3600 s")
+        );
+        let d = differs(|r| {
+            r.settings.job.get_or_insert_with(Default::default).cache =
+                crate::sim::job::JobCache::Cold
+        })
+        .unwrap();
+        assert_eq!(
+            (d.what, d.other.as_str()),
+            ("job", "built-in, size 1, inputs cold, at most 3600 s")
         );
     }
 

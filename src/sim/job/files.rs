@@ -1,9 +1,11 @@
 //! The built-in job's directory: where its sources, headers, objects and
 //! image are, and writing the inputs (sources and headers) the compile
 //! steps read. The inputs are written once, before the job is timed, so
-//! they are in the page cache when it runs.
+//! they are in the page cache when it runs, unless they are dropped from it
+//! then (`--job-cache cold`).
 
 use super::plan::{fill, JobPlan, HEADERS, HEADER_BYTES};
+use crate::sim::uncached::drop_cached_range;
 use std::io;
 use std::path::{Path, PathBuf};
 
@@ -64,6 +66,20 @@ impl JobDir {
         }
         Ok(())
     }
+
+    /// Writes the inputs of `plan` back to the device (fsync) and drops
+    /// them from the page cache (`posix_fadvise(DONTNEED)`, no root
+    /// needed), so the job reads them from the device.
+    pub fn drop_inputs(&self, plan: &JobPlan) -> io::Result<()> {
+        let headers = (0..HEADERS).map(|index| self.header(index));
+        let sources = plan.compiles.iter().map(|step| self.source(step.index));
+        for path in headers.chain(sources) {
+            let file = std::fs::File::open(&path)?;
+            file.sync_all()?;
+            drop_cached_range(&file, 0, 0).map_err(io::Error::from)?;
+        }
+        Ok(())
+    }
 }
 
 #[cfg(test)]
@@ -86,5 +102,8 @@ mod tests {
         assert_eq!(header.len() as u64, HEADER_BYTES);
         assert_ne!(header, std::fs::read(a.header(0)).unwrap());
         assert!(a.object(0).parent().unwrap().is_dir());
+        a.drop_inputs(&plan).unwrap();
+        let source = std::fs::read(a.source(0)).unwrap();
+        assert_eq!(source, std::fs::read(b.source(0)).unwrap(), "unchanged");
     }
 }

@@ -2,7 +2,7 @@
 //! build: up to `parallel` compile steps at once, a new one as soon as one
 //! ends, and the link once every compile step is done. Each step is this
 //! program again (`feelbench job-step SPEC`), so the job needs no tool the
-//! machine may lack. The `job` probe runs one round to its end; `cacherun`
+//! machine may lack. The `job` probe runs one round to its end; `jobload`
 //! runs round after round, its inputs staying in the page cache.
 
 use super::child::{wait_any, JobChild};

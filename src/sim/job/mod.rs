@@ -1,6 +1,6 @@
 //! The reference job of contest: a build, run to its end and timed (the
-//! `job` probe), or run over and over as background work (the `cacherun`
-//! load). Either the built-in job — a parallel build in the shape of a
+//! `job` probe), its inputs warm or cold (`JobCache`), or run over and
+//! over as background work (the `jobload` load). Either the built-in job — a parallel build in the shape of a
 //! kernel compile, made of this program's own processes, so it needs no
 //! tool the machine may lack and does the same work in every run (see
 //! `plan`) — or a command the user gives (`--job 'CMD'`, run by
@@ -26,7 +26,7 @@ mod timed;
 
 pub use make::Make;
 pub use plan::step_units;
-pub use settings::JobSettings;
+pub use settings::{JobCache, JobSettings};
 pub use space::JobSpace;
 pub use timed::PreparedJob;
 

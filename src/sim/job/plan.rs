@@ -21,7 +21,7 @@ use serde::{Deserialize, Serialize};
 /// Compile steps per CPU of the run at `--job-size 1`.
 const STEPS_PER_CPU: f64 = 120.0;
 /// Mean CPU time of a compile step; one step of this size is the unit the
-/// `cacherun` load counts its work in.
+/// `jobload` load counts its work in.
 pub const STEP_CPU_NS: u64 = 150_000_000;
 /// Steps run at once per CPU (`make -jN`, N = 2 × CPUs).
 const JOBS_PER_CPU: usize = 2;
@@ -116,7 +116,7 @@ impl JobPlan {
     }
 }
 
-/// The work of a step of `cpu_ns`, in steps of average size (`cacherun`'s unit).
+/// The work of a step of `cpu_ns`, in steps of average size (`jobload`'s unit).
 pub fn step_units(cpu_ns: u64) -> f64 {
     cpu_ns as f64 / STEP_CPU_NS as f64
 }

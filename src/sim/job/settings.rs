@@ -12,6 +12,39 @@ const DEFAULT_TIMEOUT_S: f64 = 3600.0;
 /// only: nothing is known about it before it runs.
 const COMMAND_GUESS_NS: u64 = 60_000_000_000;
 
+/// Where the built-in job's inputs are when the job starts
+/// (`--job-cache`).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum JobCache {
+    /// In the page cache, as written before the window: a compile run
+    /// again straight after another (contest's `cacherun`).
+    #[default]
+    Warm,
+    /// Written back and dropped from the page cache before the window, so
+    /// the job reads them from the device (contest's first, no-load
+    /// compile, on a tree not read since boot).
+    Cold,
+}
+
+impl JobCache {
+    /// Every state.
+    pub const ALL: [JobCache; 2] = [JobCache::Warm, JobCache::Cold];
+
+    /// The state called `name` on the command line.
+    pub fn named(name: &str) -> Option<Self> {
+        Self::ALL.into_iter().find(|cache| cache.name() == name)
+    }
+
+    /// Its name on the command line.
+    pub fn name(self) -> &'static str {
+        match self {
+            JobCache::Warm => "warm",
+            JobCache::Cold => "cold",
+        }
+    }
+}
+
 /// Which job runs and how long it may take, for the whole run.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct JobSettings {
@@ -19,12 +52,17 @@ pub struct JobSettings {
     /// 20 s on idle CPUs; see `plan`).
     pub size: f64,
     /// `--job`: the command the `job` probe times instead of the built-in
-    /// job (`cacherun` always runs the built-in job: a command cannot be
+    /// job (`jobload` always runs the built-in job: a command cannot be
     /// assumed to survive running twice at once, as two `make`s in one
     /// tree would not).
     pub command: Option<String>,
     /// `--job-timeout`: the longest a job may take; it is killed then.
     pub timeout_s: f64,
+    /// `--job-cache`: where the built-in job's inputs are when it starts
+    /// (warm in runs older than this field); a load may ask for them warm
+    /// whatever this says (`cacherun`).
+    #[serde(default)]
+    pub cache: JobCache,
 }
 
 impl Default for JobSettings {
@@ -33,6 +71,7 @@ impl Default for JobSettings {
             size: 1.0,
             command: None,
             timeout_s: DEFAULT_TIMEOUT_S,
+            cache: JobCache::Warm,
         }
     }
 }
@@ -58,12 +97,12 @@ impl JobSettings {
         (self.timeout_s * 1e9) as u64
     }
 
-    /// The settings in words (`built-in, size 1, at most 3600 s`), for
-    /// listing differences between runs.
+    /// The settings in words (`built-in, size 1, inputs warm, at most
+    /// 3600 s`), for listing differences between runs.
     pub fn describe(&self) -> String {
         let job = match &self.command {
             Some(command) => format!("`{command}`"),
-            None => format!("built-in, size {}", self.size),
+            None => format!("built-in, size {}, inputs {}", self.size, self.cache.name()),
         };
         format!("{job}, at most {} s", self.timeout_s)
     }
@@ -85,7 +124,32 @@ mod tests {
             ..JobSettings::default()
         };
         assert_eq!(command.expected_ns(2), 10_000_000_000, "at most the cap");
-        assert_eq!(settings.describe(), "built-in, size 1, at most 3600 s");
+        assert_eq!(
+            settings.describe(),
+            "built-in, size 1, inputs warm, at most 3600 s"
+        );
         assert_eq!(command.describe(), "`make`, at most 10 s");
+    }
+
+    #[test]
+    fn cache_states_go_by_their_names_and_old_runs_read_warm() {
+        for cache in JobCache::ALL {
+            assert_eq!(JobCache::named(cache.name()), Some(cache));
+        }
+        assert_eq!(JobCache::named("hot"), None);
+        let old: JobSettings =
+            serde_json::from_str(r#"{"size":1.0,"command":null,"timeout_s":3600.0}"#).unwrap();
+        assert_eq!(old, JobSettings::default());
+        let cold = JobSettings {
+            cache: JobCache::Cold,
+            ..JobSettings::default()
+        };
+        assert!(serde_json::to_string(&cold)
+            .unwrap()
+            .contains(r#""cache":"cold""#));
+        assert_eq!(
+            cold.describe(),
+            "built-in, size 1, inputs cold, at most 3600 s"
+        );
     }
 }

@@ -5,6 +5,7 @@
 use super::files::JobDir;
 use super::make::Make;
 use super::plan::JobPlan;
+use super::settings::JobCache;
 use super::JobError;
 use std::io::{Read as _, Seek as _};
 use std::path::{Path, PathBuf};
@@ -85,18 +86,23 @@ impl JobSpace {
         })
     }
 
-    /// The built-in job's directory in it, with the inputs of `plan` written.
-    pub(super) fn build_dir(&self, plan: &JobPlan) -> Result<PathBuf, JobError> {
+    /// The built-in job's directory in it, with the inputs of `plan`
+    /// written and left in the page cache or dropped from it (`cache`).
+    pub(super) fn build_dir(&self, plan: &JobPlan, cache: JobCache) -> Result<PathBuf, JobError> {
         let build = self.root.join("build");
-        JobDir::at(&build)
-            .write_inputs(plan)
-            .map_err(|error| JobError::Setup {
-                what: format!(
-                    "cannot write the built-in job's inputs in {}",
-                    build.display()
-                ),
-                error,
-            })?;
+        let dir = JobDir::at(&build);
+        let setup = |what: &str| {
+            let what = format!(
+                "cannot {what} the built-in job's inputs in {}",
+                build.display()
+            );
+            move |error| JobError::Setup { what, error }
+        };
+        dir.write_inputs(plan).map_err(setup("write"))?;
+        if cache == JobCache::Cold {
+            dir.drop_inputs(plan)
+                .map_err(setup("drop from the page cache"))?;
+        }
         Ok(build)
     }
 
@@ -120,9 +126,9 @@ impl JobSpace {
     }
 
     /// A build of the built-in job of `plan` at `loops_per_ms`, its
-    /// inputs written (`cacherun`'s).
+    /// inputs written and kept in the page cache (`jobload`'s).
     pub fn make(&self, plan: JobPlan, loops_per_ms: f64) -> Result<Make, JobError> {
-        let build = self.build_dir(&plan)?;
+        let build = self.build_dir(&plan, JobCache::Warm)?;
         Make::new(plan, &build, loops_per_ms, self.stderr()?)
     }
 }
@@ -175,7 +181,7 @@ mod tests {
         let space = JobSpace::create(&root).unwrap();
         assert!(JobSpace::create(&root).is_err(), "made exclusively");
         let plan = JobPlan::new(1, 0.01);
-        space.build_dir(&plan).unwrap();
+        space.build_dir(&plan, JobCache::Cold).unwrap();
         space.work_dir().unwrap();
         space.stderr().unwrap();
         drop(space);

@@ -55,7 +55,7 @@ impl PreparedJob {
             Some(command) => Prepared::Command(command.clone(), space.work_dir()?),
             None => {
                 let plan = settings.plan(cpus);
-                let build = space.build_dir(&plan)?;
+                let build = space.build_dir(&plan, settings.cache)?;
                 Prepared::BuiltIn(Make::new(plan, &build, loops_per_ms, stderr.clone())?)
             }
         };
