@@ -463,11 +463,21 @@ impl RunArgs {
         let preflight = self.safety.preflight()?;
         let cpu_dma_latency_us = self.power.cpu_dma_latency()?;
         let (scenarios, suite) = match &self.applied_suite {
-            None => (self.selection.scenarios(self.timing.full, &work)?, None),
+            None => (
+                self.selection
+                    .scenarios(self.timing.full, &work, timing.repeats)?,
+                None,
+            ),
             Some(applied) => {
-                let (scenarios, left_out) = self
-                    .selection
-                    .suite_scenarios(&applied.suite.groups, &work)?;
+                // --precision measures each scenario until it is precise
+                // enough, whatever a group's repeat says.
+                let at_least = match timing.precision {
+                    Some(_) => None,
+                    None => Some(timing.repeats),
+                };
+                let (scenarios, left_out) =
+                    self.selection
+                        .suite_scenarios(&applied.suite.groups, &work, at_least)?;
                 let record = applied.suite.record(
                     applied.options.clone(),
                     applied.root_left_out.clone(),
@@ -554,7 +564,12 @@ impl TimingArgs {
 
 impl SelectionArgs {
     /// Every chosen probe under every chosen load, probe by probe.
-    fn scenarios(&self, full: bool, work: &WorkSettings) -> Result<Vec<Scenario>, UsageError> {
+    fn scenarios(
+        &self,
+        full: bool,
+        work: &WorkSettings,
+        repeats: u32,
+    ) -> Result<Vec<Scenario>, UsageError> {
         let params = work.params_before_the_run();
         let probes = Selection {
             list: self.probes.as_deref(),
@@ -574,6 +589,7 @@ impl SelectionArgs {
                 loads.iter().map(move |load| Scenario {
                     probe,
                     load: load.clone(),
+                    repeats,
                 })
             })
             .collect())
@@ -583,11 +599,14 @@ impl SelectionArgs {
     /// group, once each, in the groups' order: the names given on the
     /// command line replace a group's lists, `with` and `without` add and
     /// drop members of every group; members that cannot run here are left
-    /// out, each with why.
+    /// out, each with why. Each is measured `at_least` times or as often
+    /// as its group says, whichever is more (once when `at_least` is
+    /// `None`: `--precision` decides).
     fn suite_scenarios(
         &self,
         groups: &[Group],
         work: &WorkSettings,
+        at_least: Option<u32>,
     ) -> Result<(Vec<Scenario>, Vec<String>), UsageError> {
         let params = work.params_before_the_run();
         let mut scenarios: Vec<Scenario> = Vec::new();
@@ -619,6 +638,7 @@ impl SelectionArgs {
                         scenarios.push(Scenario {
                             probe,
                             load: load.clone(),
+                            repeats: at_least.map_or(1, |n| n.max(group.repeat.unwrap_or(1))),
                         });
                     }
                 }

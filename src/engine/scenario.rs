@@ -69,6 +69,10 @@ pub struct ScenarioSettings {
 pub struct Scenario {
     pub probe: &'static ProbeDef,
     pub load: LoadMix,
+    /// Times the run measures it, in rounds (`--repeat`, or its suite
+    /// group's `repeat` when larger; 1 with `--precision`, which decides
+    /// as it goes).
+    pub repeats: u32,
 }
 
 impl std::fmt::Debug for Scenario {

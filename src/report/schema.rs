@@ -84,6 +84,9 @@ impl SuiteRecord {
 pub struct SuiteGroup {
     pub probes: Vec<String>,
     pub loads: Vec<String>,
+    /// Times each of its scenarios was to be measured, at least.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub repeat: Option<u32>,
 }
 
 /// The program that wrote the document.

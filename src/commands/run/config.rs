@@ -67,13 +67,13 @@ pub struct Timing {
 }
 
 impl Timing {
-    /// Most measurements a scenario whose measurement is expected to take
-    /// `expected_ns` can take: `repeats`, or with `--precision` as many as
-    /// `--max-time` allows.
-    pub fn most_measurements(&self, expected_ns: u64) -> u32 {
+    /// Most measurements a scenario measured `repeats` times whose
+    /// measurement is expected to take `expected_ns` can take: `repeats`,
+    /// or with `--precision` as many as `--max-time` allows.
+    pub fn most_measurements(&self, repeats: u32, expected_ns: u64) -> u32 {
         match self.precision {
             Some(goal) => goal.max_measurements(expected_ns),
-            None => self.repeats,
+            None => repeats,
         }
     }
 }

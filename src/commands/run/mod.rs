@@ -81,7 +81,8 @@ pub fn run(config: RunConfig, system: SystemInfo) -> anyhow::Result<ExitCode> {
         say!("run written to {}", path.display());
     }
     if run.run.interrupted {
-        let repeated = config.timing.repeats > 1 || config.timing.precision.is_some();
+        let repeated =
+            config.scenarios.iter().any(|s| s.repeats > 1) || config.timing.precision.is_some();
         report_interruption(&run, repeated);
     }
     Ok(exit_code(&run))
@@ -122,7 +123,6 @@ impl Measuring<'_> {
         };
         let rounds = Rounds {
             scenarios: &self.work.scenarios,
-            repeats: timing.repeats,
             settings: &settings,
             workspace: &self.setup.workspace,
             interrupt: self.interrupt,
@@ -131,7 +131,8 @@ impl Measuring<'_> {
         let total = (0..self.work.scenarios.len())
             .map(|index| {
                 let measuring_ns = rounds.measuring_time(index).as_nanos() as u64;
-                rounds.scenario_time(index) * timing.most_measurements(measuring_ns)
+                let repeats = self.work.scenarios[index].repeats;
+                rounds.scenario_time(index) * timing.most_measurements(repeats, measuring_ns)
             })
             .sum();
         let mut progress = Progress::new(total, self.config.output.quiet);

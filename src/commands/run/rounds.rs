@@ -1,6 +1,7 @@
 //! The scenario loop of `feelbench run`: with `--repeat N`, N rounds that
 //! each measure every scenario once, so slow drift of the machine spreads
-//! over all scenarios instead of landing on one. After every measurement the
+//! over all scenarios instead of landing on one (a scenario a suite
+//! measures more often than others takes part in that many rounds). After every measurement the
 //! scenario holds its repeats and their merge, and the run file is written
 //! again, so an interrupted run keeps every finished measurement. A
 //! scenario's figures are said on stderr, as progress, once its last repeat
@@ -28,8 +29,6 @@ use std::time::Duration;
 pub struct Rounds<'a> {
     /// The scenarios, in run order.
     pub scenarios: &'a [Scenario],
-    /// Times each scenario is measured (1 with `--precision`).
-    pub repeats: u32,
     /// What every scenario shares.
     pub settings: &'a ScenarioSettings,
     /// Where each scenario gets its directory.
@@ -46,15 +45,19 @@ impl Rounds<'_> {
     /// its last repeat. A signal drops the running measurement, marks the
     /// run interrupted and ends the loop.
     pub fn measure(&self, run: &mut RunDocument, progress: &mut Progress) -> anyhow::Result<()> {
-        'rounds: for round in 1..=self.repeats {
-            let (label, repeat) = match self.repeats {
-                1 => (String::new(), String::new()),
-                n => (
-                    format!(", round {round}/{n}"),
-                    format!(" (repeat {round} of {n})"),
-                ),
-            };
-            for index in 0..self.scenarios.len() {
+        let rounds = self.scenarios.iter().map(|s| s.repeats).max().unwrap_or(1);
+        'rounds: for round in 1..=rounds {
+            for (index, scenario) in self.scenarios.iter().enumerate() {
+                if round > scenario.repeats {
+                    continue;
+                }
+                let (label, repeat) = match scenario.repeats {
+                    1 => (String::new(), String::new()),
+                    n => (
+                        format!(", round {round}/{n}"),
+                        format!(" (repeat {round} of {n})"),
+                    ),
+                };
                 let measured = self.measure_once(index, &label, progress, &mut run.warnings)?;
                 let Some(result) = measured else {
                     run.run.interrupted = true;
@@ -62,7 +65,7 @@ impl Rounds<'_> {
                 };
                 self.warn_about(&result, &repeat, progress);
                 self.keep(run, index, result)?;
-                if round == self.repeats {
+                if round == scenario.repeats {
                     self.say_done(run, index, progress);
                 }
             }

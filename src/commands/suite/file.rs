@@ -32,6 +32,9 @@ pub struct RawSuite {
 pub struct RawGroup {
     pub probes: Spanned<Vec<Spanned<String>>>,
     pub loads: Spanned<Vec<Spanned<String>>>,
+    /// Times each scenario is measured, at least.
+    #[serde(default)]
+    pub repeat: Option<Spanned<u32>>,
 }
 
 /// Where something is wrong in a suite file, and what.

@@ -22,6 +22,8 @@ use toml::Spanned;
 
 /// How deep includes may nest (a suite including one that includes another).
 const MAX_INCLUDE_DEPTH: usize = 4;
+/// Most times a group may have its scenarios measured.
+const MAX_GROUP_REPEAT: u32 = 100;
 
 /// Why a suite cannot be used (bad input: exit 2).
 #[derive(Debug, thiserror::Error)]
@@ -92,6 +94,10 @@ impl Setting {
 pub struct Group {
     pub probes: Vec<String>,
     pub loads: Vec<String>,
+    /// Times each of its scenarios is measured, when more than `--repeat`
+    /// (so that a probe measured once per scenario, such as the job, gets
+    /// an interval).
+    pub repeat: Option<u32>,
 }
 
 /// A suite read, its includes resolved and its names checked.
@@ -210,6 +216,7 @@ impl Suite {
                 .map(|g| SuiteGroup {
                     probes: g.probes.clone(),
                     loads: g.loads.clone(),
+                    repeat: g.repeat,
                 })
                 .collect(),
             left_out,
@@ -239,9 +246,19 @@ fn own_groups(source: Source, raw: &RawSuite) -> Result<Vec<Group>, FileError> {
                     })
                     .collect::<Result<Vec<_>, _>>()
             };
+            let repeat = match &group.repeat {
+                Some(n) if !(1..=MAX_GROUP_REPEAT).contains(n.get_ref()) => {
+                    return Err(source.error_at(
+                        n.span(),
+                        format!("repeat takes 1 to {MAX_GROUP_REPEAT}, not {}", n.get_ref()),
+                    ))
+                }
+                other => other.as_ref().map(|n| *n.get_ref()),
+            };
             Ok(Group {
                 probes: names(&group.probes, "probe", &check_probe)?,
                 loads: names(&group.loads, "load", &check_load)?,
+                repeat,
             })
         })
         .collect()

@@ -62,9 +62,12 @@ pub fn show(suite: &Suite) -> String {
         );
     }
     for (i, group) in suite.groups.iter().enumerate() {
+        let repeat = group
+            .repeat
+            .map_or_else(String::new, |n| format!(", each measured {n} times"));
         let _ = writeln!(
             out,
-            "group {}:       {} under {}",
+            "group {}:       {} under {}{repeat}",
             i + 1,
             group.probes.join(", "),
             group.loads.join(", ")
