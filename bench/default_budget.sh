@@ -47,8 +47,8 @@ EOF
 # The proposed default set (see bench/default_budget.md).
 proposal() {
     cat <<'EOF'
-periodic	--probe x,audio,video,gaming --load none,burn,hack,video,write -t 5 --file-size 256M
-response	--probe response --load none,cpuload,write --response-gap 3 --response-points 3 --file-size 256M
+periodic	--probe x,audio,video,gaming --load none,burn,hack,video,write -t 4 --file-size 256M
+response	--probe response --load none,cpuload,write --response-gap 2 --response-points 3 --repeat 3 --file-size 256M
 job	--probe job --load none,burn,write --job-size 0.05 --repeat 3 --file-size 256M
 fragment	--probe fragment --load none,burn,hack,write -t 3 --file-size 256M
 micro	--probe micro --load none,burn,hack,write -t 3 --file-size 256M
@@ -97,11 +97,16 @@ if ((${#compare_dirs[@]})); then
         [[ -f $b ]] || continue
         "$feelbench" compare "$a" "$b" --alpha "$alpha" >"${compare_dirs[1]}/$g.compare.txt" || true
         tests=$(grep -oE '^[0-9]+ tests at alpha' "${compare_dirs[1]}/$g.compare.txt" | grep -oE '^[0-9]+' || echo 0)
-        marked=$(grep -E ' (better|worse)$' "${compare_dirs[1]}/$g.compare.txt" || true)
+        # Figures' marks (what "N tests at alpha" counts), then the late causes' apart.
+        marked=$(awk '/^probe +load +figure/ { f = 1 } /^probe +load +late for/ { f = 0 }
+            f && / (better|worse)$/' "${compare_dirs[1]}/$g.compare.txt")
+        late=$(awk '/^probe +load +late for/ { f = 1 } /^probe +load +figure/ { f = 0 }
+            f && / (better|worse)$/' "${compare_dirs[1]}/$g.compare.txt")
         marks=$(grep -c . <<<"$marked" || true)
-        printf '%-12s tests %3d  marked %3d  expected %.2f\n' "$g" "$tests" "$marks" \
-            "$(awk -v t="$tests" -v a="$alpha" 'BEGIN { print t * a }')"
-        [[ -n $marked ]] && sed 's/^/    /' <<<"$marked"
+        printf '%-12s tests %3d  marked %3d  expected %.2f  (late-cause rows marked: %d)\n' "$g" \
+            "$tests" "$marks" "$(awk -v t="$tests" -v a="$alpha" 'BEGIN { print t * a }')" \
+            "$(grep -c . <<<"$late" || true)"
+        if [[ -n $marked ]]; then sed 's/^/    /' <<<"$marked"; fi
         total_tests=$((total_tests + tests))
         total_marks=$((total_marks + marks))
     done
