@@ -88,6 +88,12 @@ impl CellFigures {
         self.clear && self.ratio.is_some_and(|r| r > FINE_RATIO)
     }
 
+    /// Whether its ratio is above [`FINE_RATIO`] but within the 95 %
+    /// intervals of both: not called worse, and not fine either.
+    pub fn unclear(&self) -> bool {
+        !self.clear && self.ratio.is_some_and(|r| r > FINE_RATIO)
+    }
+
     /// Whether its share is below [`FINE_SHARE_PCT`].
     pub fn low_share(&self) -> bool {
         self.share.is_some_and(|s| s < FINE_SHARE_PCT)
@@ -351,9 +357,15 @@ impl ProbeOverview {
             .filter_map(|c| Some((c, c.figures.as_ref().filter(|f| f.low_share())?.share?)))
             .collect();
         low.sort_by(|a, b| a.1.total_cmp(&b.1));
+        let mut unclear: Vec<(&Cell, f64)> = self
+            .loaded()
+            .filter(|(_, f)| f.unclear())
+            .filter_map(|(c, f)| Some((c, f.ratio?)))
+            .collect();
+        unclear.sort_by(|a, b| b.1.total_cmp(&a.1));
         let fine: Vec<&str> = self
             .loaded()
-            .filter(|(_, f)| !f.worse() && !f.low_share())
+            .filter(|(_, f)| !f.worse() && !f.unclear() && !f.low_share())
             .map(|(c, _)| c.load.as_str())
             .collect();
         let failed: Vec<&str> = self
@@ -370,11 +382,18 @@ impl ProbeOverview {
             .iter()
             .map(|(c, share)| (format!("{share:.0} %"), c.load.as_str()))
             .collect();
+        let unclear: Vec<(String, &str)> = unclear
+            .iter()
+            .map(|(c, r)| (ratio_words(*r), c.load.as_str()))
+            .collect();
         let mut parts = Vec::new();
         parts.extend(listed(&worse, &self.worse));
         if let Some(label) = &self.share {
             parts.extend(listed(&low, share_name(label)));
         }
+        parts.extend(
+            listed(&unclear, &self.worse).map(|text| format!("{text} within the noise (°)")),
+        );
         let loaded = self.cells.iter().any(|c| c.load != REFERENCE);
         match (parts.is_empty(), loaded, failed.is_empty()) {
             (true, false, true) => return format!("{name}: measured under {REFERENCE} only"),
@@ -717,9 +736,12 @@ mod tests {
         let burn = audio.cells[1].figures.as_ref().unwrap();
         assert!(!burn.clear && !burn.worse());
         assert_eq!(cell_text(audio, &audio.cells[1]), "23.5×°");
+        assert!(burn.unclear());
         assert!(
-            !audio.verdict().contains("× under burn"),
-            "{}",
+            audio
+                .verdict()
+                .contains("24× later under burn within the noise (°)"),
+            "not called worse, nor fine: {}",
             audio.verdict()
         );
         assert_eq!(burn.band(), 1, "the share of 90 % is still low");
