@@ -45,7 +45,9 @@ fn an_old_run_renders_as_its_release_printed_it() {
         // Its sheets (from this release: schema 1 stored none) declare the
         // overview; x's ratio under burn is within the intervals.
         assert!(
-            now.contains("x: 47 % deadlines met under burn\n"),
+            now.contains(
+                "x: 47 % deadlines met under burn; 21× later under burn within the noise (°)\n"
+            ),
             "{format}: the overview comes first: {now}"
         );
         assert_eq!(

@@ -107,10 +107,10 @@ mod tests {
 
     #[test]
     fn an_unknown_field_is_refused_with_its_line() {
-        let text = "name = \"s\"\nversion = 1\nsummary = \"x\"\n[[group]]\nprobes = [\"x\"]\nloads = [\"none\"]\nrepeat = 3\n";
+        let text = "name = \"s\"\nversion = 1\nsummary = \"x\"\n[[group]]\nprobes = [\"x\"]\nloads = [\"none\"]\ncolour = 3\n";
         let err = parse(text).unwrap_err();
         assert_eq!(err.line, 7, "{err}");
-        assert!(err.what.contains("repeat"), "{err}");
+        assert!(err.what.contains("colour"), "{err}");
     }
 
     #[test]
