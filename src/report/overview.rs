@@ -318,6 +318,16 @@ fn ratio_words(ratio: f64) -> String {
     }
 }
 
+/// A low share as a verdict says it: whole percents, or one decimal when
+/// whole percents would round it up to the fine threshold (`94.6 %`, not
+/// `95 %`).
+fn share_words(share: f64) -> String {
+    match share.round() >= FINE_SHARE_PCT {
+        true => format!("{share:.1} %"),
+        false => format!("{share:.0} %"),
+    }
+}
+
 /// The name of a share in a verdict: its label without the `%`
 /// (`deadlines met`).
 fn share_name(label: &str) -> &str {
@@ -380,7 +390,7 @@ impl ProbeOverview {
             .collect();
         let low: Vec<(String, &str)> = low
             .iter()
-            .map(|(c, share)| (format!("{share:.0} %"), c.load.as_str()))
+            .map(|(c, share)| (share_words(*share), c.load.as_str()))
             .collect();
         let unclear: Vec<(String, &str)> = unclear
             .iter()
@@ -724,6 +734,13 @@ mod tests {
             "0.052"
         );
         assert_eq!(overview.summary(None), None);
+    }
+
+    #[test]
+    fn a_low_share_never_reads_as_the_fine_threshold() {
+        assert_eq!(share_words(94.6), "94.6 %");
+        assert_eq!(share_words(94.4), "94 %");
+        assert_eq!(share_words(7.5), "8 %");
     }
 
     #[test]
