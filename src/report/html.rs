@@ -11,7 +11,7 @@
 use super::chart::{self, Labels, Line, Ranged};
 use super::estimate::{estimate, Cut, CUT_LEGEND, RUN_LEVEL};
 use super::figure::Figure;
-use super::schema::{RunDocument, ScenarioResult};
+use super::schema::{RunDocument, ScenarioResult, SuiteRecord};
 use super::table as console;
 use super::{heat_map, why_late};
 use crate::figures::series::{LatencySeries, SeriesPoint};
@@ -338,6 +338,7 @@ fn run_table(run: &RunDocument) -> String {
         ("started", info.started.clone()),
         ("finished", info.finished.clone().unwrap_or_default()),
         ("comment", info.comment.clone().unwrap_or_default()),
+        ("suite", SuiteRecord::describe(run.suite.as_ref())),
         ("command line", info.command_line.join(" ")),
         ("feelbench", run.tool.version.clone()),
     ];

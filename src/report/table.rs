@@ -231,6 +231,12 @@ pub fn render_preamble(run: &RunDocument) -> String {
         s.load_nice,
         placement(s),
     );
+    if let Some(suite) = &run.suite {
+        out.push_str(&format!(
+            "suite {} version {}: {}\n",
+            suite.name, suite.version, suite.summary
+        ));
+    }
     if let Some(response) = &s.response {
         out.push_str(&response_line(response));
     }
