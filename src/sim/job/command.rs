@@ -98,8 +98,10 @@ mod tests {
         );
         let (outcome, _dir) = run_here("no-such-tool-here --flag");
         let err = outcome.unwrap_err().to_string();
+        // The shell's words depend on PATH ("not found", or "Permission
+        // denied" for a directory in it the user cannot search).
         assert!(
-            err.contains("(exit code 127)") && err.contains("not found"),
+            err.contains("(exit code 127)") && err.contains("no-such-tool-here: "),
             "{err}"
         );
     }
