@@ -234,9 +234,8 @@ struct Writes {
     over_fragment: u64,
     batches: [WriteBatch; BATCHES],
     series: SeriesRecorder,
-    /// A write's latency with nothing in its way: its CPU work.
-    ideal_ns: u64,
-    /// The time one fragment plays.
+    /// The time one fragment plays: latencytest's ideal latency, which its
+    /// graphs drew the measured latency against.
     fragment_ns: u64,
 }
 
@@ -257,7 +256,6 @@ impl Writes {
             over_fragment: 0,
             batches: Default::default(),
             series: SeriesRecorder::with_points(SERIES_POINTS),
-            ideal_ns: settings.cpu_ns(),
             fragment_ns: settings.fragment_ns(),
         }
     }
@@ -336,7 +334,7 @@ fn fragment_tallies(writes: &Writes, window: Window, measured_ns: u64) -> Measur
                 .with_count(ON_TIME, count - batch.underruns as f64)
         })
         .collect();
-    let ideal_us = (writes.ideal_ns > 0).then(|| writes.ideal_ns as f64 / 1e3);
+    let ideal_us = (writes.fragment_ns > 0).then(|| writes.fragment_ns as f64 / 1e3);
     Measured {
         series: Some(LatencySeries::of(&writes.series, ideal_us)),
         ..Measured::of(tally, batches)
@@ -432,12 +430,12 @@ mod tests {
     }
 
     #[test]
-    fn every_write_is_in_the_series_over_the_ideal_of_its_cpu_work() {
+    fn every_write_is_in_the_series_drawn_against_one_fragments_time() {
         let measured = scripted_measured();
         let series = measured.series.unwrap();
         let counted: u64 = series.points.iter().map(|p| p.count).sum();
         assert_eq!(counted as f64, measured.tally.count(WRITES));
-        let ideal_us = settings().cpu_ns() as f64 / 1e3;
+        let ideal_us = settings().fragment_ns() as f64 / 1e3;
         assert_eq!(series.ideal_us, Some(ideal_us));
         // The 5 ms stall is the largest latency drawn.
         let max_us = series.points.iter().map(|p| p.max_us).fold(0.0, f64::max);

@@ -58,10 +58,18 @@ pub fn escape(text: &str) -> String {
 /// The whole page for `run`.
 pub fn render(run: &RunDocument) -> Result<String> {
     let mut body = format!("<h1>feelbench run {}</h1>\n", escape(&run.run.id));
-    let sections: Vec<&str> = run.probes.keys().map(String::as_str).collect();
+    // Probes in run order, as the overview and the console have them.
+    let sections: Vec<&str> = run
+        .probes()
+        .into_iter()
+        .filter(|p| run.probes.contains_key(*p))
+        .collect();
     body += &heat_map::render(run, &sections, run.suite_name());
     body += &run_table(run);
-    for (probe, sheet) in &run.probes {
+    for (probe, sheet) in sections
+        .iter()
+        .filter_map(|p| Some((*p, run.probes.get(*p)?)))
+    {
         let drawn = drawn_loads(run, probe);
         let _ = write!(
             body,
