@@ -155,7 +155,9 @@ fn a_cpu_weight_with_a_memory_limit_leaves_no_cgroup_after_the_run() {
     let cgroup_file = dir.path().join("load-cgroup");
     let load = reporting_load("cgroup", &cgroup_file);
     let args = ["--load-cpu-weight", "10", "--mem-limit", "256M"];
-    let output = run_in(dir.path(), &load, "1", &args).output().unwrap();
+    // 3 s: a load at weight 10 beside six tests at once can wait over a
+    // second for its first step, and then never sees a 1 s window.
+    let output = run_in(dir.path(), &load, "3", &args).output().unwrap();
     let text = stderr(&output);
     let cgroups = cgroups_named_in(&text);
     let _undo = Undo(cgroups.clone());
