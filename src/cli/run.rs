@@ -27,9 +27,10 @@ use crate::system::pmqos;
 use clap::Args;
 use std::path::PathBuf;
 
-/// Seconds per scenario of the default run: it ends within 5 minutes, and
-/// the x probe (100 frames a second) still gets a p99 interval (5 groups of
-/// 100 frames: 5 s with no frame dropped) with a margin; see
+/// Seconds per scenario when no suite sets them (probes or loads named on
+/// the command line; the interbench suite gives the same): the x probe
+/// (100 frames a second) still gets a p99 interval (5 groups of 100
+/// frames: 5 s with no frame dropped) with a margin; see
 /// `bench/significance.sh` and the README.
 const DEFAULT_DURATION_S: f64 = 6.0;
 /// Seconds per scenario with `--full`, as interbench.
