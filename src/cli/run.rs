@@ -97,7 +97,8 @@ pub struct AppliedSuite {
 #[derive(Debug, Args)]
 #[command(next_help_heading = "Timing")]
 pub struct TimingArgs {
-    /// Seconds measured per scenario [default: 6, or 30 with --full].
+    /// Seconds measured per scenario [default: the suite's (4 in the default
+    /// suite), else 6, or 30 with --full].
     #[arg(short = 't', long = "duration", value_name = "SECS")]
     duration_s: Option<f64>,
     /// Measure every scenario N times, in N rounds of all scenarios (so slow
