@@ -41,8 +41,8 @@ pub fn scenario_anchor(index: usize) -> String {
 }
 
 /// The table of contents (`sections`: each probe's name, in the page's
-/// order) and the overview, for `suite` when the run is one.
-pub fn render(run: &RunDocument, sections: &[&str], suite: Option<&str>) -> String {
+/// order) and the overview.
+pub fn render(run: &RunDocument, sections: &[&str]) -> String {
     let overview = overview::of(run);
     let mut out = contents(sections) + "<div id=\"overview\">\n<h2>Overview</h2>\n";
     if overview.probes.is_empty() {
@@ -54,11 +54,7 @@ pub fn render(run: &RunDocument, sections: &[&str], suite: Option<&str>) -> Stri
             let _ = writeln!(out, "<li>{}</li>", escape(&p.verdict()));
         }
         out += "</ul>\n";
-        for line in overview
-            .summary(suite)
-            .into_iter()
-            .chain(overview::legend())
-        {
+        for line in overview.summary().into_iter().chain(overview::legend()) {
             let _ = writeln!(out, "<p>{}</p>", escape(&line));
         }
         out += &band_legend();
@@ -149,7 +145,7 @@ mod tests {
     #[test]
     fn each_cell_is_coloured_by_its_band_and_links_to_its_row() {
         let run = fixture::run();
-        let html = render(&run, &["audio", "gaming"], None);
+        let html = render(&run, &["audio", "gaming"]);
         // audio under burn: 23.5× (red), its row the run's second scenario.
         assert!(
             html.contains(

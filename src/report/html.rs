@@ -64,7 +64,7 @@ pub fn render(run: &RunDocument) -> Result<String> {
         .into_iter()
         .filter(|p| run.probes.contains_key(*p))
         .collect();
-    body += &heat_map::render(run, &sections, run.suite_name());
+    body += &heat_map::render(run, &sections);
     body += &run_table(run);
     for (probe, sheet) in sections
         .iter()

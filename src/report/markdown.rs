@@ -42,7 +42,7 @@ pub fn render(run: &RunDocument) -> String {
     if let Some(comment) = &run.run.comment {
         out.push_str(&format!("\n> {comment}\n"));
     }
-    out.push_str(&overview::render_markdown(run, run.suite_name()));
+    out.push_str(&overview::render_markdown(run));
     for probe_name in run.probes() {
         let sheet = run.sheet(probe_name).cloned().unwrap_or_default();
         let mut header = header_cells(&sheet);

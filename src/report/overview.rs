@@ -38,6 +38,8 @@ pub struct Overview {
     pub loads: Vec<String>,
     /// One per probe with an overview figure, in run order.
     pub probes: Vec<ProbeOverview>,
+    /// The suite the run was made from, which the summary names.
+    pub suite: Option<String>,
 }
 
 /// One probe's line of the overview.
@@ -132,7 +134,11 @@ pub fn of(run: &RunDocument) -> Overview {
         .into_iter()
         .filter_map(|probe| probe_overview(run, probe))
         .collect();
-    Overview { loads, probes }
+    Overview {
+        loads,
+        probes,
+        suite: run.suite.as_ref().map(|s| s.name.clone()),
+    }
 }
 
 /// The figures of a sheet that the overview shows.
@@ -447,9 +453,9 @@ fn listed(items: &[(String, &str)], what: &str) -> Option<String> {
 
 impl Overview {
     /// The summary line: the geometric mean of every ratio to `none`, per
-    /// probe and over all, for `suite` when the run is one; `None` when no
-    /// probe has a ratio.
-    pub fn summary(&self, suite: Option<&str>) -> Option<String> {
+    /// probe and over all, naming the run's suite when it has one; `None`
+    /// when no probe has a ratio.
+    pub fn summary(&self) -> Option<String> {
         let all = geometric_mean(
             self.probes
                 .iter()
@@ -460,7 +466,10 @@ impl Overview {
             .iter()
             .filter_map(|p| Some(format!("{} {}", p.probe, ratio_text(p.mean_ratio()?))))
             .collect();
-        let subject = suite.map_or_else(|| "the run".to_string(), |s| format!("suite {s}"));
+        let subject = match &self.suite {
+            Some(suite) => format!("suite {suite}"),
+            None => "the run".to_string(),
+        };
         Some(format!(
             "geometric mean of the ratios to {REFERENCE}, {subject}: {} ({}); the figures per scenario are above",
             ratio_text(all),
@@ -543,14 +552,14 @@ fn table_rows(overview: &Overview) -> Vec<Vec<String>> {
     rows
 }
 
-/// The lines under the table: each probe's verdict, the summary line (for
-/// `suite` when the run is one) and the legend.
-fn closing_lines(overview: &Overview, suite: Option<&str>) -> Vec<String> {
+/// The lines under the table: each probe's verdict, the summary line and
+/// the legend.
+fn closing_lines(overview: &Overview) -> Vec<String> {
     overview
         .probes
         .iter()
         .map(ProbeOverview::verdict)
-        .chain(overview.summary(suite))
+        .chain(overview.summary())
         .chain(legend())
         .collect()
 }
@@ -558,7 +567,7 @@ fn closing_lines(overview: &Overview, suite: Option<&str>) -> Vec<String> {
 /// The overview as console text: its table, aligned, then the verdicts,
 /// the summary line and the legend; empty when no probe has an overview
 /// figure.
-pub fn render(run: &RunDocument, suite: Option<&str>) -> String {
+pub fn render(run: &RunDocument) -> String {
     let overview = of(run);
     if overview.probes.is_empty() {
         return String::new();
@@ -582,7 +591,7 @@ pub fn render(run: &RunDocument, suite: Option<&str>) -> String {
         out.push('\n');
     }
     out.push('\n');
-    closing_lines(&overview, suite)
+    closing_lines(&overview)
         .into_iter()
         .fold(out, |out, line| out + &line + "\n")
 }
@@ -590,7 +599,7 @@ pub fn render(run: &RunDocument, suite: Option<&str>) -> String {
 /// The overview as Markdown: a section with its table and the verdicts,
 /// summary and legend as a list; empty when no probe has an overview
 /// figure.
-pub fn render_markdown(run: &RunDocument, suite: Option<&str>) -> String {
+pub fn render_markdown(run: &RunDocument) -> String {
     let overview = of(run);
     if overview.probes.is_empty() {
         return String::new();
@@ -603,7 +612,7 @@ pub fn render_markdown(run: &RunDocument, suite: Option<&str>) -> String {
         .iter()
         .for_each(|row| out.push_str(&pipe_row(row)));
     out.push('\n');
-    closing_lines(&overview, suite)
+    closing_lines(&overview)
         .into_iter()
         .fold(out, |out, line| out + "- " + &line + "\n")
 }
@@ -612,7 +621,7 @@ pub fn render_markdown(run: &RunDocument, suite: Option<&str>) -> String {
 mod tests {
     use super::*;
     use crate::report::fixture;
-    use crate::report::schema::{FigureInterval, IntervalMethod, Intervals};
+    use crate::report::schema::{FigureInterval, IntervalMethod, Intervals, SuiteRecord};
 
     fn interval(figure: &str, low: f64, high: f64) -> FigureInterval {
         FigureInterval {
@@ -733,7 +742,7 @@ mod tests {
             cell_text(&overview.probes[0], &overview.probes[0].cells[0]),
             "0.052"
         );
-        assert_eq!(overview.summary(None), None);
+        assert_eq!(overview.summary(), None);
     }
 
     #[test]
@@ -816,17 +825,33 @@ mod tests {
         assert_eq!(of(&old).probes[0].worse, "worse");
     }
 
+    /// The fixture run, as made from suite `name`.
+    fn in_suite(name: &str) -> RunDocument {
+        let mut run = fixture::run();
+        run.suite = Some(SuiteRecord {
+            name: name.to_string(),
+            version: 1,
+            summary: String::new(),
+            source: "built-in".to_string(),
+            options: Vec::new(),
+            root_options_left_out: Vec::new(),
+            groups: Vec::new(),
+            left_out: Vec::new(),
+        });
+        run
+    }
+
     #[test]
     fn the_summary_is_the_geometric_mean_of_the_ratios() {
-        let overview = of(&fixture::run());
-        let summary = overview.summary(Some("interbench")).unwrap();
+        let summary = of(&in_suite("interbench")).summary().unwrap();
         // audio: 23.51 and 38.10 (geometric mean 29.93), gaming 1.00:
         // over all three, 9.64.
         assert_eq!(
             summary,
             "geometric mean of the ratios to none, suite interbench: 9.64× (audio 29.9×, gaming 1.00×); the figures per scenario are above"
         );
-        assert!(overview.summary(None).unwrap().contains(", the run: 9.64×"));
+        let overview = of(&fixture::run());
+        assert!(overview.summary().unwrap().contains(", the run: 9.64×"));
     }
 
     #[test]
@@ -847,7 +872,7 @@ mod tests {
 
     #[test]
     fn the_console_overview_has_a_row_per_probe_and_share_and_a_column_per_load() {
-        let text = render(&fixture::run(), None);
+        let text = render(&fixture::run());
         let lines: Vec<&str> = text.lines().collect();
         assert_eq!(lines[1], "=== Overview ===");
         assert!(
@@ -866,7 +891,7 @@ mod tests {
             text.contains("\ngeometric mean of the ratios to none, the run: "),
             "{text}"
         );
-        let md = render_markdown(&fixture::run(), Some("interbench"));
+        let md = render_markdown(&in_suite("interbench"));
         assert!(
             md.starts_with("\n## Overview\n\n| probe | figure | none | burn |"),
             "{md}"

@@ -399,10 +399,6 @@ pub struct LoadTask {
 }
 
 impl RunDocument {
-    /// The name of the suite the run was made from, if any.
-    pub fn suite_name(&self) -> Option<&str> {
-        self.suite.as_ref().map(|s| s.name.as_str())
-    }
     /// The finished scenarios of `probe`, in run order.
     pub fn scenarios_of<'a>(&'a self, probe: &'a str) -> impl Iterator<Item = &'a ScenarioResult> {
         self.scenarios.iter().filter(move |s| s.probe == probe)

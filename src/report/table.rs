@@ -515,7 +515,7 @@ fn telemetry_line(measurement: &Measurement, label: &str) -> String {
 /// The whole console output of a run, the overview before the tables
 /// (`verbose`: with the telemetry line under each row).
 pub fn render(run: &RunDocument, verbose: bool) -> String {
-    let mut out = render_preamble(run) + &overview::render(run, run.suite_name());
+    let mut out = render_preamble(run) + &overview::render(run);
     for probe_name in run.probes() {
         let sheet = run.sheet(probe_name).cloned().unwrap_or_default();
         out.push_str(&render_probe_header(probe_name, &sheet));
