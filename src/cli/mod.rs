@@ -165,11 +165,9 @@ impl SuiteCommand {
                     (false, _) => Ok(suite::show::show(&suite)),
                     (true, true) => std::fs::read_to_string(path)
                         .map_err(|e| UsageError::new(format!("cannot read {name}: {e}"))),
-                    (true, false) => Ok(suite::BUILT_IN
-                        .iter()
-                        .find(|(n, _)| *n == name)
-                        .map(|(_, text)| text.to_string())
-                        .unwrap_or_default()),
+                    (true, false) => {
+                        Ok(suite::built_in_text(&name).unwrap_or_default().to_string())
+                    }
                 }
             }
         }

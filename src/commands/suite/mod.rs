@@ -9,7 +9,7 @@ mod builtin;
 mod file;
 pub mod show;
 
-pub use builtin::BUILT_IN;
+pub use builtin::{text as built_in_text, BUILT_IN};
 pub use file::FileError;
 
 use crate::load::LoadMix;
@@ -47,6 +47,16 @@ pub enum SuiteError {
 pub enum Origin {
     BuiltIn,
     File(PathBuf),
+}
+
+impl std::fmt::Display for Origin {
+    /// `built-in`, or the file's path.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Origin::BuiltIn => f.write_str("built-in"),
+            Origin::File(path) => write!(f, "{}", path.display()),
+        }
+    }
 }
 
 /// One run option a suite gives, with where it stands.
@@ -204,10 +214,7 @@ impl Suite {
             name: self.name.clone(),
             version: self.version,
             summary: self.summary.clone(),
-            source: match &self.origin {
-                Origin::BuiltIn => "built-in".to_string(),
-                Origin::File(path) => path.display().to_string(),
-            },
+            source: self.origin.to_string(),
             options,
             root_options_left_out: root_left_out,
             groups: self

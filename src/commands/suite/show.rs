@@ -38,13 +38,9 @@ fn scenario_count(suite: &Suite) -> usize {
 /// What `suite` runs: its options, root-only options, groups, and the
 /// command that runs it.
 pub fn show(suite: &Suite) -> String {
-    let source = match &suite.origin {
-        Origin::BuiltIn => "built-in".to_string(),
-        Origin::File(path) => path.display().to_string(),
-    };
     let mut out = format!(
-        "suite {}, version {} ({source})\n{}\n\n",
-        suite.name, suite.version, suite.summary
+        "suite {}, version {} ({})\n{}\n\n",
+        suite.name, suite.version, suite.origin, suite.summary
     );
     let options = |settings: &[Setting]| {
         let args: Vec<String> = settings.iter().flat_map(Setting::args).collect();
