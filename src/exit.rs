@@ -5,6 +5,7 @@
 
 use crate::engine::interrupt::{Interrupted, INTERRUPTED_EXIT_CODE};
 use crate::report::file::RunFileError;
+use crate::store::StoreError;
 
 /// What the process exits with.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -16,12 +17,15 @@ pub enum ExitCode {
     Failure = 1,
     /// The user's input was wrong: options, names, files that are not runs.
     Usage = 2,
+    /// `--fail-on worse`: a compared figure got significantly worse by more
+    /// than its minimum effect (the report is still written).
+    Worse = 3,
     /// Stopped by SIGINT, SIGTERM or SIGHUP (128 + SIGINT).
     Interrupted = INTERRUPTED_EXIT_CODE,
 }
 
 /// The exit codes in words, for `feelbench --help` and the manual page.
-pub const EXIT_STATUS_HELP: &str = "Exit status: 0 when everything worked; 1 when a scenario failed or a file could not be written; 2 for bad input (an option or a name that cannot be used, a file that is not there or not a run, runs that do not merge, a system other than --expect asks for, a busy machine with --strict); 130 when interrupted by SIGINT, SIGTERM or SIGHUP (the finished scenarios are still written).";
+pub const EXIT_STATUS_HELP: &str = "Exit status: 0 when everything worked; 1 when a scenario failed or a file could not be written; 2 for bad input (an option or a name that cannot be used, a file that is not there or not a run, runs that do not merge, a system other than --expect asks for, a busy machine with --strict, a store that cannot be used); 3 with --fail-on worse when a figure got significantly worse by more than its minimum effect; 130 when interrupted by SIGINT, SIGTERM or SIGHUP (the finished scenarios are still written).";
 
 /// Input from the user that cannot be used (exit code 2).
 #[derive(Debug, thiserror::Error)]
@@ -55,6 +59,12 @@ pub fn code_of(error: &anyhow::Error) -> ExitCode {
         return ExitCode::Interrupted;
     }
     let bad_input = error.downcast_ref::<UsageError>().is_some()
+        || error.chain().any(|cause| {
+            matches!(
+                cause.downcast_ref::<StoreError>(),
+                Some(StoreError::NoSuchRun(_) | StoreError::Ambiguous { .. })
+            )
+        })
         || error
             .downcast_ref::<RunFileError>()
             .is_some_and(|e| !matches!(e, RunFileError::Read { .. }));

@@ -29,6 +29,7 @@ mod progress;
 mod report;
 mod sim;
 mod stats;
+mod store;
 mod system;
 
 use clap::Parser as _;

@@ -6,6 +6,7 @@
 mod docs;
 mod run;
 mod select;
+mod store;
 mod suite;
 mod values;
 
@@ -86,6 +87,11 @@ pub enum UserCommand {
     /// Merge runs made separately on one machine with the same settings into
     /// one run whose scenarios hold every run's measurements as repeats.
     Merge(MergeArgs),
+    /// List the runs in the store: every run is added to it when it ends.
+    Runs(store::RunsArgs),
+    /// Add run files to the store, or annotate a run.
+    #[command(subcommand)]
+    Store(store::StoreCommand),
     /// Print the manual page (roff) on stdout.
     #[command(hide = true)]
     Man,
@@ -125,6 +131,8 @@ impl UserCommand {
                 files: args.files,
                 output: args.output,
             }),
+            UserCommand::Runs(args) => Task::Runs(args.settings()?),
+            UserCommand::Store(command) => Task::Store(command.settings()?),
             UserCommand::Man => Task::Print(docs::man_page()),
             UserCommand::Completions { shell } => Task::Print(docs::completions(shell)),
         })

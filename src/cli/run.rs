@@ -22,6 +22,7 @@ use crate::sim::io::IoSettings;
 use crate::sim::job::{JobCache, JobSettings};
 use crate::sim::micro::MicroMode;
 use crate::sim::CustomShape;
+use crate::store::StoreLocation;
 use crate::system::cpulist::CpuList;
 use crate::system::pmqos;
 use clap::Args;
@@ -397,9 +398,17 @@ struct OutputArgs {
         conflicts_with = "console_only"
     )]
     output: Option<PathBuf>,
-    /// Print the tables only; write no file.
+    /// Print the tables only; write no file and store nothing.
     #[arg(short = 'c', long = "console-only")]
     console_only: bool,
+    /// Add the run to this store when it ends: a SQLite file's path or a
+    /// postgres:// URL [default: $FEELBENCH_STORE, else
+    /// $XDG_DATA_HOME/feelbench/store.sqlite].
+    #[arg(long = "store", value_name = "PATH|URL", value_parser = super::store::parse_location)]
+    store: Option<StoreLocation>,
+    /// Do not add the run to any store.
+    #[arg(long = "no-store", conflicts_with = "store")]
+    no_store: bool,
     /// No progress bar.
     #[arg(short = 'q', long = "quiet")]
     quiet: bool,
@@ -503,7 +512,7 @@ impl RunArgs {
             swap_file_bytes: self.loads.swap_bytes,
             placement,
             preflight,
-            output: self.output.settings(),
+            output: self.output.settings()?,
             cpu_dma_latency_us,
             explain,
         })
@@ -852,17 +861,23 @@ impl IoArgs {
 }
 
 impl OutputArgs {
-    fn settings(self) -> OutputSettings {
-        OutputSettings {
+    fn settings(self) -> Result<OutputSettings, UsageError> {
+        let store = match (self.no_store || self.console_only, self.store) {
+            (true, _) => None,
+            (false, Some(location)) => Some(location),
+            (false, None) => StoreLocation::default_location().map_err(UsageError::new)?,
+        };
+        Ok(OutputSettings {
             file: match (self.console_only, self.output) {
                 (true, _) => OutputChoice::ConsoleOnly,
                 (false, Some(path)) => OutputChoice::File(path),
                 (false, None) => OutputChoice::Default,
             },
             comment: self.comment,
+            store,
             quiet: self.quiet,
             verbose: self.verbose,
-        }
+        })
     }
 }
 

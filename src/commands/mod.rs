@@ -8,6 +8,7 @@ pub mod list;
 pub mod merge;
 pub mod report;
 pub mod run;
+pub mod store;
 pub mod suite;
 
 use crate::exit::ExitCode;
@@ -30,6 +31,10 @@ pub enum Task {
     Compare(compare::CompareSettings),
     /// `feelbench merge`.
     Merge(merge::MergeSettings),
+    /// `feelbench runs`.
+    Runs(store::RunsSettings),
+    /// `feelbench store ...`.
+    Store(store::StoreTask),
     /// Text that is ready to print (the manual page, shell completions).
     Print(String),
 }
@@ -61,6 +66,8 @@ pub fn execute(task: Task, system: SystemInfo) -> anyhow::Result<ExitCode> {
         Task::Report(settings) => emit(&report::render(&settings)?, settings.output.as_deref()),
         Task::Compare(settings) => emit(&compare::render(&settings)?, settings.output.as_deref()),
         Task::Merge(settings) => merge::run(&settings),
+        Task::Runs(settings) => print(&store::runs(&settings)?),
+        Task::Store(task) => print(&store::execute(&task)?),
         Task::Print(text) => print(&text),
     }
 }

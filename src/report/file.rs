@@ -64,7 +64,13 @@ pub fn read_run(path: &Path, sheets: SheetLookup) -> Result<RunDocument, RunFile
     parse_run(path, &text, sheets)
 }
 
-fn parse_run(path: &Path, text: &str, sheets: SheetLookup) -> Result<RunDocument, RunFileError> {
+/// Reads a run document from `text`, the contents of `path` (named in
+/// errors), as [`read_run`] does.
+pub fn parse_run(
+    path: &Path,
+    text: &str,
+    sheets: SheetLookup,
+) -> Result<RunDocument, RunFileError> {
     let path = path.to_path_buf();
     let value: serde_json::Value =
         serde_json::from_str(text).map_err(|source| RunFileError::NotJson {

@@ -65,6 +65,8 @@ pub struct Environment {
     pub kernel_version: Option<String>,
     /// /proc/cmdline.
     pub kernel_cmdline: Option<String>,
+    /// The machine's architecture (`uname -m`: `x86_64`, `aarch64`).
+    pub arch: Option<String>,
     /// `PREEMPT_RT`, `PREEMPT_DYNAMIC`, `PREEMPT` or `none`.
     pub preempt_build: Option<String>,
     /// The preemption mode in force (`none`, `voluntary`, `full`, `lazy`).
@@ -164,6 +166,9 @@ pub fn capture(roots: &Roots, workdir: &Path, steal_sample: Duration) -> Environ
         kernel_release: r.proc("sys/kernel/osrelease"),
         kernel_version: r.proc("version"),
         kernel_cmdline: r.proc("cmdline"),
+        arch: nix::sys::utsname::uname()
+            .ok()
+            .map(|u| u.machine().to_string_lossy().into_owned()),
         ..Environment::default()
     };
     kernel::read_kernel(&mut r, &mut env);

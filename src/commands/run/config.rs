@@ -233,6 +233,8 @@ pub struct OutputSettings {
     pub file: OutputChoice,
     /// A comment stored with the run.
     pub comment: Option<String>,
+    /// The store the run is added to when it ends; `None` for none.
+    pub store: Option<crate::store::StoreLocation>,
     /// No progress bar.
     pub quiet: bool,
     /// A telemetry line under each row.

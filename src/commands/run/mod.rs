@@ -27,6 +27,7 @@ use crate::progress::Progress;
 use crate::report::file::write_run;
 use crate::report::schema::{RunDocument, ScenarioResult, ScenarioStatus, Warning, WarningCode};
 use crate::report::table;
+use crate::store::StoreLocation;
 use crate::system::blockdev;
 use crate::system::cgroup::Cgroup;
 use crate::system::process_tree;
@@ -79,6 +80,9 @@ pub fn run(config: RunConfig, system: SystemInfo) -> anyhow::Result<ExitCode> {
     if let Some(path) = &output {
         write(path, &run)?;
         say!("run written to {}", path.display());
+        if let Some(location) = &config.output.store {
+            store(location, &run, path);
+        }
     }
     if run.run.interrupted {
         let repeated =
@@ -182,6 +186,19 @@ fn say(warnings: &[Warning]) {
 /// Writes the run to `path`, atomically.
 fn write(path: &Path, run: &RunDocument) -> anyhow::Result<()> {
     write_run(path, run).with_context(|| format!("cannot write the run to {}", path.display()))
+}
+
+/// Adds the run, written to `path`, to the store at `location`; a store
+/// that fails is said in one line and changes nothing else: the file has
+/// the run.
+fn store(location: &StoreLocation, run: &RunDocument, path: &Path) {
+    let stored = std::fs::read(path)
+        .map_err(|e| format!("cannot read {} back: {e}", path.display()))
+        .and_then(|bytes| super::store::remember(location, run, &bytes).map_err(|e| e.to_string()));
+    match stored {
+        Ok(said) => say!("{said}"),
+        Err(error) => say!("warning: run not stored in {location}: {error}"),
+    }
 }
 
 /// 130 for an interrupted run, 1 when a measurement failed, else 0.

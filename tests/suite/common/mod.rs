@@ -98,12 +98,15 @@ fn wait_until_executable(binary: &Path) {
     }
 }
 
-/// `command` with the tag in its environment, `dir` as its cache directory
-/// and its working directory.
+/// `command` with the tag in its environment, `dir` as its cache directory,
+/// its data directory (where the store of runs goes) and its working
+/// directory.
 fn tagged(mut command: Command, tag: &str, dir: &Path) -> Command {
     command
         .env(TAG_VAR, tag)
         .env("XDG_CACHE_HOME", dir)
+        .env("XDG_DATA_HOME", dir)
+        .env_remove("FEELBENCH_STORE")
         .current_dir(dir);
     command
 }

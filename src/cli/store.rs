@@ -1,0 +1,164 @@
+//! The options of the store's commands: which store (`--store`), and
+//! `runs`, `store import` and `store annotate`.
+
+use crate::commands::store::{RunsFormat, RunsSettings, StoreTask};
+use crate::exit::UsageError;
+use crate::store::query::RunFilter;
+use crate::store::StoreLocation;
+use clap::{Args, Subcommand, ValueEnum};
+use std::path::PathBuf;
+
+/// `--store`: which store a command reads or writes.
+#[derive(Debug, Clone, Args)]
+pub struct StoreArgs {
+    /// The store: a SQLite file's path, or a postgres:// URL [default:
+    /// $FEELBENCH_STORE, else $XDG_DATA_HOME/feelbench/store.sqlite].
+    #[arg(long = "store", value_name = "PATH|URL", value_parser = parse_location)]
+    pub store: Option<StoreLocation>,
+}
+
+impl StoreArgs {
+    /// The store named, else the default one.
+    pub fn location(self) -> Result<StoreLocation, UsageError> {
+        match self.store {
+            Some(location) => Ok(location),
+            None => StoreLocation::default_location()
+                .map_err(UsageError::new)?
+                .ok_or_else(|| {
+                    UsageError::new("no store: set HOME or XDG_DATA_HOME, or give --store PATH")
+                }),
+        }
+    }
+}
+
+/// A store named on the command line.
+pub fn parse_location(text: &str) -> Result<StoreLocation, String> {
+    StoreLocation::parse(text)
+}
+
+/// `feelbench store ...`.
+#[derive(Debug, Subcommand)]
+pub enum StoreCommand {
+    /// Add run files written before the store existed (or elsewhere); a
+    /// directory adds every *.json in it. Runs the store has are skipped.
+    Import {
+        /// Run files and directories of run files.
+        #[arg(required = true, value_name = "FILE|DIR")]
+        paths: Vec<PathBuf>,
+        #[command(flatten)]
+        store: StoreArgs,
+    },
+    /// Cut a run's series from that run on ("BIOS update"): regressions
+    /// never compare values across an annotation.
+    Annotate {
+        /// The run from which the note holds (its id, or the start of it).
+        run: String,
+        /// What changed.
+        note: String,
+        /// Cut only this series (see `feelbench runs --format json`)
+        /// [default: every series of the run's machine].
+        #[arg(long = "series", value_name = "KEY")]
+        series: Option<String>,
+        #[command(flatten)]
+        store: StoreArgs,
+    },
+}
+
+/// Options of `feelbench runs`.
+#[derive(Debug, Args)]
+pub struct RunsArgs {
+    /// Runs of this machine: a hostname, or the start of a fingerprint.
+    #[arg(long = "machine", value_name = "HOST|FINGERPRINT")]
+    machine: Option<String>,
+    /// Runs whose kernel release contains TEXT.
+    #[arg(long = "kernel", value_name = "TEXT")]
+    kernel: Option<String>,
+    /// Runs whose comment contains TEXT.
+    #[arg(long = "comment", value_name = "TEXT")]
+    comment: Option<String>,
+    /// Runs of this suite.
+    #[arg(long = "suite", value_name = "NAME")]
+    suite: Option<String>,
+    /// Runs started on or after this date (2026-11-27, or an RFC 3339 time).
+    #[arg(long = "since", value_name = "DATE", value_parser = parse_date)]
+    since: Option<i64>,
+    /// Runs started before this date.
+    #[arg(long = "until", value_name = "DATE", value_parser = parse_date)]
+    until: Option<i64>,
+    /// Only the newest N runs.
+    #[arg(long = "last", value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
+    last: Option<u32>,
+    /// Output format.
+    #[arg(long = "format", value_enum, default_value_t = RunsFormatChoice::Table)]
+    format: RunsFormatChoice,
+    #[command(flatten)]
+    store: StoreArgs,
+}
+
+/// Formats of `feelbench runs`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+enum RunsFormatChoice {
+    Table,
+    Csv,
+    Json,
+}
+
+impl RunsArgs {
+    /// The settings of `feelbench runs`.
+    pub fn settings(self) -> Result<RunsSettings, UsageError> {
+        Ok(RunsSettings {
+            store: self.store.location()?,
+            filter: RunFilter {
+                machine: self.machine,
+                kernel: self.kernel,
+                comment: self.comment,
+                suite: self.suite,
+                series: None,
+                since_unix: self.since,
+                until_unix: self.until,
+                last: self.last.map(|n| n as usize),
+            },
+            format: match self.format {
+                RunsFormatChoice::Table => RunsFormat::Table,
+                RunsFormatChoice::Csv => RunsFormat::Csv,
+                RunsFormatChoice::Json => RunsFormat::Json,
+            },
+        })
+    }
+}
+
+impl StoreCommand {
+    /// The settings of `feelbench store ...`.
+    pub fn settings(self) -> Result<StoreTask, UsageError> {
+        Ok(match self {
+            StoreCommand::Import { paths, store } => StoreTask::Import {
+                paths,
+                store: store.location()?,
+            },
+            StoreCommand::Annotate {
+                run,
+                note,
+                series,
+                store,
+            } => StoreTask::Annotate {
+                run,
+                note,
+                series,
+                store: store.location()?,
+            },
+        })
+    }
+}
+
+/// Seconds since the epoch of a date (`2026-11-27`) or an RFC 3339 time.
+pub fn parse_date(text: &str) -> Result<i64, String> {
+    let full = match text.len() {
+        10 => format!("{text}T00:00:00Z"),
+        _ => text.to_string(),
+    };
+    humantime::parse_rfc3339_weak(&full)
+        .ok()
+        .and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok())
+        .map(|d| d.as_secs() as i64)
+        .ok_or_else(|| format!("{text} is not a date: give 2026-11-27 or 2026-11-27T08:00:00Z"))
+}

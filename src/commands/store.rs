@@ -1,0 +1,265 @@
+//! The store's commands: adding a finished run (`run` calls [`remember`]),
+//! `store import` of run files, `store annotate`, and `runs`, which lists
+//! what the store holds.
+
+use crate::exit::UsageError;
+use crate::probe;
+use crate::report::file::parse_run;
+use crate::report::schema::RunDocument;
+use crate::store::add::Added;
+use crate::store::query::{RunFilter, RunSummary};
+use crate::store::rows::rows_of;
+use crate::store::{Store, StoreError, StoreLocation};
+use anyhow::Context as _;
+use std::path::{Path, PathBuf};
+
+/// `feelbench store ...`, settled.
+#[derive(Debug, Clone)]
+pub enum StoreTask {
+    /// Add run files (and the run files in directories).
+    Import {
+        paths: Vec<PathBuf>,
+        store: StoreLocation,
+    },
+    /// Cut a series from a run on.
+    Annotate {
+        run: String,
+        note: String,
+        series: Option<String>,
+        store: StoreLocation,
+    },
+}
+
+/// Settings of `feelbench runs`.
+#[derive(Debug, Clone)]
+pub struct RunsSettings {
+    pub store: StoreLocation,
+    pub filter: RunFilter,
+    pub format: RunsFormat,
+}
+
+/// How `feelbench runs` prints.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum RunsFormat {
+    Table,
+    Csv,
+    Json,
+}
+
+/// Adds the run just written (its file's `bytes`) to the store at
+/// `location`; what happened, in words for stderr.
+pub fn remember(
+    location: &StoreLocation,
+    run: &RunDocument,
+    bytes: &[u8],
+) -> Result<String, StoreError> {
+    let mut store = Store::open(location)?;
+    let added = store.add(&rows_of(run, bytes))?;
+    Ok(match added {
+        Added::New => format!("run stored in {location}"),
+        Added::Already => format!("run already in {location}"),
+    })
+}
+
+/// Opens the store at `location`, saying which store failed.
+pub fn open(location: &StoreLocation) -> anyhow::Result<Store> {
+    Store::open(location).with_context(|| format!("store {location}"))
+}
+
+/// Carries out `task`; what it did, for stdout.
+pub fn execute(task: &StoreTask) -> anyhow::Result<String> {
+    match task {
+        StoreTask::Import { paths, store } => import(paths, store),
+        StoreTask::Annotate {
+            run,
+            note,
+            series,
+            store,
+        } => {
+            let mut opened = open(store)?;
+            let found = opened.find(run).map_err(UsageError::input)?;
+            opened
+                .annotate(&found.run_key, series.as_deref(), note)
+                .with_context(|| format!("store {store}"))?;
+            let scope = series.as_deref().map_or_else(
+                || format!("every series of machine {}", found.machine),
+                |s| format!("series {s}"),
+            );
+            Ok(format!("{scope} cut at run {}: {note}\n", found.run_key))
+        }
+    }
+}
+
+/// The run files `paths` name: each file, and every `*.json` of each
+/// directory, in name order.
+fn run_files(paths: &[PathBuf]) -> Result<Vec<PathBuf>, UsageError> {
+    let mut files = Vec::new();
+    for path in paths {
+        if path.is_dir() {
+            let mut found: Vec<PathBuf> = std::fs::read_dir(path)
+                .map_err(|e| UsageError::new(format!("cannot list {}: {e}", path.display())))?
+                .filter_map(|entry| entry.ok().map(|e| e.path()))
+                .filter(|p| p.extension().is_some_and(|e| e == "json") && p.is_file())
+                .collect();
+            found.sort();
+            files.extend(found);
+        } else {
+            files.push(path.clone());
+        }
+    }
+    Ok(files)
+}
+
+/// Reads a run file: the document and its bytes.
+pub fn read_with_bytes(path: &Path) -> anyhow::Result<(RunDocument, Vec<u8>)> {
+    let bytes = std::fs::read(path)
+        .map_err(|e| UsageError::new(format!("cannot read {}: {e}", path.display())))?;
+    let text = std::str::from_utf8(&bytes)
+        .map_err(|_| UsageError::new(format!("{} is not a run: not UTF-8 text", path.display())))?;
+    let run = parse_run(path, text, &probe::sheet_of)?;
+    Ok((run, bytes))
+}
+
+/// `store import`: adds every run file; a file that is not a run is said
+/// and skipped, and makes the exit code 2 once all the others are in.
+fn import(paths: &[PathBuf], location: &StoreLocation) -> anyhow::Result<String> {
+    let files = run_files(paths)?;
+    let mut store = open(location)?;
+    let (mut added, mut already, mut bad) = (0, 0, Vec::new());
+    for file in &files {
+        match read_with_bytes(file) {
+            Ok((run, bytes)) => match store
+                .add(&rows_of(&run, &bytes))
+                .with_context(|| format!("store {location}"))?
+            {
+                Added::New => added += 1,
+                Added::Already => already += 1,
+            },
+            Err(error) => bad.push(crate::exit::message_of(&error)),
+        }
+    }
+    let summary = format!(
+        "{added} run(s) added to {location}, {already} already there, {} not runs\n",
+        bad.len()
+    );
+    if bad.is_empty() {
+        Ok(summary)
+    } else {
+        Err(UsageError::new(format!("{}{}", summary, bad.join("\n"))).into())
+    }
+}
+
+/// `feelbench runs`: the runs `settings` asks for, rendered.
+pub fn runs(settings: &RunsSettings) -> anyhow::Result<String> {
+    let mut store = open(&settings.store)?;
+    let runs = store
+        .runs(&settings.filter)
+        .with_context(|| format!("store {}", settings.store))?;
+    Ok(match settings.format {
+        RunsFormat::Json => serde_json::to_string_pretty(&runs)? + "\n",
+        RunsFormat::Csv => runs_csv(&runs)?,
+        RunsFormat::Table => runs_table(&runs, &settings.store),
+    })
+}
+
+/// The runs as a console table, oldest first.
+fn runs_table(runs: &[RunSummary], location: &StoreLocation) -> String {
+    if runs.is_empty() {
+        return format!("no runs in {location} match\n");
+    }
+    let suite = |r: &RunSummary| {
+        r.suite.as_ref().map_or("-".to_string(), |s| {
+            format!("{s}@{}", r.suite_version.unwrap_or(0))
+        })
+    };
+    let mut rows = vec![[
+        "RUN".to_string(),
+        "STARTED".into(),
+        "KERNEL".into(),
+        "MACHINE".into(),
+        "SUITE".into(),
+        "SCEN".into(),
+        "SERIES".into(),
+        "COMMENT".into(),
+    ]];
+    for r in runs {
+        rows.push([
+            r.run_key.clone(),
+            r.started.clone(),
+            r.kernel_release.clone(),
+            r.machine.clone(),
+            suite(r),
+            format!("{}{}", r.scenarios, if r.interrupted { "!" } else { "" }),
+            r.series.clone(),
+            r.comment.clone().unwrap_or_default(),
+        ]);
+    }
+    let widths: Vec<usize> = (0..8)
+        .map(|i| {
+            rows.iter()
+                .map(|row| row[i].chars().count())
+                .max()
+                .unwrap_or(0)
+        })
+        .collect();
+    let mut out = String::new();
+    for row in &rows {
+        let line: Vec<String> = row
+            .iter()
+            .zip(&widths)
+            .map(|(cell, width)| format!("{cell:<width$}"))
+            .collect();
+        out.push_str(line.join("  ").trim_end());
+        out.push('\n');
+    }
+    out.push_str(&format!(
+        "{} run(s) in {location}{}\n",
+        runs.len(),
+        if runs.iter().any(|r| r.interrupted) {
+            "; ! marks an interrupted run, left out of history"
+        } else {
+            ""
+        }
+    ));
+    out
+}
+
+/// The runs as CSV with a header.
+fn runs_csv(runs: &[RunSummary]) -> anyhow::Result<String> {
+    let mut writer = csv::Writer::from_writer(Vec::new());
+    writer.write_record([
+        "run",
+        "run_id",
+        "hostname",
+        "machine",
+        "started",
+        "kernel_release",
+        "suite",
+        "suite_version",
+        "settings_hash",
+        "series",
+        "comment",
+        "interrupted",
+        "scenarios",
+        "doc_sha256",
+    ])?;
+    for r in runs {
+        writer.write_record([
+            r.run_key.clone(),
+            r.run_id.clone(),
+            r.hostname.clone(),
+            r.machine.clone(),
+            r.started.clone(),
+            r.kernel_release.clone(),
+            r.suite.clone().unwrap_or_default(),
+            r.suite_version.map(|v| v.to_string()).unwrap_or_default(),
+            r.settings_hash.clone(),
+            r.series.clone(),
+            r.comment.clone().unwrap_or_default(),
+            r.interrupted.to_string(),
+            r.scenarios.to_string(),
+            r.doc_sha256.clone(),
+        ])?;
+    }
+    Ok(String::from_utf8(writer.into_inner()?)?)
+}

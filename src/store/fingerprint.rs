@@ -1,0 +1,137 @@
+//! What makes two runs comparable. A machine's fingerprint hashes what
+//! moves results and stays put across kernels (CPU model and count, SMT,
+//! memory to the GiB, architecture, governor, the boot command line without
+//! the kernel image's name); the hostname is left out, so a renamed machine
+//! keeps its history. The settings hash covers every run setting that
+//! shapes a result, with sizes to the GiB (the default file and memory
+//! sizes follow MemTotal, which moves a little with each kernel) and the
+//! calibration left out (it is measured anew by each run). A series is a
+//! machine, a settings hash and a suite with its version: history and
+//! regressions never mix series unless asked.
+
+use crate::report::schema::RunDocument;
+use serde_json::json;
+use sha2::{Digest, Sha256};
+
+/// The machine a run was made on, as the store keeps it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct MachineKey {
+    pub fingerprint: String,
+    pub cpu_model: Option<String>,
+    pub cpus: Option<i64>,
+    pub mem_gib: Option<i64>,
+    pub arch: Option<String>,
+    pub governor: Option<String>,
+    /// The boot command line as it counts for the fingerprint.
+    pub cmdline: Option<String>,
+}
+
+/// The first 16 hex digits of the SHA-256 of `text`.
+pub fn short_hash(text: &str) -> String {
+    let digest = Sha256::digest(text.as_bytes());
+    digest[..8].iter().map(|b| format!("{b:02x}")).collect()
+}
+
+/// `bytes` to the nearest GiB.
+fn gib(bytes: u64) -> i64 {
+    ((bytes as f64) / (1u64 << 30) as f64).round() as i64
+}
+
+/// The boot command line without what names the kernel booted
+/// (`BOOT_IMAGE=`, `initrd=`), its words sorted.
+fn comparable_cmdline(cmdline: &str) -> String {
+    let mut words: Vec<&str> = cmdline
+        .split_whitespace()
+        .filter(|w| !w.starts_with("BOOT_IMAGE=") && !w.starts_with("initrd="))
+        .collect();
+    words.sort_unstable();
+    words.join(" ")
+}
+
+/// The machine `run` was made on.
+pub fn machine_of(run: &RunDocument) -> MachineKey {
+    let env = &run.environment;
+    let cpu_model = env.cpu_model.clone().or(run.system.cpu_model.clone());
+    let cpus = env.cpus.unwrap_or(run.system.cpus) as i64;
+    let mem_gib = env.mem_bytes.or(run.system.mem_bytes).map(gib);
+    let cmdline = env.kernel_cmdline.as_deref().map(comparable_cmdline);
+    let text = json!({
+        "cpu_model": cpu_model,
+        "cpus": cpus,
+        "smt": env.smt,
+        "mem_gib": mem_gib,
+        "arch": env.arch,
+        "governor": env.governor,
+        "cmdline": cmdline,
+    })
+    .to_string();
+    MachineKey {
+        fingerprint: short_hash(&text),
+        cpu_model,
+        cpus: Some(cpus),
+        mem_gib,
+        arch: env.arch.clone(),
+        governor: env.governor.clone(),
+        cmdline,
+    }
+}
+
+/// The hash of the settings that shape `run`'s results.
+pub fn settings_hash(run: &RunDocument) -> String {
+    let mut settings = serde_json::to_value(&run.settings).unwrap_or_default();
+    if let Some(map) = settings.as_object_mut() {
+        for drifting in [
+            "loops_per_ms",
+            "calibration",
+            "repeats",
+            "precision_pct",
+            "max_time_s",
+        ] {
+            map.remove(drifting);
+        }
+        for size in ["file_bytes", "mem_bytes"] {
+            if let Some(bytes) = map.get(size).and_then(|v| v.as_u64()) {
+                map.insert(size.to_string(), json!(gib(bytes)));
+            }
+        }
+    }
+    short_hash(&settings.to_string())
+}
+
+/// The series `run` belongs to: its machine, settings and suite.
+pub fn series_key(machine: &MachineKey, settings_hash: &str, run: &RunDocument) -> String {
+    let suite = run
+        .suite
+        .as_ref()
+        .map(|s| format!("{}@{}", s.name, s.version))
+        .unwrap_or_default();
+    short_hash(&format!("{}/{settings_hash}/{suite}", machine.fingerprint))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::report::fixture;
+
+    #[test]
+    fn the_kernel_image_and_the_hostname_leave_the_fingerprint_alone() {
+        let mut run = fixture::run();
+        run.environment.kernel_cmdline = Some("BOOT_IMAGE=/vmlinuz-6.1 quiet".into());
+        let before = machine_of(&run).fingerprint;
+        run.environment.kernel_cmdline = Some("quiet BOOT_IMAGE=/vmlinuz-6.12".into());
+        run.system.hostname = "elsewhere".into();
+        assert_eq!(machine_of(&run).fingerprint, before);
+        run.environment.kernel_cmdline = Some("quiet preempt=full".into());
+        assert_ne!(machine_of(&run).fingerprint, before);
+    }
+
+    #[test]
+    fn calibration_leaves_the_settings_hash_alone_but_nice_does_not() {
+        let mut run = fixture::run();
+        let before = settings_hash(&run);
+        run.settings.loops_per_ms *= 1.01;
+        assert_eq!(settings_hash(&run), before);
+        run.settings.load_nice = 19;
+        assert_ne!(settings_hash(&run), before);
+    }
+}
