@@ -60,3 +60,6 @@ impl Store {
         Ok(Self { db })
     }
 }
+
+#[cfg(test)]
+mod tests;

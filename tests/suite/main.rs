@@ -33,6 +33,7 @@ mod repeat;
 mod response;
 mod run;
 mod series;
+mod store;
 mod suites;
 mod telemetry;
 mod v1_documents;

@@ -1,0 +1,146 @@
+//! The store over a real SQLite file: adding is idempotent, every read
+//! finds what was added, and a store that cannot be used says so in one
+//! line and changes nothing.
+
+use super::query::{PointQuery, RunFilter};
+use super::rows::rows_of;
+use super::{Store, StoreError, StoreLocation};
+use crate::report::fixture;
+use crate::report::schema::RunDocument;
+
+/// A store in a temporary directory (kept alive by the returned guard).
+fn temp_store() -> (tempfile::TempDir, StoreLocation, Store) {
+    let dir = tempfile::tempdir().unwrap();
+    let location = StoreLocation::Sqlite(dir.path().join("sub/store.sqlite"));
+    let store = Store::open(&location).unwrap();
+    (dir, location, store)
+}
+
+/// The fixture run with id `id`, started `minute` minutes after noon, on
+/// kernel `kernel`.
+fn run(id: &str, minute: u32, kernel: &str) -> RunDocument {
+    let mut run = fixture::run();
+    run.run.id = id.to_string();
+    run.run.started = format!("2026-11-23T12:{minute:02}:00Z");
+    run.system.kernel_release = kernel.to_string();
+    run
+}
+
+fn add(store: &mut Store, run: &RunDocument) -> super::add::Added {
+    let bytes = serde_json::to_vec(run).unwrap();
+    store.add(&rows_of(run, &bytes)).unwrap()
+}
+
+#[test]
+fn a_run_added_twice_is_stored_once_and_reads_back_whole() {
+    let (_dir, _location, mut store) = temp_store();
+    let first = run("r1", 0, "6.1");
+    assert_eq!(add(&mut store, &first), super::add::Added::New);
+    assert_eq!(add(&mut store, &first), super::add::Added::Already);
+    let runs = store.runs(&RunFilter::default()).unwrap();
+    assert_eq!(runs.len(), 1);
+    assert_eq!(runs[0].run_key, "r1@testhost");
+    let bytes = store.document_bytes(&runs[0].run_key).unwrap();
+    assert_eq!(bytes, serde_json::to_vec(&first).unwrap());
+}
+
+#[test]
+fn filters_ids_and_points_find_what_was_added() {
+    let (_dir, _location, mut store) = temp_store();
+    for (i, kernel) in ["6.1", "6.6", "6.12"].iter().enumerate() {
+        add(&mut store, &run(&format!("run-{i}"), i as u32, kernel));
+    }
+    let filter = RunFilter {
+        kernel: Some("6.1".into()),
+        ..RunFilter::default()
+    };
+    let kernels: Vec<String> = store
+        .runs(&filter)
+        .unwrap()
+        .into_iter()
+        .map(|r| r.kernel_release)
+        .collect();
+    assert_eq!(kernels, ["6.1", "6.12"]);
+    let last = RunFilter {
+        last: Some(1),
+        ..RunFilter::default()
+    };
+    assert_eq!(store.runs(&last).unwrap()[0].kernel_release, "6.12");
+    assert_eq!(store.find("run-1").unwrap().kernel_release, "6.6");
+    assert!(matches!(
+        store.find("run-"),
+        Err(StoreError::Ambiguous { count: 3, .. })
+    ));
+    assert!(matches!(store.find("nope"), Err(StoreError::NoSuchRun(_))));
+    // The fixture's audio under none has figures; its failed scenario none.
+    let points = store
+        .points(&PointQuery {
+            probe: Some("audio".into()),
+            load: Some("none".into()),
+            figure: None,
+            runs: RunFilter::default(),
+        })
+        .unwrap();
+    assert!(!points.is_empty());
+    let runs_of_points: std::collections::BTreeSet<&str> =
+        points.iter().map(|p| p.run_key.as_str()).collect();
+    assert_eq!(runs_of_points.len(), 3);
+    assert!(points.windows(2).all(|w| w[0].started_unix <= w[1].started_unix));
+    let failed = store
+        .points(&PointQuery {
+            probe: Some("audio".into()),
+            load: Some("video".into()),
+            ..PointQuery::default()
+        })
+        .unwrap();
+    assert!(failed.is_empty());
+}
+
+#[test]
+fn pending_runs_wait_until_cleared_and_annotations_are_kept() {
+    let (_dir, _location, mut store) = temp_store();
+    add(&mut store, &run("r1", 0, "6.1"));
+    store.mark_pending("r1@testhost", "lab", "refused").unwrap();
+    store.mark_pending("r1@testhost", "lab", "refused again").unwrap();
+    assert_eq!(store.pending("lab").unwrap(), ["r1@testhost"]);
+    assert!(store.pending("elsewhere").unwrap().is_empty());
+    store.clear_pending("r1@testhost", "lab").unwrap();
+    assert!(store.pending("lab").unwrap().is_empty());
+    store.annotate("r1", None, "BIOS update").unwrap();
+    let notes = store.annotations().unwrap();
+    assert_eq!(notes.len(), 1);
+    assert_eq!(notes[0].note, "BIOS update");
+    assert_eq!(notes[0].run_key, "r1@testhost");
+}
+
+#[test]
+fn a_newer_schema_and_a_file_that_is_not_a_store_are_refused_in_one_line() {
+    let (dir, location, store) = temp_store();
+    drop(store);
+    let StoreLocation::Sqlite(path) = &location;
+    let connection = rusqlite::Connection::open(path).unwrap();
+    connection
+        .execute("INSERT INTO schema_version (version) VALUES (99)", [])
+        .unwrap();
+    drop(connection);
+    let newer = Store::open(&location).err().unwrap();
+    assert!(matches!(newer, StoreError::NewerSchema { found: 99, .. }));
+    let garbage = dir.path().join("garbage.sqlite");
+    std::fs::write(&garbage, vec![b'x'; 8192]).unwrap();
+    let error = Store::open(&StoreLocation::Sqlite(garbage)).err().unwrap();
+    assert!(matches!(error, StoreError::Corrupt(_)), "{error}");
+    assert!(!error.to_string().contains('\n'));
+}
+
+#[test]
+fn a_store_held_by_another_writer_is_called_locked_after_the_wait() {
+    let (_dir, location, mut store) = temp_store();
+    let StoreLocation::Sqlite(path) = &location;
+    let holder = rusqlite::Connection::open(path).unwrap();
+    holder.execute_batch("BEGIN IMMEDIATE").unwrap();
+    let bytes = serde_json::to_vec(&run("r1", 0, "6.1")).unwrap();
+    let error = store.add(&rows_of(&run("r1", 0, "6.1"), &bytes)).err().unwrap();
+    assert!(matches!(error, StoreError::Locked(_)), "{error}");
+    holder.execute_batch("ROLLBACK").unwrap();
+    assert!(store.runs(&RunFilter::default()).unwrap().is_empty());
+}
