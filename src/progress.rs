@@ -98,3 +98,21 @@ impl Drop for Progress {
         self.bar.finish_and_clear();
     }
 }
+
+/// A bar counting `total` items (`runs`) of work that is not measuring
+/// (importing, sending), hidden when stderr is not a terminal or there is
+/// only one item.
+pub fn counting(total: usize, unit: &str) -> ProgressBar {
+    if total < 2 || !std::io::stderr().is_terminal() {
+        return ProgressBar::hidden();
+    }
+    let bar =
+        ProgressBar::with_draw_target(Some(total as u64), ProgressDrawTarget::stderr_with_hz(4));
+    bar.set_style(
+        ProgressStyle::with_template(&format!(
+            "[{{elapsed_precise}}] {{bar:30}} {{pos}}/{{len}} {unit}  ETA {{eta}}"
+        ))
+        .expect("the template is valid"),
+    );
+    bar
+}

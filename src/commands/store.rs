@@ -126,7 +126,9 @@ fn import(paths: &[PathBuf], location: &StoreLocation) -> anyhow::Result<String>
     let files = run_files(paths)?;
     let mut store = open(location)?;
     let (mut added, mut already, mut bad) = (0, 0, Vec::new());
+    let progress = crate::progress::counting(files.len(), "runs");
     for file in &files {
+        progress.inc(1);
         match read_with_bytes(file) {
             Ok((run, bytes)) => match store
                 .add(&rows_of(&run, &bytes))
@@ -138,6 +140,7 @@ fn import(paths: &[PathBuf], location: &StoreLocation) -> anyhow::Result<String>
             Err(error) => bad.push(crate::exit::message_of(&error)),
         }
     }
+    progress.finish_and_clear();
     let summary = format!(
         "{added} run(s) added to {location}, {already} already there, {} not runs\n",
         bad.len()

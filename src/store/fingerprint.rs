@@ -1,8 +1,10 @@
 //! What makes two runs comparable. A machine's fingerprint hashes what
 //! moves results and stays put across kernels (CPU model and count, SMT,
-//! memory to the GiB, architecture, governor, the boot command line without
-//! the kernel image's name); the hostname is left out, so a renamed machine
-//! keeps its history. The settings hash covers every run setting that
+//! memory to the GiB, governor, the boot command line without the kernel
+//! image's name); the hostname is left out, so a renamed machine keeps its
+//! history. The architecture is kept beside it but not hashed: the CPU
+//! model names it, and runs written before it was recorded must find their
+//! machine. The settings hash covers every run setting that
 //! shapes a result, with sizes to the GiB (the default file and memory
 //! sizes follow MemTotal, which moves a little with each kernel) and the
 //! calibration left out (it is measured anew by each run). A series is a
@@ -60,7 +62,6 @@ pub fn machine_of(run: &RunDocument) -> MachineKey {
         "cpus": cpus,
         "smt": env.smt,
         "mem_gib": mem_gib,
-        "arch": env.arch,
         "governor": env.governor,
         "cmdline": cmdline,
     })

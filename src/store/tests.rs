@@ -85,7 +85,9 @@ fn filters_ids_and_points_find_what_was_added() {
     let runs_of_points: std::collections::BTreeSet<&str> =
         points.iter().map(|p| p.run_key.as_str()).collect();
     assert_eq!(runs_of_points.len(), 3);
-    assert!(points.windows(2).all(|w| w[0].started_unix <= w[1].started_unix));
+    assert!(points
+        .windows(2)
+        .all(|w| w[0].started_unix <= w[1].started_unix));
     let failed = store
         .points(&PointQuery {
             probe: Some("audio".into()),
@@ -101,7 +103,9 @@ fn pending_runs_wait_until_cleared_and_annotations_are_kept() {
     let (_dir, _location, mut store) = temp_store();
     add(&mut store, &run("r1", 0, "6.1"));
     store.mark_pending("r1@testhost", "lab", "refused").unwrap();
-    store.mark_pending("r1@testhost", "lab", "refused again").unwrap();
+    store
+        .mark_pending("r1@testhost", "lab", "refused again")
+        .unwrap();
     assert_eq!(store.pending("lab").unwrap(), ["r1@testhost"]);
     assert!(store.pending("elsewhere").unwrap().is_empty());
     store.clear_pending("r1@testhost", "lab").unwrap();
@@ -139,7 +143,10 @@ fn a_store_held_by_another_writer_is_called_locked_after_the_wait() {
     let holder = rusqlite::Connection::open(path).unwrap();
     holder.execute_batch("BEGIN IMMEDIATE").unwrap();
     let bytes = serde_json::to_vec(&run("r1", 0, "6.1")).unwrap();
-    let error = store.add(&rows_of(&run("r1", 0, "6.1"), &bytes)).err().unwrap();
+    let error = store
+        .add(&rows_of(&run("r1", 0, "6.1"), &bytes))
+        .err()
+        .unwrap();
     assert!(matches!(error, StoreError::Locked(_)), "{error}");
     holder.execute_batch("ROLLBACK").unwrap();
     assert!(store.runs(&RunFilter::default()).unwrap().is_empty());

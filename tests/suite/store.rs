@@ -23,7 +23,9 @@ fn stored_runs(dir: &Path, extra: &[&str]) -> Vec<Value> {
 /// A one-second run of x under no load in `dir`, with `extra` options.
 fn short_run(dir: &Path, file: &str, extra: &[&str]) -> std::process::Output {
     feelbench(&new_tag(), dir)
-        .args(["run", "--probe", "x", "--load", "none", "-t", "1", "-o", file])
+        .args([
+            "run", "--probe", "x", "--load", "none", "-t", "1", "-o", file,
+        ])
         .args(extra)
         .output()
         .unwrap()
@@ -41,7 +43,11 @@ fn a_run_is_stored_whole_in_the_data_directory_and_importing_it_again_adds_nothi
     let dir = tempfile::tempdir().unwrap();
     let output = short_run(dir.path(), "r.json", &["-m", "first"]);
     assert!(output.status.success(), "{}", stderr(&output));
-    assert!(stderr(&output).contains("run stored in"), "{}", stderr(&output));
+    assert!(
+        stderr(&output).contains("run stored in"),
+        "{}",
+        stderr(&output)
+    );
     let runs = stored_runs(dir.path(), &[]);
     assert_eq!(runs.len(), 1);
     assert_eq!(runs[0]["comment"], "first");
@@ -53,7 +59,11 @@ fn a_run_is_stored_whole_in_the_data_directory_and_importing_it_again_adds_nothi
         .output()
         .unwrap();
     assert!(again.status.success(), "{}", stderr(&again));
-    assert!(stdout(&again).starts_with("0 run(s) added"), "{}", stdout(&again));
+    assert!(
+        stdout(&again).starts_with("0 run(s) added"),
+        "{}",
+        stdout(&again)
+    );
     assert_eq!(stored_runs(dir.path(), &["--comment", "first"]).len(), 1);
     assert!(stored_runs(dir.path(), &["--comment", "other"]).is_empty());
 }
@@ -66,7 +76,10 @@ fn no_store_and_console_only_store_nothing() {
             .into_iter()
             .chain(extra.iter().copied())
             .collect();
-        let output = feelbench(&new_tag(), dir.path()).args(&args).output().unwrap();
+        let output = feelbench(&new_tag(), dir.path())
+            .args(&args)
+            .output()
+            .unwrap();
         assert!(output.status.success(), "{}", stderr(&output));
     }
     assert!(stored_runs(dir.path(), &[]).is_empty());
@@ -101,7 +114,15 @@ fn importing_a_file_that_is_not_a_run_adds_the_others_and_exits_2() {
         .output()
         .unwrap();
     assert_eq!(import.status.code(), Some(2), "{}", stderr(&import));
-    assert!(stderr(&import).contains("1 run(s) added"), "{}", stderr(&import));
-    assert!(stderr(&import).contains("broken.json"), "{}", stderr(&import));
+    assert!(
+        stderr(&import).contains("1 run(s) added"),
+        "{}",
+        stderr(&import)
+    );
+    assert!(
+        stderr(&import).contains("broken.json"),
+        "{}",
+        stderr(&import)
+    );
     assert_eq!(stored_runs(dir.path(), &[]).len(), 1);
 }
