@@ -192,11 +192,12 @@ fn write(path: &Path, run: &RunDocument) -> anyhow::Result<()> {
 /// that fails is said in one line and changes nothing else: the file has
 /// the run.
 fn store(location: &StoreLocation, run: &RunDocument, path: &Path) {
+    let started = std::time::Instant::now();
     let stored = std::fs::read(path)
         .map_err(|e| format!("cannot read {} back: {e}", path.display()))
         .and_then(|bytes| super::store::remember(location, run, &bytes).map_err(|e| e.to_string()));
     match stored {
-        Ok(said) => say!("{said}"),
+        Ok(said) => say!("{said} ({:.2} s)", started.elapsed().as_secs_f64()),
         Err(error) => say!("warning: run not stored in {location}: {error}"),
     }
 }
