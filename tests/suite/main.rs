@@ -26,6 +26,7 @@ mod memory_loads;
 mod metadata_loads;
 mod micro;
 mod placement;
+mod postgres;
 mod pm_qos;
 mod precision;
 mod process_loads;
