@@ -1,6 +1,6 @@
 //! The options of `feelbench submit`: which runs go to which store.
 
-use crate::commands::submit::{SubmitSettings, Sending};
+use crate::commands::submit::{Sending, SubmitSettings};
 use crate::exit::UsageError;
 use crate::store::StoreLocation;
 use clap::Args;

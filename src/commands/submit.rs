@@ -149,7 +149,8 @@ fn send(
 ) {
     let sent = match target {
         Ok(store) => add(store, rows),
-        Err(error) => Err(StoreError::Unreachable(error.to_string())),
+        // The opening error again, for each run (it says its own kind).
+        Err(error) => Err(StoreError::Failed(error.to_string())),
     };
     match sent {
         Ok(added) => {

@@ -62,7 +62,9 @@ pub fn password_for(path: &Path, host: &str, port: u16, database: &str, user: &s
                 .zip(wanted)
                 .all(|(field, want)| field == "*" || field == want)
         })
-        .map_or(PassFile::Absent, |mut fields| PassFile::Found(fields.remove(4)))
+        .map_or(PassFile::Absent, |mut fields| {
+            PassFile::Found(fields.remove(4))
+        })
 }
 
 /// The five fields of a password file line (`host:port:db:user:password`),
@@ -98,8 +100,14 @@ mod tests {
             0o600,
         );
         let look = |host, db, user| password_for(f.path(), host, 5432, db, user);
-        assert_eq!(look("db.lab", "feelbench", "ci"), PassFile::Found("first".into()));
-        assert_eq!(look("db.lab", "other", "ci"), PassFile::Found("second".into()));
+        assert_eq!(
+            look("db.lab", "feelbench", "ci"),
+            PassFile::Found("first".into())
+        );
+        assert_eq!(
+            look("db.lab", "other", "ci"),
+            PassFile::Found("second".into())
+        );
     }
 
     #[test]
@@ -109,7 +117,10 @@ mod tests {
             password_for(f.path(), "h", 5432, "d", "u"),
             PassFile::Found("pa:ss\\word".into())
         );
-        assert_eq!(password_for(f.path(), "h", 5433, "d", "u"), PassFile::Absent);
+        assert_eq!(
+            password_for(f.path(), "h", 5433, "d", "u"),
+            PassFile::Absent
+        );
     }
 
     #[test]
@@ -118,6 +129,9 @@ mod tests {
         let PassFile::Ignored(why) = password_for(f.path(), "h", 5432, "d", "u") else {
             panic!("a 0644 password file was read");
         };
-        assert!(why.contains("chmod 600") && !why.contains("secret"), "{why}");
+        assert!(
+            why.contains("chmod 600") && !why.contains("secret"),
+            "{why}"
+        );
     }
 }

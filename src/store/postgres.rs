@@ -32,8 +32,8 @@ impl Postgres {
     /// Connects to the database `url` names.
     pub fn connect(url: &PostgresUrl) -> Result<Self, StoreError> {
         let (config, ignored_passfile) = config_of(url)?;
-        let connector = tls::connector()
-            .map_err(|e| StoreError::Failed(format!("cannot set up TLS: {e}")))?;
+        let connector =
+            tls::connector().map_err(|e| StoreError::Failed(format!("cannot set up TLS: {e}")))?;
         let client = config.connect(connector).map_err(|error| {
             let said = describe(&error);
             let denied = error

@@ -58,11 +58,25 @@ fn a_run_sent_twice_is_stored_once() {
     let file = files[0].to_str().unwrap();
     let first = feelbench_in(dir.path(), &["submit", "--store", &server.url(), file]);
     assert!(first.status.success(), "{}", stderr(&first));
-    assert!(stdout(&first).starts_with("1 sent, 0 already there, 0 failed"), "{}", stdout(&first));
-    let again = feelbench_in(dir.path(), &["submit", "--store", &server.url(), file, file]);
+    assert!(
+        stdout(&first).starts_with("1 sent, 0 already there, 0 failed"),
+        "{}",
+        stdout(&first)
+    );
+    let again = feelbench_in(
+        dir.path(),
+        &["submit", "--store", &server.url(), file, file],
+    );
     assert!(again.status.success(), "{}", stderr(&again));
-    assert!(stdout(&again).starts_with("0 sent, 2 already there, 0 failed"), "{}", stdout(&again));
-    assert_eq!(server.psql("SELECT count(*), count(DISTINCT run_key) FROM run"), "1|1");
+    assert!(
+        stdout(&again).starts_with("0 sent, 2 already there, 0 failed"),
+        "{}",
+        stdout(&again)
+    );
+    assert_eq!(
+        server.psql("SELECT count(*), count(DISTINCT run_key) FROM run"),
+        "1|1"
+    );
     assert_eq!(run_keys(dir.path(), &server.url()).len(), 1);
 }
 
@@ -80,9 +94,17 @@ fn the_local_store_runs_the_remote_lacks_are_sent() {
     assert!(feelbench_in(dir.path(), &import).status.success());
     let sent = feelbench_in(dir.path(), &["submit", "--store", &server.url()]);
     assert!(sent.status.success(), "{}", stderr(&sent));
-    assert!(stdout(&sent).starts_with("2 sent, 0 already there"), "{}", stdout(&sent));
+    assert!(
+        stdout(&sent).starts_with("2 sent, 0 already there"),
+        "{}",
+        stdout(&sent)
+    );
     let again = feelbench_in(dir.path(), &["submit", "--store", &server.url()]);
-    assert!(stdout(&again).starts_with("0 sent, 2 already there"), "{}", stdout(&again));
+    assert!(
+        stdout(&again).starts_with("0 sent, 2 already there"),
+        "{}",
+        stdout(&again)
+    );
 }
 
 #[test]
@@ -96,29 +118,47 @@ fn a_run_the_server_missed_waits_and_is_sent_with_pending() {
     let run = feelbench_in(
         dir.path(),
         &[
-            "run", "--probe", "x", "--load", "none", "-t", "1", "-o",
-            file.to_str().unwrap(), "--store", &server.url(),
+            "run",
+            "--probe",
+            "x",
+            "--load",
+            "none",
+            "-t",
+            "1",
+            "-o",
+            file.to_str().unwrap(),
+            "--store",
+            &server.url(),
         ],
     );
     assert_eq!(run.status.code(), Some(0), "{}", stderr(&run));
-    let warnings: Vec<&str> = stderr(&run)
-        .lines()
-        .filter(|l| l.contains("not sent"))
-        .map(|l| l.trim())
-        .collect::<Vec<_>>();
     let said = stderr(&run);
+    let warnings: Vec<&str> = said.lines().filter(|l| l.contains("not sent")).collect();
     assert_eq!(warnings.len(), 1, "{said}");
     assert!(warnings[0].contains("submit --pending"), "{said}");
     assert!(file.is_file(), "the run file was not written");
-    let local = run_keys(dir.path(), dir.path().join("feelbench/store.sqlite").to_str().unwrap());
+    let local = run_keys(
+        dir.path(),
+        dir.path().join("feelbench/store.sqlite").to_str().unwrap(),
+    );
     assert_eq!(local.len(), 1, "the local store lacks the run");
 
     server.restart();
-    let sent = feelbench_in(dir.path(), &["submit", "--pending", "--store", &server.url()]);
+    let sent = feelbench_in(
+        dir.path(),
+        &["submit", "--pending", "--store", &server.url()],
+    );
     assert!(sent.status.success(), "{}", stderr(&sent));
-    assert!(stdout(&sent).starts_with("1 sent, 0 already there, 0 failed"), "{}", stdout(&sent));
+    assert!(
+        stdout(&sent).starts_with("1 sent, 0 already there, 0 failed"),
+        "{}",
+        stdout(&sent)
+    );
     assert_eq!(run_keys(dir.path(), &server.url()), local);
-    let nothing_left = feelbench_in(dir.path(), &["submit", "--pending", "--store", &server.url()]);
+    let nothing_left = feelbench_in(
+        dir.path(),
+        &["submit", "--pending", "--store", &server.url()],
+    );
     assert!(stdout(&nothing_left).starts_with("0 sent, 0 already there, 0 failed"));
 }
 
@@ -135,10 +175,16 @@ fn a_server_that_is_down_is_said_in_one_line_and_nothing_is_lost() {
     assert_eq!(sent.status.code(), Some(1));
     let said = stderr(&sent);
     assert_eq!(said.trim().lines().count(), 1, "{said}");
-    assert!(said.contains("0 sent, 0 already there, 1 failed (waiting"), "{said}");
+    assert!(
+        said.contains("0 sent, 0 already there, 1 failed (waiting"),
+        "{said}"
+    );
     assert!(said.contains("cannot reach the store"), "{said}");
     assert!(Path::new(file).is_file());
-    let local = run_keys(dir.path(), dir.path().join("feelbench/store.sqlite").to_str().unwrap());
+    let local = run_keys(
+        dir.path(),
+        dir.path().join("feelbench/store.sqlite").to_str().unwrap(),
+    );
     assert_eq!(local.len(), 1, "the run does not wait in the local store");
     let runs = feelbench_in(dir.path(), &["runs", "--store", &server.url()]);
     assert_ne!(runs.status.code(), Some(0));
@@ -170,7 +216,10 @@ fn both_back_ends_answer_alike() {
         assert_eq!(from_sqlite, answer(&server.url()), "{format} differs");
     }
     let filtered = |store: &str| {
-        stdout(&feelbench_in(dir.path(), &["runs", "--last", "1", "--format", "json", "--store", store]))
+        stdout(&feelbench_in(
+            dir.path(),
+            &["runs", "--last", "1", "--format", "json", "--store", store],
+        ))
     };
     assert_eq!(filtered(sqlite.to_str().unwrap()), filtered(&server.url()));
 }
@@ -181,14 +230,20 @@ fn a_wrong_password_is_said_in_one_line_without_it() {
         return;
     };
     let dir = tempfile::tempdir().unwrap();
-    let wrong = format!("postgres://{ROLE}:not-{PASSWORD}@127.0.0.1:{}/postgres", server.port);
+    let wrong = format!(
+        "postgres://{ROLE}:not-{PASSWORD}@127.0.0.1:{}/postgres",
+        server.port
+    );
     let output = feelbench_in(dir.path(), &["runs", "--store", &wrong]);
     assert_ne!(output.status.code(), Some(0));
     let said = stderr(&output);
     assert_eq!(said.trim().lines().count(), 1, "{said}");
     assert!(said.contains("refused the login"), "{said}");
     assert!(said.contains("password authentication failed"), "{said}");
-    assert!(said.contains(&format!("postgres://{ROLE}@127.0.0.1")), "{said}");
+    assert!(
+        said.contains(&format!("postgres://{ROLE}@127.0.0.1")),
+        "{said}"
+    );
 }
 
 #[test]
@@ -207,10 +262,17 @@ fn credentials_come_from_the_environment_or_a_private_password_file() {
     assert_no_password(&from_env);
 
     let passfile = dir.path().join("pgpass");
-    std::fs::write(&passfile, format!("127.0.0.1:{}:*:{ROLE}:{PASSWORD}\n", server.port)).unwrap();
+    std::fs::write(
+        &passfile,
+        format!("127.0.0.1:{}:*:{ROLE}:{PASSWORD}\n", server.port),
+    )
+    .unwrap();
     let with_mode = |mode: u32| {
-        std::fs::set_permissions(&passfile, std::os::unix::fs::PermissionsExt::from_mode(mode))
-            .unwrap();
+        std::fs::set_permissions(
+            &passfile,
+            std::os::unix::fs::PermissionsExt::from_mode(mode),
+        )
+        .unwrap();
         let output = feelbench(&new_tag(), dir.path())
             .args(["runs", "--store", &url])
             .env_remove("PGPASSWORD")
@@ -229,7 +291,11 @@ fn credentials_come_from_the_environment_or_a_private_password_file() {
 
 #[test]
 fn tls_is_used_when_the_server_requires_it() {
-    if std::process::Command::new("openssl").arg("version").output().is_err() {
+    if std::process::Command::new("openssl")
+        .arg("version")
+        .output()
+        .is_err()
+    {
         crate::common::skip("openssl is not installed to make the server's certificate");
         return;
     }
@@ -250,5 +316,9 @@ fn tls_is_used_when_the_server_requires_it() {
     let plain = format!("{}?sslmode=disable", server.url());
     let refused = feelbench_in(dir.path(), &["runs", "--store", &plain]);
     assert_ne!(refused.status.code(), Some(0));
-    assert!(stderr(&refused).contains("no encryption"), "{}", stderr(&refused));
+    assert!(
+        stderr(&refused).contains("no encryption"),
+        "{}",
+        stderr(&refused)
+    );
 }

@@ -156,19 +156,25 @@ impl Server {
     fn make_certificate(&self) {
         let data = self.data();
         let output = Command::new("openssl")
-            .args(["req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "1"])
-            .args(["-subj", "/CN=127.0.0.1", "-keyout", "server.key", "-out", "server.crt"])
+            .args([
+                "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "1",
+            ])
+            .args([
+                "-subj",
+                "/CN=127.0.0.1",
+                "-keyout",
+                "server.key",
+                "-out",
+                "server.crt",
+            ])
             .current_dir(&data)
             .output()
             .expect("openssl is not installed");
         assert!(output.status.success(), "{output:?}");
         for file in ["server.key", "server.crt"] {
             let path = data.join(file);
-            std::fs::set_permissions(
-                &path,
-                std::os::unix::fs::PermissionsExt::from_mode(0o600),
-            )
-            .unwrap();
+            std::fs::set_permissions(&path, std::os::unix::fs::PermissionsExt::from_mode(0o600))
+                .unwrap();
             self.hand_over(&path);
         }
     }
@@ -238,7 +244,17 @@ impl Server {
     /// The one value `sql` selects, through `psql` over TCP.
     pub fn psql(&self, sql: &str) -> String {
         let output = Command::new(self.bin.join("psql"))
-            .args(["-X", "-A", "-t", "-h", "127.0.0.1", "-U", ROLE, "-d", "postgres"])
+            .args([
+                "-X",
+                "-A",
+                "-t",
+                "-h",
+                "127.0.0.1",
+                "-U",
+                ROLE,
+                "-d",
+                "postgres",
+            ])
             .args(["-p", &self.port.to_string(), "-c", sql])
             .env("PGPASSWORD", PASSWORD)
             .env("PGSSLMODE", "prefer")
