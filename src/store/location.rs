@@ -74,6 +74,20 @@ impl PostgresUrl {
     }
 }
 
+/// A command-line argument with the password of any PostgreSQL URL in it
+/// left out (`postgres://u:pw@h/db`, `--store=postgres://u:pw@h/db`), for
+/// what is kept or shown of a command line.
+pub fn without_password(arg: &str) -> String {
+    let start = ["postgres://", "postgresql://"]
+        .iter()
+        .filter_map(|scheme| arg.find(scheme))
+        .min();
+    match start.and_then(|at| PostgresUrl::parse(&arg[at..]).map(|url| (at, url))) {
+        Some((at, url)) => format!("{}{url}", &arg[..at]),
+        None => arg.to_string(),
+    }
+}
+
 impl fmt::Display for PostgresUrl {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(&self.redacted())
@@ -172,6 +186,16 @@ mod tests {
             assert_eq!(location.to_string(), shown);
             assert!(!format!("{location:?}").contains("s3cret"));
         }
+    }
+
+    #[test]
+    fn a_command_line_keeps_no_password() {
+        assert_eq!(
+            without_password("--store=postgres://lab:s3cret@db/feelbench"),
+            "--store=postgres://lab@db/feelbench"
+        );
+        assert_eq!(without_password("postgresql://lab:s3cret@db"), "postgresql://lab@db");
+        assert_eq!(without_password("--probe"), "--probe");
     }
 
     #[test]

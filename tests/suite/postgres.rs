@@ -136,7 +136,8 @@ fn a_run_the_server_missed_waits_and_is_sent_with_pending() {
     let warnings: Vec<&str> = said.lines().filter(|l| l.contains("not sent")).collect();
     assert_eq!(warnings.len(), 1, "{said}");
     assert!(warnings[0].contains("submit --pending"), "{said}");
-    assert!(file.is_file(), "the run file was not written");
+    let document = std::fs::read_to_string(&file).expect("the run file was not written");
+    assert!(!document.contains(PASSWORD), "the run document keeps the password");
     let local = run_keys(
         dir.path(),
         dir.path().join("feelbench/store.sqlite").to_str().unwrap(),
