@@ -194,7 +194,10 @@ mod tests {
             without_password("--store=postgres://lab:s3cret@db/feelbench"),
             "--store=postgres://lab@db/feelbench"
         );
-        assert_eq!(without_password("postgresql://lab:s3cret@db"), "postgresql://lab@db");
+        assert_eq!(
+            without_password("postgresql://lab:s3cret@db"),
+            "postgresql://lab@db"
+        );
         assert_eq!(without_password("--probe"), "--probe");
     }
 

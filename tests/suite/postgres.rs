@@ -137,7 +137,10 @@ fn a_run_the_server_missed_waits_and_is_sent_with_pending() {
     assert_eq!(warnings.len(), 1, "{said}");
     assert!(warnings[0].contains("submit --pending"), "{said}");
     let document = std::fs::read_to_string(&file).expect("the run file was not written");
-    assert!(!document.contains(PASSWORD), "the run document keeps the password");
+    assert!(
+        !document.contains(PASSWORD),
+        "the run document keeps the password"
+    );
     let local = run_keys(
         dir.path(),
         dir.path().join("feelbench/store.sqlite").to_str().unwrap(),

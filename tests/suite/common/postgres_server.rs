@@ -91,15 +91,15 @@ impl Server {
                 "--no-sync".as_ref(),
             ],
         );
-        let mut conf = format!(
+        let mut conf = String::from(
             "listen_addresses = '127.0.0.1'\nunix_socket_directories = ''\nfsync = off\n\
              synchronous_commit = off\nfull_page_writes = off\nmax_connections = 40\n\
-             shared_buffers = 16MB\n"
+             shared_buffers = 16MB\n",
         );
         if tls {
             server.make_certificate();
             conf.push_str("ssl = on\nssl_cert_file = 'server.crt'\nssl_key_file = 'server.key'\n");
-            let hba = format!("hostssl all all 127.0.0.1/32 scram-sha-256\n");
+            let hba = "hostssl all all 127.0.0.1/32 scram-sha-256\n";
             std::fs::write(data.join("pg_hba.conf"), hba).unwrap();
         }
         let mut file = std::fs::OpenOptions::new()
