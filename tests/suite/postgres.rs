@@ -326,3 +326,46 @@ fn tls_is_used_when_the_server_requires_it() {
         stderr(&refused)
     );
 }
+
+#[test]
+fn a_read_only_role_reads_the_store_and_cannot_write_it() {
+    let Some(server) = Server::start(false) else {
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let files = run_files();
+    let file = files[0].to_str().unwrap();
+    let sent = feelbench_in(dir.path(), &["submit", "--store", &server.url(), file]);
+    assert!(sent.status.success(), "{}", stderr(&sent));
+    // The README's role, as it says it.
+    server.psql("CREATE ROLE grafana LOGIN PASSWORD 'graf-pw'");
+    server.psql("GRANT CONNECT ON DATABASE postgres TO grafana");
+    server.psql("GRANT USAGE ON SCHEMA public TO grafana");
+    server.psql(
+        "GRANT SELECT ON schema_version, machine, run, scenario, figure, annotation TO grafana",
+    );
+    let reader = format!(
+        "postgres://grafana:graf-pw@127.0.0.1:{}/postgres",
+        server.port
+    );
+    assert_eq!(
+        run_keys(dir.path(), &reader),
+        run_keys(dir.path(), &server.url())
+    );
+    let files = run_files();
+    let other = files[1].to_str().unwrap();
+    let write = feelbench_in(dir.path(), &["store", "import", "--store", &reader, other]);
+    assert_ne!(write.status.code(), Some(0));
+    assert_eq!(
+        stderr(&write).trim().lines().count(),
+        1,
+        "{}",
+        stderr(&write)
+    );
+    assert!(
+        stderr(&write).contains("permission denied"),
+        "{}",
+        stderr(&write)
+    );
+    assert_eq!(server.psql("SELECT count(*) FROM run"), "1");
+}
