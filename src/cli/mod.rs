@@ -7,6 +7,7 @@ mod docs;
 mod run;
 mod select;
 mod store;
+mod submit;
 mod suite;
 mod values;
 
@@ -92,6 +93,10 @@ pub enum UserCommand {
     /// Add run files to the store, or annotate a run.
     #[command(subcommand)]
     Store(store::StoreCommand),
+    /// Send runs to another store (a lab's PostgreSQL database): run
+    /// files, or the local store's runs it lacks, or those waiting since a
+    /// send failed (--pending). A run is stored once however often sent.
+    Submit(submit::SubmitArgs),
     /// Print the manual page (roff) on stdout.
     #[command(hide = true)]
     Man,
@@ -133,6 +138,7 @@ impl UserCommand {
             }),
             UserCommand::Runs(args) => Task::Runs(args.settings()?),
             UserCommand::Store(command) => Task::Store(command.settings()?),
+            UserCommand::Submit(args) => Task::Submit(args.settings()?),
             UserCommand::Man => Task::Print(docs::man_page()),
             UserCommand::Completions { shell } => Task::Print(docs::completions(shell)),
         })

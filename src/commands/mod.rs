@@ -9,6 +9,7 @@ pub mod merge;
 pub mod report;
 pub mod run;
 pub mod store;
+pub mod submit;
 pub mod suite;
 
 use crate::exit::ExitCode;
@@ -35,6 +36,8 @@ pub enum Task {
     Runs(store::RunsSettings),
     /// `feelbench store ...`.
     Store(store::StoreTask),
+    /// `feelbench submit`.
+    Submit(submit::SubmitSettings),
     /// Text that is ready to print (the manual page, shell completions).
     Print(String),
 }
@@ -68,6 +71,7 @@ pub fn execute(task: Task, system: SystemInfo) -> anyhow::Result<ExitCode> {
         Task::Merge(settings) => merge::run(&settings),
         Task::Runs(settings) => print(&store::runs(&settings)?),
         Task::Store(task) => print(&store::execute(&task)?),
+        Task::Submit(settings) => print(&submit::submit(&settings)?),
         Task::Print(text) => print(&text),
     }
 }

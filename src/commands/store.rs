@@ -47,12 +47,16 @@ pub enum RunsFormat {
 }
 
 /// Adds the run just written (its file's `bytes`) to the store at
-/// `location`; what happened, in words for stderr.
+/// `location` (a database's run is kept in the local store too); what
+/// happened, in words for stderr.
 pub fn remember(
     location: &StoreLocation,
     run: &RunDocument,
     bytes: &[u8],
 ) -> Result<String, StoreError> {
+    if let StoreLocation::Postgres(_) = location {
+        return super::submit::remember_remote(location, run, bytes);
+    }
     let mut store = Store::open(location)?;
     let added = store.add(&rows_of(run, bytes))?;
     Ok(match added {

@@ -8,11 +8,14 @@
 pub mod add;
 pub mod backend;
 pub mod fingerprint;
+mod libpq_env;
 pub mod location;
+mod postgres;
 pub mod query;
 pub mod rows;
 pub mod schema;
 mod sqlite;
+mod tls;
 
 pub use location::StoreLocation;
 
@@ -30,6 +33,10 @@ pub enum StoreError {
     /// The store was made by a newer feelbench.
     #[error("the store has schema version {found}, newer than this feelbench's {known}: use a newer feelbench")]
     NewerSchema { found: i64, known: i64 },
+    /// The database server refused the login (a wrong password, an
+    /// unknown role).
+    #[error("the store refused the login ({0})")]
+    Denied(String),
     /// The store cannot be opened or reached.
     #[error("cannot reach the store: {0}")]
     Unreachable(String),
@@ -55,6 +62,7 @@ impl Store {
     pub fn open(location: &StoreLocation) -> Result<Self, StoreError> {
         let mut db: Box<dyn Backend> = match location {
             StoreLocation::Sqlite(path) => Box::new(sqlite::Sqlite::open(path)?),
+            StoreLocation::Postgres(url) => Box::new(postgres::Postgres::connect(url)?),
         };
         schema::migrate(db.as_mut())?;
         Ok(Self { db })

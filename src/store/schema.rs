@@ -125,19 +125,18 @@ fn migrate_in_transaction(db: &mut dyn Backend) -> Result<(), StoreError> {
         // the same tables; the first takes this lock, the others wait.
         db.query("SELECT pg_advisory_xact_lock(4242)", &[])?;
     }
-    db.batch("CREATE TABLE IF NOT EXISTS schema_version (version BIGINT NOT NULL)")?;
-    let rows = db.query("SELECT MAX(version) FROM schema_version", &[])?;
-    let found = rows
-        .first()
-        .and_then(|row| row.first())
-        .and_then(|v| v.as_int())
-        .unwrap_or(0);
+    let found = applied(db)?;
     if found > VERSION {
         return Err(StoreError::NewerSchema {
             found,
             known: VERSION,
         });
     }
+    if found == VERSION {
+        // Nothing to write, so a role that may only read can use the store.
+        return Ok(());
+    }
+    db.batch("CREATE TABLE IF NOT EXISTS schema_version (version BIGINT NOT NULL)")?;
     for (index, migration) in MIGRATIONS.iter().enumerate().skip(found as usize) {
         db.batch(&spelt(migration, db.dialect()))?;
         db.execute(
@@ -146,6 +145,31 @@ fn migrate_in_transaction(db: &mut dyn Backend) -> Result<(), StoreError> {
         )?;
     }
     Ok(())
+}
+
+/// How many migrations the store has had: 0 for a new one.
+fn applied(db: &mut dyn Backend) -> Result<i64, StoreError> {
+    let exists = match db.dialect() {
+        Dialect::Sqlite => {
+            "SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name = 'schema_version'"
+        }
+        Dialect::Postgres => {
+            "SELECT count(*) FROM pg_tables \
+             WHERE schemaname = current_schema() AND tablename = 'schema_version'"
+        }
+    };
+    let first = |rows: Vec<super::backend::Row>| {
+        rows.first()
+            .and_then(|row| row.first())
+            .and_then(|v| v.as_int())
+            .unwrap_or(0)
+    };
+    if first(db.query(exists, &[])?) == 0 {
+        return Ok(0);
+    }
+    Ok(first(
+        db.query("SELECT MAX(version) FROM schema_version", &[])?,
+    ))
 }
 
 #[cfg(test)]

@@ -27,6 +27,7 @@ mod metadata_loads;
 mod micro;
 mod placement;
 mod pm_qos;
+mod postgres;
 mod precision;
 mod process_loads;
 mod repeat;

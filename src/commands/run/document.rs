@@ -70,7 +70,10 @@ pub fn start(
             finished: None,
             interrupted: false,
             comment: config.output.comment.clone(),
-            command_line: std::env::args().collect(),
+            // A store's URL may hold a password: the document keeps none.
+            command_line: std::env::args()
+                .map(|arg| crate::store::location::without_password(&arg))
+                .collect(),
         },
         system,
         environment,

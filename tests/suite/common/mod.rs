@@ -3,6 +3,8 @@
 //! processes, reading run files, and skipping a test visibly.
 #![allow(dead_code)] // each test file uses a different subset
 
+pub mod postgres_server;
+
 use serde_json::Value;
 use std::io::Write as _;
 use std::os::unix::process::CommandExt as _;

@@ -1,0 +1,224 @@
+//! `feelbench submit`: sends runs to another store (a lab's PostgreSQL
+//! database), each stored once however often it is sent. A run that cannot
+//! be sent waits in the local store, marked pending, until
+//! `submit --pending` sends it; `run --store postgres://…` goes the same
+//! way ([`remember_remote`]).
+
+use super::store::read_with_bytes;
+use crate::probe;
+use crate::report::file::parse_run;
+use crate::report::schema::RunDocument;
+use crate::store::add::Added;
+use crate::store::query::RunFilter;
+use crate::store::rows::{rows_of, RunRows};
+use crate::store::{Store, StoreError, StoreLocation};
+use anyhow::Context as _;
+use std::collections::HashSet;
+use std::path::{Path, PathBuf};
+
+/// Settings of `feelbench submit`.
+#[derive(Debug, Clone)]
+pub struct SubmitSettings {
+    /// The store the runs go to.
+    pub remote: StoreLocation,
+    /// This user's store: where runs wait; `None` without a home.
+    pub local: Option<StoreLocation>,
+    /// Which runs.
+    pub sending: Sending,
+}
+
+/// Which runs `submit` sends.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Sending {
+    /// These run files.
+    Files(Vec<PathBuf>),
+    /// The local store's runs that the remote store lacks.
+    Missing,
+    /// The local store's runs that could not be sent before.
+    Pending,
+}
+
+/// How many times a run is tried when another writer raced it.
+const ATTEMPTS: usize = 3;
+
+/// Adds `rows` to `store`, again when a concurrent writer got in the way.
+fn add(store: &mut Store, rows: &RunRows) -> Result<Added, StoreError> {
+    let mut attempt = 1;
+    loop {
+        match store.add(rows) {
+            Err(StoreError::Locked(_)) if attempt < ATTEMPTS => attempt += 1,
+            outcome => return outcome,
+        }
+    }
+}
+
+/// A stored document, read back as a run.
+fn stored_run(store: &mut Store, run_key: &str) -> anyhow::Result<RunRows> {
+    let bytes = store.document_bytes(run_key)?;
+    let text = std::str::from_utf8(&bytes)
+        .with_context(|| format!("the stored run {run_key} is not UTF-8"))?;
+    let run = parse_run(Path::new(run_key), text, &probe::sheet_of)?;
+    Ok(rows_of(&run, &bytes))
+}
+
+/// What sending did.
+#[derive(Debug, Default)]
+struct Outcome {
+    sent: usize,
+    already: usize,
+    /// The runs that failed, with why.
+    failed: Vec<(String, String)>,
+}
+
+/// `feelbench submit`: sends the runs; the summary line, or an error that
+/// holds it when a run could not be sent.
+pub fn submit(settings: &SubmitSettings) -> anyhow::Result<String> {
+    let remote = &settings.remote;
+    let mut local = match (&settings.sending, &settings.local) {
+        (Sending::Files(_), Some(location)) => Store::open(location).ok(),
+        (Sending::Files(_), None) => None,
+        (_, Some(location)) => {
+            Some(super::store::open(location).context("the local store, which runs come from")?)
+        }
+        (_, None) => anyhow::bail!("no local store to send from: set HOME or XDG_DATA_HOME"),
+    };
+    let mut outcome = Outcome::default();
+    let mut target = Store::open(remote);
+    let keys = match &settings.sending {
+        Sending::Files(files) => {
+            // Every file is read before any is sent: a file that is not a
+            // run stops the command before it sends anything.
+            let runs = files
+                .iter()
+                .map(|file| read_with_bytes(file).map(|(run, bytes)| rows_of(&run, &bytes)))
+                .collect::<anyhow::Result<Vec<RunRows>>>()?;
+            for rows in &runs {
+                send(&mut target, local.as_mut(), remote, rows, &mut outcome);
+            }
+            Vec::new()
+        }
+        Sending::Missing => {
+            let store = local.as_mut().expect("opened above");
+            let had: HashSet<String> = match &mut target {
+                Ok(target) => target
+                    .runs(&RunFilter::default())?
+                    .into_iter()
+                    .map(|r| r.run_key)
+                    .collect(),
+                Err(_) => HashSet::new(),
+            };
+            let mine = store.runs(&RunFilter::default())?;
+            outcome.already = mine.iter().filter(|r| had.contains(&r.run_key)).count();
+            mine.into_iter()
+                .map(|r| r.run_key)
+                .filter(|key| !had.contains(key))
+                .collect()
+        }
+        Sending::Pending => local
+            .as_mut()
+            .expect("opened above")
+            .pending(&remote.to_string())?,
+    };
+    for key in keys {
+        let store = local.as_mut().expect("opened above");
+        let rows = stored_run(store, &key)?;
+        send(&mut target, Some(store), remote, &rows, &mut outcome);
+    }
+    let summary = format!(
+        "{} sent, {} already there, {} failed",
+        outcome.sent,
+        outcome.already,
+        outcome.failed.len()
+    );
+    match outcome.failed.first() {
+        None => Ok(format!("{summary} ({remote})\n")),
+        Some((run_key, why)) => Err(anyhow::anyhow!(
+            "{summary} (waiting: feelbench submit --pending --store {remote}): run {run_key}: {why}"
+        )),
+    }
+}
+
+/// Sends one run to `target` (or the error opening it); a run that fails
+/// is kept in `local`, marked pending.
+fn send(
+    target: &mut Result<Store, StoreError>,
+    local: Option<&mut Store>,
+    remote: &StoreLocation,
+    rows: &RunRows,
+    outcome: &mut Outcome,
+) {
+    let sent = match target {
+        Ok(store) => add(store, rows),
+        // The opening error again, for each run (it says its own kind).
+        Err(error) => Err(StoreError::Failed(error.to_string())),
+    };
+    match sent {
+        Ok(added) => {
+            match added {
+                Added::New => outcome.sent += 1,
+                Added::Already => outcome.already += 1,
+            }
+            if let Some(local) = local {
+                // The run has arrived; a failure to say so leaves it to be
+                // sent again, which stores nothing twice.
+                let _ = local.clear_pending(&rows.run_key, &remote.to_string());
+            }
+        }
+        Err(error) => {
+            let why = match local.map(|local| wait(local, remote, rows, &error)) {
+                Some(Ok(())) => error.to_string(),
+                Some(Err(also)) => format!("{error}; not kept locally either: {also}"),
+                None => format!("{error}; no local store to keep it in"),
+            };
+            outcome.failed.push((rows.run_key.clone(), why));
+        }
+    }
+}
+
+/// Keeps `rows` in `local`, marked as waiting for `remote`.
+fn wait(
+    local: &mut Store,
+    remote: &StoreLocation,
+    rows: &RunRows,
+    error: &StoreError,
+) -> Result<(), StoreError> {
+    add(local, rows)?;
+    local.mark_pending(&rows.run_key, &remote.to_string(), &error.to_string())
+}
+
+/// Adds a finished run (its file's `bytes`) to the local store and sends
+/// it to `remote`; a remote that fails leaves the run waiting in the
+/// local store, said in words for stderr, not as an error.
+pub fn remember_remote(
+    remote: &StoreLocation,
+    run: &RunDocument,
+    bytes: &[u8],
+) -> Result<String, StoreError> {
+    let rows = rows_of(run, bytes);
+    let local_location = StoreLocation::local().map_err(StoreError::Unreachable)?;
+    let mut local = match &local_location {
+        Some(location) => {
+            let mut store = Store::open(location)?;
+            add(&mut store, &rows)?;
+            Some(store)
+        }
+        None => None,
+    };
+    let sent = Store::open(remote).and_then(|mut store| add(&mut store, &rows));
+    let kept = local_location
+        .as_ref()
+        .map(|l| format!(", kept in {l} too"))
+        .unwrap_or_default();
+    match (sent, local.as_mut(), &local_location) {
+        (Ok(Added::New), _, _) => Ok(format!("run stored in {remote}{kept}")),
+        (Ok(Added::Already), _, _) => Ok(format!("run already in {remote}{kept}")),
+        (Err(error), Some(store), Some(location)) => {
+            store.mark_pending(&rows.run_key, &remote.to_string(), &error.to_string())?;
+            Ok(format!(
+                "warning: run not sent to {remote} ({error}); it waits in {location}: \
+                 feelbench submit --pending --store {remote}"
+            ))
+        }
+        (Err(error), _, _) => Err(error),
+    }
+}

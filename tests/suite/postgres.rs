@@ -1,0 +1,371 @@
+//! The PostgreSQL store against a real server (tests/suite/common's
+//! `postgres_server`, skipped with a notice where PostgreSQL is not
+//! installed): `submit` stores a run once however often it is sent, a run
+//! that cannot be sent waits and `submit --pending` sends it, a server that
+//! is down or a wrong password is said in one line, both back ends answer
+//! the same queries alike, TLS when the server wants it, and no output
+//! ever shows a password.
+
+use crate::common::postgres_server::{Server, PASSWORD, ROLE};
+use crate::common::{feelbench, new_tag, stderr, stdout};
+use std::path::{Path, PathBuf};
+use std::process::Output;
+
+/// Run files of an earlier release, as a lab's machines would send them.
+fn run_files() -> Vec<PathBuf> {
+    let data = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data");
+    vec![data.join("v1-run.json"), data.join("v1-nice19.json")]
+}
+
+/// `feelbench ARGS` with `dir` as its home for data (the local store).
+fn feelbench_in(dir: &Path, args: &[&str]) -> Output {
+    let output = feelbench(&new_tag(), dir)
+        .args(args)
+        .env_remove("PGPASSWORD")
+        .env_remove("PGPASSFILE")
+        .env("HOME", dir)
+        .output()
+        .unwrap();
+    assert_no_password(&output);
+    output
+}
+
+/// No output shows the test role's password.
+fn assert_no_password(output: &Output) {
+    let said = format!("{}{}", stdout(output), stderr(output));
+    assert!(!said.contains(PASSWORD), "the password was shown: {said}");
+}
+
+/// The keys of the runs a store lists.
+fn run_keys(dir: &Path, store: &str) -> Vec<String> {
+    let output = feelbench_in(dir, &["runs", "--format", "json", "--store", store]);
+    assert!(output.status.success(), "{}", stderr(&output));
+    let runs: serde_json::Value = serde_json::from_slice(&output.stdout).unwrap();
+    runs.as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r["run_key"].as_str().unwrap().to_string())
+        .collect()
+}
+
+#[test]
+fn a_run_sent_twice_is_stored_once() {
+    let Some(server) = Server::start(false) else {
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let files = run_files();
+    let file = files[0].to_str().unwrap();
+    let first = feelbench_in(dir.path(), &["submit", "--store", &server.url(), file]);
+    assert!(first.status.success(), "{}", stderr(&first));
+    assert!(
+        stdout(&first).starts_with("1 sent, 0 already there, 0 failed"),
+        "{}",
+        stdout(&first)
+    );
+    let again = feelbench_in(
+        dir.path(),
+        &["submit", "--store", &server.url(), file, file],
+    );
+    assert!(again.status.success(), "{}", stderr(&again));
+    assert!(
+        stdout(&again).starts_with("0 sent, 2 already there, 0 failed"),
+        "{}",
+        stdout(&again)
+    );
+    assert_eq!(
+        server.psql("SELECT count(*), count(DISTINCT run_key) FROM run"),
+        "1|1"
+    );
+    assert_eq!(run_keys(dir.path(), &server.url()).len(), 1);
+}
+
+#[test]
+fn the_local_store_runs_the_remote_lacks_are_sent() {
+    let Some(server) = Server::start(false) else {
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let files = run_files();
+    let import: Vec<&str> = ["store", "import"]
+        .into_iter()
+        .chain(files.iter().map(|f| f.to_str().unwrap()))
+        .collect();
+    assert!(feelbench_in(dir.path(), &import).status.success());
+    let sent = feelbench_in(dir.path(), &["submit", "--store", &server.url()]);
+    assert!(sent.status.success(), "{}", stderr(&sent));
+    assert!(
+        stdout(&sent).starts_with("2 sent, 0 already there"),
+        "{}",
+        stdout(&sent)
+    );
+    let again = feelbench_in(dir.path(), &["submit", "--store", &server.url()]);
+    assert!(
+        stdout(&again).starts_with("0 sent, 2 already there"),
+        "{}",
+        stdout(&again)
+    );
+}
+
+#[test]
+fn a_run_the_server_missed_waits_and_is_sent_with_pending() {
+    let Some(mut server) = Server::start(false) else {
+        return;
+    };
+    server.stop();
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("r.json");
+    let run = feelbench_in(
+        dir.path(),
+        &[
+            "run",
+            "--probe",
+            "x",
+            "--load",
+            "none",
+            "-t",
+            "1",
+            "-o",
+            file.to_str().unwrap(),
+            "--store",
+            &server.url(),
+        ],
+    );
+    assert_eq!(run.status.code(), Some(0), "{}", stderr(&run));
+    let said = stderr(&run);
+    let warnings: Vec<&str> = said.lines().filter(|l| l.contains("not sent")).collect();
+    assert_eq!(warnings.len(), 1, "{said}");
+    assert!(warnings[0].contains("submit --pending"), "{said}");
+    let document = std::fs::read_to_string(&file).expect("the run file was not written");
+    assert!(
+        !document.contains(PASSWORD),
+        "the run document keeps the password"
+    );
+    let local = run_keys(
+        dir.path(),
+        dir.path().join("feelbench/store.sqlite").to_str().unwrap(),
+    );
+    assert_eq!(local.len(), 1, "the local store lacks the run");
+
+    server.restart();
+    let sent = feelbench_in(
+        dir.path(),
+        &["submit", "--pending", "--store", &server.url()],
+    );
+    assert!(sent.status.success(), "{}", stderr(&sent));
+    assert!(
+        stdout(&sent).starts_with("1 sent, 0 already there, 0 failed"),
+        "{}",
+        stdout(&sent)
+    );
+    assert_eq!(run_keys(dir.path(), &server.url()), local);
+    let nothing_left = feelbench_in(
+        dir.path(),
+        &["submit", "--pending", "--store", &server.url()],
+    );
+    assert!(stdout(&nothing_left).starts_with("0 sent, 0 already there, 0 failed"));
+}
+
+#[test]
+fn a_server_that_is_down_is_said_in_one_line_and_nothing_is_lost() {
+    let Some(mut server) = Server::start(false) else {
+        return;
+    };
+    server.stop();
+    let dir = tempfile::tempdir().unwrap();
+    let files = run_files();
+    let file = files[0].to_str().unwrap();
+    let sent = feelbench_in(dir.path(), &["submit", "--store", &server.url(), file]);
+    assert_eq!(sent.status.code(), Some(1));
+    let said = stderr(&sent);
+    assert_eq!(said.trim().lines().count(), 1, "{said}");
+    assert!(
+        said.contains("0 sent, 0 already there, 1 failed (waiting"),
+        "{said}"
+    );
+    assert!(said.contains("cannot reach the store"), "{said}");
+    assert!(Path::new(file).is_file());
+    let local = run_keys(
+        dir.path(),
+        dir.path().join("feelbench/store.sqlite").to_str().unwrap(),
+    );
+    assert_eq!(local.len(), 1, "the run does not wait in the local store");
+    let runs = feelbench_in(dir.path(), &["runs", "--store", &server.url()]);
+    assert_ne!(runs.status.code(), Some(0));
+    assert_eq!(stderr(&runs).trim().lines().count(), 1, "{}", stderr(&runs));
+}
+
+#[test]
+fn both_back_ends_answer_alike() {
+    let Some(server) = Server::start(false) else {
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let sqlite = dir.path().join("same.sqlite");
+    let files = run_files();
+    for store in [sqlite.to_str().unwrap(), &server.url()] {
+        let mut args = vec!["store", "import", "--store", store];
+        args.extend(files.iter().map(|f| f.to_str().unwrap()));
+        let imported = feelbench_in(dir.path(), &args);
+        assert!(imported.status.success(), "{}", stderr(&imported));
+    }
+    for format in ["json", "csv"] {
+        let answer = |store: &str| {
+            let output = feelbench_in(dir.path(), &["runs", "--format", format, "--store", store]);
+            assert!(output.status.success(), "{}", stderr(&output));
+            stdout(&output)
+        };
+        let from_sqlite = answer(sqlite.to_str().unwrap());
+        assert!(from_sqlite.contains("v1") || from_sqlite.lines().count() > 1);
+        assert_eq!(from_sqlite, answer(&server.url()), "{format} differs");
+    }
+    let filtered = |store: &str| {
+        stdout(&feelbench_in(
+            dir.path(),
+            &["runs", "--last", "1", "--format", "json", "--store", store],
+        ))
+    };
+    assert_eq!(filtered(sqlite.to_str().unwrap()), filtered(&server.url()));
+}
+
+#[test]
+fn a_wrong_password_is_said_in_one_line_without_it() {
+    let Some(server) = Server::start(false) else {
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let wrong = format!(
+        "postgres://{ROLE}:not-{PASSWORD}@127.0.0.1:{}/postgres",
+        server.port
+    );
+    let output = feelbench_in(dir.path(), &["runs", "--store", &wrong]);
+    assert_ne!(output.status.code(), Some(0));
+    let said = stderr(&output);
+    assert_eq!(said.trim().lines().count(), 1, "{said}");
+    assert!(said.contains("refused the login"), "{said}");
+    assert!(said.contains("password authentication failed"), "{said}");
+    assert!(
+        said.contains(&format!("postgres://{ROLE}@127.0.0.1")),
+        "{said}"
+    );
+}
+
+#[test]
+fn credentials_come_from_the_environment_or_a_private_password_file() {
+    let Some(server) = Server::start(false) else {
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let url = server.url_without_password();
+    let from_env = feelbench(&new_tag(), dir.path())
+        .args(["runs", "--store", &url])
+        .env("PGPASSWORD", PASSWORD)
+        .output()
+        .unwrap();
+    assert!(from_env.status.success(), "{}", stderr(&from_env));
+    assert_no_password(&from_env);
+
+    let passfile = dir.path().join("pgpass");
+    std::fs::write(
+        &passfile,
+        format!("127.0.0.1:{}:*:{ROLE}:{PASSWORD}\n", server.port),
+    )
+    .unwrap();
+    let with_mode = |mode: u32| {
+        std::fs::set_permissions(
+            &passfile,
+            std::os::unix::fs::PermissionsExt::from_mode(mode),
+        )
+        .unwrap();
+        let output = feelbench(&new_tag(), dir.path())
+            .args(["runs", "--store", &url])
+            .env_remove("PGPASSWORD")
+            .env("PGPASSFILE", &passfile)
+            .output()
+            .unwrap();
+        assert_no_password(&output);
+        output
+    };
+    let private = with_mode(0o600);
+    assert!(private.status.success(), "{}", stderr(&private));
+    let open = with_mode(0o644);
+    assert_ne!(open.status.code(), Some(0));
+    assert!(stderr(&open).contains("chmod 600"), "{}", stderr(&open));
+}
+
+#[test]
+fn tls_is_used_when_the_server_requires_it() {
+    if std::process::Command::new("openssl")
+        .arg("version")
+        .output()
+        .is_err()
+    {
+        crate::common::skip("openssl is not installed to make the server's certificate");
+        return;
+    }
+    let Some(server) = Server::start(true) else {
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let files = run_files();
+    let file = files[0].to_str().unwrap();
+    for mode in ["prefer", "require"] {
+        let url = format!("{}?sslmode={mode}", server.url());
+        let sent = feelbench_in(dir.path(), &["submit", "--store", &url, file]);
+        assert!(sent.status.success(), "sslmode={mode}: {}", stderr(&sent));
+    }
+    // The server takes TLS connections only (hostssl), so the run got
+    // there encrypted.
+    assert_eq!(server.psql("SELECT count(*) FROM run"), "1");
+    let plain = format!("{}?sslmode=disable", server.url());
+    let refused = feelbench_in(dir.path(), &["runs", "--store", &plain]);
+    assert_ne!(refused.status.code(), Some(0));
+    assert!(
+        stderr(&refused).contains("no encryption"),
+        "{}",
+        stderr(&refused)
+    );
+}
+
+#[test]
+fn a_read_only_role_reads_the_store_and_cannot_write_it() {
+    let Some(server) = Server::start(false) else {
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let files = run_files();
+    let file = files[0].to_str().unwrap();
+    let sent = feelbench_in(dir.path(), &["submit", "--store", &server.url(), file]);
+    assert!(sent.status.success(), "{}", stderr(&sent));
+    // The README's role, as it says it.
+    server.psql("CREATE ROLE grafana LOGIN PASSWORD 'graf-pw'");
+    server.psql("GRANT CONNECT ON DATABASE postgres TO grafana");
+    server.psql("GRANT USAGE ON SCHEMA public TO grafana");
+    server.psql(
+        "GRANT SELECT ON schema_version, machine, run, scenario, figure, annotation TO grafana",
+    );
+    let reader = format!(
+        "postgres://grafana:graf-pw@127.0.0.1:{}/postgres",
+        server.port
+    );
+    assert_eq!(
+        run_keys(dir.path(), &reader),
+        run_keys(dir.path(), &server.url())
+    );
+    let files = run_files();
+    let other = files[1].to_str().unwrap();
+    let write = feelbench_in(dir.path(), &["store", "import", "--store", &reader, other]);
+    assert_ne!(write.status.code(), Some(0));
+    assert_eq!(
+        stderr(&write).trim().lines().count(),
+        1,
+        "{}",
+        stderr(&write)
+    );
+    assert!(
+        stderr(&write).contains("permission denied"),
+        "{}",
+        stderr(&write)
+    );
+    assert_eq!(server.psql("SELECT count(*) FROM run"), "1");
+}
