@@ -4,6 +4,7 @@
 //! only parses, hands the worker its spec, and asks for the task.
 
 mod docs;
+mod history;
 mod run;
 mod select;
 mod store;
@@ -89,6 +90,10 @@ pub enum UserCommand {
     Merge(MergeArgs),
     /// List the runs in the store: every run is added to it when it ends.
     Runs(store::RunsArgs),
+    /// One figure of one probe under one load across the stored runs (or
+    /// kernels), with its intervals and the annotations: a table, CSV,
+    /// JSON, an SVG trend chart or an HTML page.
+    History(history::HistoryArgs),
     /// Add run files to the store, or annotate a run.
     #[command(subcommand)]
     Store(store::StoreCommand),
@@ -132,6 +137,7 @@ impl UserCommand {
                 output: args.output,
             }),
             UserCommand::Runs(args) => Task::Runs(args.settings()?),
+            UserCommand::History(args) => Task::History(args.settings()?),
             UserCommand::Store(command) => Task::Store(command.settings()?),
             UserCommand::Man => Task::Print(docs::man_page()),
             UserCommand::Completions { shell } => Task::Print(docs::completions(shell)),

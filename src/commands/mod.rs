@@ -4,6 +4,7 @@
 
 pub mod calibrate;
 pub mod compare;
+pub mod history;
 pub mod list;
 pub mod merge;
 pub mod report;
@@ -33,6 +34,8 @@ pub enum Task {
     Merge(merge::MergeSettings),
     /// `feelbench runs`.
     Runs(store::RunsSettings),
+    /// `feelbench history`.
+    History(history::HistorySettings),
     /// `feelbench store ...`.
     Store(store::StoreTask),
     /// Text that is ready to print (the manual page, shell completions).
@@ -67,6 +70,7 @@ pub fn execute(task: Task, system: SystemInfo) -> anyhow::Result<ExitCode> {
         Task::Compare(settings) => emit(&compare::render(&settings)?, settings.output.as_deref()),
         Task::Merge(settings) => merge::run(&settings),
         Task::Runs(settings) => print(&store::runs(&settings)?),
+        Task::History(settings) => history::run(&settings),
         Task::Store(task) => print(&store::execute(&task)?),
         Task::Print(text) => print(&text),
     }
