@@ -1,6 +1,7 @@
 //! The options of the store's commands: which store (`--store`), and
 //! `runs`, `store import` and `store annotate`.
 
+use crate::commands::compare::RunSource;
 use crate::commands::store::{RunsFormat, RunsSettings, StoreTask};
 use crate::exit::UsageError;
 use crate::store::query::RunFilter;
@@ -176,4 +177,53 @@ pub fn parse_date(text: &str) -> Result<i64, String> {
         .and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok())
         .map(|d| d.as_secs() as i64)
         .ok_or_else(|| format!("{text} is not a date: give 2026-11-27 or 2026-11-27T08:00:00Z"))
+}
+
+/// What a run named to `compare` is: an existing file; else a query when
+/// it has `=`; else a file when it looks like one (a `/`, `.json`), so a
+/// missing file is said as such; else a run id of the store.
+pub fn run_source(text: &str) -> Result<RunSource, UsageError> {
+    let path = std::path::Path::new(text);
+    if path.exists() {
+        return Ok(RunSource::File(path.to_path_buf()));
+    }
+    if text.contains('=') {
+        return Ok(RunSource::Query {
+            text: text.to_string(),
+            filter: query_filter(text)?,
+        });
+    }
+    match text.contains('/') || text.ends_with(".json") {
+        true => Ok(RunSource::File(path.to_path_buf())),
+        false => Ok(RunSource::Stored(text.to_string())),
+    }
+}
+
+/// The keys a query of the store takes.
+const QUERY_KEYS: &str = "kernel, machine, comment, suite, since, until, last";
+
+/// The filter of a query `KEY=VALUE[,KEY=VALUE...]`.
+fn query_filter(text: &str) -> Result<RunFilter, UsageError> {
+    let mut filter = RunFilter::default();
+    for part in text.split(',') {
+        let bad = |why: String| UsageError::new(format!("query {text:?}: {why}"));
+        let (key, value) = part
+            .split_once('=')
+            .ok_or_else(|| bad(format!("{part:?} is not KEY=VALUE (keys: {QUERY_KEYS})")))?;
+        let value = value.to_string();
+        match key.trim() {
+            "kernel" => filter.kernel = Some(value),
+            "machine" => filter.machine = Some(value),
+            "comment" => filter.comment = Some(value),
+            "suite" => filter.suite = Some(value),
+            "since" => filter.since_unix = Some(parse_date(&value).map_err(bad)?),
+            "until" => filter.until_unix = Some(parse_date(&value).map_err(bad)?),
+            "last" => {
+                let n = value.parse::<usize>().ok().filter(|n| *n > 0);
+                filter.last = Some(n.ok_or_else(|| bad(format!("last={value} is not a count of runs")))?);
+            }
+            other => return Err(bad(format!("unknown key {other:?} (keys: {QUERY_KEYS})"))),
+        }
+    }
+    Ok(filter)
 }

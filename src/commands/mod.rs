@@ -67,7 +67,7 @@ pub fn execute(task: Task, system: SystemInfo) -> anyhow::Result<ExitCode> {
             Ok(ExitCode::Success)
         }
         Task::Report(settings) => emit(&report::render(&settings)?, settings.output.as_deref()),
-        Task::Compare(settings) => emit(&compare::render(&settings)?, settings.output.as_deref()),
+        Task::Compare(settings) => compare::run(&settings),
         Task::Merge(settings) => merge::run(&settings),
         Task::Runs(settings) => print(&store::runs(&settings)?),
         Task::History(settings) => history::run(&settings),
