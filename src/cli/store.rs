@@ -220,7 +220,8 @@ fn query_filter(text: &str) -> Result<RunFilter, UsageError> {
             "until" => filter.until_unix = Some(parse_date(&value).map_err(bad)?),
             "last" => {
                 let n = value.parse::<usize>().ok().filter(|n| *n > 0);
-                filter.last = Some(n.ok_or_else(|| bad(format!("last={value} is not a count of runs")))?);
+                filter.last =
+                    Some(n.ok_or_else(|| bad(format!("last={value} is not a count of runs")))?);
             }
             other => return Err(bad(format!("unknown key {other:?} (keys: {QUERY_KEYS})"))),
         }

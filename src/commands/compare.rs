@@ -175,7 +175,10 @@ fn queried(
     }
     let mut runs = Vec::new();
     for key in &keys {
-        runs.push((PathBuf::from(format!("store:{key}")), stored_run(store, key)?));
+        runs.push((
+            PathBuf::from(format!("store:{key}")),
+            stored_run(store, key)?,
+        ));
     }
     let run = match runs.len() {
         1 => runs.remove(0).1,

@@ -71,8 +71,8 @@ fn build(store: &mut Store, settings: &HistorySettings) -> anyhow::Result<Histor
         "{} under {}, {}",
         settings.probe, settings.load, settings.figure
     );
-    let chosen = series::choose(&what, &points, &runs, settings.any_series)
-        .map_err(UsageError::input)?;
+    let chosen =
+        series::choose(&what, &points, &runs, settings.any_series).map_err(UsageError::input)?;
     let shown = shown(store, &points)?;
     let annotations = store.annotations()?;
     Ok(History::build(

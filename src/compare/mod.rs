@@ -213,11 +213,14 @@ impl Comparison {
     /// figure's minimum effect (`--fail-on worse`), with its row and column.
     pub fn worse(&self) -> impl Iterator<Item = (&Row, usize, &Cell)> {
         self.rows.iter().flat_map(|row| {
-            row.cells.iter().enumerate().filter_map(move |(column, cell)| {
-                cell.as_ref()
-                    .filter(|c| c.verdict == Verdict::Worse)
-                    .map(|c| (row, column, c))
-            })
+            row.cells
+                .iter()
+                .enumerate()
+                .filter_map(move |(column, cell)| {
+                    cell.as_ref()
+                        .filter(|c| c.verdict == Verdict::Worse)
+                        .map(|c| (row, column, c))
+                })
         })
     }
 }

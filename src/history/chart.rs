@@ -85,7 +85,14 @@ pub fn page(h: &History) -> Result<String> {
     let num = "num";
     body += &match h.by {
         By::Run => html::table(
-            &["run", "started", "kernel", &h.shown.label, "interval", "comment"],
+            &[
+                "run",
+                "started",
+                "kernel",
+                &h.shown.label,
+                "interval",
+                "comment",
+            ],
             &h.points
                 .iter()
                 .map(|p| {

@@ -109,7 +109,10 @@ fn series_that_are_not_comparable_are_named_not_mixed() {
     assert_eq!((error.series[0].runs, error.series[1].runs), (2, 1));
     let message = error.to_string();
     assert!(!message.contains('\n'), "{message}");
-    assert!(message.contains("--series") && message.contains("settings-s2"), "{message}");
+    assert!(
+        message.contains("--series") && message.contains("settings-s2"),
+        "{message}"
+    );
     assert_eq!(choose("x", &points, &runs, true).unwrap().len(), 2);
     assert_eq!(series::series_of(&points[..1], &runs)[0].hosts, ["vm"]);
 }

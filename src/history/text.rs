@@ -55,7 +55,10 @@ pub fn table(h: &History) -> String {
     out += "\n";
     out += &aligned(&rows);
     for m in &h.marks {
-        out += &format!("annotation from run {} ({}): {}\n", m.run_key, m.kernel, m.note);
+        out += &format!(
+            "annotation from run {} ({}): {}\n",
+            m.run_key, m.kernel, m.note
+        );
     }
     out
 }
@@ -98,8 +101,8 @@ pub fn csv(h: &History) -> anyhow::Result<String> {
     match h.by {
         By::Run => {
             writer.write_record([
-                "run", "run_id", "started", "kernel", "series", "probe", "load", "figure",
-                "value", "ci_low", "ci_high", "comment",
+                "run", "run_id", "started", "kernel", "series", "probe", "load", "figure", "value",
+                "ci_low", "ci_high", "comment",
             ])?;
             for p in &h.points {
                 writer.write_record([

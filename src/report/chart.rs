@@ -139,8 +139,14 @@ pub fn trend(labels: Labels, values: &[Placed], marks: &[Mark], axis: TrendAxis)
     {
         let area = SVGBackend::with_string(&mut svg, SIZE).into_drawing_area();
         area.fill(&WHITE).map_err(drawing)?;
-        let top = values.iter().map(|v| v.high.max(v.value)).fold(0.0_f64, f64::max);
-        let bottom = values.iter().map(|v| v.low.min(v.value)).fold(0.0_f64, f64::min);
+        let top = values
+            .iter()
+            .map(|v| v.high.max(v.value))
+            .fold(0.0_f64, f64::max);
+        let bottom = values
+            .iter()
+            .map(|v| v.low.min(v.value))
+            .fold(0.0_f64, f64::min);
         let y = bottom..(top * 1.1).max(1e-3);
         let (x, ticks) = match axis {
             TrendAxis::Names(names) => (-0.5..names.len().max(1) as f64 - 0.5, names.len() * 2 + 1),
@@ -183,7 +189,10 @@ pub fn trend(labels: Labels, values: &[Placed], marks: &[Mark], axis: TrendAxis)
             .map_err(drawing)?;
         let colour = Palette99::pick(0).stroke_width(2);
         chart
-            .draw_series(LineSeries::new(values.iter().map(|v| (v.x, v.value)), colour))
+            .draw_series(LineSeries::new(
+                values.iter().map(|v| (v.x, v.value)),
+                colour,
+            ))
             .map_err(drawing)?;
         chart
             .draw_series(
@@ -193,7 +202,11 @@ pub fn trend(labels: Labels, values: &[Placed], marks: &[Mark], axis: TrendAxis)
             )
             .map_err(drawing)?;
         chart
-            .draw_series(values.iter().map(|v| Circle::new((v.x, v.value), 3, colour.filled())))
+            .draw_series(
+                values
+                    .iter()
+                    .map(|v| Circle::new((v.x, v.value), 3, colour.filled())),
+            )
             .map_err(drawing)?;
         for mark in marks {
             let line = [(mark.x, y.start), (mark.x, y.end)];
