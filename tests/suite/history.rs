@@ -154,7 +154,13 @@ fn history_of_stored_runs_keeps_series_apart_in_every_format() {
     );
     assert!(!page.contains("<script src") && !page.contains("<link"));
 
-    let unknown = history(&["--series", series, "--figure", "p98"]);
+    let unknown = with_store(
+        dir.path(),
+        &store,
+        &[
+            "history", "--probe", "x", "--load", "burn", "--figure", "p98",
+        ],
+    );
     assert_eq!(unknown.status.code(), Some(2));
     assert!(stderr(&unknown).contains("they have: ") && stderr(&unknown).contains("p99"));
 
