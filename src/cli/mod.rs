@@ -93,7 +93,7 @@ pub enum UserCommand {
     /// One figure of one probe under one load across the stored runs (or
     /// kernels), with its intervals and the annotations: a table, CSV,
     /// JSON, an SVG trend chart or an HTML page.
-    History(history::HistoryArgs),
+    History(Box<history::HistoryArgs>),
     /// Add run files to the store, or annotate a run.
     #[command(subcommand)]
     Store(store::StoreCommand),

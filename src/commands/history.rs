@@ -9,7 +9,6 @@ use crate::history::{series, text, By, History, Shown};
 use crate::report::figure::{Figure, WORK};
 use crate::store::query::{Point, PointQuery, RunFilter};
 use crate::store::{Store, StoreLocation};
-use anyhow::Context as _;
 use std::path::PathBuf;
 
 /// Settings of `feelbench history`.
@@ -44,7 +43,10 @@ pub enum HistoryFormat {
 pub fn run(settings: &HistorySettings) -> anyhow::Result<ExitCode> {
     let location = &settings.store;
     let mut store = open(location)?;
-    let history = build(&mut store, settings).with_context(|| format!("store {location}"))?;
+    let history = build(&mut store, settings).map_err(|e| match e.is::<UsageError>() {
+        true => e,
+        false => e.context(format!("store {location}")),
+    })?;
     let text = match settings.format {
         HistoryFormat::Table => text::table(&history),
         HistoryFormat::Csv => text::csv(&history)?,
