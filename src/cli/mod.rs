@@ -354,7 +354,7 @@ pub struct CompareArgs {
     /// since, until and last, whose runs are merged into one column.
     #[arg(required = true, num_args = 2.., value_name = "RUN.json|ID|QUERY")]
     runs: Vec<String>,
-    /// Column names, comma-separated, one per run [default: each run's comment, else its kernel release].
+    /// Column names, comma-separated, one per run [default: a query's text, else each run's comment, else its kernel release].
     #[arg(long = "name", value_name = "LIST", value_delimiter = ',')]
     names: Vec<String>,
     /// Significance level of the tests (two-sided).

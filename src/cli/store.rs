@@ -228,3 +228,34 @@ fn query_filter(text: &str) -> Result<RunFilter, UsageError> {
     }
     Ok(filter)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_compare_argument_is_a_file_a_query_or_a_stored_run() {
+        let here = env!("CARGO_MANIFEST_DIR");
+        assert!(matches!(run_source(here), Ok(RunSource::File(_))));
+        assert!(matches!(
+            run_source("gone/run.json"),
+            Ok(RunSource::File(_))
+        ));
+        assert!(matches!(run_source("new.json"), Ok(RunSource::File(_))));
+        assert_eq!(
+            run_source("20261127-0840").unwrap(),
+            RunSource::Stored("20261127-0840".into())
+        );
+        let Ok(RunSource::Query { filter, .. }) = run_source("kernel=6.12,last=5,since=2026-11-27")
+        else {
+            panic!("a query");
+        };
+        assert_eq!(filter.kernel.as_deref(), Some("6.12"));
+        assert_eq!(filter.last, Some(5));
+        assert_eq!(filter.since_unix, Some(1_795_737_600));
+        for bad in ["colour=red", "last=0", "kernel=6.1,5", "until=yesterday"] {
+            let error = run_source(bad).unwrap_err().to_string();
+            assert!(error.starts_with(&format!("query {bad:?}: ")), "{error}");
+        }
+    }
+}
