@@ -22,6 +22,7 @@ mod compare;
 mod engine;
 mod exit;
 mod figures;
+mod history;
 mod load;
 mod measure;
 mod probe;

@@ -4,6 +4,7 @@
 //! only parses, hands the worker its spec, and asks for the task.
 
 mod docs;
+mod history;
 mod run;
 mod select;
 mod store;
@@ -12,7 +13,7 @@ mod suite;
 mod values;
 
 use crate::commands::calibrate::CalibrateSettings;
-use crate::commands::compare::CompareSettings;
+use crate::commands::compare::{CompareSettings, RunSource};
 use crate::commands::list::ListFormat;
 use crate::commands::merge::MergeSettings;
 use crate::commands::report::{ReportSettings, ReportView};
@@ -90,6 +91,10 @@ pub enum UserCommand {
     Merge(MergeArgs),
     /// List the runs in the store: every run is added to it when it ends.
     Runs(store::RunsArgs),
+    /// One figure of one probe under one load across the stored runs (or
+    /// kernels), with its intervals and the annotations: a table, CSV,
+    /// JSON, an SVG trend chart or an HTML page.
+    History(Box<history::HistoryArgs>),
     /// Add run files to the store, or annotate a run.
     #[command(subcommand)]
     Store(store::StoreCommand),
@@ -137,6 +142,7 @@ impl UserCommand {
                 output: args.output,
             }),
             UserCommand::Runs(args) => Task::Runs(args.settings()?),
+            UserCommand::History(args) => Task::History(args.settings()?),
             UserCommand::Store(command) => Task::Store(command.settings()?),
             UserCommand::Submit(args) => Task::Submit(args.settings()?),
             UserCommand::Man => Task::Print(docs::man_page()),
@@ -348,10 +354,13 @@ impl ReportArgs {
 /// Options of `feelbench compare`.
 #[derive(Debug, Args)]
 pub struct CompareArgs {
-    /// Run files written by `feelbench run`; the first is the baseline.
-    #[arg(required = true, num_args = 2.., value_name = "RUN.json")]
-    files: Vec<PathBuf>,
-    /// Column names, comma-separated, one per run [default: each run's comment, else its kernel release].
+    /// The runs; the first is the baseline. Each is a run file; else a run
+    /// of the store (its id, or the start of it); else a query of the store,
+    /// KEY=VALUE[,KEY=VALUE...] with keys kernel, machine, comment, suite,
+    /// since, until and last, whose runs are merged into one column.
+    #[arg(required = true, num_args = 2.., value_name = "RUN.json|ID|QUERY")]
+    runs: Vec<String>,
+    /// Column names, comma-separated, one per run [default: a query's text, else each run's comment, else its kernel release].
     #[arg(long = "name", value_name = "LIST", value_delimiter = ',')]
     names: Vec<String>,
     /// Significance level of the tests (two-sided).
@@ -372,6 +381,20 @@ pub struct CompareArgs {
     /// Write to FILE instead of stdout.
     #[arg(short = 'o', long = "output", value_name = "FILE")]
     output: Option<PathBuf>,
+    /// `worse`: exit 3 when a figure got significantly worse than the
+    /// baseline by more than its minimum effect (each said on stderr; the
+    /// comparison is still written).
+    #[arg(long = "fail-on", value_name = "WHAT", value_enum)]
+    fail_on: Option<FailOnChoice>,
+    #[command(flatten)]
+    store: store::StoreArgs,
+}
+
+/// What `--fail-on` fails on.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+enum FailOnChoice {
+    /// A figure significantly worse by more than its minimum effect.
+    Worse,
 }
 
 impl CompareArgs {
@@ -391,8 +414,19 @@ impl CompareArgs {
                 self.format.to_possible_value().map_or("?".to_string(), |v| v.get_name().to_string())
             )));
         }
+        let sources = self
+            .runs
+            .iter()
+            .map(|run| store::run_source(run))
+            .collect::<Result<Vec<_>, _>>()?;
+        let from_store = sources.iter().any(|s| !matches!(s, RunSource::File(_)));
         Ok(CompareSettings {
-            files: self.files,
+            store: match from_store {
+                true => Some(self.store.location()?),
+                false => None,
+            },
+            sources,
+            fail_on_worse: self.fail_on == Some(FailOnChoice::Worse),
             names: self.names,
             options,
             format,
@@ -409,11 +443,11 @@ impl CompareArgs {
                 self.alpha
             )));
         }
-        if !self.names.is_empty() && self.names.len() != self.files.len() {
+        if !self.names.is_empty() && self.names.len() != self.runs.len() {
             return Err(UsageError::new(format!(
                 "--name gives {} name(s) for {} runs: give one per run, comma-separated",
                 self.names.len(),
-                self.files.len()
+                self.runs.len()
             )));
         }
         let known = figure_keys(false);

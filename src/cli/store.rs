@@ -1,6 +1,7 @@
 //! The options of the store's commands: which store (`--store`), and
 //! `runs`, `store import` and `store annotate`.
 
+use crate::commands::compare::RunSource;
 use crate::commands::store::{RunsFormat, RunsSettings, StoreTask};
 use crate::exit::UsageError;
 use crate::store::query::RunFilter;
@@ -64,9 +65,10 @@ pub enum StoreCommand {
     },
 }
 
-/// Options of `feelbench runs`.
+/// Which runs of the store: the filters `runs`, `history` and the other
+/// readers of the store share.
 #[derive(Debug, Args)]
-pub struct RunsArgs {
+pub struct RunFilterArgs {
     /// Runs of this machine: a hostname, or the start of a fingerprint.
     #[arg(long = "machine", value_name = "HOST|FINGERPRINT")]
     machine: Option<String>,
@@ -88,6 +90,29 @@ pub struct RunsArgs {
     /// Only the newest N runs.
     #[arg(long = "last", value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
     last: Option<u32>,
+}
+
+impl RunFilterArgs {
+    /// The filter these options give.
+    pub fn filter(self) -> RunFilter {
+        RunFilter {
+            machine: self.machine,
+            kernel: self.kernel,
+            comment: self.comment,
+            suite: self.suite,
+            series: None,
+            since_unix: self.since,
+            until_unix: self.until,
+            last: self.last.map(|n| n as usize),
+        }
+    }
+}
+
+/// Options of `feelbench runs`.
+#[derive(Debug, Args)]
+pub struct RunsArgs {
+    #[command(flatten)]
+    filter: RunFilterArgs,
     /// Output format.
     #[arg(long = "format", value_enum, default_value_t = RunsFormatChoice::Table)]
     format: RunsFormatChoice,
@@ -108,16 +133,7 @@ impl RunsArgs {
     pub fn settings(self) -> Result<RunsSettings, UsageError> {
         Ok(RunsSettings {
             store: self.store.location()?,
-            filter: RunFilter {
-                machine: self.machine,
-                kernel: self.kernel,
-                comment: self.comment,
-                suite: self.suite,
-                series: None,
-                since_unix: self.since,
-                until_unix: self.until,
-                last: self.last.map(|n| n as usize),
-            },
+            filter: self.filter.filter(),
             format: match self.format {
                 RunsFormatChoice::Table => RunsFormat::Table,
                 RunsFormatChoice::Csv => RunsFormat::Csv,
@@ -161,4 +177,85 @@ pub fn parse_date(text: &str) -> Result<i64, String> {
         .and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok())
         .map(|d| d.as_secs() as i64)
         .ok_or_else(|| format!("{text} is not a date: give 2026-11-27 or 2026-11-27T08:00:00Z"))
+}
+
+/// What a run named to `compare` is: an existing file; else a query when
+/// it has `=`; else a file when it looks like one (a `/`, `.json`), so a
+/// missing file is said as such; else a run id of the store.
+pub fn run_source(text: &str) -> Result<RunSource, UsageError> {
+    let path = std::path::Path::new(text);
+    if path.exists() {
+        return Ok(RunSource::File(path.to_path_buf()));
+    }
+    if text.contains('=') {
+        return Ok(RunSource::Query {
+            text: text.to_string(),
+            filter: query_filter(text)?,
+        });
+    }
+    match text.contains('/') || text.ends_with(".json") {
+        true => Ok(RunSource::File(path.to_path_buf())),
+        false => Ok(RunSource::Stored(text.to_string())),
+    }
+}
+
+/// The keys a query of the store takes.
+const QUERY_KEYS: &str = "kernel, machine, comment, suite, since, until, last";
+
+/// The filter of a query `KEY=VALUE[,KEY=VALUE...]`.
+fn query_filter(text: &str) -> Result<RunFilter, UsageError> {
+    let mut filter = RunFilter::default();
+    for part in text.split(',') {
+        let bad = |why: String| UsageError::new(format!("query {text:?}: {why}"));
+        let (key, value) = part
+            .split_once('=')
+            .ok_or_else(|| bad(format!("{part:?} is not KEY=VALUE (keys: {QUERY_KEYS})")))?;
+        let value = value.to_string();
+        match key.trim() {
+            "kernel" => filter.kernel = Some(value),
+            "machine" => filter.machine = Some(value),
+            "comment" => filter.comment = Some(value),
+            "suite" => filter.suite = Some(value),
+            "since" => filter.since_unix = Some(parse_date(&value).map_err(bad)?),
+            "until" => filter.until_unix = Some(parse_date(&value).map_err(bad)?),
+            "last" => {
+                let n = value.parse::<usize>().ok().filter(|n| *n > 0);
+                filter.last =
+                    Some(n.ok_or_else(|| bad(format!("last={value} is not a count of runs")))?);
+            }
+            other => return Err(bad(format!("unknown key {other:?} (keys: {QUERY_KEYS})"))),
+        }
+    }
+    Ok(filter)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_compare_argument_is_a_file_a_query_or_a_stored_run() {
+        let here = env!("CARGO_MANIFEST_DIR");
+        assert!(matches!(run_source(here), Ok(RunSource::File(_))));
+        assert!(matches!(
+            run_source("gone/run.json"),
+            Ok(RunSource::File(_))
+        ));
+        assert!(matches!(run_source("new.json"), Ok(RunSource::File(_))));
+        assert_eq!(
+            run_source("20261127-0840").unwrap(),
+            RunSource::Stored("20261127-0840".into())
+        );
+        let Ok(RunSource::Query { filter, .. }) = run_source("kernel=6.12,last=5,since=2026-11-27")
+        else {
+            panic!("a query");
+        };
+        assert_eq!(filter.kernel.as_deref(), Some("6.12"));
+        assert_eq!(filter.last, Some(5));
+        assert_eq!(filter.since_unix, Some(1_795_737_600));
+        for bad in ["colour=red", "last=0", "kernel=6.1,5", "until=yesterday"] {
+            let error = run_source(bad).unwrap_err().to_string();
+            assert!(error.starts_with(&format!("query {bad:?}: ")), "{error}");
+        }
+    }
 }

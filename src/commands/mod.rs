@@ -4,6 +4,7 @@
 
 pub mod calibrate;
 pub mod compare;
+pub mod history;
 pub mod list;
 pub mod merge;
 pub mod report;
@@ -34,6 +35,8 @@ pub enum Task {
     Merge(merge::MergeSettings),
     /// `feelbench runs`.
     Runs(store::RunsSettings),
+    /// `feelbench history`.
+    History(history::HistorySettings),
     /// `feelbench store ...`.
     Store(store::StoreTask),
     /// `feelbench submit`.
@@ -67,9 +70,10 @@ pub fn execute(task: Task, system: SystemInfo) -> anyhow::Result<ExitCode> {
             Ok(ExitCode::Success)
         }
         Task::Report(settings) => emit(&report::render(&settings)?, settings.output.as_deref()),
-        Task::Compare(settings) => emit(&compare::render(&settings)?, settings.output.as_deref()),
+        Task::Compare(settings) => compare::run(&settings),
         Task::Merge(settings) => merge::run(&settings),
         Task::Runs(settings) => print(&store::runs(&settings)?),
+        Task::History(settings) => history::run(&settings),
         Task::Store(task) => print(&store::execute(&task)?),
         Task::Submit(settings) => print(&submit::submit(&settings)?),
         Task::Print(text) => print(&text),

@@ -124,6 +124,16 @@ pub fn read_with_bytes(path: &Path) -> anyhow::Result<(RunDocument, Vec<u8>)> {
     Ok((run, bytes))
 }
 
+/// The document of the stored run `run_key`, read as a run file is
+/// (`store:RUN_KEY` names it in messages).
+pub fn stored_run(store: &mut Store, run_key: &str) -> anyhow::Result<RunDocument> {
+    let bytes = store.document_bytes(run_key)?;
+    let text = String::from_utf8(bytes)
+        .map_err(|_| StoreError::Corrupt(format!("run {run_key} is not UTF-8 text")))?;
+    let name = PathBuf::from(format!("store:{run_key}"));
+    Ok(parse_run(&name, &text, &probe::sheet_of)?)
+}
+
 /// `store import`: adds every run file; a file that is not a run is said
 /// and skipped, and makes the exit code 2 once all the others are in.
 fn import(paths: &[PathBuf], location: &StoreLocation) -> anyhow::Result<String> {

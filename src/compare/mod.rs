@@ -208,6 +208,23 @@ impl Comparison {
     }
 }
 
+impl Comparison {
+    /// Each cell significantly worse than the baseline by more than its
+    /// figure's minimum effect (`--fail-on worse`), with its row and column.
+    pub fn worse(&self) -> impl Iterator<Item = (&Row, usize, &Cell)> {
+        self.rows.iter().flat_map(|row| {
+            row.cells
+                .iter()
+                .enumerate()
+                .filter_map(move |(column, cell)| {
+                    cell.as_ref()
+                        .filter(|c| c.verdict == Verdict::Worse)
+                        .map(|c| (row, column, c))
+                })
+        })
+    }
+}
+
 /// Every probe × load of the runs, in the order they first appear.
 fn scenario_keys(runs: &[RunDocument]) -> Vec<(String, String)> {
     let mut keys: Vec<(String, String)> = Vec::new();

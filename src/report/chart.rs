@@ -107,6 +107,136 @@ pub fn intervals(labels: Labels, values: &[Ranged]) -> Result<String> {
     Ok(svg)
 }
 
+/// A value with its interval at a place on a trend's x axis.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Placed {
+    pub x: f64,
+    pub value: f64,
+    pub low: f64,
+    pub high: f64,
+}
+
+/// A vertical line across a trend at `x`, with its note.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Mark {
+    pub x: f64,
+    pub note: String,
+}
+
+/// What a trend's x axis is.
+#[derive(Debug, Clone, Copy)]
+pub enum TrendAxis<'a> {
+    /// Seconds since the epoch, labelled with dates.
+    Time,
+    /// One place per name, at 0, 1, 2, ...
+    Names(&'a [String]),
+}
+
+/// Values along x joined by a line, each with its interval as an error
+/// bar, and a vertical line with its note at each mark.
+pub fn trend(labels: Labels, values: &[Placed], marks: &[Mark], axis: TrendAxis) -> Result<String> {
+    let mut svg = String::new();
+    {
+        let area = SVGBackend::with_string(&mut svg, SIZE).into_drawing_area();
+        area.fill(&WHITE).map_err(drawing)?;
+        let top = values
+            .iter()
+            .map(|v| v.high.max(v.value))
+            .fold(0.0_f64, f64::max);
+        let bottom = values
+            .iter()
+            .map(|v| v.low.min(v.value))
+            .fold(0.0_f64, f64::min);
+        let y = bottom..(top * 1.1).max(1e-3);
+        let (x, ticks) = match axis {
+            TrendAxis::Names(names) => (-0.5..names.len().max(1) as f64 - 0.5, names.len() * 2 + 1),
+            TrendAxis::Time => {
+                let xs = values.iter().map(|v| v.x);
+                let (low, high) = xs.fold((f64::MAX, f64::MIN), |(l, h), x| (l.min(x), h.max(x)));
+                let pad = ((high - low) * 0.05).max(60.0);
+                match low <= high {
+                    true => (low - pad..high + pad, 5),
+                    false => (0.0..1.0, 5),
+                }
+            }
+        };
+        let name_of = |x: &f64| match axis {
+            TrendAxis::Names(names) => {
+                let i = x.round();
+                match (i - x).abs() < 1e-6 && i >= 0.0 {
+                    true => names.get(i as usize).cloned().unwrap_or_default(),
+                    false => String::new(),
+                }
+            }
+            TrendAxis::Time => date_label(*x),
+        };
+        let mut chart = ChartBuilder::on(&area)
+            .caption(labels.title, ("sans-serif", 16))
+            .margin(10)
+            .x_label_area_size(60)
+            .y_label_area_size(60)
+            .build_cartesian_2d(x, y.clone())
+            .map_err(drawing)?;
+        chart
+            .configure_mesh()
+            .disable_x_mesh()
+            .x_labels(ticks)
+            .x_label_formatter(&name_of)
+            .y_label_formatter(&tick_label)
+            .x_desc(labels.x)
+            .y_desc(labels.y)
+            .draw()
+            .map_err(drawing)?;
+        let colour = Palette99::pick(0).stroke_width(2);
+        chart
+            .draw_series(LineSeries::new(
+                values.iter().map(|v| (v.x, v.value)),
+                colour,
+            ))
+            .map_err(drawing)?;
+        chart
+            .draw_series(
+                values
+                    .iter()
+                    .map(|v| ErrorBar::new_vertical(v.x, v.low, v.value, v.high, colour, 8)),
+            )
+            .map_err(drawing)?;
+        chart
+            .draw_series(
+                values
+                    .iter()
+                    .map(|v| Circle::new((v.x, v.value), 3, colour.filled())),
+            )
+            .map_err(drawing)?;
+        for mark in marks {
+            let line = [(mark.x, y.start), (mark.x, y.end)];
+            chart
+                .draw_series([PathElement::new(line, BLACK.stroke_width(1))])
+                .map_err(drawing)?;
+            chart
+                .draw_series([Text::new(
+                    mark.note.clone(),
+                    (mark.x, y.end),
+                    ("sans-serif", 11),
+                )])
+                .map_err(drawing)?;
+        }
+        area.present().map_err(drawing)?;
+    }
+    Ok(svg)
+}
+
+/// Seconds since the epoch as `11-27 08:11` (UTC; short enough for five
+/// ticks side by side).
+fn date_label(seconds: f64) -> String {
+    if !seconds.is_finite() || seconds < 0.0 {
+        return String::new();
+    }
+    let time = std::time::UNIX_EPOCH + std::time::Duration::from_secs(seconds as u64);
+    let text = humantime::format_rfc3339_seconds(time).to_string();
+    text.get(5..16).unwrap_or(&text).replace('T', " ")
+}
+
 /// A chart on `area` with one place on the x axis per name of `names`
 /// (labelled with it) and `y` up the side, its mesh drawn.
 fn categories<'a, 'b>(
@@ -436,6 +566,28 @@ mod tests {
         assert!(svg.contains("&lt;burn&gt;") && !svg.contains("<burn>"));
         let empty = stacked_bars(labels("e"), &[], &[]).unwrap();
         assert!(!empty.contains("NaN"), "{empty}");
+    }
+
+    #[test]
+    fn a_trend_draws_each_value_and_each_mark_with_its_note() {
+        let placed = |x: f64| Placed {
+            x,
+            value: 5.0,
+            low: 4.0,
+            high: 6.0,
+        };
+        let marks = [Mark {
+            x: 1_800_000_060.0,
+            note: "<BIOS> update".into(),
+        }];
+        let values = [placed(1_800_000_000.0), placed(1_800_000_120.0)];
+        let svg = trend(labels("t"), &values, &marks, TrendAxis::Time).unwrap();
+        assert!(svg.matches("<circle").count() >= 2, "{svg}");
+        assert!(svg.contains("&lt;BIOS&gt; update") && !svg.contains("<BIOS>"));
+        assert!(svg.contains("01-15 08:01"), "{svg}");
+        let names = ["6.1".to_string(), "6.12".to_string()];
+        let svg = trend(labels("k"), &values[..0], &[], TrendAxis::Names(&names)).unwrap();
+        assert!(svg.contains("\n6.12\n") && !svg.contains("NaN"), "{svg}");
     }
 
     #[test]

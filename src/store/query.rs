@@ -299,6 +299,17 @@ impl Store {
         Ok(points)
     }
 
+    /// The figure keys stored for `probe` under `load`, in name order:
+    /// what `history` offers when asked for one no run has.
+    pub fn figure_names(&mut self, probe: &str, load: &str) -> Result<Vec<String>, StoreError> {
+        let rows = self.db.query(
+            "SELECT DISTINCT f.name FROM figure f JOIN scenario s ON s.id = f.scenario_id \
+             WHERE s.probe = ?1 AND s.load = ?2 ORDER BY f.name",
+            &[Value::text(probe), Value::text(load)],
+        )?;
+        Ok(rows.iter().map(|row| row[0].text_or_empty()).collect())
+    }
+
     /// Adds a note that cuts the series `series` (or every series of the
     /// run's machine) from the run `run_key` on.
     pub fn annotate(

@@ -17,6 +17,7 @@ mod environment;
 mod explain;
 mod fileio;
 mod fragment;
+mod history;
 mod html;
 mod job;
 mod late_context;
