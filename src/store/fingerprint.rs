@@ -5,9 +5,10 @@
 //! history. The architecture is kept beside it but not hashed: the CPU
 //! model names it, and runs written before it was recorded must find their
 //! machine. The settings hash covers every run setting that
-//! shapes a result, with sizes to the GiB (the default file and memory
-//! sizes follow MemTotal, which moves a little with each kernel) and the
-//! calibration left out (it is measured anew by each run). A series is a
+//! shapes a result, except the file and memory sizes (their defaults
+//! follow the memory free when the run starts, which moves from run to run;
+//! `compare` still lists them when they differ) and the calibration (it is
+//! measured anew by each run). A series is a
 //! machine, a settings hash and a suite with its version: history and
 //! regressions never mix series unless asked.
 
@@ -87,13 +88,10 @@ pub fn settings_hash(run: &RunDocument) -> String {
             "repeats",
             "precision_pct",
             "max_time_s",
+            "file_bytes",
+            "mem_bytes",
         ] {
             map.remove(drifting);
-        }
-        for size in ["file_bytes", "mem_bytes"] {
-            if let Some(bytes) = map.get(size).and_then(|v| v.as_u64()) {
-                map.insert(size.to_string(), json!(gib(bytes)));
-            }
         }
     }
     short_hash(&settings.to_string())
