@@ -30,38 +30,108 @@ pub struct Search {
     pub max_p: f64,
 }
 
-/// The E-Divisive divergence of splitting `xs` before `split`, with
-/// exponent 1: `m n / (m + n)` times the energy distance between the two
-/// sides (twice the mean distance across, less the mean distances within).
-fn divergence(xs: &[f64], split: usize) -> f64 {
-    let (left, right) = xs.split_at(split);
-    let (m, n) = (left.len() as f64, right.len() as f64);
-    let across: f64 = left
-        .iter()
-        .flat_map(|a| right.iter().map(move |b| (a - b).abs()))
-        .sum::<f64>()
-        / (m * n);
-    let within = |side: &[f64]| {
-        let k = side.len() as f64;
-        if k < 2.0 {
-            return 0.0;
+/// Sums of distances between the values of `xs`, for every split at once:
+/// `before[k]` is the sum of `|a - b|` over pairs among the first `k`
+/// values, `after[k]` over pairs among the values from `k` on. Each value's
+/// distances to those already seen come from a Fenwick tree of counts and
+/// sums over the values' ranks, so the whole is O(n log n), not O(n²).
+struct PairSums {
+    before: Vec<f64>,
+    after: Vec<f64>,
+}
+
+impl PairSums {
+    fn of(xs: &[f64]) -> Self {
+        let mut before = vec![0.0; xs.len() + 1];
+        let mut after = vec![0.0; xs.len() + 1];
+        let forward = distances_to_earlier(xs.iter().copied(), xs);
+        let backward = distances_to_earlier(xs.iter().rev().copied(), xs);
+        for (k, d) in forward.iter().enumerate() {
+            before[k + 1] = before[k] + d;
         }
-        let pairs: f64 = side
-            .iter()
-            .enumerate()
-            .flat_map(|(i, a)| side[i + 1..].iter().map(move |b| (a - b).abs()))
-            .sum();
-        pairs / (k * (k - 1.0) / 2.0)
+        for (k, d) in backward.iter().enumerate() {
+            let at = xs.len() - 1 - k;
+            after[at] = after[at + 1] + d;
+        }
+        Self { before, after }
+    }
+}
+
+/// For each value in `order`, the sum of its distances to the values
+/// before it in `order` (whose values are those of `all`).
+fn distances_to_earlier(order: impl Iterator<Item = f64>, all: &[f64]) -> Vec<f64> {
+    let mut sorted = all.to_vec();
+    sorted.sort_by(f64::total_cmp);
+    let rank = |x: f64| sorted.partition_point(|v| v.total_cmp(&x).is_lt());
+    let (mut counts, mut sums) = (Fenwick::new(sorted.len()), Fenwick::new(sorted.len()));
+    let (mut seen, mut total) = (0.0, 0.0);
+    order
+        .map(|x| {
+            let r = rank(x);
+            let (below, below_sum) = (counts.prefix(r), sums.prefix(r));
+            let (above, above_sum) = (seen - below, total - below_sum);
+            counts.add(r, 1.0);
+            sums.add(r, x);
+            seen += 1.0;
+            total += x;
+            (x * below - below_sum) + (above_sum - x * above)
+        })
+        .collect()
+}
+
+/// A Fenwick (binary indexed) tree of sums.
+struct Fenwick(Vec<f64>);
+
+impl Fenwick {
+    fn new(n: usize) -> Self {
+        Self(vec![0.0; n + 1])
+    }
+
+    fn add(&mut self, at: usize, value: f64) {
+        let mut i = at + 1;
+        while i < self.0.len() {
+            self.0[i] += value;
+            i += i & i.wrapping_neg();
+        }
+    }
+
+    /// The sum of the entries before `end`.
+    fn prefix(&self, end: usize) -> f64 {
+        let (mut i, mut sum) = (end, 0.0);
+        while i > 0 {
+            sum += self.0[i];
+            i -= i & i.wrapping_neg();
+        }
+        sum
+    }
+}
+
+/// The E-Divisive divergence of splitting a segment of `len` values before
+/// `split`, with exponent 1: `m n / (m + n)` times the energy distance
+/// between the two sides (twice the mean distance across, less the mean
+/// distances within).
+fn divergence(sums: &PairSums, len: usize, split: usize) -> f64 {
+    let (m, n) = (split as f64, (len - split) as f64);
+    let (left, right) = (sums.before[split], sums.after[split]);
+    let across = (sums.before[len] - left - right) / (m * n);
+    let mean_within = |pairs: f64, k: f64| match k < 2.0 {
+        true => 0.0,
+        false => pairs / (k * (k - 1.0) / 2.0),
     };
-    m * n / (m + n) * (2.0 * across - within(left) - within(right))
+    m * n / (m + n) * (2.0 * across - mean_within(left, m) - mean_within(right, n))
 }
 
 /// The split of `xs` with the largest divergence, at least `min` values
 /// from either end.
 fn best_split(xs: &[f64], min: usize) -> Option<usize> {
     let min = min.max(1);
-    (min..=xs.len().checked_sub(min)?)
-        .map(|split| (split, divergence(xs, split)))
+    let last = xs.len().checked_sub(min)?;
+    if last < min {
+        return None;
+    }
+    let sums = PairSums::of(xs);
+    (min..=last)
+        .map(|split| (split, divergence(&sums, xs.len(), split)))
         .filter(|(_, d)| d.is_finite())
         .max_by(|a, b| a.1.total_cmp(&b.1))
         .map(|(split, _)| split)
@@ -79,17 +149,28 @@ fn p_between(xs: &[f64], split: usize) -> Option<f64> {
     }
 }
 
-/// Every significant change point of `series`, in order.
-pub fn change_points(series: &[f64], search: Search) -> Vec<ChangePoint> {
+/// What dividing a series found: its significant change points, and the
+/// p-values of the divisions tried and found not significant (tests made
+/// too, which a correction for many tests must count).
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct Division {
+    pub changes: Vec<ChangePoint>,
+    pub rejected: Vec<f64>,
+}
+
+/// Every significant change point of `series`, in order, with the p-values
+/// of the divisions that were not.
+pub fn change_points(series: &[f64], search: Search) -> Division {
     let mut cuts = Vec::new();
-    divide(series, 0, search, &mut cuts);
+    let mut rejected = Vec::new();
+    divide(series, 0, search, &mut cuts, &mut rejected);
     cuts.sort_unstable();
     let bounds: Vec<usize> = std::iter::once(0)
         .chain(cuts.iter().copied())
         .chain(std::iter::once(series.len()))
         .collect();
     let mean = |s: &[f64]| s.iter().sum::<f64>() / s.len() as f64;
-    bounds
+    let changes = bounds
         .windows(3)
         .map(|w| {
             let (before, after) = (&series[w[0]..w[1]], &series[w[1]..w[2]]);
@@ -101,22 +182,33 @@ pub fn change_points(series: &[f64], search: Search) -> Vec<ChangePoint> {
                 p: p_between(joined, w[1] - w[0]).unwrap_or(1.0),
             }
         })
-        .collect()
+        .collect();
+    Division { changes, rejected }
 }
 
 /// Divides `segment` (starting at `offset` in the series) where it divides
-/// best while that division is significant, adding each cut to `cuts`.
-fn divide(segment: &[f64], offset: usize, search: Search, cuts: &mut Vec<usize>) {
+/// best while that division is significant, adding each cut to `cuts` and
+/// the p-value of each division that is not to `rejected`.
+fn divide(
+    segment: &[f64],
+    offset: usize,
+    search: Search,
+    cuts: &mut Vec<usize>,
+    rejected: &mut Vec<f64>,
+) {
     let Some(split) = best_split(segment, search.min_segment) else {
         return;
     };
-    let significant = p_between(segment, split).is_some_and(|p| p <= search.max_p);
-    if !significant {
+    let Some(p) = p_between(segment, split) else {
+        return;
+    };
+    if p > search.max_p {
+        rejected.push(p);
         return;
     }
     cuts.push(offset + split);
-    divide(&segment[..split], offset, search, cuts);
-    divide(&segment[split..], offset + split, search, cuts);
+    divide(&segment[..split], offset, search, cuts, rejected);
+    divide(&segment[split..], offset + split, search, cuts, rejected);
 }
 
 /// Which of `p_values` are discoveries at false discovery rate `q`
@@ -163,7 +255,7 @@ mod tests {
     fn a_step_is_found_where_it_is() {
         let mut series = noise(10, 100.0, 3.0, 1);
         series.extend(noise(10, 130.0, 3.0, 2));
-        let found = change_points(&series, SEARCH);
+        let found = change_points(&series, SEARCH).changes;
         assert_eq!(found.len(), 1, "{found:?}");
         assert_eq!(found[0].index, 10);
         assert!(found[0].after > found[0].before + 20.0);
@@ -173,7 +265,11 @@ mod tests {
     #[test]
     fn noise_alone_has_no_change_point_in_most_series() {
         let with_changes = (0..200)
-            .filter(|&seed| !change_points(&noise(20, 100.0, 5.0, seed), SEARCH).is_empty())
+            .filter(|&seed| {
+                !change_points(&noise(20, 100.0, 5.0, seed), SEARCH)
+                    .changes
+                    .is_empty()
+            })
             .count();
         // One test per series at 0.001, but the split is chosen as the
         // best, so a few more than 0.2 series in 200 find one.
@@ -186,6 +282,7 @@ mod tests {
         series.extend(noise(8, 20.0, 0.5, 4));
         series.extend(noise(8, 12.0, 0.5, 5));
         let indices: Vec<usize> = change_points(&series, SEARCH)
+            .changes
             .iter()
             .map(|c| c.index)
             .collect();
@@ -194,9 +291,9 @@ mod tests {
 
     #[test]
     fn too_short_or_flat_series_have_none() {
-        assert!(change_points(&[1.0, 2.0, 3.0], SEARCH).is_empty());
-        assert!(change_points(&[5.0; 12], SEARCH).is_empty());
-        assert!(change_points(&[], SEARCH).is_empty());
+        assert!(change_points(&[1.0, 2.0, 3.0], SEARCH).changes.is_empty());
+        assert!(change_points(&[5.0; 12], SEARCH).changes.is_empty());
+        assert!(change_points(&[], SEARCH).changes.is_empty());
     }
 
     #[test]
@@ -210,5 +307,49 @@ mod tests {
         );
         assert_eq!(benjamini_hochberg(&[0.2, 0.3], 0.05), [false, false]);
         assert!(benjamini_hochberg(&[], 0.05).is_empty());
+    }
+
+    /// The divergence straight from its definition, O(n²).
+    fn divergence_by_pairs(xs: &[f64], split: usize) -> f64 {
+        let (left, right) = xs.split_at(split);
+        let (m, n) = (left.len() as f64, right.len() as f64);
+        let across: f64 = left
+            .iter()
+            .flat_map(|a| right.iter().map(move |b| (a - b).abs()))
+            .sum::<f64>()
+            / (m * n);
+        let within = |side: &[f64]| {
+            let k = side.len() as f64;
+            if k < 2.0 {
+                return 0.0;
+            }
+            let pairs: f64 = side
+                .iter()
+                .enumerate()
+                .flat_map(|(i, a)| side[i + 1..].iter().map(move |b| (a - b).abs()))
+                .sum();
+            pairs / (k * (k - 1.0) / 2.0)
+        };
+        m * n / (m + n) * (2.0 * across - within(left) - within(right))
+    }
+
+    #[test]
+    fn pair_sums_give_the_divergence_of_its_definition() {
+        let mut xs = noise(40, 10.0, 2.0, 7);
+        xs.extend([10.0, 10.0, 3.0, 3.0]); // ties
+        let sums = PairSums::of(&xs);
+        for split in 1..xs.len() {
+            let fast = divergence(&sums, xs.len(), split);
+            let slow = divergence_by_pairs(&xs, split);
+            assert!((fast - slow).abs() < 1e-9 * slow.abs().max(1.0), "{split}: {fast} {slow}");
+        }
+    }
+
+    #[test]
+    fn divisions_not_made_are_counted_as_tests() {
+        let division = change_points(&noise(30, 50.0, 1.0, 11), SEARCH);
+        assert!(division.changes.is_empty());
+        assert_eq!(division.rejected.len(), 1);
+        assert!(division.rejected[0] > SEARCH.max_p);
     }
 }
