@@ -26,6 +26,7 @@ mod load;
 mod measure;
 mod probe;
 mod progress;
+mod regression;
 mod report;
 mod sim;
 mod stats;

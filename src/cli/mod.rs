@@ -4,6 +4,7 @@
 //! only parses, hands the worker its spec, and asks for the task.
 
 mod docs;
+mod regressions;
 mod run;
 mod select;
 mod store;
@@ -92,6 +93,13 @@ pub enum UserCommand {
     /// Add run files to the store, or annotate a run.
     #[command(subcommand)]
     Store(store::StoreCommand),
+    /// Find where the figures of the store's series changed level, corrected
+    /// for testing many series at once; with --fail-on worse, exit 3 on a
+    /// regression.
+    Regressions(Box<regressions::RegressionsArgs>),
+    /// Export the newest run's headline figures (OpenMetrics, for the node
+    /// exporter's textfile collector).
+    Export(regressions::ExportArgs),
     /// Print the manual page (roff) on stdout.
     #[command(hide = true)]
     Man,
@@ -133,6 +141,8 @@ impl UserCommand {
             }),
             UserCommand::Runs(args) => Task::Runs(args.settings()?),
             UserCommand::Store(command) => Task::Store(command.settings()?),
+            UserCommand::Regressions(args) => Task::Regressions(args.settings()?),
+            UserCommand::Export(args) => Task::Export(args.settings()?),
             UserCommand::Man => Task::Print(docs::man_page()),
             UserCommand::Completions { shell } => Task::Print(docs::completions(shell)),
         })

@@ -64,9 +64,9 @@ pub enum StoreCommand {
     },
 }
 
-/// Options of `feelbench runs`.
+/// Which runs a command of the store looks at.
 #[derive(Debug, Args)]
-pub struct RunsArgs {
+pub struct RunFilterArgs {
     /// Runs of this machine: a hostname, or the start of a fingerprint.
     #[arg(long = "machine", value_name = "HOST|FINGERPRINT")]
     machine: Option<String>,
@@ -88,6 +88,29 @@ pub struct RunsArgs {
     /// Only the newest N runs.
     #[arg(long = "last", value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
     last: Option<u32>,
+}
+
+impl RunFilterArgs {
+    /// The filter these options ask for.
+    pub fn filter(self) -> RunFilter {
+        RunFilter {
+            machine: self.machine,
+            kernel: self.kernel,
+            comment: self.comment,
+            suite: self.suite,
+            series: None,
+            since_unix: self.since,
+            until_unix: self.until,
+            last: self.last.map(|n| n as usize),
+        }
+    }
+}
+
+/// Options of `feelbench runs`.
+#[derive(Debug, Args)]
+pub struct RunsArgs {
+    #[command(flatten)]
+    runs: RunFilterArgs,
     /// Output format.
     #[arg(long = "format", value_enum, default_value_t = RunsFormatChoice::Table)]
     format: RunsFormatChoice,
@@ -108,16 +131,7 @@ impl RunsArgs {
     pub fn settings(self) -> Result<RunsSettings, UsageError> {
         Ok(RunsSettings {
             store: self.store.location()?,
-            filter: RunFilter {
-                machine: self.machine,
-                kernel: self.kernel,
-                comment: self.comment,
-                suite: self.suite,
-                series: None,
-                since_unix: self.since,
-                until_unix: self.until,
-                last: self.last.map(|n| n as usize),
-            },
+            filter: self.runs.filter(),
             format: match self.format {
                 RunsFormatChoice::Table => RunsFormat::Table,
                 RunsFormatChoice::Csv => RunsFormat::Csv,

@@ -4,8 +4,10 @@
 
 pub mod calibrate;
 pub mod compare;
+pub mod export;
 pub mod list;
 pub mod merge;
+pub mod regressions;
 pub mod report;
 pub mod run;
 pub mod store;
@@ -35,6 +37,10 @@ pub enum Task {
     Runs(store::RunsSettings),
     /// `feelbench store ...`.
     Store(store::StoreTask),
+    /// `feelbench regressions`.
+    Regressions(regressions::RegressionsSettings),
+    /// `feelbench export`.
+    Export(export::ExportSettings),
     /// Text that is ready to print (the manual page, shell completions).
     Print(String),
 }
@@ -68,6 +74,8 @@ pub fn execute(task: Task, system: SystemInfo) -> anyhow::Result<ExitCode> {
         Task::Merge(settings) => merge::run(&settings),
         Task::Runs(settings) => print(&store::runs(&settings)?),
         Task::Store(task) => print(&store::execute(&task)?),
+        Task::Regressions(settings) => regressions::run(&settings),
+        Task::Export(settings) => export::run(&settings),
         Task::Print(text) => print(&text),
     }
 }
