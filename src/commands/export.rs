@@ -92,6 +92,17 @@ fn label_value(text: &str) -> String {
         .replace('\n', r"\n")
 }
 
+/// `value` with at most 12 decimals and no trailing zeros, so a value
+/// converted to its base unit shows no rounding noise
+/// (0.000109311, not 0.00010931100000000001).
+fn number(value: f64) -> String {
+    let text = format!("{value:.12}");
+    match text.contains('.') {
+        true => text.trim_end_matches('0').trim_end_matches('.').to_string(),
+        false => text,
+    }
+}
+
 /// The points of one run in the OpenMetrics text format: a gauge family
 /// per figure and unit, a sample per probe and load (the first when a run
 /// has the same pair twice), the run's info, `# EOF`.
@@ -125,7 +136,7 @@ pub fn openmetrics(points: &[Point]) -> String {
             first.figure, first.better
         ));
         for (labels, value) in samples {
-            out.push_str(&format!("{name}{{{labels}}} {value}\n"));
+            out.push_str(&format!("{name}{{{labels}}} {}\n", number(*value)));
         }
     }
     if let Some(run) = points.first() {
@@ -208,5 +219,13 @@ feelbench_run_info{run_id=\"r1\",kernel=\"6.18.0-\\\"rc1\\\"\",host=\"vm\"} 1
     fn names_keep_only_what_a_metric_name_may_hold() {
         assert_eq!(name_part("work:burn"), "work_burn");
         assert_eq!(name_part("Ctx0_P99"), "ctx0_p99");
+    }
+
+    #[test]
+    fn numbers_carry_no_rounding_noise() {
+        assert_eq!(number(109.311 / 1e6), "0.000109311");
+        assert_eq!(number(58.0), "58");
+        assert_eq!(number(-0.5), "-0.5");
+        assert_eq!(number(1234567.25), "1234567.25");
     }
 }

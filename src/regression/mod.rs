@@ -145,9 +145,7 @@ fn series_of(points: &[Point]) -> BTreeMap<SeriesOf<'_>, Vec<&Point>> {
             .push(p);
     }
     for group in groups.values_mut() {
-        group.sort_by(|a, b| {
-            (a.started_unix, &a.run_key).cmp(&(b.started_unix, &b.run_key))
-        });
+        group.sort_by(|a, b| (a.started_unix, &a.run_key).cmp(&(b.started_unix, &b.run_key)));
     }
     groups
 }
@@ -254,8 +252,8 @@ fn large_enough(candidate: &Candidate, min_effect_pct: f64) -> bool {
     let ChangePoint { before, after, .. } = candidate.found;
     let difference = (after - before).abs();
     let relative = difference / before.abs() * 100.0;
-    let step = unit_of(&candidate.part[0].unit)
-        .map_or(0.0, |u| u.step_at(before.abs().max(after.abs())));
+    let step =
+        unit_of(&candidate.part[0].unit).map_or(0.0, |u| u.step_at(before.abs().max(after.abs())));
     relative >= min_effect_pct && difference > step
 }
 

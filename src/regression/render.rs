@@ -73,7 +73,7 @@ fn changes_table(changes: &[&Change]) -> String {
     for (row, c) in rows[1..].iter().zip(changes) {
         out.push_str(&line(row));
         out.push_str(&format!(
-            "  series {}, since run {}: {}\n",
+            "  series {}, last run before {}; check: {}\n",
             c.series, c.last_before.run_key, c.check
         ));
     }
@@ -97,13 +97,25 @@ mod tests {
     fn a_regression_is_listed_with_its_values_and_check() {
         let analysis = analysis_of_step();
         let text = table(&analysis);
-        assert!(text.starts_with("1 regression(s), 0 improvement(s) in 1 series"), "{text}");
+        assert!(
+            text.starts_with("1 regression(s), 0 improvement(s) in 1 series"),
+            "{text}"
+        );
         let lines = table_lines(&text);
         assert!(lines.iter().any(|l| l.starts_with("PROBE")), "{text}");
         let row = lines.iter().find(|l| l.starts_with("x ")).expect("a row");
-        assert!(row.contains("run-10@vm") && row.contains("+50.0 %"), "{row}");
-        assert!(row.contains("1.000 ms") && row.contains("1.500 ms"), "{row}");
-        assert!(text.contains("feelbench compare run-09@vm run-10@vm --figure p99"), "{text}");
+        assert!(
+            row.contains("run-10@vm") && row.contains("+50.0 %"),
+            "{row}"
+        );
+        assert!(
+            row.contains("1.000 ms") && row.contains("1.500 ms"),
+            "{row}"
+        );
+        assert!(
+            text.contains("feelbench compare run-09@vm run-10@vm --figure p99"),
+            "{text}"
+        );
         let back: serde_json::Value = serde_json::from_str(&json(&analysis)).unwrap();
         assert_eq!(back["changes"][0]["first_after"]["run_key"], "run-10@vm");
         assert_eq!(back["changes"][0]["worse"], true);

@@ -53,7 +53,9 @@ pub(super) const SETTINGS: Settings = Settings {
 
 /// Runs 0–9 at 1 ms, 10–19 at 1.5 ms, exactly.
 pub(super) fn analysis_of_step() -> Analysis {
-    let values: Vec<f64> = (0..20).map(|i| if i < 10 { 1000.0 } else { 1500.0 }).collect();
+    let values: Vec<f64> = (0..20)
+        .map(|i| if i < 10 { 1000.0 } else { 1500.0 })
+        .collect();
     analyse(&series("s1", &values), &[], &SETTINGS)
 }
 
@@ -105,7 +107,9 @@ fn noise_alone_reports_nothing() {
 
 #[test]
 fn a_change_below_the_minimum_effect_is_left_out() {
-    let values: Vec<f64> = (0..20).map(|i| if i < 10 { 1000.0 } else { 1030.0 }).collect();
+    let values: Vec<f64> = (0..20)
+        .map(|i| if i < 10 { 1000.0 } else { 1030.0 })
+        .collect();
     let analysis = analyse(&series("s1", &values), &[], &SETTINGS);
     assert!(analysis.changes.is_empty());
     assert_eq!(analysis.too_small, 1, "significant but 3 % < 5 %");
@@ -113,7 +117,10 @@ fn a_change_below_the_minimum_effect_is_left_out() {
         min_effect_pct: 2.0,
         ..SETTINGS
     };
-    assert_eq!(analyse(&series("s1", &values), &[], &lenient).changes.len(), 1);
+    assert_eq!(
+        analyse(&series("s1", &values), &[], &lenient).changes.len(),
+        1
+    );
 }
 
 #[test]
@@ -127,7 +134,9 @@ fn a_change_smaller_than_the_shown_step_is_left_out() {
 
 #[test]
 fn an_annotation_cuts_the_series_where_the_step_is() {
-    let values: Vec<f64> = (0..20).map(|i| if i < 10 { 1000.0 } else { 1500.0 }).collect();
+    let values: Vec<f64> = (0..20)
+        .map(|i| if i < 10 { 1000.0 } else { 1500.0 })
+        .collect();
     let points = series("s1", &values);
     let cut = Cut {
         series: None,
@@ -168,7 +177,9 @@ fn series_are_never_mixed() {
 
 #[test]
 fn the_check_names_the_store_when_one_was_given() {
-    let values: Vec<f64> = (0..20).map(|i| if i < 10 { 1000.0 } else { 1500.0 }).collect();
+    let values: Vec<f64> = (0..20)
+        .map(|i| if i < 10 { 1000.0 } else { 1500.0 })
+        .collect();
     let settings = Settings {
         store_option: Some("/tmp/my store.sqlite".into()),
         ..SETTINGS

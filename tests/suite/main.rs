@@ -29,6 +29,7 @@ mod placement;
 mod pm_qos;
 mod precision;
 mod process_loads;
+mod regressions;
 mod repeat;
 mod response;
 mod run;
