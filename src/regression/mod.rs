@@ -19,6 +19,14 @@ use std::collections::BTreeMap;
 /// Fewest runs on each side of a change.
 pub const MIN_SEGMENT: usize = 3;
 
+/// The p-value a division must have for E-Divisive to keep it and divide
+/// its two sides again. The best of every possible split is tested, so its
+/// p-value is smaller than a single test's would be: on long series of
+/// noise alone a looser limit keeps dividing into short segments whose
+/// means differ by chance. Benjamini–Hochberg then judges the divisions
+/// kept against every division tried.
+pub const DIVISION_P: f64 = 0.001;
+
 /// How changes are judged.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Settings {
@@ -188,9 +196,9 @@ pub fn analyse(points: &[Point], cuts: &[Cut], settings: &Settings) -> Analysis 
     let groups = series_of(points);
     let search = Search {
         min_segment: MIN_SEGMENT,
-        // A division whose p-value is above the rate can never be a
-        // discovery after Benjamini–Hochberg.
-        max_p: settings.fdr,
+        // A division above the rate can never be a discovery after
+        // Benjamini–Hochberg.
+        max_p: DIVISION_P.min(settings.fdr),
     };
     let mut candidates = Vec::new();
     let mut rejected = Vec::new();
