@@ -93,10 +93,11 @@ for i in range(1, runs):
     s, k = i % series, i // series
     run = dict(seed)
     run["run_id"] = f"synthetic-{i:06d}"
-    run["hostname"] = f"lab{s}"
+    run["hostname"] = seed["hostname"] if s == 0 else f"lab{s}"
     run["run_key"] = f"{run['run_id']}@{run['hostname']}"
     run["machine_id"] = machines[s]
-    run["series_key"] = f"{seed['series_key'][:12]}{s:04x}"
+    # Series 0 is the seed's own; the others are machines of a lab.
+    run["series_key"] = seed["series_key"] if s == 0 else f"{seed['series_key'][:12]}{s:04x}"
     run["started_unix"] = start + i * 3600
     run["started"] = f"synthetic +{i} h"
     run["kernel_release"] = f"6.18.{k}"
