@@ -67,7 +67,6 @@ fn cuts(store: &mut Store) -> Result<Vec<Cut>, crate::store::StoreError> {
                 series: a.series,
                 machine: a.machine,
                 run_key: a.run_key,
-                note: a.note,
             })
         })
         .collect())

@@ -46,10 +46,9 @@ pub struct Cut {
     /// The series cut; `None` for every series of `machine`.
     pub series: Option<String>,
     pub machine: String,
-    /// The run from which the note holds, and when it started.
+    /// The run from which the annotation holds, and when it started.
     pub run_key: String,
     pub started_unix: i64,
-    pub note: String,
 }
 
 impl Cut {
@@ -202,10 +201,8 @@ pub fn analyse(points: &[Point], cuts: &[Cut], settings: &Settings) -> Analysis 
     };
     let mut candidates = Vec::new();
     let mut rejected = Vec::new();
-    let mut part_count = 0;
     let all_parts: Vec<&[&Point]> = groups.values().flat_map(|g| parts(g, cuts)).collect();
     for part in &all_parts {
-        part_count += 1;
         let values: Vec<f64> = part.iter().map(|p| p.value).collect();
         let division = change_points(&values, search);
         rejected.extend(division.rejected);
@@ -240,7 +237,7 @@ pub fn analyse(points: &[Point], cuts: &[Cut], settings: &Settings) -> Analysis 
     changes.sort_by(|a, b| b.worse.cmp(&a.worse).then(a.q.total_cmp(&b.q)));
     Analysis {
         series: groups.len(),
-        parts: part_count,
+        parts: all_parts.len(),
         tests: p_values.len(),
         too_small: total - changes.len(),
         min_effect_pct: settings.min_effect_pct,

@@ -143,7 +143,6 @@ fn an_annotation_cuts_the_series_where_the_step_is() {
         machine: "m1".into(),
         run_key: "run-10@vm".into(),
         started_unix: points[10].started_unix,
-        note: "BIOS update".into(),
     };
     let analysis = analyse(&points, std::slice::from_ref(&cut), &SETTINGS);
     assert_eq!(analysis.parts, 2);
