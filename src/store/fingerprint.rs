@@ -3,9 +3,11 @@
 //! memory to the GiB, architecture, governor, the boot command line without
 //! the kernel image's name); the hostname is left out, so a renamed machine
 //! keeps its history. The settings hash covers every run setting that
-//! shapes a result, with sizes to the GiB (the default file and memory
-//! sizes follow MemTotal, which moves a little with each kernel) and the
-//! calibration left out (it is measured anew by each run). A series is a
+//! shapes a result, with sizes to the GiB (the default file size follows
+//! MemTotal, which moves a little with each kernel), the memory size only
+//! when `--mem-limit` set it (by default it is the memory available at the
+//! start, which moves by a GiB or more between runs) and the calibration
+//! left out (it is measured anew by each run). A series is a
 //! machine, a settings hash and a suite with its version: history and
 //! regressions never mix series unless asked.
 
@@ -89,6 +91,11 @@ pub fn settings_hash(run: &RunDocument) -> String {
         ] {
             map.remove(drifting);
         }
+        if map.get("mem_limit_bytes").is_none_or(|v| v.is_null()) {
+            // Without --mem-limit it is the memory available when the run
+            // began, which moves by a GiB or more from run to run.
+            map.remove("mem_bytes");
+        }
         for size in ["file_bytes", "mem_bytes"] {
             if let Some(bytes) = map.get(size).and_then(|v| v.as_u64()) {
                 map.insert(size.to_string(), json!(gib(bytes)));
@@ -133,5 +140,23 @@ mod tests {
         assert_eq!(settings_hash(&run), before);
         run.settings.load_nice = 19;
         assert_ne!(settings_hash(&run), before);
+    }
+
+    #[test]
+    fn the_memory_available_leaves_the_settings_hash_alone_but_a_limit_does_not() {
+        let mut run = fixture::run();
+        run.settings.mem_limit_bytes = None;
+        run.settings.mem_bytes = 24_308_473_856;
+        let before = settings_hash(&run);
+        // 22.6 GiB, then 21.7 GiB: two runs a minute apart on one machine.
+        run.settings.mem_bytes = 23_259_287_552;
+        assert_eq!(settings_hash(&run), before);
+        run.settings.mem_limit_bytes = Some(4 << 30);
+        run.settings.mem_bytes = 4 << 30;
+        let limited = settings_hash(&run);
+        assert_ne!(limited, before);
+        run.settings.mem_bytes = 8 << 30;
+        run.settings.mem_limit_bytes = Some(8 << 30);
+        assert_ne!(settings_hash(&run), limited);
     }
 }
