@@ -27,6 +27,7 @@ mod load;
 mod measure;
 mod probe;
 mod progress;
+mod regression;
 mod report;
 mod sim;
 mod stats;

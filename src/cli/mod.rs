@@ -5,6 +5,7 @@
 
 mod docs;
 mod history;
+mod regressions;
 mod run;
 mod select;
 mod store;
@@ -102,6 +103,13 @@ pub enum UserCommand {
     /// files, or the local store's runs it lacks, or those waiting since a
     /// send failed (--pending). A run is stored once however often sent.
     Submit(submit::SubmitArgs),
+    /// Find where the figures of the store's series changed level, corrected
+    /// for testing many series at once; with --fail-on worse, exit 3 on a
+    /// regression.
+    Regressions(Box<regressions::RegressionsArgs>),
+    /// Export the newest run's headline figures (OpenMetrics, for the node
+    /// exporter's textfile collector).
+    Export(regressions::ExportArgs),
     /// Print the manual page (roff) on stdout.
     #[command(hide = true)]
     Man,
@@ -145,6 +153,8 @@ impl UserCommand {
             UserCommand::History(args) => Task::History(args.settings()?),
             UserCommand::Store(command) => Task::Store(command.settings()?),
             UserCommand::Submit(args) => Task::Submit(args.settings()?),
+            UserCommand::Regressions(args) => Task::Regressions(args.settings()?),
+            UserCommand::Export(args) => Task::Export(args.settings()?),
             UserCommand::Man => Task::Print(docs::man_page()),
             UserCommand::Completions { shell } => Task::Print(docs::completions(shell)),
         })

@@ -5,8 +5,10 @@
 pub mod calibrate;
 pub mod compare;
 pub mod history;
+pub mod export;
 pub mod list;
 pub mod merge;
+pub mod regressions;
 pub mod report;
 pub mod run;
 pub mod store;
@@ -41,6 +43,10 @@ pub enum Task {
     Store(store::StoreTask),
     /// `feelbench submit`.
     Submit(submit::SubmitSettings),
+    /// `feelbench regressions`.
+    Regressions(regressions::RegressionsSettings),
+    /// `feelbench export`.
+    Export(export::ExportSettings),
     /// Text that is ready to print (the manual page, shell completions).
     Print(String),
 }
@@ -76,6 +82,8 @@ pub fn execute(task: Task, system: SystemInfo) -> anyhow::Result<ExitCode> {
         Task::History(settings) => history::run(&settings),
         Task::Store(task) => print(&store::execute(&task)?),
         Task::Submit(settings) => print(&submit::submit(&settings)?),
+        Task::Regressions(settings) => regressions::run(&settings),
+        Task::Export(settings) => export::run(&settings),
         Task::Print(text) => print(&text),
     }
 }

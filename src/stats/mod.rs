@@ -4,6 +4,7 @@
 //! two-proportion test between two shares of events.
 
 pub mod batch_means;
+pub mod changepoint;
 pub mod proportions;
 pub mod welch;
 

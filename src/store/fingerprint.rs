@@ -5,10 +5,11 @@
 //! history. The architecture is kept beside it but not hashed: the CPU
 //! model names it, and runs written before it was recorded must find their
 //! machine. The settings hash covers every run setting that
-//! shapes a result, except the file and memory sizes (their defaults
-//! follow the memory free when the run starts, which moves from run to run;
-//! `compare` still lists them when they differ) and the calibration (it is
-//! measured anew by each run). A series is a
+//! shapes a result, with sizes to the GiB (the default file size follows
+//! MemTotal, which moves a little with each kernel), the memory size only
+//! when `--mem-limit` set it (by default it is the memory available at the
+//! start, which moves by a GiB or more between runs) and the calibration
+//! left out (it is measured anew by each run). A series is a
 //! machine, a settings hash and a suite with its version: history and
 //! regressions never mix series unless asked.
 
@@ -88,10 +89,18 @@ pub fn settings_hash(run: &RunDocument) -> String {
             "repeats",
             "precision_pct",
             "max_time_s",
-            "file_bytes",
-            "mem_bytes",
         ] {
             map.remove(drifting);
+        }
+        if map.get("mem_limit_bytes").is_none_or(|v| v.is_null()) {
+            // Without --mem-limit it is the memory available when the run
+            // began, which moves by a GiB or more from run to run.
+            map.remove("mem_bytes");
+        }
+        for size in ["file_bytes", "mem_bytes"] {
+            if let Some(bytes) = map.get(size).and_then(|v| v.as_u64()) {
+                map.insert(size.to_string(), json!(gib(bytes)));
+            }
         }
     }
     short_hash(&settings.to_string())
@@ -132,5 +141,23 @@ mod tests {
         assert_eq!(settings_hash(&run), before);
         run.settings.load_nice = 19;
         assert_ne!(settings_hash(&run), before);
+    }
+
+    #[test]
+    fn the_memory_available_leaves_the_settings_hash_alone_but_a_limit_does_not() {
+        let mut run = fixture::run();
+        run.settings.mem_limit_bytes = None;
+        run.settings.mem_bytes = 24_308_473_856;
+        let before = settings_hash(&run);
+        // 22.6 GiB, then 21.7 GiB: two runs a minute apart on one machine.
+        run.settings.mem_bytes = 23_259_287_552;
+        assert_eq!(settings_hash(&run), before);
+        run.settings.mem_limit_bytes = Some(4 << 30);
+        run.settings.mem_bytes = 4 << 30;
+        let limited = settings_hash(&run);
+        assert_ne!(limited, before);
+        run.settings.mem_bytes = 8 << 30;
+        run.settings.mem_limit_bytes = Some(8 << 30);
+        assert_ne!(settings_hash(&run), limited);
     }
 }

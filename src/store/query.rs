@@ -7,6 +7,7 @@ use super::add::now_unix;
 use super::backend::{Row, Value};
 use super::{Store, StoreError};
 use serde::Serialize;
+use std::collections::{HashMap, HashSet};
 use std::io::Read as _;
 
 /// A run as the store lists it.
@@ -222,9 +223,31 @@ impl Store {
         Ok(bytes)
     }
 
+    /// The runs `filter` matches (its `last` aside), by their row id.
+    fn runs_by_id(&mut self, filter: &RunFilter) -> Result<HashMap<i64, RunSummary>, StoreError> {
+        let rows = self.db.query(
+            &format!(
+                "SELECT {RUN_COLUMNS}, r.id FROM run r JOIN machine m ON m.id = r.machine_id \
+                 WHERE r.started_unix >= ?1 AND r.started_unix < ?2"
+            ),
+            &[
+                Value::Int(Some(filter.since_unix.unwrap_or(i64::MIN))),
+                Value::Int(Some(filter.until_unix.unwrap_or(i64::MAX))),
+            ],
+        )?;
+        Ok(rows
+            .iter()
+            .map(|row| (row[15].as_int().unwrap_or(0), summary_of(row)))
+            .filter(|(_, run)| filter.matches(run))
+            .collect())
+    }
+
     /// The figures `query` asks for, of runs that finished and scenarios
-    /// that measured, oldest run first.
+    /// that measured, oldest run first. The runs are read once and each
+    /// figure row carries only its run's id: a query over many runs reads
+    /// each run's text once, not once per figure.
     pub fn points(&mut self, query: &PointQuery) -> Result<Vec<Point>, StoreError> {
+        let runs = self.runs_by_id(&query.runs)?;
         let mut conditions = vec!["r.interrupted = 0", "s.status = 'ok'"];
         let mut params = Vec::new();
         let mut bind = |condition: &'static str, value: &Option<String>| {
@@ -251,10 +274,10 @@ impl Store {
             })
             .collect();
         let sql = format!(
-            "SELECT {RUN_COLUMNS}, s.probe, s.load, f.name, f.unit, f.better, f.value, \
+            "SELECT s.run_id, s.probe, s.load, f.name, f.unit, f.better, f.value, \
              f.ci_low, f.ci_high \
              FROM figure f JOIN scenario s ON s.id = f.scenario_id \
-             JOIN run r ON r.id = s.run_id JOIN machine m ON m.id = r.machine_id \
+             JOIN run r ON r.id = s.run_id \
              WHERE {} ORDER BY r.started_unix, r.run_key, s.position, f.name",
             conditions.join(" AND ")
         );
@@ -262,36 +285,36 @@ impl Store {
         let mut points: Vec<Point> = rows
             .iter()
             .filter_map(|row| {
-                let run = summary_of(row);
-                query.runs.matches(&run).then(|| Point {
-                    series: run.series,
-                    run_key: run.run_key,
-                    run_id: run.run_id,
-                    hostname: run.hostname,
-                    machine: run.machine,
-                    started: run.started,
+                let run = runs.get(&row[0].as_int()?)?;
+                Some(Point {
+                    series: run.series.clone(),
+                    run_key: run.run_key.clone(),
+                    run_id: run.run_id.clone(),
+                    hostname: run.hostname.clone(),
+                    machine: run.machine.clone(),
+                    started: run.started.clone(),
                     started_unix: run.started_unix,
-                    kernel_release: run.kernel_release,
-                    comment: run.comment,
-                    suite: run.suite,
-                    probe: row[15].text_or_empty(),
-                    load: row[16].text_or_empty(),
-                    figure: row[17].text_or_empty(),
-                    unit: row[18].text_or_empty(),
-                    better: row[19].text_or_empty(),
-                    value: row[20].as_real().unwrap_or(f64::NAN),
-                    ci_low: row[21].as_real(),
-                    ci_high: row[22].as_real(),
+                    kernel_release: run.kernel_release.clone(),
+                    comment: run.comment.clone(),
+                    suite: run.suite.clone(),
+                    probe: row[1].text_or_empty(),
+                    load: row[2].text_or_empty(),
+                    figure: row[3].text_or_empty(),
+                    unit: row[4].text_or_empty(),
+                    better: row[5].text_or_empty(),
+                    value: row[6].as_real().unwrap_or(f64::NAN),
+                    ci_low: row[7].as_real(),
+                    ci_high: row[8].as_real(),
                 })
             })
             .collect();
         if let Some(last) = query.runs.last {
             // The newest `last` runs of each series.
-            let mut keep = std::collections::HashMap::<String, Vec<String>>::new();
+            let mut keep = HashMap::<String, HashSet<String>>::new();
             for p in points.iter().rev() {
                 let runs = keep.entry(p.series.clone()).or_default();
-                if !runs.contains(&p.run_key) && runs.len() < last {
-                    runs.push(p.run_key.clone());
+                if runs.len() < last {
+                    runs.insert(p.run_key.clone());
                 }
             }
             points.retain(|p| keep[&p.series].contains(&p.run_key));

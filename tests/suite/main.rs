@@ -31,6 +31,7 @@ mod pm_qos;
 mod postgres;
 mod precision;
 mod process_loads;
+mod regressions;
 mod repeat;
 mod response;
 mod run;

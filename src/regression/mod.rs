@@ -1,0 +1,316 @@
+//! Regressions across the store: every series of a figure (one machine,
+//! settings and suite; one probe, load and figure), in run order, cut
+//! where an annotation says something changed, is divided where its level
+//! changes (E-Divisive means with Welch's t-test, `stats::changepoint`).
+//! Every division tried in every series is one test: Benjamini–Hochberg
+//! q-values over all of them keep the false discoveries at the rate asked,
+//! and a change is reported only when it is also at least a minimum effect
+//! and larger than the step its figure is shown with. Which way is worse
+//! comes from the figure's declared direction.
+
+pub mod render;
+
+use crate::figures::{Better, Unit};
+use crate::stats::changepoint::{change_points, q_values, ChangePoint, Search};
+use crate::store::query::Point;
+use serde::Serialize;
+use std::collections::BTreeMap;
+
+/// Fewest runs on each side of a change.
+pub const MIN_SEGMENT: usize = 3;
+
+/// The p-value a division must have for E-Divisive to keep it and divide
+/// its two sides again. The best of every possible split is tested, so its
+/// p-value is smaller than a single test's would be: on long series of
+/// noise alone a looser limit keeps dividing into short segments whose
+/// means differ by chance. Benjamini–Hochberg then judges the divisions
+/// kept against every division tried.
+pub const DIVISION_P: f64 = 0.001;
+
+/// How changes are judged.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Settings {
+    /// Smallest change worth reporting, in % of the level before.
+    pub min_effect_pct: f64,
+    /// The false discovery rate over all the tests (Benjamini–Hochberg).
+    pub fdr: f64,
+    /// How the `compare` command that checks a change names the store
+    /// (`--store ...`), when it is not the default one.
+    pub store_option: Option<String>,
+}
+
+/// Where an annotation cuts: a series (or every series of a machine) from
+/// a run on.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Cut {
+    /// The series cut; `None` for every series of `machine`.
+    pub series: Option<String>,
+    pub machine: String,
+    /// The run from which the annotation holds, and when it started.
+    pub run_key: String,
+    pub started_unix: i64,
+}
+
+impl Cut {
+    fn applies_to(&self, series: &str, machine: &str) -> bool {
+        match &self.series {
+            Some(cut) => cut == series,
+            None => self.machine == machine,
+        }
+    }
+}
+
+/// A run as a change names it.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct RunRef {
+    pub run_key: String,
+    pub run_id: String,
+    pub kernel_release: String,
+    pub started: String,
+}
+
+impl RunRef {
+    fn of(point: &Point) -> Self {
+        Self {
+            run_key: point.run_key.clone(),
+            run_id: point.run_id.clone(),
+            kernel_release: point.kernel_release.clone(),
+            started: point.started.clone(),
+        }
+    }
+}
+
+/// A change of level found in a series and kept.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Change {
+    pub series: String,
+    pub machine: String,
+    pub probe: String,
+    pub load: String,
+    pub figure: String,
+    /// The unit as the run document names it.
+    pub unit: String,
+    /// `lower` or `higher`: which way is better.
+    pub better: String,
+    /// The change goes the way that is worse: a regression.
+    pub worse: bool,
+    /// The first run at the new level, and the last one before it.
+    pub first_after: RunRef,
+    pub last_before: RunRef,
+    /// Means of the segments on either side (bounded by the neighbouring
+    /// changes and cuts), in the stored unit.
+    pub before: f64,
+    pub after: f64,
+    /// `(after - before) / |before|` in %.
+    pub change_pct: f64,
+    /// How many runs each segment holds.
+    pub runs_before: usize,
+    pub runs_after: usize,
+    /// Welch's p-value between the segments, and its Benjamini–Hochberg
+    /// q-value over every test made.
+    pub p: f64,
+    pub q: f64,
+    /// The command that checks the change again.
+    pub check: String,
+}
+
+/// What `regressions` found.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Analysis {
+    /// Series of a figure looked at.
+    pub series: usize,
+    /// Parts they make once annotations cut them.
+    pub parts: usize,
+    /// Divisions tested (the `m` of Benjamini–Hochberg).
+    pub tests: usize,
+    /// Changes significant after correction but smaller than the minimum
+    /// effect or the figure's step.
+    pub too_small: usize,
+    pub min_effect_pct: f64,
+    pub fdr: f64,
+    /// Changes kept, regressions first, then by q-value.
+    pub changes: Vec<Change>,
+}
+
+impl Analysis {
+    /// The changes that go the worse way.
+    pub fn regressions(&self) -> impl Iterator<Item = &Change> {
+        self.changes.iter().filter(|c| c.worse)
+    }
+}
+
+/// A series of one figure: what groups points.
+type SeriesOf<'a> = (&'a str, &'a str, &'a str, &'a str);
+
+/// The points of each series of a figure, in run order.
+fn series_of(points: &[Point]) -> BTreeMap<SeriesOf<'_>, Vec<&Point>> {
+    let mut groups: BTreeMap<SeriesOf, Vec<&Point>> = BTreeMap::new();
+    for p in points {
+        groups
+            .entry((&p.series, &p.probe, &p.load, &p.figure))
+            .or_default()
+            .push(p);
+    }
+    for group in groups.values_mut() {
+        group.sort_by(|a, b| (a.started_unix, &a.run_key).cmp(&(b.started_unix, &b.run_key)));
+    }
+    groups
+}
+
+/// `points` cut into parts where a cut of `cuts` applies to them.
+fn parts<'p, 'a>(points: &'p [&'a Point], cuts: &[Cut]) -> Vec<&'p [&'a Point]> {
+    let Some(first) = points.first() else {
+        return Vec::new();
+    };
+    let mut at: Vec<usize> = cuts
+        .iter()
+        .filter(|c| c.applies_to(&first.series, &first.machine))
+        .map(|c| {
+            points.partition_point(|p| {
+                (p.started_unix, p.run_key.as_str()) < (c.started_unix, c.run_key.as_str())
+            })
+        })
+        .filter(|&i| i > 0 && i < points.len())
+        .collect();
+    at.sort_unstable();
+    at.dedup();
+    let mut parts = Vec::new();
+    let mut start = 0;
+    for end in at.into_iter().chain(std::iter::once(points.len())) {
+        parts.push(&points[start..end]);
+        start = end;
+    }
+    parts
+}
+
+/// A change found in a part, before correction.
+struct Candidate<'a> {
+    part: &'a [&'a Point],
+    found: ChangePoint,
+    segment: (usize, usize),
+}
+
+/// Looks for changes in every series of `points`, cut by `cuts`.
+pub fn analyse(points: &[Point], cuts: &[Cut], settings: &Settings) -> Analysis {
+    let groups = series_of(points);
+    let search = Search {
+        min_segment: MIN_SEGMENT,
+        // A division above the rate can never be a discovery after
+        // Benjamini–Hochberg.
+        max_p: DIVISION_P.min(settings.fdr),
+    };
+    let mut candidates = Vec::new();
+    let mut rejected = Vec::new();
+    let all_parts: Vec<&[&Point]> = groups.values().flat_map(|g| parts(g, cuts)).collect();
+    for part in &all_parts {
+        let values: Vec<f64> = part.iter().map(|p| p.value).collect();
+        let division = change_points(&values, search);
+        rejected.extend(division.rejected);
+        let mut bounds = vec![0];
+        bounds.extend(division.changes.iter().map(|c| c.index));
+        bounds.push(values.len());
+        for (i, found) in division.changes.into_iter().enumerate() {
+            candidates.push(Candidate {
+                part,
+                found,
+                segment: (bounds[i + 1] - bounds[i], bounds[i + 2] - bounds[i + 1]),
+            });
+        }
+    }
+    let p_values: Vec<f64> = candidates
+        .iter()
+        .map(|c| c.found.p)
+        .chain(rejected.iter().copied())
+        .collect();
+    let q = q_values(&p_values);
+    let significant: Vec<(Candidate, f64)> = candidates
+        .into_iter()
+        .zip(q)
+        .filter(|(_, q)| *q <= settings.fdr)
+        .collect();
+    let total = significant.len();
+    let mut changes: Vec<Change> = significant
+        .into_iter()
+        .filter(|(c, _)| large_enough(c, settings.min_effect_pct))
+        .map(|(c, q)| change_of(&c, q, settings))
+        .collect();
+    changes.sort_by(|a, b| b.worse.cmp(&a.worse).then(a.q.total_cmp(&b.q)));
+    Analysis {
+        series: groups.len(),
+        parts: all_parts.len(),
+        tests: p_values.len(),
+        too_small: total - changes.len(),
+        min_effect_pct: settings.min_effect_pct,
+        fdr: settings.fdr,
+        changes,
+    }
+}
+
+/// The figure's unit, as the store names it.
+fn unit_of(name: &str) -> Option<Unit> {
+    serde_json::from_value(serde_json::Value::String(name.to_string())).ok()
+}
+
+/// Whether the change is at least `min_effect_pct` of the level before and
+/// more than the step its figure is shown with.
+fn large_enough(candidate: &Candidate, min_effect_pct: f64) -> bool {
+    let ChangePoint { before, after, .. } = candidate.found;
+    let difference = (after - before).abs();
+    let relative = difference / before.abs() * 100.0;
+    let step =
+        unit_of(&candidate.part[0].unit).map_or(0.0, |u| u.step_at(before.abs().max(after.abs())));
+    relative >= min_effect_pct && difference > step
+}
+
+/// The change `candidate` describes, with its q-value.
+fn change_of(candidate: &Candidate, q: f64, settings: &Settings) -> Change {
+    let first = candidate.part[candidate.found.index];
+    let previous = candidate.part[candidate.found.index - 1];
+    let ChangePoint {
+        before, after, p, ..
+    } = candidate.found;
+    let better: Option<Better> =
+        serde_json::from_value(serde_json::Value::String(first.better.clone())).ok();
+    let worse = match better {
+        Some(Better::Higher) => after < before,
+        _ => after > before,
+    };
+    let store = settings
+        .store_option
+        .as_ref()
+        .map(|s| format!(" --store {}", shell_word(s)))
+        .unwrap_or_default();
+    Change {
+        series: first.series.clone(),
+        machine: first.machine.clone(),
+        probe: first.probe.clone(),
+        load: first.load.clone(),
+        figure: first.figure.clone(),
+        unit: first.unit.clone(),
+        better: first.better.clone(),
+        worse,
+        first_after: RunRef::of(first),
+        last_before: RunRef::of(previous),
+        before,
+        after,
+        change_pct: (after - before) / before.abs() * 100.0,
+        runs_before: candidate.segment.0,
+        runs_after: candidate.segment.1,
+        p,
+        q,
+        check: format!(
+            "feelbench compare {} {} --figure {}{store}",
+            shell_word(&previous.run_key),
+            shell_word(&first.run_key),
+            shell_word(&first.figure)
+        ),
+    }
+}
+
+/// `text` as one shell word.
+fn shell_word(text: &str) -> String {
+    shell_words::quote(text).into_owned()
+}
+
+#[cfg(test)]
+mod tests;
