@@ -395,16 +395,9 @@ pub struct CompareArgs {
     /// baseline by more than its minimum effect (each said on stderr; the
     /// comparison is still written).
     #[arg(long = "fail-on", value_name = "WHAT", value_enum)]
-    fail_on: Option<FailOnChoice>,
+    fail_on: Option<regressions::FailOnChoice>,
     #[command(flatten)]
     store: store::StoreArgs,
-}
-
-/// What `--fail-on` fails on.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-enum FailOnChoice {
-    /// A figure significantly worse by more than its minimum effect.
-    Worse,
 }
 
 impl CompareArgs {
@@ -436,7 +429,7 @@ impl CompareArgs {
                 false => None,
             },
             sources,
-            fail_on_worse: self.fail_on == Some(FailOnChoice::Worse),
+            fail_on_worse: self.fail_on == Some(regressions::FailOnChoice::Worse),
             names: self.names,
             options,
             format,

@@ -39,6 +39,11 @@ pub struct RegressionsArgs {
     /// (Benjamini–Hochberg).
     #[arg(long = "fdr", value_name = "Q", default_value_t = 0.05)]
     fdr: f64,
+    /// Search the runs the filters give as one series per probe, load and
+    /// figure, even when their machines, settings or suites differ (a
+    /// setting changed on purpose between runs, to see it found).
+    #[arg(long = "any-series")]
+    any_series: bool,
     /// Output format.
     #[arg(long = "format", value_enum, default_value_t = RegressionsFormatChoice::Table)]
     format: RegressionsFormatChoice,
@@ -91,6 +96,7 @@ impl RegressionsArgs {
                 RegressionsFormatChoice::Json => RegressionsFormat::Json,
             },
             fail_on_worse: self.fail_on == Some(FailOnChoice::Worse),
+            any_series: self.any_series,
         })
     }
 }

@@ -4,8 +4,8 @@
 
 pub mod calibrate;
 pub mod compare;
-pub mod history;
 pub mod export;
+pub mod history;
 pub mod list;
 pub mod merge;
 pub mod regressions;

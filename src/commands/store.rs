@@ -127,11 +127,20 @@ pub fn read_with_bytes(path: &Path) -> anyhow::Result<(RunDocument, Vec<u8>)> {
 /// The document of the stored run `run_key`, read as a run file is
 /// (`store:RUN_KEY` names it in messages).
 pub fn stored_run(store: &mut Store, run_key: &str) -> anyhow::Result<RunDocument> {
+    Ok(stored_run_with_bytes(store, run_key)?.0)
+}
+
+/// The same, with the document's bytes.
+pub fn stored_run_with_bytes(
+    store: &mut Store,
+    run_key: &str,
+) -> anyhow::Result<(RunDocument, Vec<u8>)> {
     let bytes = store.document_bytes(run_key)?;
-    let text = String::from_utf8(bytes)
+    let text = std::str::from_utf8(&bytes)
         .map_err(|_| StoreError::Corrupt(format!("run {run_key} is not UTF-8 text")))?;
     let name = PathBuf::from(format!("store:{run_key}"));
-    Ok(parse_run(&name, &text, &probe::sheet_of)?)
+    let run = parse_run(&name, text, &probe::sheet_of)?;
+    Ok((run, bytes))
 }
 
 /// `store import`: adds every run file; a file that is not a run is said
@@ -189,7 +198,7 @@ fn runs_table(runs: &[RunSummary], location: &StoreLocation) -> String {
             format!("{s}@{}", r.suite_version.unwrap_or(0))
         })
     };
-    let mut rows = vec![[
+    let mut rows = vec![vec![
         "RUN".to_string(),
         "STARTED".into(),
         "KERNEL".into(),
@@ -200,7 +209,7 @@ fn runs_table(runs: &[RunSummary], location: &StoreLocation) -> String {
         "COMMENT".into(),
     ]];
     for r in runs {
-        rows.push([
+        rows.push(vec![
             r.run_key.clone(),
             r.started.clone(),
             r.kernel_release.clone(),
@@ -211,24 +220,7 @@ fn runs_table(runs: &[RunSummary], location: &StoreLocation) -> String {
             r.comment.clone().unwrap_or_default(),
         ]);
     }
-    let widths: Vec<usize> = (0..8)
-        .map(|i| {
-            rows.iter()
-                .map(|row| row[i].chars().count())
-                .max()
-                .unwrap_or(0)
-        })
-        .collect();
-    let mut out = String::new();
-    for row in &rows {
-        let line: Vec<String> = row
-            .iter()
-            .zip(&widths)
-            .map(|(cell, width)| format!("{cell:<width$}"))
-            .collect();
-        out.push_str(line.join("  ").trim_end());
-        out.push('\n');
-    }
+    let mut out = crate::report::table::aligned(&rows);
     out.push_str(&format!(
         "{} run(s) in {location}{}\n",
         runs.len(),

@@ -5,8 +5,6 @@
 //! way ([`remember_remote`]).
 
 use super::store::read_with_bytes;
-use crate::probe;
-use crate::report::file::parse_run;
 use crate::report::schema::RunDocument;
 use crate::store::add::Added;
 use crate::store::query::RunFilter;
@@ -14,7 +12,7 @@ use crate::store::rows::{rows_of, RunRows};
 use crate::store::{Store, StoreError, StoreLocation};
 use anyhow::Context as _;
 use std::collections::HashSet;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 /// Settings of `feelbench submit`.
 #[derive(Debug, Clone)]
@@ -52,12 +50,9 @@ fn add(store: &mut Store, rows: &RunRows) -> Result<Added, StoreError> {
     }
 }
 
-/// A stored document, read back as a run.
-fn stored_run(store: &mut Store, run_key: &str) -> anyhow::Result<RunRows> {
-    let bytes = store.document_bytes(run_key)?;
-    let text = std::str::from_utf8(&bytes)
-        .with_context(|| format!("the stored run {run_key} is not UTF-8"))?;
-    let run = parse_run(Path::new(run_key), text, &probe::sheet_of)?;
+/// A stored run's rows, read back from its document.
+fn stored_rows(store: &mut Store, run_key: &str) -> anyhow::Result<RunRows> {
+    let (run, bytes) = super::store::stored_run_with_bytes(store, run_key)?;
     Ok(rows_of(&run, &bytes))
 }
 
@@ -121,7 +116,7 @@ pub fn submit(settings: &SubmitSettings) -> anyhow::Result<String> {
     };
     for key in keys {
         let store = local.as_mut().expect("opened above");
-        let rows = stored_run(store, &key)?;
+        let rows = stored_rows(store, &key)?;
         send(&mut target, Some(store), remote, &rows, &mut outcome);
     }
     let summary = format!(

@@ -6,6 +6,7 @@ use super::summary::RunSummary;
 use super::{Cell, Comparison, Layout, Row, Untested, Verdict};
 use crate::figures::ChangeUnit;
 use crate::report::schema::IntervalMethod;
+use crate::report::table::aligned;
 
 /// Shown where a run lacks the scenario or the figure.
 pub const MISSING: &str = "—";
@@ -162,31 +163,6 @@ pub fn legend(c: &Comparison) -> Vec<String> {
     }
     lines.extend(late::legend(c));
     lines
-}
-
-/// Left-aligned columns two spaces apart.
-fn aligned(rows: &[Vec<String>]) -> String {
-    let columns = rows.iter().map(Vec::len).max().unwrap_or(0);
-    let widths: Vec<usize> = (0..columns)
-        .map(|i| {
-            rows.iter()
-                .filter_map(|r| r.get(i))
-                .map(|c| c.chars().count())
-                .max()
-                .unwrap_or(0)
-        })
-        .collect();
-    let mut out = String::new();
-    for row in rows {
-        let line: Vec<String> = row
-            .iter()
-            .zip(&widths)
-            .map(|(cell, &w)| format!("{cell:<w$}"))
-            .collect();
-        out.push_str(line.join("  ").trim_end());
-        out.push('\n');
-    }
-    out
 }
 
 /// The comparison as console text.

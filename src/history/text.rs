@@ -3,6 +3,7 @@
 //! run's CSV has them).
 
 use super::{By, History};
+use crate::report::table::aligned;
 
 /// The history as a console table: what it shows, then a row per run or
 /// per kernel, then the annotations within it.
@@ -73,25 +74,6 @@ pub fn title(h: &History) -> String {
         "{} under {}: {}, {better} is better",
         h.probe, h.load, h.shown.label
     )
-}
-
-/// `rows` in columns two spaces apart, each as wide as its widest cell.
-fn aligned(rows: &[Vec<String>]) -> String {
-    let columns = rows.first().map_or(0, Vec::len);
-    let widths: Vec<usize> = (0..columns)
-        .map(|i| rows.iter().map(|r| r[i].chars().count()).max().unwrap_or(0))
-        .collect();
-    let mut out = String::new();
-    for row in rows {
-        let cells: Vec<String> = row
-            .iter()
-            .zip(&widths)
-            .map(|(cell, width)| format!("{cell:<width$}"))
-            .collect();
-        out += cells.join("  ").trim_end();
-        out.push('\n');
-    }
-    out
 }
 
 /// The history as CSV with a header: a record per run, or per kernel.

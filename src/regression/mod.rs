@@ -1,7 +1,7 @@
 //! Regressions across the store: every series of a figure (one machine,
 //! settings and suite; one probe, load and figure), in run order, cut
 //! where an annotation says something changed, is divided where its level
-//! changes (E-Divisive means with Welch's t-test, `stats::changepoint`).
+//! changes (E-Divisive means with Student's t-test, `stats::changepoint`).
 //! Every division tried in every series is one test: Benjamini–Hochberg
 //! q-values over all of them keep the false discoveries at the rate asked,
 //! and a change is reported only when it is also at least a minimum effect
@@ -106,7 +106,7 @@ pub struct Change {
     /// How many runs each segment holds.
     pub runs_before: usize,
     pub runs_after: usize,
-    /// Welch's p-value between the segments, and its Benjamini–Hochberg
+    /// Student's p-value between the segments, and its Benjamini–Hochberg
     /// q-value over every test made.
     pub p: f64,
     pub q: f64,

@@ -74,22 +74,24 @@ pub fn over_time(labels: Labels, lines: &[Line], ideal: Option<f64>) -> Result<S
     )
 }
 
+/// The y axis that holds every `(low, value, high)` and 0, with a tenth
+/// of room above.
+fn y_span(values: impl Iterator<Item = (f64, f64, f64)>) -> std::ops::Range<f64> {
+    let (bottom, top) = values.fold((0.0_f64, 0.0_f64), |(bottom, top), (low, value, high)| {
+        (bottom.min(low.min(value)), top.max(high.max(value)))
+    });
+    bottom..(top * 1.1).max(1e-3)
+}
+
 /// Values side by side, each with its interval as an error bar.
 pub fn intervals(labels: Labels, values: &[Ranged]) -> Result<String> {
     let mut svg = String::new();
     {
         let area = SVGBackend::with_string(&mut svg, SIZE).into_drawing_area();
         area.fill(&WHITE).map_err(drawing)?;
-        let top = values
-            .iter()
-            .map(|v| v.high.max(v.value))
-            .fold(0.0_f64, f64::max);
-        let bottom = values
-            .iter()
-            .map(|v| v.low.min(v.value))
-            .fold(0.0_f64, f64::min);
         let names: Vec<String> = values.iter().map(|v| v.name.clone()).collect();
-        let mut chart = categories(&area, labels, &names, bottom..(top * 1.1).max(1e-3))?;
+        let y = y_span(values.iter().map(|v| (v.low, v.value, v.high)));
+        let mut chart = categories(&area, labels, &names, y)?;
         for (i, v) in values.iter().enumerate() {
             let colour = Palette99::pick(i).stroke_width(2);
             let x = i as f64;
@@ -139,15 +141,7 @@ pub fn trend(labels: Labels, values: &[Placed], marks: &[Mark], axis: TrendAxis)
     {
         let area = SVGBackend::with_string(&mut svg, SIZE).into_drawing_area();
         area.fill(&WHITE).map_err(drawing)?;
-        let top = values
-            .iter()
-            .map(|v| v.high.max(v.value))
-            .fold(0.0_f64, f64::max);
-        let bottom = values
-            .iter()
-            .map(|v| v.low.min(v.value))
-            .fold(0.0_f64, f64::min);
-        let y = bottom..(top * 1.1).max(1e-3);
+        let y = y_span(values.iter().map(|v| (v.low, v.value, v.high)));
         let (x, ticks) = match axis {
             TrendAxis::Names(names) => (-0.5..names.len().max(1) as f64 - 0.5, names.len() * 2 + 1),
             TrendAxis::Time => {

@@ -8,10 +8,13 @@ use super::{Store, StoreError, StoreLocation};
 use crate::report::fixture;
 use crate::report::schema::RunDocument;
 
+/// Where [`temp_store`] puts the store in its directory.
+const STORE_FILE: &str = "sub/store.sqlite";
+
 /// A store in a temporary directory (kept alive by the returned guard).
 fn temp_store() -> (tempfile::TempDir, StoreLocation, Store) {
     let dir = tempfile::tempdir().unwrap();
-    let location = StoreLocation::Sqlite(dir.path().join("sub/store.sqlite"));
+    let location = StoreLocation::Sqlite(dir.path().join(STORE_FILE));
     let store = Store::open(&location).unwrap();
     (dir, location, store)
 }
@@ -121,7 +124,7 @@ fn pending_runs_wait_until_cleared_and_annotations_are_kept() {
 fn a_newer_schema_and_a_file_that_is_not_a_store_are_refused_in_one_line() {
     let (dir, location, store) = temp_store();
     drop(store);
-    let StoreLocation::Sqlite(path) = &location;
+    let path = &dir.path().join(STORE_FILE);
     let connection = rusqlite::Connection::open(path).unwrap();
     connection
         .execute("INSERT INTO schema_version (version) VALUES (99)", [])
@@ -138,8 +141,8 @@ fn a_newer_schema_and_a_file_that_is_not_a_store_are_refused_in_one_line() {
 
 #[test]
 fn a_store_held_by_another_writer_is_called_locked_after_the_wait() {
-    let (_dir, location, mut store) = temp_store();
-    let StoreLocation::Sqlite(path) = &location;
+    let (dir, _location, mut store) = temp_store();
+    let path = &dir.path().join(STORE_FILE);
     let holder = rusqlite::Connection::open(path).unwrap();
     holder.execute_batch("BEGIN IMMEDIATE").unwrap();
     let bytes = serde_json::to_vec(&run("r1", 0, "6.1")).unwrap();
