@@ -226,16 +226,21 @@ fn parsed_by_prometheus_client(text: &str) {
         from prometheus_client.openmetrics.parser import text_string_to_metric_families as p\n\
         families = list(p(sys.stdin.read()))\n\
         print(len(families), sum(len(f.samples) for f in families))\n";
-    let child = std::process::Command::new("python3")
-        .args(["-c", "import prometheus_client"])
-        .output();
-    if !child.is_ok_and(|o| o.status.success()) {
+    // The Python in PATH, else the system's, where Debian's
+    // python3-prometheus-client (installed by .ci/run) goes.
+    let python = ["python3", "/usr/bin/python3"].into_iter().find(|python| {
+        std::process::Command::new(python)
+            .args(["-c", "import prometheus_client"])
+            .output()
+            .is_ok_and(|o| o.status.success())
+    });
+    let Some(python) = python else {
         common::skip(
-            "python3 with prometheus_client is not installed (pip install prometheus-client)",
+            "python3 with prometheus_client is not installed (apt-get install python3-prometheus-client)",
         );
         return;
-    }
-    let mut child = std::process::Command::new("python3")
+    };
+    let mut child = std::process::Command::new(python)
         .args(["-c", script])
         .stdin(std::process::Stdio::piped())
         .stdout(std::process::Stdio::piped())
