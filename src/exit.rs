@@ -25,7 +25,7 @@ pub enum ExitCode {
 }
 
 /// The exit codes in words, for `feelbench --help` and the manual page.
-pub const EXIT_STATUS_HELP: &str = "Exit status: 0 when everything worked; 1 when a scenario failed or a file could not be written; 2 for bad input (an option or a name that cannot be used, a file that is not there or not a run, runs that do not merge, a system other than --expect asks for, a busy machine with --strict, a store that cannot be used); 3 with --fail-on worse when a figure got significantly worse by more than its minimum effect; 130 when interrupted by SIGINT, SIGTERM or SIGHUP (the finished scenarios are still written).";
+pub const EXIT_STATUS_HELP: &str = "Exit status: 0 when everything worked; 1 when a scenario failed, a file could not be written or a store could not be used (locked, damaged, newer, out of reach, refusing the login); 2 for bad input (an option or a name that cannot be used, a file that is not there or not a run, runs that do not merge, a system other than --expect asks for, a busy machine with --strict, a run or query the store does not have); 3 with --fail-on worse when a figure got significantly worse by more than its minimum effect; 130 when interrupted by SIGINT, SIGTERM or SIGHUP (the finished scenarios are still written).";
 
 /// Input from the user that cannot be used (exit code 2).
 #[derive(Debug, thiserror::Error)]

@@ -31,14 +31,35 @@ fn write_copy(dir: &Path, i: usize, source: &str, settings_from: &Value) {
     std::fs::write(path, serde_json::to_vec(&run).unwrap()).unwrap();
 }
 
-/// A store in `dir` of twenty copies: run `i` is a copy of `source(i)`.
-fn store_of(dir: &Path, source: impl Fn(usize) -> &'static str) -> PathBuf {
+/// Twenty copies in `dir/runs`, one an hour on a kernel of their own:
+/// run `i` is a copy of `source(i)` with nice 0's settings.
+fn copies(dir: &Path, source: impl Fn(usize) -> &'static str) -> PathBuf {
     let runs = dir.join("runs");
     std::fs::create_dir(&runs).unwrap();
     let nice0 = common::read_json(Path::new(NICE0));
     for i in 1..=20 {
         write_copy(&runs, i, source(i), &nice0);
     }
+    runs
+}
+
+/// The step: nice 19's figures for runs 1–10, nice 0's from run 11.
+fn step_source(i: usize) -> &'static str {
+    if i <= 10 {
+        NICE19
+    } else {
+        NICE0
+    }
+}
+
+/// The step's twenty copies in `dir/runs` (the directory).
+pub fn step_copies(dir: &Path) -> PathBuf {
+    copies(dir, step_source)
+}
+
+/// A store in `dir` of twenty copies: run `i` is a copy of `source(i)`.
+fn store_of(dir: &Path, source: impl Fn(usize) -> &'static str) -> PathBuf {
+    let runs = copies(dir, source);
     let store = dir.join("store.sqlite");
     let output = feelbench(dir, &["store", "import", runs.to_str().unwrap()], &store);
     assert_eq!(output.status.code(), Some(0), "{}", common::stderr(&output));
@@ -48,7 +69,7 @@ fn store_of(dir: &Path, source: impl Fn(usize) -> &'static str) -> PathBuf {
 
 /// The step store: nice 19 for runs 1–10, nice 0 from run 11.
 fn step_store(dir: &Path) -> PathBuf {
-    store_of(dir, |i| if i <= 10 { NICE19 } else { NICE0 })
+    store_of(dir, step_source)
 }
 
 /// `feelbench ARGS --store STORE`.
