@@ -82,26 +82,24 @@ submit_all() {
     return $status
 }
 
+# submit_all HOSTS, timed, then what the database holds.
+timed_submit() {
+    local start end
+    start=$(date +%s.%N)
+    submit_all "$1"
+    end=$(date +%s.%N)
+    echo "wall time: $(python3 -c "print(f'{$end - $start:.2f}')") s"
+    echo "rows, distinct run keys: $(psql 'SELECT count(*), count(DISTINCT run_key) FROM run')"
+}
+
 echo "== 8 machines x 25 runs, at once"
-start=$(date +%s.%N)
-submit_all 'm{m}'
-end=$(date +%s.%N)
-echo "wall time: $(python3 -c "print(f'{$end - $start:.2f}')") s"
-echo "rows, distinct run keys: $(psql 'SELECT count(*), count(DISTINCT run_key) FROM run')"
+timed_submit 'm{m}'
 
 echo "== the same 200 runs again, at once"
-start=$(date +%s.%N)
-submit_all 'm{m}'
-end=$(date +%s.%N)
-echo "wall time: $(python3 -c "print(f'{$end - $start:.2f}')") s"
-echo "rows, distinct run keys: $(psql 'SELECT count(*), count(DISTINCT run_key) FROM run')"
+timed_submit 'm{m}'
 
 echo "== 8 machines sending the same 25 new runs at once (a race on every run)"
-start=$(date +%s.%N)
-submit_all 'shared'
-end=$(date +%s.%N)
-echo "wall time: $(python3 -c "print(f'{$end - $start:.2f}')") s"
-echo "rows, distinct run keys: $(psql 'SELECT count(*), count(DISTINCT run_key) FROM run')"
+timed_submit 'shared'
 echo "runs of host shared: $(psql "SELECT count(*) FROM run WHERE hostname = 'shared'")"
 echo "scenarios, figures: $(psql 'SELECT (SELECT count(*) FROM scenario), (SELECT count(*) FROM figure)')"
 
