@@ -13,6 +13,7 @@ pub mod job;
 pub mod micro;
 pub mod periodic;
 pub mod response;
+pub mod rtapp;
 pub mod shapes;
 pub mod uncached;
 
