@@ -1,7 +1,11 @@
 //! rt-app's workload files (rt-app's JSON: tasks of phases of events), read
-//! as rt-app reads them (`parse`: comments, trailing commas, repeated keys
-//! in order, keys matched by prefix), the workloads shipped with feelbench
-//! (`shipped`), and what a workload is (`model`). The executor that runs a
-//! workload's tasks on threads and records each activation is `exec`.
+//! as rt-app reads them (`json`: comments, trailing commas, repeated keys
+//! in order, bare keys; `parse`: the grammar, event keys matched by
+//! prefix), the workloads shipped with feelbench (`shipped`), and what a
+//! workload is (`model`). The executor that runs a workload's tasks on
+//! threads and records each activation is `exec`.
 
+pub mod json;
 pub mod model;
+pub mod parse;
+pub mod shipped;

@@ -152,4 +152,38 @@ impl Workload {
             .flat_map(|p| &p.events)
             .any(|e| matches!(e, Event::Timer { .. }))
     }
+
+    /// Why this workload cannot be measured as a probe (it can still run
+    /// as a load): no timer to be late for, or a task that loops forever
+    /// without ever waiting (no timer, sleep, suspend, wait or sync) and
+    /// would spin on a CPU for the whole run. `None` when it can.
+    pub fn probe_problem(&self) -> Option<String> {
+        if !self.has_timer() {
+            return Some(format!(
+                "{}: no task waits on a timer, so nothing can be late (a probe measures wake-ups at timers; run it as a load)",
+                self.source
+            ));
+        }
+        let spinner = self.tasks.iter().find(|t| t.loops.is_none() && !t.waits())?;
+        Some(format!(
+            "{}: task {} loops forever without a timer, sleep, suspend, wait or sync: it would spin on a CPU for the whole run (run it as a load)",
+            self.source, spinner.name
+        ))
+    }
+}
+
+impl Task {
+    /// Whether any of its events blocks the thread for a while.
+    pub fn waits(&self) -> bool {
+        self.phases.iter().flat_map(|p| &p.events).any(|e| {
+            matches!(
+                e,
+                Event::Timer { .. }
+                    | Event::Sleep { .. }
+                    | Event::Suspend { .. }
+                    | Event::Wait { .. }
+                    | Event::Sync { .. }
+            )
+        })
+    }
 }

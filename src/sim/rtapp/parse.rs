@@ -1,0 +1,567 @@
+//! rt-app's grammar over the lenient reader (`json`): `global`, `tasks`,
+//! their `phases` and events, as rt-app 1.0 reads them (event keys matched
+//! by prefix, `runtime` before `run`; loops defaulting as rt-app's do).
+//! Unlike rt-app, a key it would ignore silently is refused, and so is
+//! everything feelbench does not run (SCHED_DEADLINE, uclamp, ...): each
+//! error names the file, the line, the task and the key.
+
+use super::json::{self, Entry, Value};
+use super::model::{Event, Ignored, Phase, Policy, Sched, Task, TimerMode, Workload};
+use super::shipped;
+use sha2::{Digest, Sha256};
+use std::path::Path;
+
+/// A workload that cannot be read, in one line.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum RtappError {
+    /// Neither a shipped workload nor a file that can be read.
+    #[error("cannot read rt-app workload {file}: {problem} (give a file or one of: {})", shipped::names().join(", "))]
+    Read { file: String, problem: String },
+    /// Not JSON even as rt-app reads it.
+    #[error("{file}:{line}: not rt-app's JSON: {message}")]
+    Syntax {
+        file: String,
+        line: usize,
+        message: String,
+    },
+    /// A key that cannot be used where it is.
+    #[error("{file}:{line}: {place}: {key}: {message}")]
+    Key {
+        file: String,
+        line: usize,
+        /// `global`, `task NAME`, `task NAME phase NAME`.
+        place: String,
+        key: String,
+        message: String,
+    },
+}
+
+/// The workload `spec` names: a shipped workload's name (`audio-chain`) or
+/// a file's path.
+pub fn load(spec: &str) -> Result<Workload, RtappError> {
+    if let Some(text) = shipped::text(spec) {
+        return parse(spec, text);
+    }
+    let text = std::fs::read_to_string(Path::new(spec)).map_err(|e| RtappError::Read {
+        file: spec.to_string(),
+        problem: e.to_string(),
+    })?;
+    parse(spec, &text)
+}
+
+/// The workload of `text`, read from `source` (named in errors).
+pub fn parse(source: &str, text: &str) -> Result<Workload, RtappError> {
+    let root = json::parse(text).map_err(|e| RtappError::Syntax {
+        file: source.to_string(),
+        line: e.line,
+        message: e.message,
+    })?;
+    let mut reader = Grammar {
+        file: source.to_string(),
+        ignored: Vec::new(),
+    };
+    let mut workload = reader.workload(&root)?;
+    workload.sha256 = Sha256::digest(text.as_bytes())
+        .iter()
+        .map(|b| format!("{b:02x}"))
+        .collect();
+    workload.ignored = reader.ignored;
+    Ok(workload)
+}
+
+/// Keys of `global` feelbench reads and records without acting on.
+const GLOBAL_RECORDED: [&str; 13] = [
+    "calibration",
+    "logdir",
+    "log_basename",
+    "log_size",
+    "ftrace",
+    "gnuplot",
+    "lock_pages",
+    "pi_enabled",
+    "frag",
+    "io_device",
+    "mem_buffer_size",
+    "cumulative_slack",
+    "log_timing",
+];
+
+/// Why the pre-1.0 grammar (doc/examples/merge) is refused.
+const PRE_1_0: &str = "pre-1.0 rt-app grammar (exec/period/deadline/resources/lock_order) is not supported: use run, timer and phases";
+
+/// Keys of a task or phase that feelbench refuses, with why.
+const REFUSED: [(&str, &str); 12] = [
+    ("dl-runtime", "SCHED_DEADLINE is not supported"),
+    ("dl-period", "SCHED_DEADLINE is not supported"),
+    ("dl-deadline", "SCHED_DEADLINE is not supported"),
+    ("util_min", "uclamp (util_min/util_max) is not supported"),
+    ("util_max", "uclamp (util_min/util_max) is not supported"),
+    ("taskgroup", "taskgroups (cgroup-v1 cpu controller) are not supported"),
+    ("nodes_membind", "NUMA memory binding is not supported"),
+    ("exec", PRE_1_0),
+    ("period", PRE_1_0),
+    ("deadline", PRE_1_0),
+    ("lock_order", PRE_1_0),
+    ("resources", PRE_1_0),
+];
+
+/// Event keys as rt-app matches them: by prefix, in this order (`runtime`
+/// before `run`, `memrun` before `mem`).
+const EVENT_PREFIXES: [&str; 20] = [
+    "runtime", "run", "sleep", "timer", "memrun", "mem", "iorun", "lock", "unlock", "wait",
+    "signal", "broad", "sync", "barrier", "suspend", "resume", "sem_post", "sem_wait", "yield",
+    "fork",
+];
+
+/// The event keys feelbench runs, for error messages.
+const EVENTS_SUPPORTED: &str = "run, runtime, sleep, timer, barrier, suspend, resume, lock, unlock, wait, signal, broad, sync, fork, mem, iorun, yield (each may carry a suffix: run1, run-2)";
+
+/// Reads the grammar, collecting ignored keys.
+struct Grammar {
+    file: String,
+    ignored: Vec<Ignored>,
+}
+
+impl Grammar {
+    fn fail(&self, entry: &Entry, place: &str, message: impl Into<String>) -> RtappError {
+        RtappError::Key {
+            file: self.file.clone(),
+            line: entry.line,
+            place: place.to_string(),
+            key: entry.key.clone(),
+            message: message.into(),
+        }
+    }
+
+    fn ignore(&mut self, entry: &Entry, place: &str) {
+        self.ignored.push(Ignored {
+            key: entry.key.clone(),
+            place: place.to_string(),
+            line: entry.line,
+        });
+    }
+
+    fn workload(&mut self, root: &Value) -> Result<Workload, RtappError> {
+        let Value::Object(entries) = root else {
+            return Err(RtappError::Syntax {
+                file: self.file.clone(),
+                line: 1,
+                message: format!("the file is {}, not an object", root.kind()),
+            });
+        };
+        let mut workload = Workload {
+            source: self.file.clone(),
+            sha256: String::new(),
+            duration_s: None,
+            default_policy: Policy::SchedOther,
+            tasks: Vec::new(),
+            ignored: Vec::new(),
+        };
+        let mut tasks = None;
+        for entry in entries {
+            match entry.key.as_str() {
+                "global" => self.global(entry, &mut workload)?,
+                "tasks" => tasks = Some(entry),
+                "resources" => return Err(self.fail(entry, "file", PRE_1_0)),
+                _ => {
+                    return Err(self.fail(
+                        entry,
+                        "file",
+                        "unknown top-level key (rt-app reads tasks and global)",
+                    ))
+                }
+            }
+        }
+        let Some(tasks) = tasks else {
+            return Err(RtappError::Syntax {
+                file: self.file.clone(),
+                line: 1,
+                message: "no \"tasks\": an rt-app file needs at least one task".into(),
+            });
+        };
+        let Value::Object(task_entries) = &tasks.value else {
+            return Err(self.fail(tasks, "file", "must be an object of tasks"));
+        };
+        if task_entries.is_empty() {
+            return Err(self.fail(tasks, "file", "has no task"));
+        }
+        for entry in task_entries {
+            if workload.tasks.iter().any(|t| t.name == entry.key) {
+                return Err(self.fail(
+                    entry,
+                    &format!("task {}", entry.key),
+                    "a second task of this name",
+                ));
+            }
+            let task = self.task(entry)?;
+            workload.tasks.push(task);
+        }
+        self.check_forks(task_entries, &workload)?;
+        Ok(workload)
+    }
+
+    fn global(&mut self, global: &Entry, workload: &mut Workload) -> Result<(), RtappError> {
+        let Value::Object(entries) = &global.value else {
+            return Err(self.fail(global, "file", "must be an object"));
+        };
+        for entry in entries {
+            match entry.key.as_str() {
+                "duration" => {
+                    let seconds = number(&entry.value)
+                        .ok_or_else(|| self.fail(entry, "global", "must be a number of seconds"))?;
+                    workload.duration_s = match seconds {
+                        s if s == -1.0 => None,
+                        s if s > 0.0 => Some(s),
+                        _ => {
+                            return Err(self.fail(
+                                entry,
+                                "global",
+                                "must be seconds above 0, or -1 (until the tasks end)",
+                            ))
+                        }
+                    };
+                }
+                "default_policy" => {
+                    workload.default_policy = self.policy(entry, "global")?;
+                }
+                key if GLOBAL_RECORDED.contains(&key) => self.ignore(entry, "global"),
+                _ => {
+                    return Err(self.fail(
+                        entry,
+                        "global",
+                        format!(
+                            "unknown key (global has duration, default_policy, {})",
+                            GLOBAL_RECORDED.join(", ")
+                        ),
+                    ))
+                }
+            }
+        }
+        Ok(())
+    }
+
+    fn task(&mut self, entry: &Entry) -> Result<Task, RtappError> {
+        let place = format!("task {}", entry.key);
+        let Value::Object(entries) = &entry.value else {
+            return Err(self.fail(entry, &place, "a task must be an object"));
+        };
+        let mut task = Task {
+            name: entry.key.clone(),
+            instances: 1,
+            delay_us: 0,
+            loops: None,
+            sched: Sched::default(),
+            phases: Vec::new(),
+        };
+        let phases = entries.iter().find(|e| e.key == "phases");
+        let mut loop_value = None;
+        let mut events = Vec::new();
+        for e in entries {
+            match e.key.as_str() {
+                "instance" => task.instances = self.count(e, &place, 0)? as u32,
+                "delay" => task.delay_us = self.count(e, &place, 0)?,
+                "loop" => loop_value = Some(self.loop_count(e, &place)?),
+                "phases" => {}
+                _ if self.sched_key(e, &place, &mut task.sched)? => {}
+                _ if phases.is_some() => {
+                    return Err(self.fail(
+                        e,
+                        &place,
+                        "not a task key (a task with phases has instance, delay, loop, phases, policy, priority, cpus; events go in its phases)",
+                    ))
+                }
+                _ => events.push(e),
+            }
+        }
+        match phases {
+            Some(phases) => {
+                // With phases, the task's loop defaults to -1 (forever).
+                task.loops = loop_value.flatten();
+                let Value::Object(phase_entries) = &phases.value else {
+                    return Err(self.fail(phases, &place, "must be an object of phases"));
+                };
+                if phase_entries.is_empty() {
+                    return Err(self.fail(phases, &place, "has no phase"));
+                }
+                for p in phase_entries {
+                    task.phases.push(self.phase(&task.name, p)?);
+                }
+            }
+            None => {
+                // Without phases the task is its one phase, run `loop`
+                // times (default once; -1 forever).
+                task.loops = loop_value.unwrap_or(Some(1));
+                let phase_events = self.events(&events, &task.name, &place)?;
+                if phase_events.is_empty() {
+                    return Err(self.fail(entry, &place, "the task has no event and no phases"));
+                }
+                task.phases.push(Phase {
+                    name: "main".into(),
+                    loops: 1,
+                    sched: Sched::default(),
+                    events: phase_events,
+                });
+            }
+        }
+        Ok(task)
+    }
+
+    fn phase(&mut self, task: &str, entry: &Entry) -> Result<Phase, RtappError> {
+        let place = format!("task {task} phase {}", entry.key);
+        let Value::Object(entries) = &entry.value else {
+            return Err(self.fail(entry, &place, "a phase must be an object"));
+        };
+        let mut phase = Phase {
+            name: entry.key.clone(),
+            loops: 1,
+            sched: Sched::default(),
+            events: Vec::new(),
+        };
+        let mut events = Vec::new();
+        for e in entries {
+            match e.key.as_str() {
+                "loop" => match self.loop_count(e, &place)? {
+                    Some(n) => phase.loops = n,
+                    None => {
+                        return Err(self.fail(
+                            e,
+                            &place,
+                            "a phase's loop must be at least 1 (loop the task instead)",
+                        ))
+                    }
+                },
+                _ if self.sched_key(e, &place, &mut phase.sched)? => {}
+                _ => events.push(e),
+            }
+        }
+        phase.events = self.events(&events, task, &place)?;
+        if phase.events.is_empty() {
+            return Err(self.fail(entry, &place, "the phase has no event"));
+        }
+        Ok(phase)
+    }
+
+    /// Reads `entry` into `sched` when it is a scheduling key; refuses the
+    /// keys feelbench does not run. Whether it was one.
+    fn sched_key(
+        &mut self,
+        entry: &Entry,
+        place: &str,
+        sched: &mut Sched,
+    ) -> Result<bool, RtappError> {
+        match entry.key.as_str() {
+            "policy" => sched.policy = Some(self.policy(entry, place)?),
+            "priority" => {
+                let n = integer(&entry.value)
+                    .ok_or_else(|| self.fail(entry, place, "must be an integer"))?;
+                if !(-20..=99).contains(&n) {
+                    return Err(self.fail(
+                        entry,
+                        place,
+                        "must be a nice value (-20..19) or a real-time priority (1..99)",
+                    ));
+                }
+                sched.priority = Some(n as i32);
+            }
+            "cpus" => sched.cpus = Some(self.cpus(entry, place)?),
+            key => match REFUSED.iter().find(|(k, _)| *k == key) {
+                Some((_, why)) => return Err(self.fail(entry, place, *why)),
+                None => return Ok(false),
+            },
+        }
+        Ok(true)
+    }
+
+    fn policy(&self, entry: &Entry, place: &str) -> Result<Policy, RtappError> {
+        match &entry.value {
+            Value::String(name) => match name.as_str() {
+                "SCHED_OTHER" => Ok(Policy::SchedOther),
+                "SCHED_BATCH" => Ok(Policy::SchedBatch),
+                "SCHED_IDLE" => Ok(Policy::SchedIdle),
+                "SCHED_FIFO" => Ok(Policy::SchedFifo),
+                "SCHED_RR" => Ok(Policy::SchedRr),
+                "SCHED_DEADLINE" => Err(self.fail(entry, place, "SCHED_DEADLINE is not supported")),
+                other => Err(self.fail(
+                    entry,
+                    place,
+                    format!("unknown policy {other:?} (SCHED_OTHER, SCHED_BATCH, SCHED_IDLE, SCHED_FIFO, SCHED_RR)"),
+                )),
+            },
+            other => Err(self.fail(entry, place, format!("must be a policy name, not {}", other.kind()))),
+        }
+    }
+
+    fn cpus(&self, entry: &Entry, place: &str) -> Result<Vec<usize>, RtappError> {
+        let items = match &entry.value {
+            Value::Array(items) => items.clone(),
+            single @ Value::Number(_) => vec![single.clone()],
+            other => {
+                return Err(self.fail(entry, place, format!("must be a list of CPU numbers, not {}", other.kind())))
+            }
+        };
+        let cpus: Option<Vec<usize>> = items
+            .iter()
+            .map(|v| integer(v).and_then(|n| usize::try_from(n).ok()))
+            .collect();
+        match cpus {
+            Some(cpus) if !cpus.is_empty() => Ok(cpus),
+            _ => Err(self.fail(entry, place, "must be a non-empty list of CPU numbers")),
+        }
+    }
+
+    /// A whole number at least `min`.
+    fn count(&self, entry: &Entry, place: &str, min: i64) -> Result<u64, RtappError> {
+        match integer(&entry.value) {
+            Some(n) if n >= min => Ok(n as u64),
+            _ => Err(self.fail(entry, place, format!("must be a whole number, at least {min}"))),
+        }
+    }
+
+    /// A `loop`: `None` for -1 (forever), else at least 1.
+    fn loop_count(&self, entry: &Entry, place: &str) -> Result<Option<u64>, RtappError> {
+        match integer(&entry.value) {
+            Some(-1) => Ok(None),
+            Some(n) if n >= 1 => Ok(Some(n as u64)),
+            _ => Err(self.fail(entry, place, "must be a whole number at least 1, or -1 (forever)")),
+        }
+    }
+
+    fn events(&self, entries: &[&Entry], task: &str, place: &str) -> Result<Vec<Event>, RtappError> {
+        entries.iter().map(|e| self.event(e, task, place)).collect()
+    }
+
+    fn event(&self, entry: &Entry, task: &str, place: &str) -> Result<Event, RtappError> {
+        let kind = match entry.key.as_str() {
+            "delay" => Some("delay"),
+            key => EVENT_PREFIXES.iter().find(|p| key.starts_with(*p)).copied(),
+        };
+        let us = || self.count(entry, place, 0);
+        let text = || match &entry.value {
+            Value::String(s) if !s.is_empty() => Ok(s.clone()),
+            other => Err(self.fail(entry, place, format!("must be a name (a string), not {}", other.kind()))),
+        };
+        Ok(match kind {
+            Some("runtime") => Event::Runtime { us: us()? },
+            Some("run") => Event::Run { us: us()? },
+            Some("sleep") => Event::Sleep { us: us()? },
+            Some("timer") => self.timer(entry, place)?,
+            Some("mem") => Event::Mem { bytes: us()? },
+            Some("iorun") => Event::Iorun { bytes: us()? },
+            Some("lock") => Event::Lock { mutex: text()? },
+            Some("unlock") => Event::Unlock { mutex: text()? },
+            Some("signal") => Event::Signal { cond: text()? },
+            Some("broad") => Event::Broad { cond: text()? },
+            Some("barrier") => Event::Barrier { name: text()? },
+            Some("resume") => Event::Resume { name: text()? },
+            Some("fork") => Event::Fork { task: text()? },
+            Some("suspend") => Event::Suspend {
+                name: match &entry.value {
+                    Value::Null => task.to_string(),
+                    _ => text()?,
+                },
+            },
+            Some("wait") => {
+                let (cond, mutex) = self.ref_mutex(entry, place)?;
+                Event::Wait { cond, mutex }
+            }
+            Some("sync") => {
+                let (cond, mutex) = self.ref_mutex(entry, place)?;
+                Event::Sync { cond, mutex }
+            }
+            Some("yield") => Event::Yield,
+            Some("memrun") => return Err(self.fail(entry, place, "memrun is not supported (use mem)")),
+            Some("sem_post" | "sem_wait") => {
+                return Err(self.fail(entry, place, "semaphores (sem_post/sem_wait) are not supported"))
+            }
+            Some("delay") => {
+                return Err(self.fail(
+                    entry,
+                    place,
+                    "delay is a task key, not an event: rt-app ignores it here (use sleep)",
+                ))
+            }
+            _ => {
+                return Err(self.fail(
+                    entry,
+                    place,
+                    format!("unknown event (rt-app would ignore it silently; events are {EVENTS_SUPPORTED})"),
+                ))
+            }
+        })
+    }
+
+    fn timer(&self, entry: &Entry, place: &str) -> Result<Event, RtappError> {
+        let Value::Object(fields) = &entry.value else {
+            return Err(self.fail(entry, place, "must be { \"ref\": NAME, \"period\": MICROSECONDS, \"mode\": \"relative\"|\"absolute\" }"));
+        };
+        let (mut name, mut period_us, mut mode) = (None, None, TimerMode::Relative);
+        for f in fields {
+            match (f.key.as_str(), &f.value) {
+                ("ref", Value::String(s)) if !s.is_empty() => name = Some(s.clone()),
+                ("period", v) => match integer(v) {
+                    Some(n) if n > 0 => period_us = Some(n as u64),
+                    _ => return Err(self.fail(entry, place, "period must be microseconds above 0")),
+                },
+                ("mode", Value::String(m)) if m == "relative" => mode = TimerMode::Relative,
+                ("mode", Value::String(m)) if m == "absolute" => mode = TimerMode::Absolute,
+                (key, _) => {
+                    return Err(self.fail(
+                        entry,
+                        place,
+                        format!("{key:?} cannot be used in a timer (ref: a name, period: microseconds, mode: relative or absolute)"),
+                    ))
+                }
+            }
+        }
+        match (name, period_us) {
+            (Some(name), Some(period_us)) => Ok(Event::Timer { name, period_us, mode }),
+            (None, _) => Err(self.fail(entry, place, "a timer needs a \"ref\" (a name; \"unique\" for one per thread)")),
+            (_, None) => Err(self.fail(entry, place, "a timer needs a \"period\" in microseconds")),
+        }
+    }
+
+    fn ref_mutex(&self, entry: &Entry, place: &str) -> Result<(String, String), RtappError> {
+        let field = |name: &str| match &entry.value {
+            Value::Object(fields) => fields.iter().rev().find(|f| f.key == name).and_then(|f| match &f.value {
+                Value::String(s) if !s.is_empty() => Some(s.clone()),
+                _ => None,
+            }),
+            _ => None,
+        };
+        match (field("ref"), field("mutex")) {
+            (Some(cond), Some(mutex)) => Ok((cond, mutex)),
+            _ => Err(self.fail(entry, place, "must be { \"ref\": CONDITION, \"mutex\": MUTEX }")),
+        }
+    }
+
+    /// Every `fork` names a task of the file.
+    fn check_forks(&self, entries: &[Entry], workload: &Workload) -> Result<(), RtappError> {
+        for (entry, task) in entries.iter().zip(&workload.tasks) {
+            let forks = task.phases.iter().flat_map(|p| &p.events).filter_map(|e| match e {
+                Event::Fork { task } => Some(task),
+                _ => None,
+            });
+            for forked in forks {
+                if !workload.tasks.iter().any(|t| &t.name == forked) {
+                    return Err(self.fail(
+                        entry,
+                        &format!("task {}", task.name),
+                        format!("fork names {forked:?}, which is not a task of the file"),
+                    ));
+                }
+            }
+        }
+        Ok(())
+    }
+}
+
+fn number(value: &Value) -> Option<f64> {
+    match value {
+        Value::Number(n) => Some(*n),
+        _ => None,
+    }
+}
+
+fn integer(value: &Value) -> Option<i64> {
+    number(value).filter(|n| n.fract() == 0.0 && n.abs() < 1e15).map(|n| n as i64)
+}
