@@ -6,6 +6,7 @@
 mod docs;
 mod history;
 mod regressions;
+mod rtapp;
 mod run;
 mod select;
 mod store;
@@ -80,6 +81,10 @@ pub enum UserCommand {
     /// The suites: a classic tool's probes, loads and settings each.
     #[command(subcommand)]
     Suite(SuiteCommand),
+    /// rt-app's workload files: check one as feelbench understands it, or
+    /// list the shipped ones.
+    #[command(subcommand)]
+    Rtapp(rtapp::RtappCommand),
     /// Measure (again) how much calibrated work fits in a millisecond.
     Calibrate(CalibrateArgs),
     /// Render a saved run.
@@ -140,6 +145,7 @@ impl UserCommand {
             UserCommand::Run(args) => Task::Run(Box::new(args.into_config(machine)?)),
             UserCommand::List(args) => Task::List(args.format.into()),
             UserCommand::Suite(command) => Task::Print(command.text()?),
+            UserCommand::Rtapp(command) => Task::Print(command.text()?),
             UserCommand::Calibrate(args) => Task::Calibrate(CalibrateSettings {
                 save: !args.no_save,
             }),

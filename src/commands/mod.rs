@@ -10,6 +10,7 @@ pub mod list;
 pub mod merge;
 pub mod regressions;
 pub mod report;
+pub mod rtapp;
 pub mod run;
 pub mod store;
 pub mod submit;

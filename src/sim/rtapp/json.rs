@@ -302,7 +302,10 @@ mod tests {
         let e = entries(&value);
         assert_eq!(e.len(), 2);
         assert_eq!((e[0].key.as_str(), e[0].line), ("a", 3));
-        assert_eq!(e[1].value, Value::Array(vec![Value::Number(1.0), Value::Number(2.0)]));
+        assert_eq!(
+            e[1].value,
+            Value::Array(vec![Value::Number(1.0), Value::Number(2.0)])
+        );
     }
 
     #[test]

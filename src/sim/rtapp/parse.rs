@@ -59,6 +59,7 @@ pub fn parse(source: &str, text: &str) -> Result<Workload, RtappError> {
     let mut reader = Grammar {
         file: source.to_string(),
         ignored: Vec::new(),
+        task_names: Vec::new(),
     };
     let mut workload = reader.workload(&root)?;
     workload.sha256 = Sha256::digest(text.as_bytes())
@@ -86,6 +87,9 @@ const GLOBAL_RECORDED: [&str; 13] = [
     "log_timing",
 ];
 
+/// The place of a top-level key in errors.
+const TOP: &str = "top level";
+
 /// Why the pre-1.0 grammar (doc/examples/merge) is refused.
 const PRE_1_0: &str = "pre-1.0 rt-app grammar (exec/period/deadline/resources/lock_order) is not supported: use run, timer and phases";
 
@@ -96,7 +100,10 @@ const REFUSED: [(&str, &str); 12] = [
     ("dl-deadline", "SCHED_DEADLINE is not supported"),
     ("util_min", "uclamp (util_min/util_max) is not supported"),
     ("util_max", "uclamp (util_min/util_max) is not supported"),
-    ("taskgroup", "taskgroups (cgroup-v1 cpu controller) are not supported"),
+    (
+        "taskgroup",
+        "taskgroups (cgroup-v1 cpu controller) are not supported",
+    ),
     ("nodes_membind", "NUMA memory binding is not supported"),
     ("exec", PRE_1_0),
     ("period", PRE_1_0),
@@ -120,6 +127,8 @@ const EVENTS_SUPPORTED: &str = "run, runtime, sleep, timer, barrier, suspend, re
 struct Grammar {
     file: String,
     ignored: Vec<Ignored>,
+    /// Every task's name, for `fork`.
+    task_names: Vec<String>,
 }
 
 impl Grammar {
@@ -162,29 +171,32 @@ impl Grammar {
             match entry.key.as_str() {
                 "global" => self.global(entry, &mut workload)?,
                 "tasks" => tasks = Some(entry),
-                "resources" => return Err(self.fail(entry, "file", PRE_1_0)),
+                "resources" => return Err(self.fail(entry, TOP, PRE_1_0)),
                 _ => {
                     return Err(self.fail(
                         entry,
-                        "file",
+                        TOP,
                         "unknown top-level key (rt-app reads tasks and global)",
                     ))
                 }
             }
         }
         let Some(tasks) = tasks else {
-            return Err(RtappError::Syntax {
+            return Err(RtappError::Key {
                 file: self.file.clone(),
                 line: 1,
-                message: "no \"tasks\": an rt-app file needs at least one task".into(),
+                place: TOP.into(),
+                key: "tasks".into(),
+                message: "missing: an rt-app file needs at least one task".into(),
             });
         };
         let Value::Object(task_entries) = &tasks.value else {
-            return Err(self.fail(tasks, "file", "must be an object of tasks"));
+            return Err(self.fail(tasks, TOP, "must be an object of tasks"));
         };
         if task_entries.is_empty() {
-            return Err(self.fail(tasks, "file", "has no task"));
+            return Err(self.fail(tasks, TOP, "has no task"));
         }
+        self.task_names = task_entries.iter().map(|e| e.key.clone()).collect();
         for entry in task_entries {
             if workload.tasks.iter().any(|t| t.name == entry.key) {
                 return Err(self.fail(
@@ -196,13 +208,12 @@ impl Grammar {
             let task = self.task(entry)?;
             workload.tasks.push(task);
         }
-        self.check_forks(task_entries, &workload)?;
         Ok(workload)
     }
 
     fn global(&mut self, global: &Entry, workload: &mut Workload) -> Result<(), RtappError> {
         let Value::Object(entries) = &global.value else {
-            return Err(self.fail(global, "file", "must be an object"));
+            return Err(self.fail(global, TOP, "must be an object"));
         };
         for entry in entries {
             match entry.key.as_str() {
@@ -396,7 +407,11 @@ impl Grammar {
             Value::Array(items) => items.clone(),
             single @ Value::Number(_) => vec![single.clone()],
             other => {
-                return Err(self.fail(entry, place, format!("must be a list of CPU numbers, not {}", other.kind())))
+                return Err(self.fail(
+                    entry,
+                    place,
+                    format!("must be a list of CPU numbers, not {}", other.kind()),
+                ))
             }
         };
         let cpus: Option<Vec<usize>> = items
@@ -413,7 +428,11 @@ impl Grammar {
     fn count(&self, entry: &Entry, place: &str, min: i64) -> Result<u64, RtappError> {
         match integer(&entry.value) {
             Some(n) if n >= min => Ok(n as u64),
-            _ => Err(self.fail(entry, place, format!("must be a whole number, at least {min}"))),
+            _ => Err(self.fail(
+                entry,
+                place,
+                format!("must be a whole number, at least {min}"),
+            )),
         }
     }
 
@@ -422,11 +441,20 @@ impl Grammar {
         match integer(&entry.value) {
             Some(-1) => Ok(None),
             Some(n) if n >= 1 => Ok(Some(n as u64)),
-            _ => Err(self.fail(entry, place, "must be a whole number at least 1, or -1 (forever)")),
+            _ => Err(self.fail(
+                entry,
+                place,
+                "must be a whole number at least 1, or -1 (forever)",
+            )),
         }
     }
 
-    fn events(&self, entries: &[&Entry], task: &str, place: &str) -> Result<Vec<Event>, RtappError> {
+    fn events(
+        &self,
+        entries: &[&Entry],
+        task: &str,
+        place: &str,
+    ) -> Result<Vec<Event>, RtappError> {
         entries.iter().map(|e| self.event(e, task, place)).collect()
     }
 
@@ -438,7 +466,11 @@ impl Grammar {
         let us = || self.count(entry, place, 0);
         let text = || match &entry.value {
             Value::String(s) if !s.is_empty() => Ok(s.clone()),
-            other => Err(self.fail(entry, place, format!("must be a name (a string), not {}", other.kind()))),
+            other => Err(self.fail(
+                entry,
+                place,
+                format!("must be a name (a string), not {}", other.kind()),
+            )),
         };
         Ok(match kind {
             Some("runtime") => Event::Runtime { us: us()? },
@@ -453,7 +485,17 @@ impl Grammar {
             Some("broad") => Event::Broad { cond: text()? },
             Some("barrier") => Event::Barrier { name: text()? },
             Some("resume") => Event::Resume { name: text()? },
-            Some("fork") => Event::Fork { task: text()? },
+            Some("fork") => {
+                let forked = text()?;
+                if !self.task_names.contains(&forked) {
+                    return Err(self.fail(
+                        entry,
+                        place,
+                        format!("names {forked:?}, which is not a task of the file"),
+                    ));
+                }
+                Event::Fork { task: forked }
+            }
             Some("suspend") => Event::Suspend {
                 name: match &entry.value {
                     Value::Null => task.to_string(),
@@ -514,44 +556,42 @@ impl Grammar {
             }
         }
         match (name, period_us) {
-            (Some(name), Some(period_us)) => Ok(Event::Timer { name, period_us, mode }),
-            (None, _) => Err(self.fail(entry, place, "a timer needs a \"ref\" (a name; \"unique\" for one per thread)")),
+            (Some(name), Some(period_us)) => Ok(Event::Timer {
+                name,
+                period_us,
+                mode,
+            }),
+            (None, _) => Err(self.fail(
+                entry,
+                place,
+                "a timer needs a \"ref\" (a name; \"unique\" for one per thread)",
+            )),
             (_, None) => Err(self.fail(entry, place, "a timer needs a \"period\" in microseconds")),
         }
     }
 
     fn ref_mutex(&self, entry: &Entry, place: &str) -> Result<(String, String), RtappError> {
         let field = |name: &str| match &entry.value {
-            Value::Object(fields) => fields.iter().rev().find(|f| f.key == name).and_then(|f| match &f.value {
-                Value::String(s) if !s.is_empty() => Some(s.clone()),
-                _ => None,
-            }),
+            Value::Object(fields) => {
+                fields
+                    .iter()
+                    .rev()
+                    .find(|f| f.key == name)
+                    .and_then(|f| match &f.value {
+                        Value::String(s) if !s.is_empty() => Some(s.clone()),
+                        _ => None,
+                    })
+            }
             _ => None,
         };
         match (field("ref"), field("mutex")) {
             (Some(cond), Some(mutex)) => Ok((cond, mutex)),
-            _ => Err(self.fail(entry, place, "must be { \"ref\": CONDITION, \"mutex\": MUTEX }")),
+            _ => Err(self.fail(
+                entry,
+                place,
+                "must be { \"ref\": CONDITION, \"mutex\": MUTEX }",
+            )),
         }
-    }
-
-    /// Every `fork` names a task of the file.
-    fn check_forks(&self, entries: &[Entry], workload: &Workload) -> Result<(), RtappError> {
-        for (entry, task) in entries.iter().zip(&workload.tasks) {
-            let forks = task.phases.iter().flat_map(|p| &p.events).filter_map(|e| match e {
-                Event::Fork { task } => Some(task),
-                _ => None,
-            });
-            for forked in forks {
-                if !workload.tasks.iter().any(|t| &t.name == forked) {
-                    return Err(self.fail(
-                        entry,
-                        &format!("task {}", task.name),
-                        format!("fork names {forked:?}, which is not a task of the file"),
-                    ));
-                }
-            }
-        }
-        Ok(())
     }
 }
 
@@ -563,5 +603,224 @@ fn number(value: &Value) -> Option<f64> {
 }
 
 fn integer(value: &Value) -> Option<i64> {
-    number(value).filter(|n| n.fract() == 0.0 && n.abs() < 1e15).map(|n| n as i64)
+    number(value)
+        .filter(|n| n.fract() == 0.0 && n.abs() < 1e15)
+        .map(|n| n as i64)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn ok(text: &str) -> Workload {
+        parse("w.json", text).unwrap_or_else(|e| panic!("{e}"))
+    }
+
+    fn refused(text: &str) -> String {
+        parse("w.json", text).unwrap_err().to_string()
+    }
+
+    #[test]
+    fn events_keep_order_and_match_by_prefix() {
+        let w = ok(r#"{ "tasks": { "t": {
+            "loop": -1,
+            "run0": 100, "runtime-1": 200, "run": 300,
+            "timer_b": { "ref": "tick", "period": 1000, "mode": "absolute" },
+            "sleep1": 50, "mem": 4096, "iorun": 10, "yield",
+        } } }"#);
+        let task = &w.tasks[0];
+        assert_eq!(task.loops, None);
+        assert_eq!(task.phases.len(), 1);
+        assert_eq!(
+            task.phases[0].events,
+            vec![
+                Event::Run { us: 100 },
+                Event::Runtime { us: 200 },
+                Event::Run { us: 300 },
+                Event::Timer {
+                    name: "tick".into(),
+                    period_us: 1000,
+                    mode: TimerMode::Absolute
+                },
+                Event::Sleep { us: 50 },
+                Event::Mem { bytes: 4096 },
+                Event::Iorun { bytes: 10 },
+                Event::Yield,
+            ]
+        );
+    }
+
+    #[test]
+    fn synchronisation_events_take_rt_apps_values() {
+        let w = ok(r#"{ "tasks": { "a": {
+            "suspend", "suspend": "x", "resume": "b", "barrier": "B",
+            "lock": "m", "wait": { "ref": "q", "mutex": "m" }, "signal": "q",
+            "broad": "q", "sync": { "ref": "q", "mutex": "m" }, "unlock": "m", "fork": "b",
+            "timer": { "ref": "unique", "period": 10 }
+        }, "b": { "instance": 0, "run": 1 } } }"#);
+        let events = &w.tasks[0].phases[0].events;
+        assert_eq!(events[0], Event::Suspend { name: "a".into() });
+        assert_eq!(events[1], Event::Suspend { name: "x".into() });
+        assert_eq!(
+            events[5],
+            Event::Wait {
+                cond: "q".into(),
+                mutex: "m".into()
+            }
+        );
+        assert_eq!(events[10], Event::Fork { task: "b".into() });
+        assert!(matches!(
+            events[11],
+            Event::Timer {
+                mode: TimerMode::Relative,
+                ..
+            }
+        ));
+        assert_eq!(w.tasks[0].loops, Some(1));
+        assert_eq!(w.tasks[1].instances, 0);
+    }
+
+    #[test]
+    fn loops_default_as_rt_apps() {
+        let w = ok(r#"{ "tasks": {
+            "phased": { "phases": { "p1": { "run": 1 }, "p2": { "loop": 3, "sleep": 1 } } },
+            "once": { "run": 1 },
+            "thrice": { "loop": 3, "run": 1 }
+        }, "global": { "duration": -1, "default_policy": "SCHED_FIFO", "logdir": "./" } }"#);
+        let loops: Vec<_> = w.tasks.iter().map(|t| t.loops).collect();
+        assert_eq!(loops, vec![None, Some(1), Some(3)]);
+        let phase_loops: Vec<_> = w.tasks[0].phases.iter().map(|p| p.loops).collect();
+        assert_eq!(phase_loops, vec![1, 3]);
+        assert_eq!(w.duration_s, None);
+        assert_eq!(w.default_policy, Policy::SchedFifo);
+        assert_eq!(
+            w.ignored,
+            vec![Ignored {
+                key: "logdir".into(),
+                place: "global".into(),
+                line: 5
+            }]
+        );
+        assert_eq!(w.sha256.len(), 64);
+    }
+
+    #[test]
+    fn scheduling_is_read_at_task_and_phase() {
+        let w = ok(
+            r#"{ "tasks": { "t": { "policy": "SCHED_RR", "priority": 20, "cpus": [0, 1],
+            "phases": { "p": { "cpus": [1], "priority": 30, "run": 1 } } } } }"#,
+        );
+        let t = &w.tasks[0];
+        assert_eq!(t.sched.policy, Some(Policy::SchedRr));
+        assert_eq!(t.sched.cpus, Some(vec![0, 1]));
+        assert_eq!(t.phases[0].sched.priority, Some(30));
+        assert_eq!(t.phases[0].sched.cpus, Some(vec![1]));
+    }
+
+    #[test]
+    fn refusals_name_file_line_place_and_key() {
+        let cases = [
+            (
+                "{\"tasks\": {\"t\": {\n\"run\": 1,\n\"frobnicate\": 2}}}",
+                "w.json:3: task t: frobnicate: unknown event",
+            ),
+            (
+                "{\"tasks\": {\"t\": {\"phases\": {\"p\": {\n\"delay\": 5, \"run\": 1}}}}}",
+                "w.json:2: task t phase p: delay: delay is a task key",
+            ),
+            (
+                "{\"tasks\": {\"t\": {\n\"policy\": \"SCHED_DEADLINE\", \"run\": 1}}}",
+                "w.json:2: task t: policy: SCHED_DEADLINE",
+            ),
+            (
+                "{\"tasks\": {\"t\": {\"run\": 1,\n\"dl-runtime\": 5}}}",
+                "w.json:2: task t: dl-runtime: SCHED_DEADLINE",
+            ),
+            (
+                "{\"tasks\": {\"t\": {\"run\": 1,\n\"util_max\": 5}}}",
+                "w.json:2: task t: util_max: uclamp",
+            ),
+            (
+                "{\"tasks\": {\"t\": {\"run\": 1,\n\"taskgroup\": \"/a\"}}}",
+                "w.json:2: task t: taskgroup:",
+            ),
+            (
+                "{\"tasks\": {\"t\": {\"run\": 1,\n\"memrun\": {}}}}",
+                "w.json:2: task t: memrun:",
+            ),
+            (
+                "{\"tasks\": {\"t\": {\"run\": 1,\n\"sem_wait\": \"s\"}}}",
+                "w.json:2: task t: sem_wait: semaphores",
+            ),
+            (
+                "{\"tasks\": {\"t\": {\"exec\": 1,\n\"period\": 5}}}",
+                "w.json:1: task t: exec: pre-1.0",
+            ),
+            (
+                "{\"tasks\": {\"t\": {\n\"timer\": {\"ref\": \"x\"}}}}",
+                "w.json:2: task t: timer: a timer needs a \"period\"",
+            ),
+            (
+                "{\"tasks\": {\"t\": {\n\"run\": -5}}}",
+                "w.json:2: task t: run: must be a whole number",
+            ),
+            (
+                "{\"tasks\": {\"t\": {\n\"fork\": \"nobody\"}}}",
+                "w.json:2: task t: fork: names \"nobody\"",
+            ),
+            (
+                "{\"global\": {\n\"durations\": 5}, \"tasks\": {\"t\": {\"run\": 1}}}",
+                "w.json:2: global: durations: unknown key",
+            ),
+            ("{\"global\": {}}", "w.json:1: top level: tasks: missing"),
+            (
+                "{\"tasks\": {\"t\": {\"run\": 1}},\n\"tsks\": 1}",
+                "w.json:2: top level: tsks: unknown top-level key",
+            ),
+            (
+                "{\"tasks\": {\"t\": {\"phases\": {\"p\": {\"run\": 1}},\n\"run\": 1}}}",
+                "w.json:2: task t: run: not a task key",
+            ),
+            (
+                "{\"tasks\": {\"t\": {\n\"run\": 1,,}}}",
+                "w.json:2: not rt-app's JSON",
+            ),
+        ];
+        for (text, expected) in cases {
+            let error = refused(text);
+            assert!(error.starts_with(expected), "{text:?}: {error}");
+            assert!(!error.contains('\n'), "{error}");
+        }
+    }
+
+    #[test]
+    fn probe_problem_says_why() {
+        let spin = ok(
+            r#"{"tasks": {"t": {"loop": -1, "run": 10}, "u": {"loop": -1, "run": 1, "timer": {"ref": "a", "period": 10}}}}"#,
+        );
+        assert!(spin
+            .probe_problem()
+            .unwrap()
+            .contains("task t loops forever"));
+        let no_timer = ok(r#"{"tasks": {"t": {"loop": -1, "run": 10, "sleep": 10}}}"#);
+        assert!(no_timer
+            .probe_problem()
+            .unwrap()
+            .contains("no task waits on a timer"));
+        let fine = ok(
+            r#"{"tasks": {"t": {"loop": 5, "run": 10}, "u": {"loop": -1, "run": 1, "timer": {"ref": "a", "period": 10}}}}"#,
+        );
+        assert_eq!(fine.probe_problem(), None);
+    }
+
+    #[test]
+    fn shipped_workloads_load_by_name() {
+        for name in shipped::names() {
+            let w = load(name).unwrap();
+            assert_eq!(w.source, name);
+            assert_eq!(w.probe_problem(), None, "{name}");
+        }
+        let error = load("no-such-workload").unwrap_err().to_string();
+        assert!(error.contains("audio-chain"), "{error}");
+    }
 }

@@ -27,7 +27,10 @@ pub const SHIPPED: [(&str, &str, &str); 4] = [
 
 /// The text of the shipped workload `name`.
 pub fn text(name: &str) -> Option<&'static str> {
-    SHIPPED.iter().find(|(n, _, _)| *n == name).map(|(_, _, t)| *t)
+    SHIPPED
+        .iter()
+        .find(|(n, _, _)| *n == name)
+        .map(|(_, _, t)| *t)
 }
 
 /// The shipped workloads' names, in order.
