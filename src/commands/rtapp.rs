@@ -190,7 +190,7 @@ fn policy_name(policy: Policy) -> &'static str {
 fn micros(us: u64) -> String {
     match us {
         0..=999 => format!("{us} µs"),
-        _ if us % 1000 == 0 => format!("{} ms", us / 1000),
+        _ if us.is_multiple_of(1000) => format!("{} ms", us / 1000),
         _ => format!("{:.3} ms", us as f64 / 1000.0),
     }
 }

@@ -79,6 +79,8 @@ pub struct Sched {
 /// A scheduling class rt-app names.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "SCREAMING_SNAKE_CASE")]
+// The names are rt-app's (and the kernel's) SCHED_* names.
+#[allow(clippy::enum_variant_names)]
 pub enum Policy {
     SchedOther,
     SchedBatch,

@@ -221,7 +221,7 @@ impl Grammar {
                     let seconds = number(&entry.value)
                         .ok_or_else(|| self.fail(entry, "global", "must be a number of seconds"))?;
                     workload.duration_s = match seconds {
-                        s if s == -1.0 => None,
+                        -1.0 => None,
                         s if s > 0.0 => Some(s),
                         _ => {
                             return Err(self.fail(
