@@ -246,6 +246,10 @@ impl Reader {
                 Some('\\') => match self.bump() {
                     Some('n') => text.push('\n'),
                     Some('t') => text.push('\t'),
+                    Some('r') => text.push('\r'),
+                    Some('b') => text.push('\u{8}'),
+                    Some('f') => text.push('\u{c}'),
+                    Some('u') => text.push(self.unicode_escape()?),
                     Some(c @ ('"' | '\\' | '/')) => text.push(c),
                     Some(c) => return Err(self.error(format!("the escape \\{c} in a string"))),
                     None => return Err(self.error("a string that is never closed with \"")),
@@ -253,6 +257,15 @@ impl Reader {
                 Some(c) => text.push(c),
             }
         }
+    }
+
+    /// The character of a `\uXXXX` escape (the `\u` read).
+    fn unicode_escape(&mut self) -> Result<char, SyntaxError> {
+        let digits: String = (0..4).filter_map(|_| self.bump()).collect();
+        u32::from_str_radix(&digits, 16)
+            .ok()
+            .and_then(char::from_u32)
+            .ok_or_else(|| self.error(format!("\\u{digits} is not a character")))
     }
 
     fn number(&mut self) -> Result<Value, SyntaxError> {
@@ -323,6 +336,13 @@ mod tests {
                 ("run", 3, Value::Number(3.0)),
             ]
         );
+    }
+
+    #[test]
+    fn escapes_are_read() {
+        let value = parse(r#"["a\"b\u00e9\/\n"]"#).unwrap();
+        assert_eq!(value, Value::Array(vec![Value::String("a\"bé/\n".into())]));
+        assert!(parse(r#"["\uzz"]"#).is_err());
     }
 
     #[test]

@@ -87,6 +87,9 @@ const GLOBAL_RECORDED: [&str; 13] = [
     "log_timing",
 ];
 
+/// The most threads one task may start at once.
+const MAX_INSTANCES: u64 = 1024;
+
 /// The place of a top-level key in errors.
 const TOP: &str = "top level";
 
@@ -269,7 +272,16 @@ impl Grammar {
         let mut events = Vec::new();
         for e in entries {
             match e.key.as_str() {
-                "instance" => task.instances = self.count(e, &place, 0)? as u32,
+                "instance" => match self.count(e, &place, 0)? {
+                    n if n <= MAX_INSTANCES => task.instances = n as u32,
+                    _ => {
+                        return Err(self.fail(
+                            e,
+                            &place,
+                            format!("at most {MAX_INSTANCES} threads of one task"),
+                        ))
+                    }
+                },
                 "delay" => task.delay_us = self.count(e, &place, 0)?,
                 "loop" => loop_value = Some(self.loop_count(e, &place)?),
                 "phases" => {}
@@ -759,6 +771,10 @@ mod tests {
             (
                 "{\"tasks\": {\"t\": {\n\"timer\": {\"ref\": \"x\"}}}}",
                 "w.json:2: task t: timer: a timer needs a \"period\"",
+            ),
+            (
+                "{\"tasks\": {\"t\": {\n\"instance\": 100000, \"run\": 1}}}",
+                "w.json:2: task t: instance: at most 1024",
             ),
             (
                 "{\"tasks\": {\"t\": {\n\"run\": -5}}}",
