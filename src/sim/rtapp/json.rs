@@ -37,6 +37,21 @@ pub struct SyntaxError {
 }
 
 impl Value {
+    /// The number, if this is one.
+    pub fn number(&self) -> Option<f64> {
+        match self {
+            Value::Number(n) => Some(*n),
+            _ => None,
+        }
+    }
+
+    /// The whole number, if this is one.
+    pub fn integer(&self) -> Option<i64> {
+        self.number()
+            .filter(|n| n.fract() == 0.0 && n.abs() < 1e15)
+            .map(|n| n as i64)
+    }
+
     /// What kind of value this is, in words for errors.
     pub fn kind(&self) -> &'static str {
         match self {

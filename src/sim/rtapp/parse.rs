@@ -5,8 +5,9 @@
 //! everything feelbench does not run (SCHED_DEADLINE, uclamp, ...): each
 //! error names the file, the line, the task and the key.
 
+use super::events;
 use super::json::{self, Entry, Value};
-use super::model::{Event, Ignored, Phase, Policy, Sched, Task, TimerMode, Workload};
+use super::model::{Event, Ignored, Phase, Policy, Sched, Task, Workload};
 use super::shipped;
 use sha2::{Digest, Sha256};
 use std::path::Path;
@@ -115,17 +116,6 @@ const REFUSED: [(&str, &str); 12] = [
     ("resources", PRE_1_0),
 ];
 
-/// Event keys as rt-app matches them: by prefix, in this order (`runtime`
-/// before `run`, `memrun` before `mem`).
-const EVENT_PREFIXES: [&str; 20] = [
-    "runtime", "run", "sleep", "timer", "memrun", "mem", "iorun", "lock", "unlock", "wait",
-    "signal", "broad", "sync", "barrier", "suspend", "resume", "sem_post", "sem_wait", "yield",
-    "fork",
-];
-
-/// The event keys feelbench runs, for error messages.
-const EVENTS_SUPPORTED: &str = "run, runtime, sleep, timer, barrier, suspend, resume, lock, unlock, wait, signal, broad, sync, fork, mem, iorun, yield (each may carry a suffix: run1, run-2)";
-
 /// Reads the grammar, collecting ignored keys.
 struct Grammar {
     file: String,
@@ -221,7 +211,9 @@ impl Grammar {
         for entry in entries {
             match entry.key.as_str() {
                 "duration" => {
-                    let seconds = number(&entry.value)
+                    let seconds = entry
+                        .value
+                        .number()
                         .ok_or_else(|| self.fail(entry, "global", "must be a number of seconds"))?;
                     workload.duration_s = match seconds {
                         -1.0 => None,
@@ -375,7 +367,9 @@ impl Grammar {
         match entry.key.as_str() {
             "policy" => sched.policy = Some(self.policy(entry, place)?),
             "priority" => {
-                let n = integer(&entry.value)
+                let n = entry
+                    .value
+                    .integer()
                     .ok_or_else(|| self.fail(entry, place, "must be an integer"))?;
                 if !(-20..=99).contains(&n) {
                     return Err(self.fail(
@@ -428,7 +422,7 @@ impl Grammar {
         };
         let cpus: Option<Vec<usize>> = items
             .iter()
-            .map(|v| integer(v).and_then(|n| usize::try_from(n).ok()))
+            .map(|v| v.integer().and_then(|n| usize::try_from(n).ok()))
             .collect();
         match cpus {
             Some(cpus) if !cpus.is_empty() => Ok(cpus),
@@ -438,7 +432,7 @@ impl Grammar {
 
     /// A whole number at least `min`.
     fn count(&self, entry: &Entry, place: &str, min: i64) -> Result<u64, RtappError> {
-        match integer(&entry.value) {
+        match entry.value.integer() {
             Some(n) if n >= min => Ok(n as u64),
             _ => Err(self.fail(
                 entry,
@@ -450,7 +444,7 @@ impl Grammar {
 
     /// A `loop`: `None` for -1 (forever), else at least 1.
     fn loop_count(&self, entry: &Entry, place: &str) -> Result<Option<u64>, RtappError> {
-        match integer(&entry.value) {
+        match entry.value.integer() {
             Some(-1) => Ok(None),
             Some(n) if n >= 1 => Ok(Some(n as u64)),
             _ => Err(self.fail(
@@ -467,162 +461,17 @@ impl Grammar {
         task: &str,
         place: &str,
     ) -> Result<Vec<Event>, RtappError> {
-        entries.iter().map(|e| self.event(e, task, place)).collect()
+        entries
+            .iter()
+            .map(|e| events::event(e, task, &self.task_names).map_err(|m| self.fail(e, place, m)))
+            .collect()
     }
-
-    fn event(&self, entry: &Entry, task: &str, place: &str) -> Result<Event, RtappError> {
-        let kind = match entry.key.as_str() {
-            "delay" => Some("delay"),
-            key => EVENT_PREFIXES.iter().find(|p| key.starts_with(*p)).copied(),
-        };
-        let us = || self.count(entry, place, 0);
-        let text = || match &entry.value {
-            Value::String(s) if !s.is_empty() => Ok(s.clone()),
-            other => Err(self.fail(
-                entry,
-                place,
-                format!("must be a name (a string), not {}", other.kind()),
-            )),
-        };
-        Ok(match kind {
-            Some("runtime") => Event::Runtime { us: us()? },
-            Some("run") => Event::Run { us: us()? },
-            Some("sleep") => Event::Sleep { us: us()? },
-            Some("timer") => self.timer(entry, place)?,
-            Some("mem") => Event::Mem { bytes: us()? },
-            Some("iorun") => Event::Iorun { bytes: us()? },
-            Some("lock") => Event::Lock { mutex: text()? },
-            Some("unlock") => Event::Unlock { mutex: text()? },
-            Some("signal") => Event::Signal { cond: text()? },
-            Some("broad") => Event::Broad { cond: text()? },
-            Some("barrier") => Event::Barrier { name: text()? },
-            Some("resume") => Event::Resume { name: text()? },
-            Some("fork") => {
-                let forked = text()?;
-                if !self.task_names.contains(&forked) {
-                    return Err(self.fail(
-                        entry,
-                        place,
-                        format!("names {forked:?}, which is not a task of the file"),
-                    ));
-                }
-                Event::Fork { task: forked }
-            }
-            Some("suspend") => Event::Suspend {
-                name: match &entry.value {
-                    Value::Null => task.to_string(),
-                    _ => text()?,
-                },
-            },
-            Some("wait") => {
-                let (cond, mutex) = self.ref_mutex(entry, place)?;
-                Event::Wait { cond, mutex }
-            }
-            Some("sync") => {
-                let (cond, mutex) = self.ref_mutex(entry, place)?;
-                Event::Sync { cond, mutex }
-            }
-            Some("yield") => Event::Yield,
-            Some("memrun") => return Err(self.fail(entry, place, "memrun is not supported (use mem)")),
-            Some("sem_post" | "sem_wait") => {
-                return Err(self.fail(entry, place, "semaphores (sem_post/sem_wait) are not supported"))
-            }
-            Some("delay") => {
-                return Err(self.fail(
-                    entry,
-                    place,
-                    "delay is a task key, not an event: rt-app ignores it here (use sleep)",
-                ))
-            }
-            _ => {
-                return Err(self.fail(
-                    entry,
-                    place,
-                    format!("unknown event (rt-app would ignore it silently; events are {EVENTS_SUPPORTED})"),
-                ))
-            }
-        })
-    }
-
-    fn timer(&self, entry: &Entry, place: &str) -> Result<Event, RtappError> {
-        let Value::Object(fields) = &entry.value else {
-            return Err(self.fail(entry, place, "must be { \"ref\": NAME, \"period\": MICROSECONDS, \"mode\": \"relative\"|\"absolute\" }"));
-        };
-        let (mut name, mut period_us, mut mode) = (None, None, TimerMode::Relative);
-        for f in fields {
-            match (f.key.as_str(), &f.value) {
-                ("ref", Value::String(s)) if !s.is_empty() => name = Some(s.clone()),
-                ("period", v) => match integer(v) {
-                    Some(n) if n > 0 => period_us = Some(n as u64),
-                    _ => return Err(self.fail(entry, place, "period must be microseconds above 0")),
-                },
-                ("mode", Value::String(m)) if m == "relative" => mode = TimerMode::Relative,
-                ("mode", Value::String(m)) if m == "absolute" => mode = TimerMode::Absolute,
-                (key, _) => {
-                    return Err(self.fail(
-                        entry,
-                        place,
-                        format!("{key:?} cannot be used in a timer (ref: a name, period: microseconds, mode: relative or absolute)"),
-                    ))
-                }
-            }
-        }
-        match (name, period_us) {
-            (Some(name), Some(period_us)) => Ok(Event::Timer {
-                name,
-                period_us,
-                mode,
-            }),
-            (None, _) => Err(self.fail(
-                entry,
-                place,
-                "a timer needs a \"ref\" (a name; \"unique\" for one per thread)",
-            )),
-            (_, None) => Err(self.fail(entry, place, "a timer needs a \"period\" in microseconds")),
-        }
-    }
-
-    fn ref_mutex(&self, entry: &Entry, place: &str) -> Result<(String, String), RtappError> {
-        let field = |name: &str| match &entry.value {
-            Value::Object(fields) => {
-                fields
-                    .iter()
-                    .rev()
-                    .find(|f| f.key == name)
-                    .and_then(|f| match &f.value {
-                        Value::String(s) if !s.is_empty() => Some(s.clone()),
-                        _ => None,
-                    })
-            }
-            _ => None,
-        };
-        match (field("ref"), field("mutex")) {
-            (Some(cond), Some(mutex)) => Ok((cond, mutex)),
-            _ => Err(self.fail(
-                entry,
-                place,
-                "must be { \"ref\": CONDITION, \"mutex\": MUTEX }",
-            )),
-        }
-    }
-}
-
-fn number(value: &Value) -> Option<f64> {
-    match value {
-        Value::Number(n) => Some(*n),
-        _ => None,
-    }
-}
-
-fn integer(value: &Value) -> Option<i64> {
-    number(value)
-        .filter(|n| n.fract() == 0.0 && n.abs() < 1e15)
-        .map(|n| n as i64)
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::sim::rtapp::model::TimerMode;
 
     fn ok(text: &str) -> Workload {
         parse("w.json", text).unwrap_or_else(|e| panic!("{e}"))
