@@ -71,6 +71,7 @@ pub fn parse(text: &str) -> Result<Value, SyntaxError> {
         chars: text.chars().collect(),
         at: 0,
         line: 1,
+        depth: 0,
     };
     reader.skip_blanks()?;
     let value = reader.value()?;
@@ -81,11 +82,16 @@ pub fn parse(text: &str) -> Result<Value, SyntaxError> {
     }
 }
 
+/// How deep objects and lists may nest (rt-app's files nest 5 deep).
+const MAX_DEPTH: usize = 64;
+
 /// A cursor over the text that counts lines.
 struct Reader {
     chars: Vec<char>,
     at: usize,
     line: usize,
+    /// Objects and lists open around the cursor.
+    depth: usize,
 }
 
 impl Reader {
@@ -149,13 +155,27 @@ impl Reader {
     fn value(&mut self) -> Result<Value, SyntaxError> {
         match self.peek() {
             None => Err(self.error("the file ends where a value should be")),
-            Some('{') => self.object(),
-            Some('[') => self.array(),
+            Some('{' | '[') if self.depth == MAX_DEPTH => Err(self.error(format!(
+                "objects and lists nested more than {MAX_DEPTH} deep"
+            ))),
+            Some('{') => self.nested(Self::object),
+            Some('[') => self.nested(Self::array),
             Some('"') => self.string().map(Value::String),
             Some(c) if c == '-' || c.is_ascii_digit() => self.number(),
             Some(c) if c.is_ascii_alphabetic() => self.word(),
             Some(c) => Err(self.error(format!("{c:?} where a value should be"))),
         }
+    }
+
+    /// `read` one level deeper.
+    fn nested(
+        &mut self,
+        read: fn(&mut Self) -> Result<Value, SyntaxError>,
+    ) -> Result<Value, SyntaxError> {
+        self.depth += 1;
+        let value = read(self);
+        self.depth -= 1;
+        value
     }
 
     fn object(&mut self) -> Result<Value, SyntaxError> {
@@ -376,6 +396,7 @@ mod tests {
             ("{\n\"a\": 1,\n", 1),
             ("{ /* open\n\n", 1),
             ("{\"a\": 1} x", 1),
+            (&"[".repeat(100_000), 1),
             ("{\n\n\"a\" 1}", 3),
         ];
         for (text, line) in cases {
