@@ -72,7 +72,7 @@ pub fn parse(source: &str, text: &str) -> Result<Workload, RtappError> {
 }
 
 /// Keys of `global` feelbench reads and records without acting on.
-const GLOBAL_RECORDED: [&str; 13] = [
+const GLOBAL_RECORDED: [&str; 12] = [
     "calibration",
     "logdir",
     "log_basename",
@@ -85,7 +85,6 @@ const GLOBAL_RECORDED: [&str; 13] = [
     "io_device",
     "mem_buffer_size",
     "cumulative_slack",
-    "log_timing",
 ];
 
 /// The most threads one task may start at once.
