@@ -4,4 +4,6 @@
 //! (`shipped`), and what a workload is (`model`). The executor that runs a
 //! workload's tasks on threads and records each activation is `exec`.
 
+pub mod exec;
 pub mod model;
+pub mod parse;

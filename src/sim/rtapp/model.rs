@@ -104,10 +104,16 @@ pub enum TimerMode {
 pub enum Event {
     /// Calibrated CPU work worth this many microseconds on the calibrated
     /// machine (rt-app's `run`: loops, not time).
-    Run { us: u64 },
+    Run {
+        us: u64,
+    },
     /// CPU work until this many microseconds of wall-clock time passed.
-    Runtime { us: u64 },
-    Sleep { us: u64 },
+    Runtime {
+        us: u64,
+    },
+    Sleep {
+        us: u64,
+    },
     /// Waits for the timer `name`'s next expiry; one timer for every
     /// thread that names it, except names starting with `unique`, which
     /// are per thread.
@@ -117,28 +123,54 @@ pub enum Event {
         mode: TimerMode,
     },
     /// Waits until every thread that uses barrier `name` reached it.
-    Barrier { name: String },
+    Barrier {
+        name: String,
+    },
     /// Waits until another thread resumes this one (`name`: rt-app's
     /// reference; the task's own name when none is given).
-    Suspend { name: String },
+    Suspend {
+        name: String,
+    },
     /// Wakes the thread(s) suspended on `name`.
-    Resume { name: String },
-    Lock { mutex: String },
-    Unlock { mutex: String },
+    Resume {
+        name: String,
+    },
+    Lock {
+        mutex: String,
+    },
+    Unlock {
+        mutex: String,
+    },
     /// Waits on condition `cond` with `mutex` held.
-    Wait { cond: String, mutex: String },
+    Wait {
+        cond: String,
+        mutex: String,
+    },
     /// Wakes one waiter of `cond`.
-    Signal { cond: String },
+    Signal {
+        cond: String,
+    },
     /// Wakes every waiter of `cond`.
-    Broad { cond: String },
+    Broad {
+        cond: String,
+    },
     /// Signals `cond` and waits on it (rt-app's `sync`).
-    Sync { cond: String, mutex: String },
+    Sync {
+        cond: String,
+        mutex: String,
+    },
     /// Starts a thread of the task `task` (one whose `instance` is 0).
-    Fork { task: String },
+    Fork {
+        task: String,
+    },
     /// Writes this many bytes of the thread's memory buffer.
-    Mem { bytes: u64 },
+    Mem {
+        bytes: u64,
+    },
     /// Writes this many bytes to a feelbench-owned file (never a device).
-    Iorun { bytes: u64 },
+    Iorun {
+        bytes: u64,
+    },
     Yield,
 }
 
