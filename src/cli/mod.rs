@@ -6,6 +6,7 @@
 mod docs;
 mod history;
 mod regressions;
+mod rtapp;
 mod run;
 mod select;
 mod store;

@@ -19,6 +19,7 @@ mod late_split;
 pub mod micro;
 pub mod periodic;
 pub mod response;
+pub mod rtapp;
 pub mod video;
 pub mod x;
 
@@ -183,6 +184,7 @@ pub static PROBES: &[ProbeDef] = &[
     job::DEF,
     fragment::DEF,
     fileio::DEF,
+    rtapp::DEF,
     micro::MICRO,
     micro::FORK,
     micro::EXEC,

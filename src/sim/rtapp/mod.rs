@@ -7,3 +7,4 @@
 pub mod exec;
 pub mod model;
 pub mod parse;
+pub mod settings;

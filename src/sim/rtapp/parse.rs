@@ -34,8 +34,8 @@ pub fn load(spec: &str) -> Result<Workload, RtappError> {
 /// JSON with objects kept in order.
 #[derive(Debug, Clone)]
 enum Json {
-    Null,
-    Bool(bool),
+    /// `null`, `true` or `false`: no event or setting takes them here.
+    Other,
     Num(f64),
     Str(String),
     Arr(Vec<Json>),
@@ -51,10 +51,10 @@ impl<'de> Deserialize<'de> for Json {
                 f.write_str("JSON")
             }
             fn visit_unit<E>(self) -> Result<Json, E> {
-                Ok(Json::Null)
+                Ok(Json::Other)
             }
-            fn visit_bool<E>(self, v: bool) -> Result<Json, E> {
-                Ok(Json::Bool(v))
+            fn visit_bool<E>(self, _: bool) -> Result<Json, E> {
+                Ok(Json::Other)
             }
             fn visit_i64<E>(self, v: i64) -> Result<Json, E> {
                 Ok(Json::Num(v as f64))

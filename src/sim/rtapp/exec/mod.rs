@@ -34,9 +34,13 @@ pub const FORK_SLOTS: usize = 8;
 /// A workload ready to run: its shared resources and a record for every
 /// thread it may start.
 pub struct Executor {
-    run: Arc<RunShared>,
+    workload: Workload,
+    resources: Shared,
+    loops_per_ms: f64,
     /// Records of the threads started at once, with their task.
     starting: Vec<ThreadRecord>,
+    /// Records for the threads `fork` starts.
+    fork_records: Vec<ThreadRecord>,
 }
 
 /// What every thread of one execution reads.
@@ -70,65 +74,75 @@ impl Running {
 }
 
 impl Executor {
-    /// An executor of `workload` whose threads start at `window.start_ns`
-    /// and whose events stop at `window.end_ns` (or at the workload's own
-    /// duration, if shorter); `run` is worth `loops_per_ms` work loops per
-    /// ms; `iorun` writes in `dir`.
-    pub fn new(workload: &Workload, loops_per_ms: f64, window: Window, dir: &Path) -> Self {
-        let deadline_ns = match workload.duration_s {
-            Some(s) => window.end_ns.min(window.start_ns + (s * 1e9) as u64),
-            None => window.end_ns,
-        };
+    /// An executor of `workload`, whose `run` is worth `loops_per_ms` work
+    /// loops per ms, with every record it fills made.
+    pub fn new(workload: &Workload, loops_per_ms: f64) -> Self {
         let mut starting = Vec::new();
         let mut fork_records = Vec::new();
         for (index, task) in workload.tasks.iter().enumerate() {
             for _ in 0..task.instances {
-                starting.push(ThreadRecord::new(index, window));
+                starting.push(ThreadRecord::new(index));
             }
             if forked(workload, &task.name) {
-                fork_records.extend((0..FORK_SLOTS).map(|_| ThreadRecord::new(index, window)));
+                fork_records.extend((0..FORK_SLOTS).map(|_| ThreadRecord::new(index)));
             }
         }
-        let run = RunShared {
+        Self {
             workload: workload.clone(),
             resources: Shared::of(workload),
             loops_per_ms,
+            starting,
+            fork_records,
+        }
+    }
+
+    /// What the threads share over `window` (they start at its start and
+    /// begin no event after its end, or after the workload's own duration
+    /// if shorter), `iorun` writing in `dir`; and the records of the
+    /// threads started at once.
+    fn open(self, window: Window, dir: &Path) -> (Arc<RunShared>, Vec<ThreadRecord>) {
+        let deadline_ns = match self.workload.duration_s {
+            Some(s) => window.end_ns.min(window.start_ns + (s * 1e9) as u64),
+            None => window.end_ns,
+        };
+        let open = |mut records: Vec<ThreadRecord>| {
+            records.iter_mut().for_each(|r| r.open(window));
+            records
+        };
+        let run = RunShared {
+            workload: self.workload,
+            resources: self.resources,
+            loops_per_ms: self.loops_per_ms,
             window,
             deadline_ns,
             dir: dir.to_path_buf(),
             loops_done: AtomicU64::new(0),
-            forked: Mutex::new(Vec::with_capacity(fork_records.len())),
-            fork_records: Mutex::new(fork_records),
+            forked: Mutex::new(Vec::with_capacity(self.fork_records.len())),
+            fork_records: Mutex::new(open(self.fork_records)),
         };
-        Self {
-            run: Arc::new(run),
-            starting,
-        }
+        (Arc::new(run), open(self.starting))
     }
 
-    /// Runs every task until the deadline or until all ended; returns the
-    /// records of every thread that ran.
-    pub fn run(self) -> Vec<ThreadRecord> {
-        let handles: Vec<_> = self
-            .starting
-            .into_iter()
-            .map(|record| spawn(&self.run, record))
-            .collect();
+    /// Runs every task over `window` until its end or until all ended;
+    /// returns the records of every thread that ran.
+    pub fn run(self, window: Window, dir: &Path) -> Vec<ThreadRecord> {
+        let (run, starting) = self.open(window, dir);
+        let handles: Vec<_> = starting.into_iter().map(|r| spawn(&run, r)).collect();
         let mut records: Vec<ThreadRecord> =
             handles.into_iter().filter_map(|h| h.join().ok()).collect();
-        let forked =
-            std::mem::take(&mut *self.run.forked.lock().unwrap_or_else(|p| p.into_inner()));
+        let forked = std::mem::take(&mut *run.forked.lock().unwrap_or_else(|p| p.into_inner()));
         records.extend(forked.into_iter().filter_map(|h| h.join().ok()));
         records
     }
 
-    /// Starts every task in the background; the threads end at the
-    /// deadline or with the process.
-    pub fn start(self) -> Running {
-        for record in self.starting {
-            spawn(&self.run, record);
+    /// Starts every task in the background over `window`; the threads end
+    /// at its end or with the process.
+    pub fn start(self, window: Window, dir: &Path) -> Running {
+        let (run, starting) = self.open(window, dir);
+        for record in starting {
+            spawn(&run, record);
         }
-        Running { run: self.run }
+        Running { run }
     }
 }
 

@@ -17,6 +17,9 @@ pub struct ThreadRecord {
     /// How late each late activation began (−slack of those with negative
     /// slack): histograms hold no negative values.
     pub overrun: LatencyHistogram,
+    /// Exact sums of the two, in ns.
+    pub wakeup_sum_ns: u64,
+    pub overrun_sum_ns: u64,
     /// Activations (timer events begun within the window).
     pub activations: u64,
     /// Activations with negative slack.
@@ -42,13 +45,15 @@ pub struct ThreadRecord {
 }
 
 impl ThreadRecord {
-    /// Empty records of a thread of task `task` over `window`, made
-    /// resident.
-    pub fn new(task: usize, window: Window) -> Self {
+    /// Empty records of a thread of task `task`, made resident; they
+    /// count nothing until [`ThreadRecord::open`].
+    pub fn new(task: usize) -> Self {
         let mut record = Self {
             task,
             wakeup: LatencyHistogram::new(),
             overrun: LatencyHistogram::new(),
+            wakeup_sum_ns: 0,
+            overrun_sum_ns: 0,
             activations: 0,
             negative: 0,
             slack_sum_ns: 0,
@@ -60,12 +65,20 @@ impl ThreadRecord {
             run_ns: 0,
             batches: Default::default(),
             sched_failure: None,
-            window,
+            window: Window {
+                start_ns: 0,
+                end_ns: 0,
+            },
         };
         record.wakeup.touch();
         record.overrun.touch();
         record.batches.iter_mut().for_each(BatchLatency::touch);
         record
+    }
+
+    /// Counts what happens within `window` from now on.
+    pub fn open(&mut self, window: Window) {
+        self.window = window;
     }
 
     /// Whether `at_ns` lies in the measurement window.
@@ -88,11 +101,13 @@ impl ThreadRecord {
         }
         self.activations += 1;
         self.wakeup.record_ns(wakeup_ns);
+        self.wakeup_sum_ns += wakeup_ns;
         self.batches[batch_of(self.window, began_ns)].record_ns(wakeup_ns);
         self.slack_sum_ns += slack_ns;
         if slack_ns < 0 {
             self.negative += 1;
             self.overrun.record_ns(slack_ns.unsigned_abs());
+            self.overrun_sum_ns += slack_ns.unsigned_abs();
         }
         if let Some(idle_ns) = idle_ns {
             self.perf_sum += perf_index(slack_ns, idle_ns);
@@ -136,7 +151,8 @@ mod tests {
 
     #[test]
     fn activations_count_only_inside_the_window_with_signed_slack() {
-        let mut r = ThreadRecord::new(0, Window::ms(1_000, 2_000));
+        let mut r = ThreadRecord::new(0);
+        r.open(Window::ms(1_000, 2_000));
         r.activation(500 * MS, 8 * MS as i64, 10_000, Some(8 * MS));
         assert_eq!(r.activations, 0, "before the window");
         r.activation(1_000 * MS, 8 * MS as i64, 10_000, Some(8 * MS));
@@ -159,7 +175,8 @@ mod tests {
 
     #[test]
     fn periods_run_from_start_to_start() {
-        let mut r = ThreadRecord::new(0, Window::ms(0, 1_000));
+        let mut r = ThreadRecord::new(0);
+        r.open(Window::ms(0, 1_000));
         r.phase_loop(0, None);
         r.phase_loop(10 * MS, Some(0));
         r.phase_loop(21 * MS, Some(10 * MS));

@@ -174,7 +174,8 @@ impl Shared {
         let state = gate.lock();
         let seen = *state;
         self.unlock(mutex);
-        let (_, signalled) = gate.wait_until(state, deadline_ns, |n| *n != seen);
+        let (state, signalled) = gate.wait_until(state, deadline_ns, |n| *n != seen);
+        drop(state);
         signalled && self.lock(mutex, deadline_ns)
     }
 
