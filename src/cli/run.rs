@@ -3,6 +3,7 @@
 //! name and builds the run's settings once, complete.
 
 use super::docs;
+use super::rtapp::take_workload;
 use super::select::{Loads, Probes, Selection};
 use super::values::{
     check, check_nice, check_online, parse_bytes, parse_cpu_list, parse_duration, parse_expect,
@@ -23,7 +24,6 @@ use crate::sim::job::{JobCache, JobSettings};
 use crate::sim::micro::MicroMode;
 use crate::sim::rtapp::model::Workload;
 use crate::sim::rtapp::settings::RtappSettings;
-use super::rtapp::take_workload;
 use crate::sim::CustomShape;
 use crate::store::StoreLocation;
 use crate::system::cpulist::CpuList;
@@ -584,7 +584,11 @@ impl SelectionArgs {
     fn take_rtapp(&mut self) -> Result<RtappSettings, UsageError> {
         let no_list: &mut [String] = &mut [];
         let probe = [
-            take_workload("--probe", self.probes.as_deref_mut().unwrap_or(no_list), false)?,
+            take_workload(
+                "--probe",
+                self.probes.as_deref_mut().unwrap_or(no_list),
+                false,
+            )?,
             take_workload("-W/--with-probe", &mut self.with_probes, false)?,
         ];
         let no_list: &mut [String] = &mut [];

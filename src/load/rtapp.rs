@@ -41,8 +41,12 @@ pub const DEF: LoadDef = LoadDef {
             start_ns,
             end_ns: u64::MAX / 2,
         };
-        let running = Executor::new(&endless, context.params.loops_per_ms).start(window, &context.dir);
-        Ok(Box::new(RtappLoad { running, counted: 0 }))
+        let running =
+            Executor::new(&endless, context.params.loops_per_ms).start(window, &context.dir);
+        Ok(Box::new(RtappLoad {
+            running,
+            counted: 0,
+        }))
     },
     default: |_| false,
     uses: &[SettingsGroup::Rtapp],

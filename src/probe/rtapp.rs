@@ -30,7 +30,8 @@ use std::path::Path;
 /// Registry entry.
 pub const DEF: ProbeDef = ProbeDef {
     name: "rtapp",
-    summary: "an rt-app workload's tasks (--probe rtapp:FILE): wake-up latency and slack per activation",
+    summary:
+        "an rt-app workload's tasks (--probe rtapp:FILE): wake-up latency and slack per activation",
     sheet,
     build: |params| {
         let workload = measurable(params)?;
@@ -138,7 +139,11 @@ fn sheet(summary: &str, params: Option<&WorkParams>) -> ProbeSheet {
     for task in tasks.iter().flat_map(|w| &w.tasks) {
         let prefix = format!("{}.", task.name);
         figures.extend(task_latency_figures(&prefix));
-        figures.extend(activation_figures(&prefix, &format!("{}: ", task.name), false));
+        figures.extend(activation_figures(
+            &prefix,
+            &format!("{}: ", task.name),
+            false,
+        ));
     }
     let columns = vec![
         Column {
@@ -302,7 +307,10 @@ fn tallies(records: &[ThreadRecord], names: &[String], window: Window) -> Measur
     let mut tally = counts(records.iter(), "").with_count(MEASURED_S, measured_s);
     for (index, name) in names.iter().enumerate() {
         let prefix = format!("{name}.");
-        tally = merge_into(tally, counts(records.iter().filter(|r| r.task == index), &prefix));
+        tally = merge_into(
+            tally,
+            counts(records.iter().filter(|r| r.task == index), &prefix),
+        );
     }
     let seconds = batch_seconds(window);
     let batches = (0..BATCHES)

@@ -21,8 +21,8 @@ use fragment::FragmentSettings;
 use io::IoSettings;
 use job::JobSettings;
 use micro::MicroMode;
-use rtapp::settings::RtappSettings;
 pub use response::ResponseParams;
+use rtapp::settings::RtappSettings;
 
 use serde::{Deserialize, Serialize};
 

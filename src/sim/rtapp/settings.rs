@@ -21,7 +21,11 @@ impl RtappSettings {
     /// start of its file's SHA-256.
     pub fn describe(&self) -> String {
         let one = |role: &str, w: &Option<Workload>| match w {
-            Some(w) => format!("{role} {} ({})", w.source, &w.sha256[..w.sha256.len().min(12)]),
+            Some(w) => format!(
+                "{role} {} ({})",
+                w.source,
+                &w.sha256[..w.sha256.len().min(12)]
+            ),
             None => format!("no {role}"),
         };
         format!("{}, {}", one("probe", &self.probe), one("load", &self.load))

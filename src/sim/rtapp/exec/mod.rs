@@ -181,6 +181,9 @@ struct TaskThread<'a> {
     file: Option<File>,
     /// CPU-bound part of each phase (`run` + `runtime`), in ns.
     phase_run_ns: Vec<u64>,
+    /// When each phase's last loop began (its achieved period runs from
+    /// there, across rounds of the task's phases).
+    last_loop_ns: Vec<Option<u64>>,
 }
 
 impl<'a> TaskThread<'a> {
@@ -220,6 +223,7 @@ impl<'a> TaskThread<'a> {
             buffer: vec![1; buffer_bytes as usize],
             file: file.flatten(),
             phase_run_ns: task.phases.iter().map(phase_run_ns).collect(),
+            last_loop_ns: vec![None; task.phases.len()],
         }
     }
 
@@ -247,14 +251,13 @@ impl<'a> TaskThread<'a> {
         if let Err(why) = sched::apply(&wanted) {
             self.record.sched_failure.get_or_insert(why);
         }
-        let mut previous_ns = None;
         for _ in 0..phase.loops {
             let began_ns = now_ns();
             if began_ns >= self.run.deadline_ns {
                 return false;
             }
-            self.record.phase_loop(began_ns, previous_ns);
-            previous_ns = Some(began_ns);
+            self.record
+                .phase_loop(began_ns, self.last_loop_ns[index].replace(began_ns));
             for event in &phase.events {
                 if !self.event(event, self.phase_run_ns[index]) {
                     return false;
