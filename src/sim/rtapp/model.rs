@@ -79,6 +79,7 @@ pub struct Sched {
 /// A scheduling class rt-app names.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "SCREAMING_SNAKE_CASE")]
+#[allow(clippy::enum_variant_names)] // rt-app's names: SCHED_OTHER, ...
 pub enum Policy {
     SchedOther,
     SchedBatch,

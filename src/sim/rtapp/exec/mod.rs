@@ -196,10 +196,10 @@ impl<'a> TaskThread<'a> {
         let mut writes = false;
         for event in events() {
             match event {
-                Event::Timer { name, .. } if is_unique(name) => {
-                    if !own_timers.iter().any(|(n, _)| n == name) {
-                        own_timers.push((name, TimerGrid::default()));
-                    }
+                Event::Timer { name, .. }
+                    if is_unique(name) && !own_timers.iter().any(|(n, _)| n == name) =>
+                {
+                    own_timers.push((name, TimerGrid::default()));
                 }
                 Event::Mem { bytes } => buffer_bytes = buffer_bytes.max(*bytes),
                 Event::Iorun { bytes } => {
