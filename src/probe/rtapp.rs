@@ -373,3 +373,134 @@ fn merge_into(into: Tally, more: Tally) -> Tally {
         ..into
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::figures::ProbeResult;
+    use crate::measure::sched::SchedApplied;
+    use crate::sim::rtapp::model::{Phase, Policy, Sched, Task, TimerMode};
+
+    const MS: u64 = 1_000_000;
+    const WINDOW: Window = Window::ms(1_000, 2_000);
+
+    fn task(name: &str, events: Vec<Event>) -> Task {
+        Task {
+            name: name.to_string(),
+            instances: 1,
+            delay_us: 0,
+            loops: None,
+            sched: Sched::default(),
+            phases: vec![Phase {
+                name: "main".to_string(),
+                loops: 1,
+                sched: Sched::default(),
+                events,
+            }],
+        }
+    }
+
+    fn workload(tasks: Vec<Task>) -> Workload {
+        Workload {
+            source: "w.json".to_string(),
+            sha256: String::new(),
+            duration_s: None,
+            default_policy: Policy::SchedOther,
+            tasks,
+            ignored: Vec::new(),
+        }
+    }
+
+    fn timer() -> Event {
+        Event::Timer {
+            name: "unique".to_string(),
+            period_us: 10_000,
+            mode: TimerMode::Absolute,
+        }
+    }
+
+    /// Task `a`: 4 activations, one 2 ms late; task `b`: 2 on time.
+    fn scripted() -> ProbeResult {
+        let mut a = ThreadRecord::new(0);
+        a.open(WINDOW);
+        for (k, slack_ms, wakeup_us) in [(0, 8, 50), (1, 8, 70), (2, -2, 0), (3, 8, 90)] {
+            let began = WINDOW.start_ns + k * 10 * MS;
+            a.activation(began, slack_ms * MS as i64, wakeup_us * 1000, Some(8 * MS));
+        }
+        let mut b = ThreadRecord::new(1);
+        b.open(WINDOW);
+        b.activation(WINDOW.start_ns, 4 * MS as i64, 10_000, Some(8 * MS));
+        b.activation(
+            WINDOW.start_ns + 500 * MS,
+            4 * MS as i64,
+            30_000,
+            Some(8 * MS),
+        );
+        let names = ["a".to_string(), "b".to_string()];
+        let params = WorkParams {
+            rtapp: crate::sim::rtapp::settings::RtappSettings {
+                probe: Some(workload(vec![task("a", vec![]), task("b", vec![])])),
+                load: None,
+            },
+            ..WorkParams::for_tests()
+        };
+        ProbeResult::of_measured(
+            &sheet("scripted", Some(&params)),
+            tallies(&[a, b], &names, WINDOW),
+            SchedApplied::for_tests(),
+        )
+    }
+
+    #[test]
+    fn figures_over_all_tasks_and_per_task() {
+        let f = scripted().figures;
+        assert_eq!(f["activations"], 6.0);
+        assert_eq!(f["a.activations"], 4.0);
+        assert_eq!(f["b.activations"], 2.0);
+        assert!((f["negative_slack_pct"] - 100.0 / 6.0).abs() < 1e-9);
+        assert_eq!(f["a.negative_slack_pct"], 25.0);
+        assert_eq!(f["b.negative_slack_pct"], 0.0);
+        // (1 + 1 − 0.25 + 1 + 0.5 + 0.5) / 6
+        assert!((f["perf_index"] - 3.75 / 6.0).abs() < 1e-9);
+        assert!((f["slack_mean_us"] - 30_000.0 / 6.0).abs() < 1e-9);
+        assert!((f["wakeup_mean_us"] - 250.0 / 6.0).abs() < 1e-9);
+        assert!((f["b.wakeup_p99_us"] - 30.0).abs() < 0.1);
+        assert!((f["overrun_p99_us"] - 2_000.0).abs() < 2.0);
+    }
+
+    #[test]
+    fn sub_windows_hold_the_activations_that_began_in_them() {
+        let result = scripted();
+        let counts: Vec<f64> = result
+            .batches
+            .iter()
+            .map(|b| b.count(ACTIVATIONS))
+            .collect();
+        assert_eq!(counts.iter().sum::<f64>(), 6.0);
+        assert_eq!((counts[0], counts[10]), (5.0, 1.0));
+    }
+
+    #[test]
+    fn a_workload_that_never_waits_is_refused_and_named() {
+        let run = |us| Event::Run { us };
+        let no_timer = workload(vec![task("hog", vec![run(1000)])]);
+        assert!(probe_problem(&no_timer)
+            .unwrap()
+            .contains("no task waits on a timer"));
+        let one_spins = workload(vec![
+            task("t", vec![run(10), timer()]),
+            task("hog", vec![run(1)]),
+        ]);
+        let why = probe_problem(&one_spins).unwrap();
+        assert!(why.contains("task hog") && why.contains("spin"), "{why}");
+        let fine = workload(vec![task("t", vec![run(10), timer()])]);
+        assert_eq!(probe_problem(&fine), None);
+    }
+
+    #[test]
+    fn the_sheet_without_a_workload_has_only_the_figures_over_all_tasks() {
+        let sheet = DEF.sheet();
+        assert!(sheet.figure("p99").is_some() && sheet.figure("perf_index").is_some());
+        assert!(sheet.figures.iter().all(|f| !f.key.contains('.')));
+    }
+}
