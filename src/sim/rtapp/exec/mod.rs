@@ -17,7 +17,7 @@ pub use record::ThreadRecord;
 use crate::measure::clock::{now_ns, sleep_until_ns};
 use crate::measure::window::Window;
 use crate::measure::work::{burn_loops, loops_for_ns};
-use crate::sim::rtapp::model::{Event, Phase, Task, TimerMode, Workload};
+use crate::sim::rtapp::model::{Event, Phase, Sched, Task, TimerMode, Workload};
 use shared::{is_unique, Shared};
 use std::fs::File;
 use std::os::unix::fs::FileExt;
@@ -184,6 +184,10 @@ struct TaskThread<'a> {
     /// When each phase's last loop began (its achieved period runs from
     /// there, across rounds of the task's phases).
     last_loop_ns: Vec<Option<u64>>,
+    /// The scheduling each phase sets when it begins (`None`: none).
+    phase_sched: Vec<Option<Sched>>,
+    /// The phase whose scheduling was set last.
+    applied: Option<usize>,
 }
 
 impl<'a> TaskThread<'a> {
@@ -224,6 +228,12 @@ impl<'a> TaskThread<'a> {
             file: file.flatten(),
             phase_run_ns: task.phases.iter().map(phase_run_ns).collect(),
             last_loop_ns: vec![None; task.phases.len()],
+            phase_sched: task
+                .phases
+                .iter()
+                .map(|p| sched::effective(&p.sched, &task.sched, run.workload.default_policy))
+                .collect(),
+            applied: None,
         }
     }
 
@@ -243,13 +253,11 @@ impl<'a> TaskThread<'a> {
 
     /// Runs a phase `loops` times; false once the deadline passed.
     fn phase(&mut self, index: usize, phase: &'a Phase) -> bool {
-        let wanted = sched::effective(
-            &phase.sched,
-            &self.task.sched,
-            self.run.workload.default_policy,
-        );
-        if let Err(why) = sched::apply(&wanted) {
-            self.record.sched_failure.get_or_insert(why);
+        if self.applied != Some(index) {
+            self.applied = Some(index);
+            if let Some(Err(why)) = self.phase_sched[index].as_ref().map(sched::apply) {
+                self.record.sched_failure.get_or_insert(why);
+            }
         }
         for _ in 0..phase.loops {
             let began_ns = now_ns();
@@ -402,7 +410,7 @@ fn phase_run_ns(phase: &Phase) -> u64 {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::sim::rtapp::model::{Policy, Sched};
+    use crate::sim::rtapp::model::Policy;
 
     /// Two threads meeting at a barrier, the first on a 10 ms timer, run
     /// for 150 ms: both record, neither outlives the window.

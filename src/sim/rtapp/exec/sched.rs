@@ -9,13 +9,22 @@ use crate::system::cpulist::CpuList;
 use std::io;
 
 /// The settings a phase runs with: `phase` over `task`, the policy
-/// falling back to `default`.
-pub fn effective(phase: &Sched, task: &Sched, default: Policy) -> Sched {
-    Sched {
-        policy: phase.policy.or(task.policy).or(Some(default)),
+/// falling back to `default`; `None` when neither names any and the
+/// default is SCHED_OTHER: the thread then keeps the scheduling it was
+/// started with (the probe's `--nice`/`--rt`, the load's nice).
+pub fn effective(phase: &Sched, task: &Sched, default: Policy) -> Option<Sched> {
+    let sched = Sched {
+        policy: phase.policy.or(task.policy),
         priority: phase.priority.or(task.priority),
         cpus: phase.cpus.clone().or_else(|| task.cpus.clone()),
+    };
+    if sched == Sched::default() && default == Policy::SchedOther {
+        return None;
     }
+    Some(Sched {
+        policy: sched.policy.or(Some(default)),
+        ..sched
+    })
 }
 
 /// Applies `sched` to the calling thread; the error says which setting
@@ -68,10 +77,16 @@ mod tests {
             priority: Some(30),
             ..Sched::default()
         };
-        let e = effective(&phase, &task, Policy::SchedOther);
+        let e = effective(&phase, &task, Policy::SchedOther).unwrap();
         assert_eq!(e.policy, Some(Policy::SchedFifo));
         assert_eq!((e.priority, e.cpus), (Some(30), Some(vec![0])));
-        let plain = effective(&Sched::default(), &Sched::default(), Policy::SchedBatch);
+        let none = Sched::default();
+        let plain = effective(&none, &none, Policy::SchedBatch).unwrap();
         assert_eq!(plain.policy, Some(Policy::SchedBatch));
+        assert_eq!(
+            effective(&none, &none, Policy::SchedOther),
+            None,
+            "left alone"
+        );
     }
 }
