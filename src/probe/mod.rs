@@ -229,6 +229,13 @@ pub fn figure_keys(compared_only: bool) -> Vec<String> {
     keys
 }
 
+/// Whether `key` names a figure a probe declares in the sheet of a run
+/// only (from its parameters: the `rtapp` probe's `TASK.wakeup_p99`), so
+/// it is not among [`figure_keys`].
+pub fn is_parameter_figure(key: &str) -> bool {
+    rtapp::is_task_figure(key)
+}
+
 /// No disk needed.
 pub(crate) fn no_disk(_: &WorkParams) -> u64 {
     0

@@ -137,13 +137,7 @@ fn sheet(summary: &str, params: Option<&WorkParams>) -> ProbeSheet {
     figures.extend(activation_figures("", "", true));
     let tasks = params.and_then(|p| p.rtapp.probe.as_ref());
     for task in tasks.iter().flat_map(|w| &w.tasks) {
-        let prefix = format!("{}.", task.name);
-        figures.extend(task_latency_figures(&prefix));
-        figures.extend(activation_figures(
-            &prefix,
-            &format!("{}: ", task.name),
-            false,
-        ));
+        figures.extend(task_figures(&task.name));
     }
     let columns = vec![
         Column {
@@ -161,6 +155,23 @@ fn sheet(summary: &str, params: Option<&WorkParams>) -> ProbeSheet {
         figures,
     }
     .with_overview("mean", OverviewRole::ratio("later"))
+}
+
+/// The figures of task `name` (`TASK.wakeup_p99`, ...).
+fn task_figures(name: &str) -> Vec<FigureDef> {
+    let prefix = format!("{name}.");
+    let mut figures = task_latency_figures(&prefix);
+    figures.extend(activation_figures(&prefix, &format!("{name}: "), false));
+    figures
+}
+
+/// Whether `key` is a figure this probe declares for a task of its
+/// workload (`TASK.wakeup_p99`): such keys are in a run's stored sheet,
+/// not in the registry's.
+pub fn is_task_figure(key: &str) -> bool {
+    key.rsplit_once('.').is_some_and(|(task, _)| {
+        !task.is_empty() && task_figures(task).iter().any(|f| f.key == key)
+    })
 }
 
 /// A task's wake-up latency p50 and p99 (`TASK.wakeup_p50`).
@@ -495,6 +506,14 @@ mod tests {
         assert!(why.contains("task hog") && why.contains("spin"), "{why}");
         let fine = workload(vec![task("t", vec![run(10), timer()])]);
         assert_eq!(probe_problem(&fine), None);
+    }
+
+    #[test]
+    fn task_figure_keys_are_known_by_their_form() {
+        assert!(is_task_figure("audio.in.wakeup_p99"));
+        assert!(is_task_figure("t.perf_index"));
+        assert!(!is_task_figure("t.p42") && !is_task_figure(".perf_index"));
+        assert!(!is_task_figure("perf_index"));
     }
 
     #[test]
