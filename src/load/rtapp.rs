@@ -7,7 +7,7 @@
 use super::{Load, LoadDef, LoadError};
 use crate::measure::clock::{now_ns, sleep_until_ns};
 use crate::measure::window::Window;
-use crate::sim::rtapp::exec::{Executor, Running};
+use crate::sim::rtapp::exec::{iorun_bytes, Executor, Running};
 use crate::sim::{SettingsGroup, SimError};
 
 /// How long one step waits for the threads' work.
@@ -19,7 +19,7 @@ pub const DEF: LoadDef = LoadDef {
     summary: "an rt-app workload's tasks (--load rtapp:FILE) in the background",
     unit: "phase loops",
     takes_arg: false,
-    disk_bytes: super::no_disk,
+    disk_bytes: |params| params.rtapp.load.as_ref().map_or(0, iorun_bytes),
     check: |params, _| match params.rtapp.load {
         Some(_) => Ok(()),
         None => Err(SimError::NoRtappWorkload("load").into()),

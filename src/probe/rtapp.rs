@@ -22,7 +22,7 @@ use crate::measure::batches::{batch_seconds, BATCHES};
 use crate::measure::latency::LatencyHistogram;
 use crate::measure::sched::MemoryPolicy;
 use crate::measure::window::Window;
-use crate::sim::rtapp::exec::{Executor, ThreadRecord};
+use crate::sim::rtapp::exec::{iorun_bytes, Executor, ThreadRecord};
 use crate::sim::rtapp::model::{Event, Workload};
 use crate::sim::{SettingsGroup, SimError, WorkParams};
 use std::path::Path;
@@ -100,28 +100,6 @@ fn probe_problem(workload: &Workload) -> Option<String> {
                 t.name
             )
         })
-}
-
-/// The most its `iorun` files hold: the largest iorun of each task, per
-/// thread started at once (and per thread a fork may start).
-fn iorun_bytes(workload: &Workload) -> u64 {
-    workload
-        .tasks
-        .iter()
-        .map(|t| {
-            let largest = t
-                .phases
-                .iter()
-                .flat_map(|p| &p.events)
-                .filter_map(|e| match e {
-                    Event::Iorun { bytes } => Some(*bytes),
-                    _ => None,
-                })
-                .max()
-                .unwrap_or(0);
-            largest * (u64::from(t.instances) + crate::sim::rtapp::exec::FORK_SLOTS as u64)
-        })
-        .sum()
 }
 
 /// The figures over all tasks, then a few per task of the run's workload.

@@ -5,7 +5,9 @@
 //! deadline. Each thread records its activations and phase loops into a
 //! [`ThreadRecord`] made when the executor is built. Used by the `rtapp`
 //! probe (which measures the records) and the `rtapp` load (which counts
-//! the phase loops done).
+//! the phase loops done). Inside the window nothing is allocated but by
+//! a `fork` (a thread), a phase change that sets CPUs (a CPU set) and a
+//! first scheduling failure (its message).
 
 pub mod record;
 mod sched;
@@ -144,6 +146,28 @@ impl Executor {
         }
         Running { run }
     }
+}
+
+/// The most its `iorun` files hold: the largest iorun of each task, per
+/// thread started at once (and per thread a fork may start).
+pub fn iorun_bytes(workload: &Workload) -> u64 {
+    workload
+        .tasks
+        .iter()
+        .map(|t| {
+            let largest = t
+                .phases
+                .iter()
+                .flat_map(|p| &p.events)
+                .filter_map(|e| match e {
+                    Event::Iorun { bytes } => Some(*bytes),
+                    _ => None,
+                })
+                .max()
+                .unwrap_or(0);
+            largest * (u64::from(t.instances) + FORK_SLOTS as u64)
+        })
+        .sum()
 }
 
 /// Whether some event of `workload` forks task `name`.
