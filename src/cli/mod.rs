@@ -7,6 +7,7 @@ mod docs;
 mod history;
 mod regressions;
 mod rtapp;
+mod rtapp_spec;
 mod run;
 mod select;
 mod store;
@@ -464,7 +465,10 @@ impl CompareArgs {
             Some(keys) => keys.clone(),
             None => figure_keys(true),
         };
-        if let Some(unknown) = figures.iter().find(|k| !known.contains(k)) {
+        let unknown = figures
+            .iter()
+            .find(|k| !known.contains(k) && !probe::is_parameter_figure(k));
+        if let Some(unknown) = unknown {
             return Err(UsageError::new(format!(
                 "unknown figure {unknown:?}; figures: {}",
                 known.join(", ")

@@ -3,6 +3,7 @@
 //! name and builds the run's settings once, complete.
 
 use super::docs;
+use super::rtapp_spec::take_workload;
 use super::select::{Loads, Probes, Selection};
 use super::values::{
     check, check_nice, check_online, parse_bytes, parse_cpu_list, parse_duration, parse_expect,
@@ -21,6 +22,8 @@ use crate::sim::fragment::FragmentSettings;
 use crate::sim::io::IoSettings;
 use crate::sim::job::{JobCache, JobSettings};
 use crate::sim::micro::MicroMode;
+use crate::sim::rtapp::model::Workload;
+use crate::sim::rtapp::settings::RtappSettings;
 use crate::sim::CustomShape;
 use crate::store::StoreLocation;
 use crate::system::cpulist::CpuList;
@@ -456,9 +459,10 @@ struct PowerArgs {
 impl RunArgs {
     /// Checks every option and name and builds the run's settings for
     /// `machine`.
-    pub fn into_config(self, machine: &Machine) -> Result<RunConfig, UsageError> {
+    pub fn into_config(mut self, machine: &Machine) -> Result<RunConfig, UsageError> {
         let timing = self.timing.timing()?;
-        let work = self.work.settings(
+        let rtapp = self.selection.take_rtapp()?;
+        let mut work = self.work.settings(
             machine,
             &self.loads,
             self.response.settings()?,
@@ -466,6 +470,7 @@ impl RunArgs {
             self.fragment.settings()?,
             self.io.settings()?,
         )?;
+        work.rtapp = rtapp;
         let probe_sched = self.probe.request()?;
         let load_nice = check_nice(
             "-N/--load-nice",
@@ -574,6 +579,29 @@ impl TimingArgs {
 }
 
 impl SelectionArgs {
+    /// The rt-app workloads named as `rtapp:SPEC`, each name shortened to
+    /// `rtapp` (see `cli::rtapp`).
+    fn take_rtapp(&mut self) -> Result<RtappSettings, UsageError> {
+        let no_list: &mut [String] = &mut [];
+        let probe = [
+            take_workload(
+                "--probe",
+                self.probes.as_deref_mut().unwrap_or(no_list),
+                false,
+            )?,
+            take_workload("-W/--with-probe", &mut self.with_probes, false)?,
+        ];
+        let no_list: &mut [String] = &mut [];
+        let load = [
+            take_workload("--load", self.loads.as_deref_mut().unwrap_or(no_list), true)?,
+            take_workload("-w/--with-load", &mut self.with_loads, true)?,
+        ];
+        Ok(RtappSettings {
+            probe: one_workload("--probe", probe)?,
+            load: one_workload("--load", load)?,
+        })
+    }
+
     /// Every chosen probe under every chosen load, probe by probe.
     fn scenarios(
         &self,
@@ -722,6 +750,7 @@ impl WorkArgs {
             fragment,
             io,
             micro: self.micro_mode,
+            rtapp: Default::default(),
             late_split: !self.no_late_split,
         })
     }
@@ -903,5 +932,20 @@ impl PowerArgs {
                 })
             })
             .transpose()
+    }
+}
+
+/// The one workload of `found` (the list's and the `-W`/`-w` option's);
+/// two different ones are refused.
+fn one_workload(
+    option: &str,
+    found: [Option<Workload>; 2],
+) -> Result<Option<Workload>, UsageError> {
+    match found {
+        [Some(a), Some(b)] if a.source != b.source => Err(UsageError::new(format!(
+            "{option} names two rt-app workloads ({} and {}); a run takes one",
+            a.source, b.source
+        ))),
+        [a, b] => Ok(a.or(b)),
     }
 }

@@ -555,3 +555,21 @@ fn a_job_step_is_a_hidden_subcommand_of_its_own() {
     let help = Cli::command().render_long_help().to_string();
     assert!(!help.contains("job-step"), "{help}");
 }
+
+#[test]
+fn rtapp_specs_become_the_workloads_of_the_rtapp_probe_and_load() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("w.json");
+    let text =
+        r#"{ "tasks": { "t": { "run": 2000, "timer": { "ref": "unique", "period": 10000 } } } }"#;
+    std::fs::write(&file, text).unwrap();
+    let spec = format!("rtapp:{}", file.display());
+    let load = format!("burn+{spec}");
+    let c = config(&["--probe", &spec, "--load", &load]).unwrap();
+    assert_eq!(names(&c), ["rtapp under burn+rtapp"]);
+    let probe = c.work.rtapp.probe.as_ref().unwrap();
+    assert_eq!(probe.tasks[0].name, "t");
+    assert_eq!(c.work.rtapp.load.as_ref(), Some(probe));
+    let err = config(&["--probe", "rtapp", "--load", "none"]).unwrap_err();
+    assert!(err.to_string().contains("rtapp needs a workload"), "{err}");
+}

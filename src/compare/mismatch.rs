@@ -7,6 +7,7 @@ use crate::sim::fragment::FragmentSettings;
 use crate::sim::io::IoSettings;
 use crate::sim::job::JobSettings;
 use crate::sim::micro::MicroMode;
+use crate::sim::rtapp::settings::RtappSettings;
 use crate::system::cpulist::CpuList;
 use serde::Serialize;
 
@@ -98,6 +99,9 @@ const SETTINGS: &[Fact] = &[
     }),
     ("micro mode", |r| {
         described(r.settings.micro.as_ref(), MicroMode::describe)
+    }),
+    ("rt-app workloads", |r| {
+        described(r.settings.rtapp.as_ref(), RtappSettings::describe)
     }),
     ("late events split", |r| r.settings.late_split_words()),
 ];

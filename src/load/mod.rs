@@ -34,6 +34,7 @@ pub mod periodic;
 pub mod procread;
 mod programs_cpu;
 pub mod read;
+pub mod rtapp;
 pub mod spawn;
 mod tree;
 pub mod write;
@@ -120,6 +121,7 @@ pub static LOADS: &[LoadDef] = &[
     periodic::VIDEO,
     periodic::X,
     periodic::CUSTOM,
+    rtapp::DEF,
     write::WRITE,
     write::SMALLWRITE,
     write::LARGEWRITE,

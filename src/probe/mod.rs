@@ -19,6 +19,7 @@ mod late_split;
 pub mod micro;
 pub mod periodic;
 pub mod response;
+pub mod rtapp;
 pub mod video;
 pub mod x;
 
@@ -183,6 +184,7 @@ pub static PROBES: &[ProbeDef] = &[
     job::DEF,
     fragment::DEF,
     fileio::DEF,
+    rtapp::DEF,
     micro::MICRO,
     micro::FORK,
     micro::EXEC,
@@ -225,6 +227,13 @@ pub fn figure_keys(compared_only: bool) -> Vec<String> {
         }
     }
     keys
+}
+
+/// Whether `key` names a figure a probe declares in the sheet of a run
+/// only (from its parameters: the `rtapp` probe's `TASK.wakeup_p99`), so
+/// it is not among [`figure_keys`].
+pub fn is_parameter_figure(key: &str) -> bool {
+    rtapp::is_task_figure(key)
 }
 
 /// No disk needed.

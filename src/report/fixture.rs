@@ -157,6 +157,7 @@ pub fn run() -> RunDocument {
             fragment: Default::default(),
             io: Default::default(),
             micro: None,
+            rtapp: None,
             late_split: true,
         },
         suite: None,

@@ -9,6 +9,7 @@ use crate::sim::fragment::FragmentSettings;
 use crate::sim::io::IoSettings;
 use crate::sim::job::JobSettings;
 use crate::sim::micro::MicroMode;
+use crate::sim::rtapp::settings::RtappSettings;
 use crate::sim::{CustomShape, ResponseParams};
 use crate::system::cpulist::CpuList;
 use crate::system::environment::Environment;
@@ -180,6 +181,10 @@ pub struct RunSettingsRecord {
     /// only in runs that measured one of them.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub micro: Option<MicroMode>,
+    /// The rt-app workloads of the `rtapp` probe and load; only in runs
+    /// that ran one of them.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rtapp: Option<RtappSettings>,
     /// Whether the probes split each event's delay into its causes (false
     /// with `--no-late-split`; true in files older than the option).
     #[serde(default = "yes")]

@@ -22,6 +22,7 @@ use io::IoSettings;
 use job::JobSettings;
 use micro::MicroMode;
 pub use response::ResponseParams;
+use rtapp::settings::RtappSettings;
 
 use serde::{Deserialize, Serialize};
 
@@ -40,6 +41,8 @@ pub enum SettingsGroup {
     Io,
     /// [`WorkParams::micro`].
     Micro,
+    /// [`WorkParams::rtapp`].
+    Rtapp,
 }
 
 /// Parameters of the work probes and loads do, fixed for a whole run.
@@ -69,6 +72,9 @@ pub struct WorkParams {
     pub io: IoSettings,
     /// How the `micro` probes time their operations.
     pub micro: MicroMode,
+    /// The rt-app workloads of the `rtapp` probe and load
+    /// (`--probe rtapp:SPEC`, `--load rtapp:SPEC`).
+    pub rtapp: RtappSettings,
     /// Whether the probes split each event's delay into its causes
     /// (`measure::late`); off with `--no-late-split`, when they take no
     /// readings for it at all.
@@ -92,6 +98,7 @@ impl WorkParams {
             fragment: FragmentSettings::default(),
             io: IoSettings::default(),
             micro: MicroMode::default(),
+            rtapp: RtappSettings::default(),
             late_split: true,
         }
     }
@@ -121,4 +128,10 @@ pub enum SimError {
     /// The `custom` task was asked for without its shape.
     #[error("the custom simulation needs --custom-cpu PCT (-C) and --custom-interval US (-I)")]
     NoCustomShape,
+    /// The `rtapp` probe or load was asked for without a workload.
+    #[error("rtapp needs a workload: --{0} rtapp:FILE (a file or a shipped workload's name)")]
+    NoRtappWorkload(&'static str),
+    /// The `rtapp` probe's workload has nothing to be late for.
+    #[error("{0}")]
+    RtappNotMeasurable(String),
 }

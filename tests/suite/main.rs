@@ -34,6 +34,7 @@ mod process_loads;
 mod regressions;
 mod repeat;
 mod response;
+mod rtapp;
 mod rtapp_check;
 mod run;
 mod series;

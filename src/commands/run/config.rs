@@ -12,6 +12,7 @@ use crate::sim::io::IoSettings;
 use crate::sim::job::JobSettings;
 use crate::sim::micro::MicroMode;
 use crate::sim::response::{default_array_bytes, ResponseParams};
+use crate::sim::rtapp::settings::RtappSettings;
 use crate::sim::{CustomShape, WorkParams};
 use crate::system::cpulist::CpuList;
 use std::path::PathBuf;
@@ -130,6 +131,8 @@ pub struct WorkSettings {
     pub io: IoSettings,
     /// How the `micro` probes time their operations (`--micro-mode`).
     pub micro: MicroMode,
+    /// The rt-app workloads of the `rtapp` probe and load.
+    pub rtapp: RtappSettings,
     /// Whether the probes split each event's delay into its causes (off
     /// with `--no-late-split`).
     pub late_split: bool,
@@ -152,6 +155,7 @@ impl WorkSettings {
             fragment: self.fragment,
             io: self.io.clone(),
             micro: self.micro,
+            rtapp: self.rtapp.clone(),
             late_split: self.late_split,
         }
     }

@@ -126,6 +126,7 @@ fn settings_record(config: &RunConfig, work: &PreparedWork) -> RunSettingsRecord
         fragment: uses(SettingsGroup::Fragment).then_some(params.fragment),
         io: uses(SettingsGroup::Io).then(|| params.io.clone()),
         micro: uses(SettingsGroup::Micro).then_some(params.micro),
+        rtapp: uses(SettingsGroup::Rtapp).then(|| params.rtapp.clone()),
         late_split: params.late_split,
     }
 }

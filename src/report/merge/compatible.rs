@@ -9,6 +9,7 @@ use crate::sim::fragment::FragmentSettings;
 use crate::sim::io::IoSettings;
 use crate::sim::job::JobSettings;
 use crate::sim::micro::MicroMode;
+use crate::sim::rtapp::settings::RtappSettings;
 use crate::sim::ResponseParams;
 use crate::system::cpulist::CpuList;
 
@@ -101,6 +102,9 @@ const RULES: &[Rule] = &[
     }),
     Rule::Exact("micro mode", |r| {
         described(r.settings.micro.as_ref(), MicroMode::describe)
+    }),
+    Rule::Exact("rt-app workloads", |r| {
+        described(r.settings.rtapp.as_ref(), RtappSettings::describe)
     }),
     Rule::Exact("late events split", |r| r.settings.late_split_words()),
     Rule::Near(

@@ -6,7 +6,9 @@
 //! threads and records each activation is `exec`.
 
 pub mod events;
+pub mod exec;
 pub mod json;
 pub mod model;
 pub mod parse;
+pub mod settings;
 pub mod shipped;

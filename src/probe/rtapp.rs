@@ -1,0 +1,474 @@
+//! `rtapp`: an rt-app workload's tasks (`--probe rtapp:SPEC`, a file or a
+//! shipped workload), run on threads by `sim::rtapp::exec` for the
+//! window, every activation (timer event) measured as rt-app measures it:
+//! wake-up latency (wake − expiry, 0 when the thread was already late),
+//! slack (expiry − the event's start, negative when late), LISA's
+//! performance index (slack / (period − run)) and each phase loop's
+//! achieved period.
+//!
+//! The one probe whose figures depend on its parameters: besides the
+//! figures over all tasks, its sheet has a few per task of the workload
+//! in the run's parameters (`TASK.wakeup_p99`, ...), so a run stores the
+//! sheet of its own file. A workload with a task that never waits is
+//! refused: it would spin, with no activation to measure.
+
+use super::{BuildError, MeasureError, Probe, ProbeDef};
+use crate::figures::result::MEASURED_S;
+use crate::figures::{
+    latency_figures, Better, Column, FigureDef, Formula, Measured, OverviewRole, ProbeSheet,
+    Spread, Tally, Unit,
+};
+use crate::measure::batches::{batch_seconds, BATCHES};
+use crate::measure::latency::LatencyHistogram;
+use crate::measure::sched::MemoryPolicy;
+use crate::measure::window::Window;
+use crate::sim::rtapp::exec::{iorun_bytes, Executor, ThreadRecord};
+use crate::sim::rtapp::model::Workload;
+use crate::sim::{SettingsGroup, SimError, WorkParams};
+use std::path::Path;
+
+/// Registry entry.
+pub const DEF: ProbeDef = ProbeDef {
+    name: "rtapp",
+    summary:
+        "an rt-app workload's tasks (--probe rtapp:FILE): wake-up latency and slack per activation",
+    sheet,
+    build: |params| {
+        let workload = measurable(params)?;
+        Ok(Box::new(RtappProbe {
+            names: workload.tasks.iter().map(|t| t.name.clone()).collect(),
+            executor: Executor::new(workload, params.loops_per_ms),
+        }))
+    },
+    default: |_| false,
+    uses: &[SettingsGroup::Rtapp],
+    pace: super::Pace::Duration,
+    disk_bytes: |params| params.rtapp.probe.as_ref().map_or(0, iorun_bytes),
+    memory: MemoryPolicy::Locked,
+};
+
+/// Wake-up latency of each activation.
+const WAKEUP: &str = "wakeup";
+/// How late each late activation began (−slack).
+const OVERRUN: &str = "overrun";
+const ACTIVATIONS: &str = "activations";
+const NEGATIVE: &str = "negative";
+const SLACK_SUM_US: &str = "slack_sum_us";
+const PERF_SUM: &str = "perf_sum";
+const PERF_COUNT: &str = "perf_count";
+const PERIOD_SUM_US: &str = "period_sum_us";
+const PERIODS: &str = "periods";
+const LOOPS: &str = "loops";
+
+/// The workload of the run's parameters, if the probe can measure it.
+fn measurable(params: &WorkParams) -> Result<&Workload, BuildError> {
+    let workload = params
+        .rtapp
+        .probe
+        .as_ref()
+        .ok_or(SimError::NoRtappWorkload("probe"))?;
+    match workload.probe_problem() {
+        Some(why) => Err(SimError::RtappNotMeasurable(why).into()),
+        None => Ok(workload),
+    }
+}
+
+/// The figures over all tasks, then a few per task of the run's workload.
+fn sheet(summary: &str, params: Option<&WorkParams>) -> ProbeSheet {
+    let mut figures: Vec<FigureDef> = latency_figures(WAKEUP)
+        .into_iter()
+        .map(|f| FigureDef {
+            label: f.label.replace("latency", "wake-up latency"),
+            field: f.field.replace("latency", "wakeup"),
+            ..f
+        })
+        .collect();
+    figures.extend(activation_figures("", "", true));
+    let tasks = params.and_then(|p| p.rtapp.probe.as_ref());
+    for task in tasks.iter().flat_map(|w| &w.tasks) {
+        figures.extend(task_figures(&task.name));
+    }
+    let columns = vec![
+        Column {
+            missing: "no activations".to_string(),
+            ..Column::new("Wake-up +/- SD (ms)", &["mean", "sd"], 22)
+        },
+        Column::new("p99 (ms)", &["p99"], 10),
+        Column::new("Slack<0 %", &["negative_slack_pct"], 10),
+        Column::new("Perf index", &["perf_index"], 10),
+    ];
+    ProbeSheet {
+        summary: summary.to_string(),
+        own_pace: false,
+        columns,
+        figures,
+    }
+    .with_overview("mean", OverviewRole::ratio("later"))
+}
+
+/// The figures of task `name` (`TASK.wakeup_p99`, ...).
+fn task_figures(name: &str) -> Vec<FigureDef> {
+    let prefix = format!("{name}.");
+    let mut figures = task_latency_figures(&prefix);
+    figures.extend(activation_figures(&prefix, &format!("{name}: "), false));
+    figures
+}
+
+/// Whether `key` is a figure this probe declares for a task of its
+/// workload (`TASK.wakeup_p99`): such keys are in a run's stored sheet,
+/// not in the registry's.
+pub fn is_task_figure(key: &str) -> bool {
+    key.rsplit_once('.').is_some_and(|(task, _)| {
+        !task.is_empty() && task_figures(task).iter().any(|f| f.key == key)
+    })
+}
+
+/// A task's wake-up latency p50 and p99 (`TASK.wakeup_p50`).
+fn task_latency_figures(prefix: &str) -> Vec<FigureDef> {
+    let samples = format!("{prefix}{WAKEUP}");
+    [("p50", 0.5), ("p99", 0.99)]
+        .into_iter()
+        .map(|(name, q)| {
+            FigureDef::new(
+                &format!("{prefix}wakeup_{name}"),
+                &format!("{prefix}wakeup_{name}_us"),
+                &format!("{}wake-up latency {name} (ms)", task_label(prefix)),
+                Unit::Micros,
+                Better::Lower,
+                Formula::Quantile {
+                    samples: samples.clone(),
+                    q,
+                },
+            )
+        })
+        .collect()
+}
+
+/// `TASK: ` for a prefix `TASK.`.
+fn task_label(prefix: &str) -> String {
+    match prefix.strip_suffix('.') {
+        Some(task) => format!("{task}: "),
+        None => String::new(),
+    }
+}
+
+/// Activations, negative slack, slack, period and performance index of
+/// the counts named with `prefix`; `all`: the figures over all tasks
+/// (compared, with their sub-window spread), else a task's few.
+fn activation_figures(prefix: &str, label: &str, all: bool) -> Vec<FigureDef> {
+    let n = |name: &str| format!("{prefix}{name}");
+    let ratio = |num: &str, den: &str, scale: f64| Formula::Ratio {
+        num: n(num),
+        den: n(den),
+        scale,
+    };
+    let negative = FigureDef::new(
+        &n("negative_slack_pct"),
+        &n("negative_slack_pct"),
+        &format!("{label}activations with negative slack %"),
+        Unit::Percent,
+        Better::Lower,
+        ratio(NEGATIVE, ACTIVATIONS, 100.0),
+    )
+    .at_most(100.0);
+    let perf = FigureDef::new(
+        &n("perf_index"),
+        &n("perf_index"),
+        &format!("{label}performance index (LISA: slack / (period − run))"),
+        Unit::Ratio,
+        Better::Higher,
+        ratio(PERF_SUM, PERF_COUNT, 1.0),
+    );
+    let mut figures = vec![
+        FigureDef::new(
+            &n(ACTIVATIONS),
+            &n(ACTIVATIONS),
+            &format!("{label}activations"),
+            Unit::Count,
+            Better::Higher,
+            Formula::Total {
+                count: n(ACTIVATIONS),
+            },
+        ),
+        FigureDef::new(
+            &n("period_mean"),
+            &n("period_mean_us"),
+            &format!("{label}achieved period mean (ms)"),
+            Unit::Micros,
+            Better::Lower,
+            ratio(PERIOD_SUM_US, PERIODS, 1.0),
+        ),
+    ];
+    if !all {
+        figures.extend([negative, perf]);
+        return figures;
+    }
+    figures.extend([
+        negative.spread(Spread::SubWindows).compared(),
+        perf.compared(),
+        FigureDef::new(
+            "slack_mean",
+            "slack_mean_us",
+            "slack mean (ms; negative when late)",
+            Unit::Micros,
+            Better::Higher,
+            ratio(SLACK_SUM_US, ACTIVATIONS, 1.0),
+        ),
+        FigureDef::new(
+            "overrun_p99",
+            "overrun_p99_us",
+            "how late the late activations began, p99 (ms)",
+            Unit::Micros,
+            Better::Lower,
+            Formula::Quantile {
+                samples: OVERRUN.to_string(),
+                q: 0.99,
+            },
+        ),
+        FigureDef::new(
+            "phase_loops",
+            "phase_loops",
+            "phase loops begun",
+            Unit::Count,
+            Better::Higher,
+            Formula::Total {
+                count: LOOPS.to_string(),
+            },
+        ),
+    ]);
+    figures
+}
+
+struct RtappProbe {
+    names: Vec<String>,
+    executor: Executor,
+}
+
+impl Probe for RtappProbe {
+    fn measure(self: Box<Self>, window: Window, dir: &Path) -> Result<Measured, MeasureError> {
+        let records = self.executor.run(window, dir);
+        let mut measured = tallies(&records, &self.names, window);
+        measured.left_out = records
+            .iter()
+            .filter_map(|r| {
+                let why = r.sched_failure.as_ref()?;
+                Some(format!("task {}: {why}", self.names[r.task]))
+            })
+            .collect();
+        measured.left_out.dedup();
+        Ok(measured)
+    }
+}
+
+/// The counts of `records` (all of them, and each task's under
+/// `TASK.`), over `window`.
+fn tallies(records: &[ThreadRecord], names: &[String], window: Window) -> Measured {
+    let measured_s = (window.end_ns - window.start_ns) as f64 / 1e9;
+    let mut tally = counts(records.iter(), "").with_count(MEASURED_S, measured_s);
+    for (index, name) in names.iter().enumerate() {
+        let prefix = format!("{name}.");
+        tally = merge_into(
+            tally,
+            counts(records.iter().filter(|r| r.task == index), &prefix),
+        );
+    }
+    let seconds = batch_seconds(window);
+    let batches = (0..BATCHES)
+        .map(|b| {
+            let mut wakeup = LatencyHistogram::new();
+            let mut sum_ns = 0;
+            for record in records {
+                wakeup.add(record.batches[b].histogram());
+                sum_ns += record.batches[b].sum_ns();
+            }
+            Tally::default()
+                .with_samples(WAKEUP, &wakeup, sum_ns)
+                .with_count(ACTIVATIONS, wakeup.len() as f64)
+                .with_count(MEASURED_S, seconds)
+        })
+        .collect();
+    Measured::of(tally, batches)
+}
+
+/// The tally of `records` with every name prefixed by `prefix`.
+fn counts<'a>(records: impl Iterator<Item = &'a ThreadRecord>, prefix: &str) -> Tally {
+    let mut wakeup = LatencyHistogram::new();
+    let mut overrun = LatencyHistogram::new();
+    let (mut wakeup_ns, mut overrun_ns) = (0, 0);
+    let (mut activations, mut negative, mut slack_ns, mut loops) = (0, 0, 0i64, 0);
+    let (mut perf_sum, mut perf_count, mut period_ns, mut periods) = (0.0, 0, 0, 0);
+    for r in records {
+        wakeup.add(&r.wakeup);
+        overrun.add(&r.overrun);
+        wakeup_ns += r.wakeup_sum_ns;
+        overrun_ns += r.overrun_sum_ns;
+        activations += r.activations;
+        negative += r.negative;
+        slack_ns += r.slack_sum_ns;
+        perf_sum += r.perf_sum;
+        perf_count += r.perf_count;
+        period_ns += r.period_sum_ns;
+        periods += r.periods;
+        loops += r.loops;
+    }
+    let n = |name: &str| format!("{prefix}{name}");
+    Tally::default()
+        .with_samples(&n(WAKEUP), &wakeup, wakeup_ns)
+        .with_samples(&n(OVERRUN), &overrun, overrun_ns)
+        .with_count(&n(ACTIVATIONS), activations as f64)
+        .with_count(&n(NEGATIVE), negative as f64)
+        .with_count(&n(SLACK_SUM_US), slack_ns as f64 / 1e3)
+        .with_count(&n(PERF_SUM), perf_sum)
+        .with_count(&n(PERF_COUNT), perf_count as f64)
+        .with_count(&n(PERIOD_SUM_US), period_ns as f64 / 1e3)
+        .with_count(&n(PERIODS), periods as f64)
+        .with_count(&n(LOOPS), loops as f64)
+}
+
+/// `into` with every distribution and count of `more` added.
+fn merge_into(into: Tally, more: Tally) -> Tally {
+    Tally {
+        samples: into.samples.into_iter().chain(more.samples).collect(),
+        counts: into.counts.into_iter().chain(more.counts).collect(),
+        ..into
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::figures::ProbeResult;
+    use crate::measure::sched::SchedApplied;
+    use crate::sim::rtapp::model::{Phase, Policy, Sched, Task, TimerMode};
+
+    const MS: u64 = 1_000_000;
+    const WINDOW: Window = Window::ms(1_000, 2_000);
+
+    fn task(name: &str, events: Vec<Event>) -> Task {
+        Task {
+            name: name.to_string(),
+            instances: 1,
+            delay_us: 0,
+            loops: None,
+            sched: Sched::default(),
+            phases: vec![Phase {
+                name: "main".to_string(),
+                loops: 1,
+                sched: Sched::default(),
+                events,
+            }],
+        }
+    }
+
+    fn workload(tasks: Vec<Task>) -> Workload {
+        Workload {
+            source: "w.json".to_string(),
+            sha256: String::new(),
+            duration_s: None,
+            default_policy: Policy::SchedOther,
+            tasks,
+            ignored: Vec::new(),
+        }
+    }
+
+    fn timer() -> Event {
+        Event::Timer {
+            name: "unique".to_string(),
+            period_us: 10_000,
+            mode: TimerMode::Absolute,
+        }
+    }
+
+    /// Task `a`: 4 activations, one 2 ms late; task `b`: 2 on time.
+    fn scripted() -> ProbeResult {
+        let mut a = ThreadRecord::new(0);
+        a.open(WINDOW);
+        for (k, slack_ms, wakeup_us) in [(0, 8, 50), (1, 8, 70), (2, -2, 0), (3, 8, 90)] {
+            let began = WINDOW.start_ns + k * 10 * MS;
+            a.activation(began, slack_ms * MS as i64, wakeup_us * 1000, Some(8 * MS));
+        }
+        let mut b = ThreadRecord::new(1);
+        b.open(WINDOW);
+        b.activation(WINDOW.start_ns, 4 * MS as i64, 10_000, Some(8 * MS));
+        b.activation(
+            WINDOW.start_ns + 500 * MS,
+            4 * MS as i64,
+            30_000,
+            Some(8 * MS),
+        );
+        let names = ["a".to_string(), "b".to_string()];
+        let params = WorkParams {
+            rtapp: crate::sim::rtapp::settings::RtappSettings {
+                probe: Some(workload(vec![task("a", vec![]), task("b", vec![])])),
+                load: None,
+            },
+            ..WorkParams::for_tests()
+        };
+        ProbeResult::of_measured(
+            &sheet("scripted", Some(&params)),
+            tallies(&[a, b], &names, WINDOW),
+            SchedApplied::for_tests(),
+        )
+    }
+
+    #[test]
+    fn figures_over_all_tasks_and_per_task() {
+        let f = scripted().figures;
+        assert_eq!(f["activations"], 6.0);
+        assert_eq!(f["a.activations"], 4.0);
+        assert_eq!(f["b.activations"], 2.0);
+        assert!((f["negative_slack_pct"] - 100.0 / 6.0).abs() < 1e-9);
+        assert_eq!(f["a.negative_slack_pct"], 25.0);
+        assert_eq!(f["b.negative_slack_pct"], 0.0);
+        // (1 + 1 − 0.25 + 1 + 0.5 + 0.5) / 6
+        assert!((f["perf_index"] - 3.75 / 6.0).abs() < 1e-9);
+        assert!((f["slack_mean_us"] - 30_000.0 / 6.0).abs() < 1e-9);
+        assert!((f["wakeup_mean_us"] - 250.0 / 6.0).abs() < 1e-9);
+        assert!((f["b.wakeup_p99_us"] - 30.0).abs() < 0.1);
+        assert!((f["overrun_p99_us"] - 2_000.0).abs() < 2.0);
+    }
+
+    #[test]
+    fn sub_windows_hold_the_activations_that_began_in_them() {
+        let result = scripted();
+        let counts: Vec<f64> = result
+            .batches
+            .iter()
+            .map(|b| b.count(ACTIVATIONS))
+            .collect();
+        assert_eq!(counts.iter().sum::<f64>(), 6.0);
+        assert_eq!((counts[0], counts[10]), (5.0, 1.0));
+    }
+
+    #[test]
+    fn a_workload_that_never_waits_is_refused_and_named() {
+        let run = |us| Event::Run { us };
+        let no_timer = workload(vec![task("hog", vec![run(1000)])]);
+        assert!(probe_problem(&no_timer)
+            .unwrap()
+            .contains("no task waits on a timer"));
+        let one_spins = workload(vec![
+            task("t", vec![run(10), timer()]),
+            task("hog", vec![run(1)]),
+        ]);
+        let why = probe_problem(&one_spins).unwrap();
+        assert!(why.contains("task hog") && why.contains("spin"), "{why}");
+        let fine = workload(vec![task("t", vec![run(10), timer()])]);
+        assert_eq!(probe_problem(&fine), None);
+    }
+
+    #[test]
+    fn task_figure_keys_are_known_by_their_form() {
+        assert!(is_task_figure("audio.in.wakeup_p99"));
+        assert!(is_task_figure("t.perf_index"));
+        assert!(!is_task_figure("t.p42") && !is_task_figure(".perf_index"));
+        assert!(!is_task_figure("perf_index"));
+    }
+
+    #[test]
+    fn the_sheet_without_a_workload_has_only_the_figures_over_all_tasks() {
+        let sheet = DEF.sheet();
+        assert!(sheet.figure("p99").is_some() && sheet.figure("perf_index").is_some());
+        assert!(sheet.figures.iter().all(|f| !f.key.contains('.')));
+    }
+}

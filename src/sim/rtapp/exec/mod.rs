@@ -1,0 +1,503 @@
+//! Runs a workload's tasks on threads of the calling process, as rt-app
+//! does: `instance` threads per task (a `fork` event starts one more of a
+//! task), each running its phases in order, each phase its `loops` times,
+//! the task's `loop` times or until the deadline; every wait ends at the
+//! deadline. Each thread records its activations and phase loops into a
+//! [`ThreadRecord`] made when the executor is built. Used by the `rtapp`
+//! probe (which measures the records) and the `rtapp` load (which counts
+//! the phase loops done). Inside the window nothing is allocated but by
+//! a `fork` (a thread), a phase change that sets CPUs (a CPU set) and a
+//! first scheduling failure (its message).
+
+pub mod record;
+mod sched;
+pub mod shared;
+pub mod timer;
+
+pub use record::ThreadRecord;
+
+use crate::measure::clock::{now_ns, sleep_until_ns};
+use crate::measure::window::Window;
+use crate::measure::work::{burn_loops, loops_for_ns};
+use crate::sim::rtapp::model::{Event, Phase, Sched, Task, TimerMode, Workload};
+use shared::{is_unique, Shared};
+use std::fs::File;
+use std::os::unix::fs::FileExt;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
+use std::thread::JoinHandle;
+use timer::TimerGrid;
+
+/// Threads a `fork` event may start per task over a whole run: their
+/// records are made up front.
+pub const FORK_SLOTS: usize = 8;
+
+/// A workload ready to run: its shared resources and a record for every
+/// thread it may start.
+pub struct Executor {
+    workload: Workload,
+    resources: Shared,
+    loops_per_ms: f64,
+    /// Records of the threads started at once, with their task.
+    starting: Vec<ThreadRecord>,
+    /// Records for the threads `fork` starts.
+    fork_records: Vec<ThreadRecord>,
+}
+
+/// What every thread of one execution reads.
+struct RunShared {
+    workload: Workload,
+    resources: Shared,
+    loops_per_ms: f64,
+    window: Window,
+    /// No event begins at or after this time.
+    deadline_ns: u64,
+    /// Where `iorun` writes its files.
+    dir: PathBuf,
+    /// Phase loops done by every thread (the load's work).
+    loops_done: AtomicU64,
+    /// Records for the threads `fork` starts.
+    fork_records: Mutex<Vec<ThreadRecord>>,
+    /// The threads `fork` started, to be joined.
+    forked: Mutex<Vec<JoinHandle<ThreadRecord>>>,
+}
+
+/// The executor running in the background (the load).
+pub struct Running {
+    run: Arc<RunShared>,
+}
+
+impl Running {
+    /// Phase loops done so far by every thread.
+    pub fn loops_done(&self) -> u64 {
+        self.run.loops_done.load(Ordering::Relaxed)
+    }
+}
+
+impl Executor {
+    /// An executor of `workload`, whose `run` is worth `loops_per_ms` work
+    /// loops per ms, with every record it fills made.
+    pub fn new(workload: &Workload, loops_per_ms: f64) -> Self {
+        let mut starting = Vec::new();
+        let mut fork_records = Vec::new();
+        for (index, task) in workload.tasks.iter().enumerate() {
+            for _ in 0..task.instances {
+                starting.push(ThreadRecord::new(index));
+            }
+            if forked(workload, &task.name) {
+                fork_records.extend((0..FORK_SLOTS).map(|_| ThreadRecord::new(index)));
+            }
+        }
+        Self {
+            workload: workload.clone(),
+            resources: Shared::of(workload),
+            loops_per_ms,
+            starting,
+            fork_records,
+        }
+    }
+
+    /// What the threads share over `window` (they start at its start and
+    /// begin no event after its end, or after the workload's own duration
+    /// if shorter), `iorun` writing in `dir`; and the records of the
+    /// threads started at once.
+    fn open(self, window: Window, dir: &Path) -> (Arc<RunShared>, Vec<ThreadRecord>) {
+        let deadline_ns = match self.workload.duration_s {
+            Some(s) => window.end_ns.min(window.start_ns + (s * 1e9) as u64),
+            None => window.end_ns,
+        };
+        let open = |mut records: Vec<ThreadRecord>| {
+            records.iter_mut().for_each(|r| r.open(window));
+            records
+        };
+        let run = RunShared {
+            workload: self.workload,
+            resources: self.resources,
+            loops_per_ms: self.loops_per_ms,
+            window,
+            deadline_ns,
+            dir: dir.to_path_buf(),
+            loops_done: AtomicU64::new(0),
+            forked: Mutex::new(Vec::with_capacity(self.fork_records.len())),
+            fork_records: Mutex::new(open(self.fork_records)),
+        };
+        (Arc::new(run), open(self.starting))
+    }
+
+    /// Runs every task over `window` until its end or until all ended;
+    /// returns the records of every thread that ran.
+    pub fn run(self, window: Window, dir: &Path) -> Vec<ThreadRecord> {
+        let (run, starting) = self.open(window, dir);
+        let handles: Vec<_> = starting.into_iter().map(|r| spawn(&run, r)).collect();
+        let mut records: Vec<ThreadRecord> =
+            handles.into_iter().filter_map(|h| h.join().ok()).collect();
+        let forked = std::mem::take(&mut *run.forked.lock().unwrap_or_else(|p| p.into_inner()));
+        records.extend(forked.into_iter().filter_map(|h| h.join().ok()));
+        records
+    }
+
+    /// Starts every task in the background over `window`; the threads end
+    /// at its end or with the process.
+    pub fn start(self, window: Window, dir: &Path) -> Running {
+        let (run, starting) = self.open(window, dir);
+        for record in starting {
+            spawn(&run, record);
+        }
+        Running { run }
+    }
+}
+
+/// The most its `iorun` files hold: the largest iorun of each task, per
+/// thread started at once (and per thread a fork may start).
+pub fn iorun_bytes(workload: &Workload) -> u64 {
+    workload
+        .tasks
+        .iter()
+        .map(|t| {
+            let largest = t
+                .phases
+                .iter()
+                .flat_map(|p| &p.events)
+                .filter_map(|e| match e {
+                    Event::Iorun { bytes } => Some(*bytes),
+                    _ => None,
+                })
+                .max()
+                .unwrap_or(0);
+            largest * (u64::from(t.instances) + FORK_SLOTS as u64)
+        })
+        .sum()
+}
+
+/// Whether some event of `workload` forks task `name`.
+fn forked(workload: &Workload, name: &str) -> bool {
+    workload
+        .tasks
+        .iter()
+        .flat_map(|t| &t.phases)
+        .flat_map(|p| &p.events)
+        .any(|e| matches!(e, Event::Fork { task } if task == name))
+}
+
+/// Starts a thread of the task `record` belongs to.
+fn spawn(run: &Arc<RunShared>, record: ThreadRecord) -> JoinHandle<ThreadRecord> {
+    let run = Arc::clone(run);
+    std::thread::spawn(move || {
+        let mut thread = TaskThread::new(&run, Arc::clone(&run), record);
+        thread.run();
+        thread.record
+    })
+}
+
+/// One thread of a task: its record, its own timers and buffers.
+struct TaskThread<'a> {
+    run: &'a RunShared,
+    /// The same, to start forked threads with.
+    owner: Arc<RunShared>,
+    task: &'a Task,
+    record: ThreadRecord,
+    /// The thread's `unique…` timers.
+    own_timers: Vec<(&'a str, TimerGrid)>,
+    /// The buffer `mem` writes and `iorun` writes out.
+    buffer: Vec<u8>,
+    /// `iorun`'s file, when the task has one.
+    file: Option<File>,
+    /// CPU-bound part of each phase (`run` + `runtime`), in ns.
+    phase_run_ns: Vec<u64>,
+    /// When each phase's last loop began (its achieved period runs from
+    /// there, across rounds of the task's phases).
+    last_loop_ns: Vec<Option<u64>>,
+    /// The scheduling each phase sets when it begins (`None`: none).
+    phase_sched: Vec<Option<Sched>>,
+    /// The phase whose scheduling was set last.
+    applied: Option<usize>,
+}
+
+impl<'a> TaskThread<'a> {
+    /// Everything the thread uses, made before it starts.
+    fn new(run: &'a RunShared, owner: Arc<RunShared>, record: ThreadRecord) -> Self {
+        let task = &run.workload.tasks[record.task];
+        let events = || task.phases.iter().flat_map(|p| &p.events);
+        let mut own_timers: Vec<(&str, TimerGrid)> = Vec::new();
+        let mut buffer_bytes = 0;
+        let mut writes = false;
+        for event in events() {
+            match event {
+                Event::Timer { name, .. }
+                    if is_unique(name) && !own_timers.iter().any(|(n, _)| n == name) =>
+                {
+                    own_timers.push((name, TimerGrid::default()));
+                }
+                Event::Mem { bytes } => buffer_bytes = buffer_bytes.max(*bytes),
+                Event::Iorun { bytes } => {
+                    buffer_bytes = buffer_bytes.max(*bytes);
+                    writes = true;
+                }
+                _ => {}
+            }
+        }
+        let file = writes.then(|| {
+            let name = format!("rtapp-io-{}-{:?}", task.name, std::thread::current().id());
+            let _ = std::fs::create_dir_all(&run.dir);
+            File::create(run.dir.join(name.replace(['(', ')'], ""))).ok()
+        });
+        Self {
+            run,
+            owner,
+            task,
+            record,
+            own_timers,
+            buffer: vec![1; buffer_bytes as usize],
+            file: file.flatten(),
+            phase_run_ns: task.phases.iter().map(phase_run_ns).collect(),
+            last_loop_ns: vec![None; task.phases.len()],
+            phase_sched: task
+                .phases
+                .iter()
+                .map(|p| sched::effective(&p.sched, &task.sched, run.workload.default_policy))
+                .collect(),
+            applied: None,
+        }
+    }
+
+    /// The task's phases, in order, its `loop` times or until the deadline.
+    fn run(&mut self) {
+        sleep_until_ns(self.run.window.start_ns + self.task.delay_us * 1000);
+        let mut round = 0;
+        while self.task.loops.is_none_or(|n| round < n) {
+            for (index, phase) in self.task.phases.iter().enumerate() {
+                if !self.phase(index, phase) {
+                    return;
+                }
+            }
+            round += 1;
+        }
+    }
+
+    /// Runs a phase `loops` times; false once the deadline passed.
+    fn phase(&mut self, index: usize, phase: &'a Phase) -> bool {
+        if self.applied != Some(index) {
+            self.applied = Some(index);
+            if let Some(Err(why)) = self.phase_sched[index].as_ref().map(sched::apply) {
+                self.record.sched_failure.get_or_insert(why);
+            }
+        }
+        for _ in 0..phase.loops {
+            let began_ns = now_ns();
+            if began_ns >= self.run.deadline_ns {
+                return false;
+            }
+            self.record
+                .phase_loop(began_ns, self.last_loop_ns[index].replace(began_ns));
+            for event in &phase.events {
+                if !self.event(event, self.phase_run_ns[index]) {
+                    return false;
+                }
+            }
+            self.run.loops_done.fetch_add(1, Ordering::Relaxed);
+        }
+        true
+    }
+
+    /// Runs one event of a phase whose CPU-bound part is `run_ns`; false
+    /// once the deadline passed (or came during a wait).
+    fn event(&mut self, event: &'a Event, run_ns: u64) -> bool {
+        let began_ns = now_ns();
+        let deadline_ns = self.run.deadline_ns;
+        if began_ns >= deadline_ns {
+            return false;
+        }
+        let shared = &self.run.resources;
+        match event {
+            Event::Run { us } => {
+                burn_loops(loops_for_ns(self.run.loops_per_ms, us * 1000));
+                self.record.ran(began_ns, now_ns() - began_ns);
+            }
+            Event::Runtime { us } => {
+                let until_ns = began_ns + us * 1000;
+                while now_ns() < until_ns {
+                    burn_loops(loops_for_ns(self.run.loops_per_ms, 10_000).max(1));
+                }
+                self.record.ran(began_ns, now_ns() - began_ns);
+            }
+            Event::Sleep { us } => sleep_until_ns((began_ns + us * 1000).min(deadline_ns)),
+            Event::Timer {
+                name,
+                period_us,
+                mode,
+            } => return self.timer(name, period_us * 1000, *mode, began_ns, run_ns),
+            Event::Barrier { name } => return shared.barrier(name, deadline_ns),
+            Event::Suspend { name } => return shared.suspend(name, deadline_ns),
+            Event::Resume { name } => shared.resume(name),
+            Event::Lock { mutex } => return shared.lock(mutex, deadline_ns),
+            Event::Unlock { mutex } => shared.unlock(mutex),
+            Event::Wait { cond, mutex } => return shared.wait(cond, mutex, deadline_ns),
+            Event::Signal { cond } | Event::Broad { cond } => shared.signal(cond),
+            Event::Sync { cond, mutex } => {
+                shared.signal(cond);
+                return shared.wait(cond, mutex, deadline_ns);
+            }
+            Event::Fork { task } => self.fork(task),
+            Event::Mem { bytes } => {
+                let part = &mut self.buffer[..*bytes as usize];
+                part.iter_mut()
+                    .step_by(64)
+                    .for_each(|b| *b = b.wrapping_add(1));
+            }
+            Event::Iorun { bytes } => {
+                if let Some(file) = &self.file {
+                    // The file's first bytes, written again each time: it
+                    // never grows past the largest iorun.
+                    let _ = file.write_all_at(&self.buffer[..*bytes as usize], 0);
+                }
+            }
+            Event::Yield => std::thread::yield_now(),
+        }
+        true
+    }
+
+    /// A timer event begun at `began_ns`, as rt-app's (see [`timer`]).
+    fn timer(
+        &mut self,
+        name: &str,
+        period_ns: u64,
+        mode: TimerMode,
+        began_ns: u64,
+        run_ns: u64,
+    ) -> bool {
+        let activation = match self.run.resources.timer(name) {
+            Some(grid) => grid
+                .lock()
+                .unwrap_or_else(|p| p.into_inner())
+                .begin(began_ns, period_ns, mode),
+            None => match self.own_timers.iter_mut().find(|(n, _)| *n == name) {
+                Some((_, grid)) => grid.begin(began_ns, period_ns, mode),
+                None => return true,
+            },
+        };
+        let woke_ns = match activation.sleeps() {
+            true if activation.expiry_ns >= self.run.deadline_ns => return false,
+            true => {
+                sleep_until_ns(activation.expiry_ns);
+                now_ns()
+            }
+            false => began_ns,
+        };
+        let idle_ns = period_ns.checked_sub(run_ns).filter(|&ns| ns > 0);
+        self.record.activation(
+            began_ns,
+            activation.slack_ns,
+            activation.wakeup_ns(woke_ns),
+            idle_ns,
+        );
+        true
+    }
+
+    /// Starts a thread of task `name`, when a record is left for it.
+    fn fork(&self, name: &str) {
+        let Some(index) = self.run.workload.tasks.iter().position(|t| t.name == name) else {
+            return;
+        };
+        let record = {
+            let mut spare = self
+                .run
+                .fork_records
+                .lock()
+                .unwrap_or_else(|p| p.into_inner());
+            let at = spare.iter().position(|r| r.task == index);
+            at.map(|at| spare.swap_remove(at))
+        };
+        if let Some(record) = record {
+            let handle = spawn(&self.owner, record);
+            self.run
+                .forked
+                .lock()
+                .unwrap_or_else(|p| p.into_inner())
+                .push(handle);
+        }
+    }
+}
+
+/// The CPU-bound part of one loop of `phase` (`run` and `runtime`), in ns.
+fn phase_run_ns(phase: &Phase) -> u64 {
+    phase
+        .events
+        .iter()
+        .map(|e| match e {
+            Event::Run { us } | Event::Runtime { us } => us * 1000,
+            _ => 0,
+        })
+        .sum()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::sim::rtapp::model::Policy;
+
+    /// Two threads meeting at a barrier, the first on a 10 ms timer, run
+    /// for 150 ms: both record, neither outlives the window.
+    #[test]
+    fn threads_run_their_events_until_the_window_ends() {
+        let task = |name: &str, events: Vec<Event>| Task {
+            name: name.to_string(),
+            instances: 1,
+            delay_us: 0,
+            loops: None,
+            sched: Sched::default(),
+            phases: vec![Phase {
+                name: "main".to_string(),
+                loops: 1,
+                sched: Sched::default(),
+                events,
+            }],
+        };
+        let barrier = || Event::Barrier {
+            name: "meet".to_string(),
+        };
+        let workload = Workload {
+            source: "test".to_string(),
+            sha256: String::new(),
+            duration_s: None,
+            default_policy: Policy::SchedOther,
+            tasks: vec![
+                task(
+                    "ticking",
+                    vec![
+                        Event::Run { us: 100 },
+                        barrier(),
+                        Event::Timer {
+                            name: "unique".to_string(),
+                            period_us: 10_000,
+                            mode: TimerMode::Absolute,
+                        },
+                    ],
+                ),
+                task("meeting", vec![barrier(), Event::Yield]),
+            ],
+            ignored: Vec::new(),
+        };
+        let start_ns = now_ns() + 10_000_000;
+        let window = Window {
+            start_ns,
+            end_ns: start_ns + 150_000_000,
+        };
+        let dir = tempfile::tempdir().unwrap();
+        let records = Executor::new(&workload, 1_000.0).run(window, dir.path());
+        assert!(
+            now_ns() < window.end_ns + 1_000_000_000,
+            "ended near the window's end"
+        );
+        assert_eq!(records.len(), 2);
+        let ticking = records.iter().find(|r| r.task == 0).unwrap();
+        assert!(
+            (1..=16).contains(&ticking.activations),
+            "{}",
+            ticking.activations
+        );
+        let meeting = records.iter().find(|r| r.task == 1).unwrap();
+        assert_eq!(meeting.activations, 0, "no timer, no activation");
+        assert!(meeting.loops >= 1 && meeting.loops <= ticking.loops + 1);
+    }
+}

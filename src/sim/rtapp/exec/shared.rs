@@ -1,0 +1,281 @@
+//! The named resources the threads of a workload share: timers, barriers,
+//! suspend points, mutexes and condition variables, each made once when
+//! the executor is built (so events look them up, never create them). Every
+//! wait ends at the workload's deadline at the latest.
+
+use super::timer::TimerGrid;
+use crate::measure::clock::now_ns;
+use crate::sim::rtapp::model::{Event, Workload};
+use std::collections::HashMap;
+use std::sync::{Condvar, Mutex, MutexGuard};
+use std::time::Duration;
+
+/// A flag or counter behind a mutex, with a condition variable to wait for
+/// it to change.
+#[derive(Debug, Default)]
+pub struct Gate<T> {
+    state: Mutex<T>,
+    changed: Condvar,
+}
+
+impl<T> Gate<T> {
+    /// The state, locked (a poisoned lock is still used: the threads only
+    /// count).
+    pub fn lock(&self) -> MutexGuard<'_, T> {
+        self.state.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// Waits, with `guard` held, until `done` holds or `deadline_ns`
+    /// passed; returns the guard and whether `done` holds.
+    pub fn wait_until<'a>(
+        &self,
+        mut guard: MutexGuard<'a, T>,
+        deadline_ns: u64,
+        mut done: impl FnMut(&T) -> bool,
+    ) -> (MutexGuard<'a, T>, bool) {
+        while !done(&guard) {
+            let now = now_ns();
+            if now >= deadline_ns {
+                return (guard, false);
+            }
+            let wait = Duration::from_nanos(deadline_ns - now);
+            guard = match self.changed.wait_timeout(guard, wait) {
+                Ok((g, _)) => g,
+                Err(p) => p.into_inner().0,
+            };
+        }
+        (guard, true)
+    }
+
+    /// Wakes every waiter.
+    pub fn notify_all(&self) {
+        self.changed.notify_all();
+    }
+}
+
+/// A barrier: how many threads it waits for, and how many times it opened.
+#[derive(Debug, Default)]
+pub struct BarrierState {
+    pub arrived: usize,
+    pub generation: u64,
+}
+
+/// Every named resource of a workload.
+#[derive(Debug, Default)]
+pub struct Shared {
+    timers: HashMap<String, Mutex<TimerGrid>>,
+    barriers: HashMap<String, (usize, Gate<BarrierState>)>,
+    /// Pending resumes per suspend name.
+    suspends: HashMap<String, Gate<u64>>,
+    /// Whether each mutex is held.
+    mutexes: HashMap<String, Gate<bool>>,
+    /// How many times each condition was signalled.
+    conds: HashMap<String, Gate<u64>>,
+}
+
+impl Shared {
+    /// The resources `workload` names; a barrier waits for every thread
+    /// started at once (instances) of the tasks that use it.
+    pub fn of(workload: &Workload) -> Self {
+        let mut shared = Self::default();
+        for task in &workload.tasks {
+            let mut barriers_of_task: Vec<&str> = Vec::new();
+            for event in task.phases.iter().flat_map(|p| &p.events) {
+                match event {
+                    Event::Timer { name, .. } if !is_unique(name) => {
+                        shared.timers.entry(name.clone()).or_default();
+                    }
+                    Event::Barrier { name } if !barriers_of_task.contains(&name.as_str()) => {
+                        barriers_of_task.push(name);
+                        let entry = shared.barriers.entry(name.clone()).or_default();
+                        entry.0 += task.instances as usize;
+                    }
+                    Event::Suspend { name } | Event::Resume { name } => {
+                        shared.suspends.entry(name.clone()).or_default();
+                    }
+                    Event::Lock { mutex } | Event::Unlock { mutex } => {
+                        shared.mutexes.entry(mutex.clone()).or_default();
+                    }
+                    Event::Wait { cond, mutex } | Event::Sync { cond, mutex } => {
+                        shared.mutexes.entry(mutex.clone()).or_default();
+                        shared.conds.entry(cond.clone()).or_default();
+                    }
+                    Event::Signal { cond } | Event::Broad { cond } => {
+                        shared.conds.entry(cond.clone()).or_default();
+                    }
+                    _ => {}
+                }
+            }
+        }
+        shared
+    }
+
+    /// The shared timer `name` (`None` for a thread's own `unique…` one).
+    pub fn timer(&self, name: &str) -> Option<&Mutex<TimerGrid>> {
+        self.timers.get(name)
+    }
+
+    /// Waits at barrier `name` until every thread using it arrived; false
+    /// when the deadline came first.
+    pub fn barrier(&self, name: &str, deadline_ns: u64) -> bool {
+        let (parties, gate) = &self.barriers[name];
+        let mut state = gate.lock();
+        state.arrived += 1;
+        if state.arrived >= *parties {
+            state.arrived = 0;
+            state.generation += 1;
+            gate.notify_all();
+            return true;
+        }
+        let generation = state.generation;
+        gate.wait_until(state, deadline_ns, |s| s.generation != generation)
+            .1
+    }
+
+    /// Waits until `name` is resumed (a resume before the suspend is kept,
+    /// as rt-app's condition with its count); false at the deadline.
+    pub fn suspend(&self, name: &str, deadline_ns: u64) -> bool {
+        let gate = &self.suspends[name];
+        let (mut pending, woken) = gate.wait_until(gate.lock(), deadline_ns, |n| *n > 0);
+        if woken {
+            *pending -= 1;
+        }
+        woken
+    }
+
+    /// Resumes the thread suspended on `name`.
+    pub fn resume(&self, name: &str) {
+        let gate = &self.suspends[name];
+        *gate.lock() += 1;
+        gate.notify_all();
+    }
+
+    /// Takes mutex `name`; false at the deadline.
+    pub fn lock(&self, name: &str, deadline_ns: u64) -> bool {
+        let gate = &self.mutexes[name];
+        let (mut held, taken) = gate.wait_until(gate.lock(), deadline_ns, |held| !held);
+        if taken {
+            *held = true;
+        }
+        taken
+    }
+
+    /// Releases mutex `name`.
+    pub fn unlock(&self, name: &str) {
+        let gate = &self.mutexes[name];
+        *gate.lock() = false;
+        gate.notify_all();
+    }
+
+    /// Releases `mutex`, waits for a signal of `cond` and takes `mutex`
+    /// again (pthread_cond_wait); false at the deadline.
+    pub fn wait(&self, cond: &str, mutex: &str, deadline_ns: u64) -> bool {
+        let gate = &self.conds[cond];
+        let state = gate.lock();
+        let seen = *state;
+        self.unlock(mutex);
+        let (state, signalled) = gate.wait_until(state, deadline_ns, |n| *n != seen);
+        drop(state);
+        signalled && self.lock(mutex, deadline_ns)
+    }
+
+    /// Signals `cond` (one waiter or, with `all`, every one: both wake the
+    /// waiters there are, which then all go on).
+    pub fn signal(&self, cond: &str) {
+        let gate = &self.conds[cond];
+        *gate.lock() += 1;
+        gate.notify_all();
+    }
+}
+
+/// Whether a timer of this name is each thread's own (rt-app: `unique`).
+pub fn is_unique(name: &str) -> bool {
+    name.starts_with("unique")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::sim::rtapp::model::{Phase, Policy, Sched, Task, TimerMode};
+    use std::sync::Arc;
+
+    fn task(name: &str, instances: u32, events: Vec<Event>) -> Task {
+        Task {
+            name: name.to_string(),
+            instances,
+            delay_us: 0,
+            loops: None,
+            sched: Sched::default(),
+            phases: vec![Phase {
+                name: "main".to_string(),
+                loops: 1,
+                sched: Sched::default(),
+                events,
+            }],
+        }
+    }
+
+    fn workload(tasks: Vec<Task>) -> Workload {
+        Workload {
+            source: "test".to_string(),
+            sha256: String::new(),
+            duration_s: None,
+            default_policy: Policy::SchedOther,
+            tasks,
+            ignored: Vec::new(),
+        }
+    }
+
+    #[test]
+    fn timers_are_shared_by_name_except_unique_ones() {
+        let timer = |name: &str| Event::Timer {
+            name: name.to_string(),
+            period_us: 10_000,
+            mode: TimerMode::Absolute,
+        };
+        let w = workload(vec![
+            task("a", 1, vec![timer("tick"), timer("unique")]),
+            task("b", 2, vec![timer("tick"), timer("unique_b")]),
+        ]);
+        let shared = Shared::of(&w);
+        assert!(shared.timer("tick").is_some());
+        assert!(shared.timer("unique").is_none() && shared.timer("unique_b").is_none());
+    }
+
+    #[test]
+    fn a_barrier_waits_for_every_instance_of_its_tasks() {
+        let barrier = || Event::Barrier {
+            name: "b".to_string(),
+        };
+        let w = workload(vec![
+            task("a", 2, vec![barrier()]),
+            task("c", 1, vec![barrier()]),
+        ]);
+        let shared = Arc::new(Shared::of(&w));
+        assert_eq!(shared.barriers["b"].0, 3);
+        let far = now_ns() + 10_000_000_000;
+        let others: Vec<_> = (0..2)
+            .map(|_| {
+                let s = Arc::clone(&shared);
+                std::thread::spawn(move || s.barrier("b", far))
+            })
+            .collect();
+        assert!(shared.barrier("b", far));
+        assert!(others.into_iter().all(|t| t.join().unwrap()));
+    }
+
+    #[test]
+    fn a_resume_before_the_suspend_is_kept_and_waits_end_at_the_deadline() {
+        let w = workload(vec![task(
+            "a",
+            1,
+            vec![Event::Suspend {
+                name: "a".to_string(),
+            }],
+        )]);
+        let shared = Shared::of(&w);
+        assert!(!shared.suspend("a", now_ns()), "nothing resumed it");
+        shared.resume("a");
+        assert!(shared.suspend("a", now_ns()));
+    }
+}
