@@ -339,7 +339,7 @@ mod tests {
     use super::*;
     use crate::figures::ProbeResult;
     use crate::measure::sched::SchedApplied;
-    use crate::sim::rtapp::model::{Phase, Policy, Sched, Task, TimerMode};
+    use crate::sim::rtapp::model::{Event, Phase, Policy, Sched, Task};
 
     const MS: u64 = 1_000_000;
     const WINDOW: Window = Window::ms(1_000, 2_000);
@@ -368,14 +368,6 @@ mod tests {
             default_policy: Policy::SchedOther,
             tasks,
             ignored: Vec::new(),
-        }
-    }
-
-    fn timer() -> Event {
-        Event::Timer {
-            name: "unique".to_string(),
-            period_us: 10_000,
-            mode: TimerMode::Absolute,
         }
     }
 
@@ -438,23 +430,6 @@ mod tests {
             .collect();
         assert_eq!(counts.iter().sum::<f64>(), 6.0);
         assert_eq!((counts[0], counts[10]), (5.0, 1.0));
-    }
-
-    #[test]
-    fn a_workload_that_never_waits_is_refused_and_named() {
-        let run = |us| Event::Run { us };
-        let no_timer = workload(vec![task("hog", vec![run(1000)])]);
-        assert!(probe_problem(&no_timer)
-            .unwrap()
-            .contains("no task waits on a timer"));
-        let one_spins = workload(vec![
-            task("t", vec![run(10), timer()]),
-            task("hog", vec![run(1)]),
-        ]);
-        let why = probe_problem(&one_spins).unwrap();
-        assert!(why.contains("task hog") && why.contains("spin"), "{why}");
-        let fine = workload(vec![task("t", vec![run(10), timer()])]);
-        assert_eq!(probe_problem(&fine), None);
     }
 
     #[test]
