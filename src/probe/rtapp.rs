@@ -339,37 +339,10 @@ mod tests {
     use super::*;
     use crate::figures::ProbeResult;
     use crate::measure::sched::SchedApplied;
-    use crate::sim::rtapp::model::{Event, Phase, Policy, Sched, Task};
+    use crate::sim::rtapp::model::Task;
 
     const MS: u64 = 1_000_000;
     const WINDOW: Window = Window::ms(1_000, 2_000);
-
-    fn task(name: &str, events: Vec<Event>) -> Task {
-        Task {
-            name: name.to_string(),
-            instances: 1,
-            delay_us: 0,
-            loops: None,
-            sched: Sched::default(),
-            phases: vec![Phase {
-                name: "main".to_string(),
-                loops: 1,
-                sched: Sched::default(),
-                events,
-            }],
-        }
-    }
-
-    fn workload(tasks: Vec<Task>) -> Workload {
-        Workload {
-            source: "w.json".to_string(),
-            sha256: String::new(),
-            duration_s: None,
-            default_policy: Policy::SchedOther,
-            tasks,
-            ignored: Vec::new(),
-        }
-    }
 
     /// Task `a`: 4 activations, one 2 ms late; task `b`: 2 on time.
     fn scripted() -> ProbeResult {
@@ -391,7 +364,10 @@ mod tests {
         let names = ["a".to_string(), "b".to_string()];
         let params = WorkParams {
             rtapp: crate::sim::rtapp::settings::RtappSettings {
-                probe: Some(workload(vec![task("a", vec![]), task("b", vec![])])),
+                probe: Some(Workload::of_tasks(vec![
+                    Task::looping("a", 1, vec![]),
+                    Task::looping("b", 1, vec![]),
+                ])),
                 load: None,
             },
             ..WorkParams::for_tests()

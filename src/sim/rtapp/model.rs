@@ -224,3 +224,39 @@ impl Task {
         })
     }
 }
+
+#[cfg(test)]
+impl Task {
+    /// A task of `instances` threads with one phase of `events`, looping
+    /// until stopped (for tests).
+    pub fn looping(name: &str, instances: u32, events: Vec<Event>) -> Self {
+        Self {
+            name: name.to_string(),
+            instances,
+            delay_us: 0,
+            loops: None,
+            sched: Sched::default(),
+            phases: vec![Phase {
+                name: "main".to_string(),
+                loops: 1,
+                sched: Sched::default(),
+                events,
+            }],
+        }
+    }
+}
+
+#[cfg(test)]
+impl Workload {
+    /// A workload of `tasks` under SCHED_OTHER (for tests).
+    pub fn of_tasks(tasks: Vec<Task>) -> Self {
+        Self {
+            source: "test".to_string(),
+            sha256: String::new(),
+            duration_s: None,
+            default_policy: Policy::SchedOther,
+            tasks,
+            ignored: Vec::new(),
+        }
+    }
+}

@@ -434,50 +434,30 @@ fn phase_run_ns(phase: &Phase) -> u64 {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::sim::rtapp::model::Policy;
 
     /// Two threads meeting at a barrier, the first on a 10 ms timer, run
     /// for 150 ms: both record, neither outlives the window.
     #[test]
     fn threads_run_their_events_until_the_window_ends() {
-        let task = |name: &str, events: Vec<Event>| Task {
-            name: name.to_string(),
-            instances: 1,
-            delay_us: 0,
-            loops: None,
-            sched: Sched::default(),
-            phases: vec![Phase {
-                name: "main".to_string(),
-                loops: 1,
-                sched: Sched::default(),
-                events,
-            }],
-        };
+        let task = |name: &str, events: Vec<Event>| Task::looping(name, 1, events);
         let barrier = || Event::Barrier {
             name: "meet".to_string(),
         };
-        let workload = Workload {
-            source: "test".to_string(),
-            sha256: String::new(),
-            duration_s: None,
-            default_policy: Policy::SchedOther,
-            tasks: vec![
-                task(
-                    "ticking",
-                    vec![
-                        Event::Run { us: 100 },
-                        barrier(),
-                        Event::Timer {
-                            name: "unique".to_string(),
-                            period_us: 10_000,
-                            mode: TimerMode::Absolute,
-                        },
-                    ],
-                ),
-                task("meeting", vec![barrier(), Event::Yield]),
-            ],
-            ignored: Vec::new(),
-        };
+        let workload = Workload::of_tasks(vec![
+            task(
+                "ticking",
+                vec![
+                    Event::Run { us: 100 },
+                    barrier(),
+                    Event::Timer {
+                        name: "unique".to_string(),
+                        period_us: 10_000,
+                        mode: TimerMode::Absolute,
+                    },
+                ],
+            ),
+            task("meeting", vec![barrier(), Event::Yield]),
+        ]);
         let start_ns = now_ns() + 10_000_000;
         let window = Window {
             start_ns,

@@ -196,35 +196,8 @@ pub fn is_unique(name: &str) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::sim::rtapp::model::{Phase, Policy, Sched, Task, TimerMode};
+    use crate::sim::rtapp::model::{Task, TimerMode};
     use std::sync::Arc;
-
-    fn task(name: &str, instances: u32, events: Vec<Event>) -> Task {
-        Task {
-            name: name.to_string(),
-            instances,
-            delay_us: 0,
-            loops: None,
-            sched: Sched::default(),
-            phases: vec![Phase {
-                name: "main".to_string(),
-                loops: 1,
-                sched: Sched::default(),
-                events,
-            }],
-        }
-    }
-
-    fn workload(tasks: Vec<Task>) -> Workload {
-        Workload {
-            source: "test".to_string(),
-            sha256: String::new(),
-            duration_s: None,
-            default_policy: Policy::SchedOther,
-            tasks,
-            ignored: Vec::new(),
-        }
-    }
 
     #[test]
     fn timers_are_shared_by_name_except_unique_ones() {
@@ -233,9 +206,9 @@ mod tests {
             period_us: 10_000,
             mode: TimerMode::Absolute,
         };
-        let w = workload(vec![
-            task("a", 1, vec![timer("tick"), timer("unique")]),
-            task("b", 2, vec![timer("tick"), timer("unique_b")]),
+        let w = Workload::of_tasks(vec![
+            Task::looping("a", 1, vec![timer("tick"), timer("unique")]),
+            Task::looping("b", 2, vec![timer("tick"), timer("unique_b")]),
         ]);
         let shared = Shared::of(&w);
         assert!(shared.timer("tick").is_some());
@@ -247,9 +220,9 @@ mod tests {
         let barrier = || Event::Barrier {
             name: "b".to_string(),
         };
-        let w = workload(vec![
-            task("a", 2, vec![barrier()]),
-            task("c", 1, vec![barrier()]),
+        let w = Workload::of_tasks(vec![
+            Task::looping("a", 2, vec![barrier()]),
+            Task::looping("c", 1, vec![barrier()]),
         ]);
         let shared = Arc::new(Shared::of(&w));
         assert_eq!(shared.barriers["b"].0, 3);
@@ -266,7 +239,7 @@ mod tests {
 
     #[test]
     fn a_resume_before_the_suspend_is_kept_and_waits_end_at_the_deadline() {
-        let w = workload(vec![task(
+        let w = Workload::of_tasks(vec![Task::looping(
             "a",
             1,
             vec![Event::Suspend {
