@@ -19,7 +19,9 @@ pub struct Rights {
     pub root: bool,
     /// RLIMIT_RTPRIO's soft limit: the highest real-time priority allowed.
     pub max_rt_priority: i32,
-    /// The lowest nice value allowed (RLIMIT_NICE: 20 − limit).
+    /// The lowest nice value allowed: this process's own (any process may
+    /// keep or raise its nice value), or lower as far as RLIMIT_NICE lets
+    /// it (20 − limit).
     pub min_nice: i32,
     /// The CPUs online; `None` when /sys does not say.
     pub online_cpus: Option<Vec<usize>>,
@@ -36,7 +38,8 @@ impl Rights {
         Self {
             root: nix::unistd::geteuid().is_root(),
             max_rt_priority: limit(Resource::RLIMIT_RTPRIO).min(99) as i32,
-            min_nice: 20 - limit(Resource::RLIMIT_NICE).min(40) as i32,
+            min_nice: (20 - limit(Resource::RLIMIT_NICE).min(40) as i32)
+                .min(crate::measure::sched::current_nice()),
             online_cpus,
         }
     }
