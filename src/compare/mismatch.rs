@@ -62,6 +62,9 @@ const SETTINGS: &[Fact] = &[
         }
     }),
     ("probe nice", |r| r.settings.probe_sched.nice.to_string()),
+    ("probe timer slack (ns)", |r| {
+        r.settings.probe_sched.timer_slack_ns.to_string()
+    }),
     ("load nice", |r| r.settings.load_nice.to_string()),
     ("burn processes", |r| r.settings.burn_processes.to_string()),
     // Default sizes follow free disk and available memory at the start of
@@ -189,6 +192,16 @@ mod tests {
         let what: Vec<&str> = d.iter().map(|d| d.what.as_str()).collect();
         assert_eq!(what, ["kernel", "load nice"]);
         assert_eq!(d[1].values, ["0", "19"]);
+    }
+
+    #[test]
+    fn the_probes_timer_slack_is_a_difference() {
+        let mut slack = fixture::run();
+        slack.settings.probe_sched.timer_slack_ns = 50_000;
+        let d = differences(&[fixture::run(), slack]);
+        let what: Vec<&str> = d.iter().map(|d| d.what.as_str()).collect();
+        assert_eq!(what, ["probe timer slack (ns)"]);
+        assert_eq!(d[0].values, ["1", "50000"]);
     }
 
     #[test]
