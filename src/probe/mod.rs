@@ -61,7 +61,8 @@ pub struct ProbeDef {
     pub summary: &'static str,
     /// Its figures and table, given its summary and the run's parameters
     /// (`None` outside a run: listing, reading old documents), which only
-    /// labels may depend on (see [`ProbeDef::sheet`]).
+    /// labels may depend on — except the `rtapp` probe's figures per task,
+    /// which its workload gives (see [`ProbeDef::sheet`]).
     pub sheet: fn(&str, Option<&WorkParams>) -> ProbeSheet,
     /// Builds the probe; fails (with a message for the user) when a needed
     /// parameter is missing.
