@@ -41,8 +41,9 @@ pub const DEF: LoadDef = LoadDef {
             start_ns,
             end_ns: u64::MAX / 2,
         };
+        // A load's delays are not split: it measures nothing.
         let running =
-            Executor::new(&endless, context.params.loops_per_ms).start(window, &context.dir);
+            Executor::new(&endless, context.params.loops_per_ms, false).start(window, &context.dir);
         Ok(Box::new(RtappLoad {
             running,
             counted: 0,

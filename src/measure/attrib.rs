@@ -291,6 +291,13 @@ impl EventSplitter {
         self.finish(times, Some(ended), late)
     }
 
+    /// Takes the reading at the end of an event whose lateness the caller
+    /// judged by its own rule (`late`), splits and accounts it.
+    pub fn ended_judged(&mut self, times: EventTimes, late: bool) -> EventSplit {
+        let ended = self.reader.read();
+        self.finish(times, Some(ended), late)
+    }
+
     /// Accounts an event dropped at its wake-up (it did no work).
     pub fn dropped(&mut self, times: EventTimes, late: bool) -> EventSplit {
         self.finish(times, None, late)
@@ -372,6 +379,13 @@ impl Splitting {
         match &mut self.splitter {
             Some(splitter) => splitter.ended_by(times, deadline_ns).ended_ns,
             None => now_ns(),
+        }
+    }
+
+    /// Takes the reading at the end of an event, late by the caller's rule.
+    pub fn ended_judged(&mut self, times: EventTimes, late: bool) {
+        if let Some(splitter) = &mut self.splitter {
+            splitter.ended_judged(times, late);
         }
     }
 

@@ -8,22 +8,28 @@
 //!
 //! The one probe whose figures depend on its parameters: besides the
 //! figures over all tasks, its sheet has a few per task of the workload
-//! in the run's parameters (`TASK.wakeup_p99`, ...), so a run stores the
-//! sheet of its own file. A workload with a task that never waits is
+//! in the run's parameters (`TASK.wakeup_p99`, ...) and, for a task of
+//! several phases, per phase (`TASK.PHASE.wakeup_p99`), so a run stores
+//! the sheet of its own file. A workload with a task that never waits is
 //! refused: it would spin, with no activation to measure.
+//!
+//! Its late events (`--late-split`, `--explain`) are the work each thread
+//! does after a wake-up: due at the timer's expiry, late when the thread's
+//! next timer event began after that timer's expiry (negative slack).
 
 use super::{BuildError, MeasureError, Probe, ProbeDef};
 use crate::figures::result::MEASURED_S;
 use crate::figures::{
-    latency_figures, Better, Column, FigureDef, Formula, Measured, OverviewRole, ProbeSheet,
-    Spread, Tally, Unit,
+    latency_figures, Better, Column, FigureDef, Formula, LateCauses, Measured, OverviewRole,
+    ProbeSheet, Spread, Tally, Unit,
 };
 use crate::measure::batches::{batch_seconds, BATCHES};
 use crate::measure::latency::LatencyHistogram;
 use crate::measure::sched::MemoryPolicy;
 use crate::measure::window::Window;
+use crate::sim::rtapp::exec::record::PhaseRecord;
 use crate::sim::rtapp::exec::{iorun_bytes, Executor, ThreadRecord};
-use crate::sim::rtapp::model::Workload;
+use crate::sim::rtapp::model::{Task, Workload};
 use crate::sim::{SettingsGroup, SimError, WorkParams};
 use std::path::Path;
 
@@ -36,8 +42,8 @@ pub const DEF: ProbeDef = ProbeDef {
     build: |params| {
         let workload = measurable(params)?;
         Ok(Box::new(RtappProbe {
-            names: workload.tasks.iter().map(|t| t.name.clone()).collect(),
-            executor: Executor::new(workload, params.loops_per_ms),
+            tasks: workload.tasks.iter().map(TaskNames::of).collect(),
+            executor: Executor::new(workload, params.loops_per_ms, params.late_split),
         }))
     },
     default: |_| false,
@@ -60,6 +66,41 @@ const PERIOD_SUM_US: &str = "period_sum_us";
 const PERIODS: &str = "periods";
 const LOOPS: &str = "loops";
 
+/// The rule an activation's work is late by.
+const LATE_RULE: &str = "its work ended after the next timer expiry (negative slack)";
+
+/// A task's name and, when it has several phases, theirs: what its
+/// figures are named by.
+#[derive(Debug, Clone, PartialEq, Eq)]
+struct TaskNames {
+    name: String,
+    /// Empty for a task of one phase (its figures are the task's).
+    phases: Vec<String>,
+}
+
+impl TaskNames {
+    fn of(task: &Task) -> Self {
+        Self {
+            name: task.name.clone(),
+            phases: match task.phases.len() {
+                1 => Vec::new(),
+                _ => task.phase_names(),
+            },
+        }
+    }
+
+    /// The prefix of its figures' keys and their label, then each phase's.
+    fn prefixes(&self) -> Vec<(String, String)> {
+        let task = (format!("{}.", self.name), format!("{}: ", self.name));
+        let phases = self.phases.iter().map(|phase| {
+            (
+                format!("{}.{phase}.", self.name),
+                format!("{}, phase {phase}: ", self.name),
+            )
+        });
+        std::iter::once(task).chain(phases).collect()
+    }
+}
 /// The workload of the run's parameters, if the probe can measure it.
 fn measurable(params: &WorkParams) -> Result<&Workload, BuildError> {
     let workload = params
@@ -86,7 +127,9 @@ fn sheet(summary: &str, params: Option<&WorkParams>) -> ProbeSheet {
     figures.extend(activation_figures("", "", true));
     let tasks = params.and_then(|p| p.rtapp.probe.as_ref());
     for task in tasks.iter().flat_map(|w| &w.tasks) {
-        figures.extend(task_figures(&task.name));
+        for (prefix, label) in TaskNames::of(task).prefixes() {
+            figures.extend(task_figures(&prefix, &label));
+        }
     }
     let columns = vec![
         Column {
@@ -106,25 +149,28 @@ fn sheet(summary: &str, params: Option<&WorkParams>) -> ProbeSheet {
     .with_overview("mean", OverviewRole::ratio("later"))
 }
 
-/// The figures of task `name` (`TASK.wakeup_p99`, ...).
-fn task_figures(name: &str) -> Vec<FigureDef> {
-    let prefix = format!("{name}.");
-    let mut figures = task_latency_figures(&prefix);
-    figures.extend(activation_figures(&prefix, &format!("{name}: "), false));
+/// The figures of a task or phase whose keys begin with `prefix`
+/// (`TASK.`, `TASK.PHASE.`) and labels with `label`.
+fn task_figures(prefix: &str, label: &str) -> Vec<FigureDef> {
+    let mut figures = task_latency_figures(prefix, label);
+    figures.extend(activation_figures(prefix, label, false));
     figures
 }
 
-/// Whether `key` is a figure this probe declares for a task of its
-/// workload (`TASK.wakeup_p99`): such keys are in a run's stored sheet,
-/// not in the registry's.
+/// Whether `key` is a figure this probe declares for a task or a phase of
+/// its workload (`TASK.wakeup_p99`, `TASK.PHASE.wakeup_p99`): such keys
+/// are in a run's stored sheet, not in the registry's.
 pub fn is_task_figure(key: &str) -> bool {
-    key.rsplit_once('.').is_some_and(|(task, _)| {
-        !task.is_empty() && task_figures(task).iter().any(|f| f.key == key)
+    key.rsplit_once('.').is_some_and(|(owner, _)| {
+        !owner.is_empty()
+            && task_figures(&format!("{owner}."), "")
+                .iter()
+                .any(|f| f.key == key)
     })
 }
 
-/// A task's wake-up latency p50 and p99 (`TASK.wakeup_p50`).
-fn task_latency_figures(prefix: &str) -> Vec<FigureDef> {
+/// A task's or phase's wake-up latency p50 and p99 (`TASK.wakeup_p50`).
+fn task_latency_figures(prefix: &str, label: &str) -> Vec<FigureDef> {
     let samples = format!("{prefix}{WAKEUP}");
     [("p50", 0.5), ("p99", 0.99)]
         .into_iter()
@@ -132,7 +178,7 @@ fn task_latency_figures(prefix: &str) -> Vec<FigureDef> {
             FigureDef::new(
                 &format!("{prefix}wakeup_{name}"),
                 &format!("{prefix}wakeup_{name}_us"),
-                &format!("{}wake-up latency {name} (ms)", task_label(prefix)),
+                &format!("{label}wake-up latency {name} (ms)"),
                 Unit::Micros,
                 Better::Lower,
                 Formula::Quantile {
@@ -142,14 +188,6 @@ fn task_latency_figures(prefix: &str) -> Vec<FigureDef> {
             )
         })
         .collect()
-}
-
-/// `TASK: ` for a prefix `TASK.`.
-fn task_label(prefix: &str) -> String {
-    match prefix.strip_suffix('.') {
-        Some(task) => format!("{task}: "),
-        None => String::new(),
-    }
 }
 
 /// Activations, negative slack, slack, period and performance index of
@@ -240,37 +278,58 @@ fn activation_figures(prefix: &str, label: &str, all: bool) -> Vec<FigureDef> {
 }
 
 struct RtappProbe {
-    names: Vec<String>,
+    tasks: Vec<TaskNames>,
     executor: Executor,
 }
 
 impl Probe for RtappProbe {
     fn measure(self: Box<Self>, window: Window, dir: &Path) -> Result<Measured, MeasureError> {
         let records = self.executor.run(window, dir);
-        let mut measured = tallies(&records, &self.names, window);
+        let mut measured = tallies(&records, &self.tasks, window);
         measured.left_out = records
             .iter()
             .filter_map(|r| {
                 let why = r.sched_failure.as_ref()?;
-                Some(format!("task {}: {why}", self.names[r.task]))
+                Some(format!("task {}: {why}", self.tasks[r.task].name))
             })
             .collect();
         measured.left_out.dedup();
+        measured.late = late_causes(&records);
         Ok(measured)
     }
 }
 
-/// The counts of `records` (all of them, and each task's under
-/// `TASK.`), over `window`.
-fn tallies(records: &[ThreadRecord], names: &[String], window: Window) -> Measured {
+/// Why the activations' work was late, over every thread that split it;
+/// `None` when none did.
+fn late_causes(records: &[ThreadRecord]) -> Option<LateCauses> {
+    let each: Vec<LateCauses> = records
+        .iter()
+        .filter_map(|r| LateCauses::of_splitting(&r.splitting, LATE_RULE))
+        .collect();
+    match each.as_slice() {
+        [] => None,
+        [one] => Some(one.clone()),
+        all => LateCauses::merged(&all.iter().collect::<Vec<_>>()).ok(),
+    }
+}
+
+/// The counts of `records` (all of them, each task's under `TASK.` and
+/// each phase's of a task of several under `TASK.PHASE.`), over `window`.
+fn tallies(records: &[ThreadRecord], tasks: &[TaskNames], window: Window) -> Measured {
     let measured_s = (window.end_ns - window.start_ns) as f64 / 1e9;
-    let mut tally = counts(records.iter(), "").with_count(MEASURED_S, measured_s);
-    for (index, name) in names.iter().enumerate() {
-        let prefix = format!("{name}.");
+    let all_phases = records.iter().flat_map(|r| &r.phases);
+    let mut tally = counts(all_phases, "").with_count(MEASURED_S, measured_s);
+    for (index, task) in tasks.iter().enumerate() {
+        let of_task = || records.iter().filter(move |r| r.task == index);
+        let prefixes = task.prefixes();
+        let (task_prefix, _) = &prefixes[0];
         tally = merge_into(
             tally,
-            counts(records.iter().filter(|r| r.task == index), &prefix),
+            counts(of_task().flat_map(|r| &r.phases), task_prefix),
         );
+        for (phase, (prefix, _)) in prefixes[1..].iter().enumerate() {
+            tally = merge_into(tally, counts(of_task().map(|r| &r.phases[phase]), prefix));
+        }
     }
     let seconds = batch_seconds(window);
     let batches = (0..BATCHES)
@@ -291,7 +350,7 @@ fn tallies(records: &[ThreadRecord], names: &[String], window: Window) -> Measur
 }
 
 /// The tally of `records` with every name prefixed by `prefix`.
-fn counts<'a>(records: impl Iterator<Item = &'a ThreadRecord>, prefix: &str) -> Tally {
+fn counts<'a>(records: impl Iterator<Item = &'a PhaseRecord>, prefix: &str) -> Tally {
     let mut wakeup = LatencyHistogram::new();
     let mut overrun = LatencyHistogram::new();
     let (mut wakeup_ns, mut overrun_ns) = (0, 0);
@@ -339,35 +398,48 @@ mod tests {
     use super::*;
     use crate::figures::ProbeResult;
     use crate::measure::sched::SchedApplied;
-    use crate::sim::rtapp::model::Task;
+    use crate::sim::rtapp::exec::record::ActivationTimes;
+    use crate::sim::rtapp::model::Phase;
 
     const MS: u64 = 1_000_000;
     const WINDOW: Window = Window::ms(1_000, 2_000);
 
-    /// Task `a`: 4 activations, one 2 ms late; task `b`: 2 on time.
+    /// Task `a`: 4 activations, one 2 ms late, the last in its second
+    /// phase; task `b`: 2 on time.
     fn scripted() -> ProbeResult {
-        let mut a = ThreadRecord::new(0);
+        let activation = |began_ns: u64, slack_ms: i64, wakeup_us: u64| ActivationTimes {
+            began_ns,
+            expiry_ns: (began_ns as i64 + slack_ms * MS as i64) as u64,
+            slack_ns: slack_ms * MS as i64,
+            wakeup_ns: wakeup_us * 1000,
+            run_ns: 2 * MS,
+            period_ns: 10 * MS,
+        };
+        let mut a = ThreadRecord::new(0, 2, false);
         a.open(WINDOW);
         for (k, slack_ms, wakeup_us) in [(0, 8, 50), (1, 8, 70), (2, -2, 0), (3, 8, 90)] {
             let began = WINDOW.start_ns + k * 10 * MS;
-            a.activation(began, slack_ms * MS as i64, wakeup_us * 1000, Some(8 * MS));
+            a.activation(usize::from(k == 3), activation(began, slack_ms, wakeup_us));
         }
-        let mut b = ThreadRecord::new(1);
+        let mut b = ThreadRecord::new(1, 1, false);
         b.open(WINDOW);
-        b.activation(WINDOW.start_ns, 4 * MS as i64, 10_000, Some(8 * MS));
-        b.activation(
-            WINDOW.start_ns + 500 * MS,
-            4 * MS as i64,
-            30_000,
-            Some(8 * MS),
-        );
-        let names = ["a".to_string(), "b".to_string()];
+        b.activation(0, activation(WINDOW.start_ns, 4, 10));
+        b.activation(0, activation(WINDOW.start_ns + 500 * MS, 4, 30));
+        let two_phases = Task {
+            phases: vec![
+                Task::looping("a", 1, vec![]).phases[0].clone(),
+                Phase {
+                    name: "heavy".to_string(),
+                    ..Task::looping("a", 1, vec![]).phases[0].clone()
+                },
+            ],
+            ..Task::looping("a", 1, vec![])
+        };
+        let tasks = vec![two_phases, Task::looping("b", 1, vec![])];
+        let names: Vec<TaskNames> = tasks.iter().map(TaskNames::of).collect();
         let params = WorkParams {
             rtapp: crate::sim::rtapp::settings::RtappSettings {
-                probe: Some(Workload::of_tasks(vec![
-                    Task::looping("a", 1, vec![]),
-                    Task::looping("b", 1, vec![]),
-                ])),
+                probe: Some(Workload::of_tasks(tasks)),
                 load: None,
             },
             ..WorkParams::for_tests()
@@ -397,6 +469,29 @@ mod tests {
     }
 
     #[test]
+    fn a_task_of_several_phases_has_figures_per_phase() {
+        let f = scripted().figures;
+        assert_eq!(f["a.main.activations"], 3.0);
+        assert_eq!(f["a.heavy.activations"], 1.0);
+        assert!((f["a.main.negative_slack_pct"] - 100.0 / 3.0).abs() < 1e-9);
+        assert!((f["a.heavy.wakeup_p99_us"] - 90.0).abs() < 0.1);
+        assert!(!f.contains_key("b.main.activations"), "b has one phase");
+        let params = WorkParams {
+            rtapp: crate::sim::rtapp::settings::RtappSettings {
+                probe: Some(Workload::of_tasks(vec![Task {
+                    phases: vec![Task::looping("a", 1, vec![]).phases[0].clone(); 2],
+                    ..Task::looping("a", 1, vec![])
+                }])),
+                load: None,
+            },
+            ..WorkParams::for_tests()
+        };
+        let sheet = sheet("scripted", Some(&params));
+        let label = &sheet.figure("a.main#2.wakeup_p99").unwrap().label;
+        assert_eq!(label, "a, phase main#2: wake-up latency p99 (ms)");
+    }
+
+    #[test]
     fn sub_windows_hold_the_activations_that_began_in_them() {
         let result = scripted();
         let counts: Vec<f64> = result
@@ -412,6 +507,7 @@ mod tests {
     fn task_figure_keys_are_known_by_their_form() {
         assert!(is_task_figure("audio.in.wakeup_p99"));
         assert!(is_task_figure("t.perf_index"));
+        assert!(is_task_figure("tab.click.negative_slack_pct"));
         assert!(!is_task_figure("t.p42") && !is_task_figure(".perf_index"));
         assert!(!is_task_figure("perf_index"));
     }

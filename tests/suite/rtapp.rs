@@ -31,6 +31,17 @@ const CHAIN: &str = r#"{
   }
 }"#;
 
+/// One task of two phases: 20 loops of 1 ms every 10 ms, then 20 of
+/// 0.5 ms every 5 ms.
+const TWO_PHASES: &str = r#"{
+  "tasks": {
+    "pulse": { "loop": -1, "phases": {
+      "slow": { "loop": 20, "run": 1000, "timer": { "ref": "unique", "period": 10000 } },
+      "fast": { "loop": 20, "run": 500, "timer": { "ref": "unique", "period": 5000 } }
+    } }
+  }
+}"#;
+
 /// A task that never waits: as a probe it would spin.
 const SPINNING: &str = r#"{ "tasks": { "hog": { "loop": -1, "run": 1000 } } }"#;
 
@@ -123,6 +134,37 @@ fn a_periodic_task_has_an_activation_per_period_and_its_own_figures() {
     assert_eq!(
         leftovers(dir.path()),
         (vec!["run.json".to_string()], vec![])
+    );
+}
+
+#[test]
+fn a_task_of_two_phases_has_figures_per_phase_and_its_late_work_split() {
+    let files = tempfile::tempdir().unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let path = workload_file(files.path(), "phases.json", TWO_PHASES);
+    let probe = format!("rtapp:{}", path.display());
+    let output = rtapp_run(dir.path(), &probe, "none", "2");
+    assert!(output.status.success(), "{}", stderr(&output));
+    let scenario = &read_json(&dir.path().join("run.json"))["scenarios"][0];
+    let f = |key| figure(scenario, key);
+    let (slow, fast) = (f("pulse.slow.activations"), f("pulse.fast.activations"));
+    assert!(slow > 0.0 && fast > 0.0, "{slow} and {fast} activations");
+    assert_eq!(slow + fast, f("pulse.activations"));
+    assert!(f("pulse.slow.period_mean_us") > f("pulse.fast.period_mean_us"));
+    // Each activation's work is one event, ended by the next timer event
+    // (the last one's perhaps by none), late exactly when that one's slack
+    // is negative.
+    let late = &scenario["result"]["late"];
+    assert!(late["rule"].as_str().unwrap().contains("negative slack"));
+    let count = |key: &str| late["tally"]["counts"][key].as_f64().unwrap();
+    let activations = f("activations");
+    assert!(count("events") <= activations && count("events") >= activations - 1.0);
+    let negative = (f("negative_slack_pct") * activations / 100.0).round();
+    assert_eq!(count("late"), negative);
+    let threads = scenario["result"]["sched"]["tasks"].as_array().unwrap();
+    assert!(
+        threads.iter().any(|t| t["name"] == "pulse"),
+        "the task's thread is named as the task: {threads:?}"
     );
 }
 

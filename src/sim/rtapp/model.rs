@@ -180,11 +180,7 @@ impl Workload {
     /// Whether any task waits on a timer: only then is there something to
     /// be late for, and a probe measures it.
     pub fn has_timer(&self) -> bool {
-        self.tasks
-            .iter()
-            .flat_map(|t| &t.phases)
-            .flat_map(|p| &p.events)
-            .any(|e| matches!(e, Event::Timer { .. }))
+        self.tasks.iter().any(Task::has_timer)
     }
 
     /// Why this workload cannot be measured as a probe (it can still run
@@ -210,6 +206,30 @@ impl Workload {
 }
 
 impl Task {
+    /// Whether any of its events waits on a timer.
+    pub fn has_timer(&self) -> bool {
+        self.phases
+            .iter()
+            .flat_map(|p| &p.events)
+            .any(|e| matches!(e, Event::Timer { .. }))
+    }
+
+    /// Each phase's name, in order, made unique within the task (a name
+    /// rt-app's file repeats gets `#N`, its place from 1).
+    pub fn phase_names(&self) -> Vec<String> {
+        let names: Vec<&str> = self.phases.iter().map(|p| p.name.as_str()).collect();
+        names
+            .iter()
+            .enumerate()
+            .map(
+                |(index, name)| match names.iter().filter(|n| *n == name).count() {
+                    1 => name.to_string(),
+                    _ => format!("{name}#{}", index + 1),
+                },
+            )
+            .collect()
+    }
+
     /// Whether any of its events blocks the thread for a while.
     pub fn waits(&self) -> bool {
         self.phases.iter().flat_map(|p| &p.events).any(|e| {

@@ -14,6 +14,7 @@ mod sched;
 pub mod shared;
 pub mod timer;
 
+use record::ActivationTimes;
 pub use record::ThreadRecord;
 
 use crate::measure::clock::{now_ns, sleep_until_ns};
@@ -77,16 +78,17 @@ impl Running {
 
 impl Executor {
     /// An executor of `workload`, whose `run` is worth `loops_per_ms` work
-    /// loops per ms, with every record it fills made.
-    pub fn new(workload: &Workload, loops_per_ms: f64) -> Self {
+    /// loops per ms, with every record it fills made; `split`: each thread
+    /// of a task with a timer splits the work after its wake-ups into the
+    /// causes of its delay.
+    pub fn new(workload: &Workload, loops_per_ms: f64, split: bool) -> Self {
         let mut starting = Vec::new();
         let mut fork_records = Vec::new();
         for (index, task) in workload.tasks.iter().enumerate() {
-            for _ in 0..task.instances {
-                starting.push(ThreadRecord::new(index));
-            }
+            let record = || ThreadRecord::new(index, task.phases.len(), split && task.has_timer());
+            starting.extend((0..task.instances).map(|_| record()));
             if forked(workload, &task.name) {
-                fork_records.extend((0..FORK_SLOTS).map(|_| ThreadRecord::new(index)));
+                fork_records.extend((0..FORK_SLOTS).map(|_| record()));
             }
         }
         Self {
@@ -180,14 +182,29 @@ fn forked(workload: &Workload, name: &str) -> bool {
         .any(|e| matches!(e, Event::Fork { task } if task == name))
 }
 
-/// Starts a thread of the task `record` belongs to.
+/// Starts a thread of the task `record` belongs to, named as the task
+/// (as rt-app names its threads: `ps`, a trace and `--explain` show it).
 fn spawn(run: &Arc<RunShared>, record: ThreadRecord) -> JoinHandle<ThreadRecord> {
-    let run = Arc::clone(run);
-    std::thread::spawn(move || {
-        let mut thread = TaskThread::new(&run, Arc::clone(&run), record);
+    let owner = Arc::clone(run);
+    let name = thread_name(&run.workload.tasks[record.task].name);
+    let body = move || {
+        let mut thread = TaskThread::new(&owner, Arc::clone(&owner), record);
         thread.run();
         thread.record
-    })
+    };
+    std::thread::Builder::new()
+        .name(name)
+        .spawn(body)
+        .expect("the system starts a thread")
+}
+
+/// A thread name of task `task`: the kernel keeps 15 bytes of it.
+fn thread_name(task: &str) -> String {
+    let mut end = task.len().min(15);
+    while !task.is_char_boundary(end) {
+        end -= 1;
+    }
+    task[..end].replace('\0', "")
 }
 
 /// One thread of a task: its record, its own timers and buffers.
@@ -205,13 +222,14 @@ struct TaskThread<'a> {
     file: Option<File>,
     /// CPU-bound part of each phase (`run` + `runtime`), in ns.
     phase_run_ns: Vec<u64>,
-    /// When each phase's last loop began (its achieved period runs from
-    /// there, across rounds of the task's phases).
-    last_loop_ns: Vec<Option<u64>>,
+    /// When the current phase's last loop began: its achieved period runs
+    /// from there to the next loop, while the thread stays in the phase (a
+    /// task of one phase stays in it from round to round).
+    last_loop_ns: Option<u64>,
     /// The scheduling each phase sets when it begins (`None`: none).
     phase_sched: Vec<Option<Sched>>,
-    /// The phase whose scheduling was set last.
-    applied: Option<usize>,
+    /// The phase entered last.
+    current: Option<usize>,
 }
 
 impl<'a> TaskThread<'a> {
@@ -251,18 +269,19 @@ impl<'a> TaskThread<'a> {
             buffer: vec![1; buffer_bytes as usize],
             file: file.flatten(),
             phase_run_ns: task.phases.iter().map(phase_run_ns).collect(),
-            last_loop_ns: vec![None; task.phases.len()],
+            last_loop_ns: None,
             phase_sched: task
                 .phases
                 .iter()
                 .map(|p| sched::effective(&p.sched, &task.sched, run.workload.default_policy))
                 .collect(),
-            applied: None,
+            current: None,
         }
     }
 
     /// The task's phases, in order, its `loop` times or until the deadline.
     fn run(&mut self) {
+        self.record.start_splitting();
         sleep_until_ns(self.run.window.start_ns + self.task.delay_us * 1000);
         let mut round = 0;
         while self.task.loops.is_none_or(|n| round < n) {
@@ -277,8 +296,9 @@ impl<'a> TaskThread<'a> {
 
     /// Runs a phase `loops` times; false once the deadline passed.
     fn phase(&mut self, index: usize, phase: &'a Phase) -> bool {
-        if self.applied != Some(index) {
-            self.applied = Some(index);
+        if self.current != Some(index) {
+            self.current = Some(index);
+            self.last_loop_ns = None;
             if let Some(Err(why)) = self.phase_sched[index].as_ref().map(sched::apply) {
                 self.record.sched_failure.get_or_insert(why);
             }
@@ -289,9 +309,9 @@ impl<'a> TaskThread<'a> {
                 return false;
             }
             self.record
-                .phase_loop(began_ns, self.last_loop_ns[index].replace(began_ns));
+                .phase_loop(index, began_ns, self.last_loop_ns.replace(began_ns));
             for event in &phase.events {
-                if !self.event(event, self.phase_run_ns[index]) {
+                if !self.event(event, index) {
                     return false;
                 }
             }
@@ -300,9 +320,9 @@ impl<'a> TaskThread<'a> {
         true
     }
 
-    /// Runs one event of a phase whose CPU-bound part is `run_ns`; false
-    /// once the deadline passed (or came during a wait).
-    fn event(&mut self, event: &'a Event, run_ns: u64) -> bool {
+    /// Runs one event of phase `phase`; false once the deadline passed (or
+    /// came during a wait).
+    fn event(&mut self, event: &'a Event, phase: usize) -> bool {
         let began_ns = now_ns();
         let deadline_ns = self.run.deadline_ns;
         if began_ns >= deadline_ns {
@@ -312,30 +332,29 @@ impl<'a> TaskThread<'a> {
         match event {
             Event::Run { us } => {
                 burn_loops(loops_for_ns(self.run.loops_per_ms, us * 1000));
-                self.record.ran(began_ns, now_ns() - began_ns);
             }
             Event::Runtime { us } => {
                 let until_ns = began_ns + us * 1000;
                 while now_ns() < until_ns {
                     burn_loops(loops_for_ns(self.run.loops_per_ms, 10_000).max(1));
                 }
-                self.record.ran(began_ns, now_ns() - began_ns);
             }
             Event::Sleep { us } => sleep_until_ns((began_ns + us * 1000).min(deadline_ns)),
             Event::Timer {
                 name,
                 period_us,
                 mode,
-            } => return self.timer(name, period_us * 1000, *mode, began_ns, run_ns),
+            } => return self.timer(name, period_us * 1000, *mode, began_ns, phase),
             Event::Barrier { name } => return shared.barrier(name, deadline_ns),
             Event::Suspend { name } => return shared.suspend(name, deadline_ns),
             Event::Resume { name } => shared.resume(name),
             Event::Lock { mutex } => return shared.lock(mutex, deadline_ns),
             Event::Unlock { mutex } => shared.unlock(mutex),
             Event::Wait { cond, mutex } => return shared.wait(cond, mutex, deadline_ns),
-            Event::Signal { cond } | Event::Broad { cond } => shared.signal(cond),
+            Event::Signal { cond } => shared.signal(cond, false),
+            Event::Broad { cond } => shared.signal(cond, true),
             Event::Sync { cond, mutex } => {
-                shared.signal(cond);
+                shared.signal(cond, false);
                 return shared.wait(cond, mutex, deadline_ns);
             }
             Event::Fork { task } => self.fork(task),
@@ -357,14 +376,15 @@ impl<'a> TaskThread<'a> {
         true
     }
 
-    /// A timer event begun at `began_ns`, as rt-app's (see [`timer`]).
+    /// A timer event of phase `phase` begun at `began_ns`, as rt-app's
+    /// (see [`timer`]).
     fn timer(
         &mut self,
         name: &str,
         period_ns: u64,
         mode: TimerMode,
         began_ns: u64,
-        run_ns: u64,
+        phase: usize,
     ) -> bool {
         let activation = match self.run.resources.timer(name) {
             Some(grid) => grid
@@ -376,21 +396,24 @@ impl<'a> TaskThread<'a> {
                 None => return true,
             },
         };
+        self.record.timer_began(began_ns, activation.expiry_ns);
         let woke_ns = match activation.sleeps() {
             true if activation.expiry_ns >= self.run.deadline_ns => return false,
             true => {
                 sleep_until_ns(activation.expiry_ns);
-                now_ns()
+                self.record.woke()
             }
-            false => began_ns,
+            false => self.record.woke(),
         };
-        let idle_ns = period_ns.checked_sub(run_ns).filter(|&ns| ns > 0);
-        self.record.activation(
+        let times = ActivationTimes {
             began_ns,
-            activation.slack_ns,
-            activation.wakeup_ns(woke_ns),
-            idle_ns,
-        );
+            expiry_ns: activation.expiry_ns,
+            slack_ns: activation.slack_ns,
+            wakeup_ns: activation.wakeup_ns(woke_ns),
+            run_ns: self.phase_run_ns[phase],
+            period_ns,
+        };
+        self.record.activation(phase, times);
         true
     }
 
@@ -464,7 +487,7 @@ mod tests {
             end_ns: start_ns + 150_000_000,
         };
         let dir = tempfile::tempdir().unwrap();
-        let records = Executor::new(&workload, 1_000.0).run(window, dir.path());
+        let records = Executor::new(&workload, 1_000.0, false).run(window, dir.path());
         assert!(
             now_ns() < window.end_ns + 1_000_000_000,
             "ended near the window's end"
@@ -472,12 +495,13 @@ mod tests {
         assert_eq!(records.len(), 2);
         let ticking = records.iter().find(|r| r.task == 0).unwrap();
         assert!(
-            (1..=16).contains(&ticking.activations),
+            (1..=16).contains(&ticking.phases[0].activations),
             "{}",
-            ticking.activations
+            ticking.phases[0].activations
         );
         let meeting = records.iter().find(|r| r.task == 1).unwrap();
-        assert_eq!(meeting.activations, 0, "no timer, no activation");
-        assert!(meeting.loops >= 1 && meeting.loops <= ticking.loops + 1);
+        assert_eq!(meeting.phases[0].activations, 0, "no timer, no activation");
+        let loops = |r: &ThreadRecord| r.phases[0].loops;
+        assert!(loops(meeting) >= 1 && loops(meeting) <= loops(ticking) + 1);
     }
 }

@@ -1,9 +1,13 @@
 //! What one thread of a workload records: per activation (timer event) its
-//! wake-up latency, slack and performance index, per phase loop its period
-//! and run time. Everything is allocated when the recorder is made; the
-//! recording itself never allocates.
+//! wake-up latency, slack and performance index, per phase loop its period,
+//! each counted under the phase it happened in; the wake-up latency per
+//! sub-window; and, when the run splits late events, the split of the work
+//! after each wake-up. Everything is allocated when the recorder is made;
+//! the recording itself never allocates.
 
+use crate::measure::attrib::Splitting;
 use crate::measure::batches::{batch_of, BatchLatency, BATCHES};
+use crate::measure::late::{EventTimes, LateAccount};
 use crate::measure::latency::LatencyHistogram;
 use crate::measure::window::Window;
 
@@ -12,6 +16,26 @@ use crate::measure::window::Window;
 pub struct ThreadRecord {
     /// Index of the thread's task in the workload.
     pub task: usize,
+    /// What happened in each phase of the task, in the task's order.
+    pub phases: Vec<PhaseRecord>,
+    /// Wake-up latency per sub-window of the measurement.
+    pub batches: [BatchLatency; BATCHES],
+    /// The first scheduling setting that could not be applied.
+    pub sched_failure: Option<String>,
+    /// The split of the work after each wake-up, once the thread ran (off
+    /// when the run does not split, or the task has no timer).
+    pub splitting: Splitting,
+    /// The account the split fills, until the thread opens it.
+    late_account: Option<LateAccount>,
+    /// The wake-up whose work is being done: it ends at the next timer
+    /// event, late when that event began after its expiry.
+    pending: Option<EventTimes>,
+    window: Window,
+}
+
+/// What the activations and loops of one phase of one thread add up to.
+#[derive(Debug)]
+pub struct PhaseRecord {
     /// Wake-up latency of each activation (0 when it did not sleep).
     pub wakeup: LatencyHistogram,
     /// How late each late activation began (−slack of those with negative
@@ -35,21 +59,12 @@ pub struct ThreadRecord {
     /// Sum of the phase loops' periods (start to start), and how many.
     pub period_sum_ns: u64,
     pub periods: u64,
-    /// Wall time spent in `run` and `runtime` events.
-    pub run_ns: u64,
-    /// Wake-up latency per sub-window of the measurement.
-    pub batches: [BatchLatency; BATCHES],
-    /// The first scheduling setting that could not be applied.
-    pub sched_failure: Option<String>,
-    window: Window,
 }
 
-impl ThreadRecord {
-    /// Empty records of a thread of task `task`, made resident; they
-    /// count nothing until [`ThreadRecord::open`].
-    pub fn new(task: usize) -> Self {
+impl PhaseRecord {
+    /// Empty records, made resident.
+    fn new() -> Self {
         let mut record = Self {
-            task,
             wakeup: LatencyHistogram::new(),
             overrun: LatencyHistogram::new(),
             wakeup_sum_ns: 0,
@@ -62,16 +77,49 @@ impl ThreadRecord {
             loops: 0,
             period_sum_ns: 0,
             periods: 0,
-            run_ns: 0,
+        };
+        record.wakeup.touch();
+        record.overrun.touch();
+        record
+    }
+}
+
+/// One activation as the executor saw it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ActivationTimes {
+    /// When its timer event began.
+    pub began_ns: u64,
+    /// The timer's expiry for it.
+    pub expiry_ns: u64,
+    /// Expiry − the event's beginning (negative when late).
+    pub slack_ns: i64,
+    /// Its wake-up latency (0 when it did not sleep).
+    pub wakeup_ns: u64,
+    /// The CPU-bound part of its phase (`run` + `runtime`), ns.
+    pub run_ns: u64,
+    /// The timer's period, ns.
+    pub period_ns: u64,
+}
+
+impl ThreadRecord {
+    /// Empty records of a thread of task `task`, which has `phases`
+    /// phases, made resident, with an account for the split of its late
+    /// events when `split`; they count nothing until
+    /// [`ThreadRecord::open`].
+    pub fn new(task: usize, phases: usize, split: bool) -> Self {
+        let mut record = Self {
+            task,
+            phases: (0..phases).map(|_| PhaseRecord::new()).collect(),
             batches: Default::default(),
             sched_failure: None,
+            splitting: Splitting::default(),
+            late_account: split.then(LateAccount::new),
+            pending: None,
             window: Window {
                 start_ns: 0,
                 end_ns: 0,
             },
         };
-        record.wakeup.touch();
-        record.overrun.touch();
         record.batches.iter_mut().for_each(BatchLatency::touch);
         record
     }
@@ -81,57 +129,71 @@ impl ThreadRecord {
         self.window = window;
     }
 
+    /// Starts the split of late events on the calling thread, the one
+    /// that runs the task (nothing when the record has no account).
+    pub fn start_splitting(&mut self) {
+        self.splitting = Splitting::open(self.late_account.take());
+    }
+
     /// Whether `at_ns` lies in the measurement window.
     fn counts(&self, at_ns: u64) -> bool {
         (self.window.start_ns..self.window.end_ns).contains(&at_ns)
     }
 
-    /// An activation that began at `began_ns` with `slack_ns` and woke
-    /// `wakeup_ns` after its expiry; `idle_ns` is period − run of its phase
-    /// (LISA's performance index is slack / idle), when positive.
-    pub fn activation(
-        &mut self,
-        began_ns: u64,
-        slack_ns: i64,
-        wakeup_ns: u64,
-        idle_ns: Option<u64>,
-    ) {
-        if !self.counts(began_ns) {
-            return;
-        }
-        self.activations += 1;
-        self.wakeup.record_ns(wakeup_ns);
-        self.wakeup_sum_ns += wakeup_ns;
-        self.batches[batch_of(self.window, began_ns)].record_ns(wakeup_ns);
-        self.slack_sum_ns += slack_ns;
-        if slack_ns < 0 {
-            self.negative += 1;
-            self.overrun.record_ns(slack_ns.unsigned_abs());
-            self.overrun_sum_ns += slack_ns.unsigned_abs();
-        }
-        if let Some(idle_ns) = idle_ns {
-            self.perf_sum += perf_index(slack_ns, idle_ns);
-            self.perf_count += 1;
+    /// A timer event began at `began_ns`, due to expire at `expiry_ns`:
+    /// ends the split of the work after the last wake-up, late when this
+    /// event began after its expiry (negative slack, as rt-app counts it).
+    pub fn timer_began(&mut self, began_ns: u64, expiry_ns: u64) {
+        if let Some(times) = self.pending.take() {
+            if self.counts(began_ns) {
+                self.splitting.ended_judged(times, began_ns > expiry_ns);
+            }
         }
     }
 
-    /// A phase loop that began at `began_ns`, the previous one of the same
-    /// phase at `previous_ns`.
-    pub fn phase_loop(&mut self, began_ns: u64, previous_ns: Option<u64>) {
+    /// The thread woke from a timer event (or went on without sleeping);
+    /// returns the time, the wake-up's reading when the run splits.
+    pub fn woke(&mut self) -> u64 {
+        self.splitting.woke()
+    }
+
+    /// An activation of phase `phase`, as the executor saw it.
+    pub fn activation(&mut self, phase: usize, a: ActivationTimes) {
+        if !self.counts(a.began_ns) {
+            return;
+        }
+        self.pending = Some(EventTimes {
+            due_ns: a.expiry_ns,
+            cpu_wanted_ns: (a.run_ns > 0).then_some(a.run_ns),
+        });
+        self.batches[batch_of(self.window, a.began_ns)].record_ns(a.wakeup_ns);
+        let p = &mut self.phases[phase];
+        p.activations += 1;
+        p.wakeup.record_ns(a.wakeup_ns);
+        p.wakeup_sum_ns += a.wakeup_ns;
+        p.slack_sum_ns += a.slack_ns;
+        if a.slack_ns < 0 {
+            p.negative += 1;
+            p.overrun.record_ns(a.slack_ns.unsigned_abs());
+            p.overrun_sum_ns += a.slack_ns.unsigned_abs();
+        }
+        if let Some(idle_ns) = a.period_ns.checked_sub(a.run_ns).filter(|&ns| ns > 0) {
+            p.perf_sum += perf_index(a.slack_ns, idle_ns);
+            p.perf_count += 1;
+        }
+    }
+
+    /// A loop of phase `phase` that began at `began_ns`, the previous one
+    /// of the same phase at `previous_ns`.
+    pub fn phase_loop(&mut self, phase: usize, began_ns: u64, previous_ns: Option<u64>) {
         if !self.counts(began_ns) {
             return;
         }
-        self.loops += 1;
+        let p = &mut self.phases[phase];
+        p.loops += 1;
         if let Some(previous_ns) = previous_ns {
-            self.period_sum_ns += began_ns - previous_ns;
-            self.periods += 1;
-        }
-    }
-
-    /// `ns` of `run`/`runtime` work that began at `began_ns`.
-    pub fn ran(&mut self, began_ns: u64, ns: u64) {
-        if self.counts(began_ns) {
-            self.run_ns += ns;
+            p.period_sum_ns += began_ns - previous_ns;
+            p.periods += 1;
         }
     }
 }
@@ -149,21 +211,38 @@ mod tests {
 
     const MS: u64 = 1_000_000;
 
+    /// An activation of a 10 ms period with 2 ms of run beginning at
+    /// `began_ms`, expiring `slack_ms` later, woken `wakeup_us` late.
+    fn activation(began_ms: u64, slack_ms: i64, wakeup_us: u64) -> ActivationTimes {
+        let began_ns = began_ms * MS;
+        ActivationTimes {
+            began_ns,
+            expiry_ns: (began_ns as i64 + slack_ms * MS as i64) as u64,
+            slack_ns: slack_ms * MS as i64,
+            wakeup_ns: wakeup_us * 1000,
+            run_ns: 2 * MS,
+            period_ns: 10 * MS,
+        }
+    }
+
     #[test]
-    fn activations_count_only_inside_the_window_with_signed_slack() {
-        let mut r = ThreadRecord::new(0);
+    fn activations_count_only_inside_the_window_under_their_phase() {
+        let mut r = ThreadRecord::new(0, 2, false);
         r.open(Window::ms(1_000, 2_000));
-        r.activation(500 * MS, 8 * MS as i64, 10_000, Some(8 * MS));
-        assert_eq!(r.activations, 0, "before the window");
-        r.activation(1_000 * MS, 8 * MS as i64, 10_000, Some(8 * MS));
-        r.activation(1_010 * MS, -(2 * MS as i64), 0, Some(8 * MS));
-        r.activation(1_020 * MS, 4 * MS as i64, 30_000, None);
-        assert_eq!((r.activations, r.negative), (3, 1));
-        assert_eq!(r.slack_sum_ns, 10 * MS as i64);
-        assert_eq!(r.overrun.max_ns() / 1000, 2_000);
-        assert_eq!(r.perf_count, 2);
-        assert!((r.perf_sum - (1.0 - 0.25)).abs() < 1e-12);
-        assert_eq!(r.wakeup.len(), 3);
+        r.activation(0, activation(500, 8, 10));
+        assert_eq!(r.phases[0].activations, 0, "before the window");
+        r.activation(0, activation(1_000, 8, 10));
+        r.activation(0, activation(1_010, -2, 0));
+        r.activation(1, activation(1_020, 4, 30));
+        let (first, second) = (&r.phases[0], &r.phases[1]);
+        assert_eq!((first.activations, first.negative), (2, 1));
+        assert_eq!(first.slack_sum_ns, 6 * MS as i64);
+        assert_eq!(first.overrun.max_ns() / 1000, 2_000);
+        assert_eq!(first.perf_count, 2);
+        assert!((first.perf_sum - (1.0 - 0.25)).abs() < 1e-12);
+        assert_eq!((second.activations, second.wakeup.len()), (1, 1));
+        let batched: u64 = r.batches.iter().map(BatchLatency::count).sum();
+        assert_eq!(batched, 3);
     }
 
     #[test]
@@ -174,12 +253,56 @@ mod tests {
     }
 
     #[test]
-    fn periods_run_from_start_to_start() {
-        let mut r = ThreadRecord::new(0);
+    fn periods_run_from_start_to_start_per_phase() {
+        let mut r = ThreadRecord::new(0, 2, false);
         r.open(Window::ms(0, 1_000));
-        r.phase_loop(0, None);
-        r.phase_loop(10 * MS, Some(0));
-        r.phase_loop(21 * MS, Some(10 * MS));
-        assert_eq!((r.loops, r.periods, r.period_sum_ns), (3, 2, 21 * MS));
+        r.phase_loop(0, 0, None);
+        r.phase_loop(0, 10 * MS, Some(0));
+        r.phase_loop(1, 15 * MS, None);
+        r.phase_loop(0, 21 * MS, Some(10 * MS));
+        let first = &r.phases[0];
+        assert_eq!(
+            (first.loops, first.periods, first.period_sum_ns),
+            (3, 2, 21 * MS)
+        );
+        assert_eq!((r.phases[1].loops, r.phases[1].periods), (1, 0));
+    }
+
+    #[test]
+    fn the_work_after_a_wake_up_is_late_when_the_next_timer_event_began_after_its_expiry() {
+        let mut r = ThreadRecord::new(0, 1, true);
+        let now = crate::measure::clock::now_ns();
+        r.open(Window {
+            start_ns: now,
+            end_ns: now + 1_000_000 * MS,
+        });
+        r.start_splitting();
+        // Woke at its expiry (now); the next event begins at once, long
+        // before the next expiry: on time.
+        r.timer_began(now, now);
+        let woke_ns = r.woke();
+        let times = |began_ns: u64, expiry_ns: u64| ActivationTimes {
+            began_ns,
+            expiry_ns,
+            slack_ns: expiry_ns as i64 - began_ns as i64,
+            wakeup_ns: 0,
+            run_ns: 0,
+            period_ns: 10 * MS,
+        };
+        r.activation(0, times(woke_ns, now));
+        r.timer_began(crate::measure::clock::now_ns(), now + 10 * MS);
+        r.woke();
+        // Its work runs past the next expiry, which had passed: late.
+        r.activation(0, times(crate::measure::clock::now_ns(), now + 10 * MS));
+        r.timer_began(crate::measure::clock::now_ns(), now);
+        let account = &r.splitting.splitter().expect("splitting").account;
+        assert_eq!((account.events, account.late), (2, 1));
+    }
+
+    #[test]
+    fn without_a_split_the_record_has_no_splitter() {
+        let mut r = ThreadRecord::new(0, 1, false);
+        r.start_splitting();
+        assert!(r.splitting.splitter().is_none());
     }
 }

@@ -69,8 +69,19 @@ pub struct Shared {
     suspends: HashMap<String, Gate<u64>>,
     /// Whether each mutex is held.
     mutexes: HashMap<String, Gate<bool>>,
-    /// How many times each condition was signalled.
-    conds: HashMap<String, Gate<u64>>,
+    /// Each condition's waiters and the wake-ups it owes them.
+    conds: HashMap<String, Gate<CondState>>,
+}
+
+/// A condition variable's waiters, as pthread's: a signal wakes one
+/// thread waiting at that moment, a broadcast every one, and neither is
+/// kept for a thread that waits later.
+#[derive(Debug, Default)]
+pub struct CondState {
+    /// Threads waiting now.
+    waiting: u64,
+    /// Wake-ups signalled and not yet taken (never more than `waiting`).
+    owed: u64,
 }
 
 impl Shared {
@@ -171,19 +182,28 @@ impl Shared {
     /// again (pthread_cond_wait); false at the deadline.
     pub fn wait(&self, cond: &str, mutex: &str, deadline_ns: u64) -> bool {
         let gate = &self.conds[cond];
-        let state = gate.lock();
-        let seen = *state;
+        let mut state = gate.lock();
+        state.waiting += 1;
         self.unlock(mutex);
-        let (state, signalled) = gate.wait_until(state, deadline_ns, |n| *n != seen);
+        let (mut state, signalled) = gate.wait_until(state, deadline_ns, |s| s.owed > 0);
+        state.waiting -= 1;
+        if signalled {
+            state.owed -= 1;
+        }
         drop(state);
         signalled && self.lock(mutex, deadline_ns)
     }
 
-    /// Signals `cond` (one waiter or, with `all`, every one: both wake the
-    /// waiters there are, which then all go on).
-    pub fn signal(&self, cond: &str) {
+    /// Signals `cond`: wakes one of the threads waiting on it or, with
+    /// `all` (rt-app's `broad`), every one; nothing when none waits.
+    pub fn signal(&self, cond: &str, all: bool) {
         let gate = &self.conds[cond];
-        *gate.lock() += 1;
+        let mut state = gate.lock();
+        state.owed = match all {
+            true => state.waiting,
+            false => (state.owed + 1).min(state.waiting),
+        };
+        drop(state);
         gate.notify_all();
     }
 }
@@ -250,5 +270,62 @@ mod tests {
         assert!(!shared.suspend("a", now_ns()), "nothing resumed it");
         shared.resume("a");
         assert!(shared.suspend("a", now_ns()));
+    }
+
+    /// A workload whose two threads wait on `c` (with mutex `m`).
+    fn two_waiters() -> (Arc<Shared>, Vec<std::thread::JoinHandle<bool>>) {
+        let wait = Event::Wait {
+            cond: "c".to_string(),
+            mutex: "m".to_string(),
+        };
+        let w = Workload::of_tasks(vec![Task::looping("a", 2, vec![wait])]);
+        let shared = Arc::new(Shared::of(&w));
+        let deadline_ns = now_ns() + 2_000_000_000;
+        let waiters = (0..2)
+            .map(|_| {
+                let s = Arc::clone(&shared);
+                std::thread::spawn(move || {
+                    s.lock("m", deadline_ns);
+                    let woken = s.wait("c", "m", deadline_ns);
+                    s.unlock("m");
+                    woken
+                })
+            })
+            .collect();
+        while shared.conds["c"].lock().waiting < 2 {
+            std::thread::yield_now();
+        }
+        (shared, waiters)
+    }
+
+    #[test]
+    fn a_signal_wakes_one_waiter_and_a_broadcast_every_one() {
+        let (shared, waiters) = two_waiters();
+        shared.signal("c", false);
+        while shared.conds["c"].lock().waiting > 1 {
+            std::thread::yield_now();
+        }
+        assert_eq!(shared.conds["c"].lock().owed, 0, "one wake-up, taken");
+        shared.signal("c", true);
+        let woken = waiters
+            .into_iter()
+            .map(|w| w.join().unwrap())
+            .filter(|w| *w)
+            .count();
+        assert_eq!(woken, 2);
+    }
+
+    #[test]
+    fn a_signal_with_no_waiter_is_lost() {
+        let w = Workload::of_tasks(vec![Task::looping(
+            "a",
+            1,
+            vec![Event::Signal {
+                cond: "c".to_string(),
+            }],
+        )]);
+        let shared = Shared::of(&w);
+        shared.signal("c", false);
+        assert_eq!(shared.conds["c"].lock().owed, 0);
     }
 }
