@@ -20,6 +20,15 @@ pub enum Formula {
     Sd { samples: String },
     /// Value at quantile `q` (0–1) of the distribution (µs).
     Quantile { samples: String, q: f64 },
+    /// Value at quantile `q` (0–1) of signed values kept as two
+    /// distributions, histograms holding no negative value: `negative` the
+    /// magnitudes of the values below 0, `positive` the others (µs,
+    /// negative below 0; rt-app's slack, late activations below 0).
+    SignedQuantile {
+        negative: String,
+        positive: String,
+        q: f64,
+    },
     /// Largest sample of the distribution (µs).
     Max { samples: String },
     /// Smallest sample of the distribution (µs).
@@ -87,6 +96,27 @@ impl<'a> Evaluator<'a> {
             Formula::Mean { samples } => self.tally.samples.get(samples.as_str())?.mean_us(),
             Formula::Sd { samples } => Some(self.histogram(samples)?.stdev_ns() / 1e3),
             Formula::Quantile { samples, q } => Some(us(self.histogram(samples)?.quantile_ns(*q))),
+            Formula::SignedQuantile {
+                negative,
+                positive,
+                q,
+            } => {
+                let below = self.count_of(negative) as f64;
+                let above = self.count_of(positive) as f64;
+                if below + above == 0.0 {
+                    return None;
+                }
+                let rank = q * (below + above);
+                if rank < below {
+                    // The most negative value is the smallest: counted from
+                    // the largest magnitude down.
+                    let magnitude = self.histogram(negative)?.quantile_ns(1.0 - rank / below);
+                    Some(-us(magnitude))
+                } else {
+                    let q = ((rank - below) / above).min(1.0);
+                    Some(us(self.histogram(positive)?.quantile_ns(q)))
+                }
+            }
             Formula::Max { samples } => Some(us(self.histogram(samples)?.max_ns())),
             Formula::Min { samples } => Some(us(self.histogram(samples)?.min_ns())),
             Formula::MeanNearMedian { samples } => {
@@ -122,9 +152,17 @@ impl<'a> Evaluator<'a> {
             | Formula::MeanNearMedian { samples }
             | Formula::InverseQuantile { samples, .. } => samples,
             Formula::Excess { value, .. } => return self.samples_of(value),
+            Formula::SignedQuantile {
+                negative, positive, ..
+            } => return Some(self.count_of(negative) + self.count_of(positive)),
             _ => return None,
         };
-        Some(self.tally.samples.get(name.as_str()).map_or(0, |s| s.count))
+        Some(self.count_of(name))
+    }
+
+    /// The samples of distribution `name` (0 when it is absent).
+    fn count_of(&self, name: &str) -> u64 {
+        self.tally.samples.get(name).map_or(0, |s| s.count)
     }
 }
 
@@ -182,6 +220,43 @@ mod tests {
             Some(7.5)
         );
         assert_eq!(e.samples_of(&Formula::Mean { samples: samples() }), Some(4));
+    }
+
+    #[test]
+    fn a_signed_quantile_counts_the_negative_values_first_most_negative_first() {
+        let histogram = |ns: &[u64]| {
+            let mut h = LatencyHistogram::new();
+            ns.iter().for_each(|&ns| h.record_ns(ns));
+            h
+        };
+        // −5, −1, then 2, 3, 4, 6, 7, 8, 9, 10 µs.
+        let positive = [2, 3, 4, 6, 7, 8, 9, 10].map(|us| us * 1_000);
+        let t = Tally::default()
+            .with_samples("late", &histogram(&[5_000, 1_000]), 6_000)
+            .with_samples("early", &histogram(&positive), 49_000);
+        let mut e = Evaluator::new(&t);
+        let mut at = |q: f64| {
+            e.value(&Formula::SignedQuantile {
+                negative: "late".into(),
+                positive: "early".into(),
+                q,
+            })
+            .unwrap()
+        };
+        assert!((at(0.05) + 5.0).abs() < 0.01);
+        assert!((at(0.15) + 1.0).abs() < 0.01);
+        assert!((3.9..=6.1).contains(&at(0.5)), "{}", at(0.5));
+        assert!((at(1.0) - 10.0).abs() < 0.01);
+        let only_late = Tally::default().with_samples("late", &histogram(&[1_000]), 1_000);
+        let formula = Formula::SignedQuantile {
+            negative: "late".into(),
+            positive: "early".into(),
+            q: 0.5,
+        };
+        let mut e = Evaluator::new(&only_late);
+        assert!((e.value(&formula).unwrap() + 1.0).abs() < 0.01);
+        assert_eq!(e.samples_of(&formula), Some(1));
+        assert_eq!(Evaluator::new(&Tally::default()).value(&formula), None);
     }
 
     #[test]

@@ -57,6 +57,8 @@ pub const DEF: ProbeDef = ProbeDef {
 const WAKEUP: &str = "wakeup";
 /// How late each late activation began (−slack).
 const OVERRUN: &str = "overrun";
+/// The slack of the other activations.
+const SLACK: &str = "slack";
 const ACTIVATIONS: &str = "activations";
 const NEGATIVE: &str = "negative";
 const SLACK_SUM_US: &str = "slack_sum_us";
@@ -237,13 +239,16 @@ fn activation_figures(prefix: &str, label: &str, all: bool) -> Vec<FigureDef> {
             ratio(PERIOD_SUM_US, PERIODS, 1.0),
         ),
     ];
+    let tightest = slack_quantile(prefix, label, "p1", 0.01);
     if !all {
-        figures.extend([negative, perf]);
+        figures.extend([negative, perf, tightest]);
         return figures;
     }
     figures.extend([
         negative.spread(Spread::SubWindows).compared(),
         perf.compared(),
+        slack_quantile(prefix, label, "p50", 0.5),
+        tightest,
         FigureDef::new(
             "slack_mean",
             "slack_mean_us",
@@ -349,16 +354,34 @@ fn tallies(records: &[ThreadRecord], tasks: &[TaskNames], window: Window) -> Mea
     Measured::of(tally, batches)
 }
 
+/// Slack at quantile `q` (`TASK.slack_p1`), late activations below 0.
+fn slack_quantile(prefix: &str, label: &str, name: &str, q: f64) -> FigureDef {
+    FigureDef::new(
+        &format!("{prefix}slack_{name}"),
+        &format!("{prefix}slack_{name}_us"),
+        &format!("{label}slack {name} (ms; negative when late)"),
+        Unit::Micros,
+        Better::Higher,
+        Formula::SignedQuantile {
+            negative: format!("{prefix}{OVERRUN}"),
+            positive: format!("{prefix}{SLACK}"),
+            q,
+        },
+    )
+}
+
 /// The tally of `records` with every name prefixed by `prefix`.
 fn counts<'a>(records: impl Iterator<Item = &'a PhaseRecord>, prefix: &str) -> Tally {
     let mut wakeup = LatencyHistogram::new();
     let mut overrun = LatencyHistogram::new();
+    let mut slack = LatencyHistogram::new();
     let (mut wakeup_ns, mut overrun_ns) = (0, 0);
     let (mut activations, mut negative, mut slack_ns, mut loops) = (0, 0, 0i64, 0);
     let (mut perf_sum, mut perf_count, mut period_ns, mut periods) = (0.0, 0, 0, 0);
     for r in records {
         wakeup.add(&r.wakeup);
         overrun.add(&r.overrun);
+        slack.add(&r.slack);
         wakeup_ns += r.wakeup_sum_ns;
         overrun_ns += r.overrun_sum_ns;
         activations += r.activations;
@@ -374,6 +397,7 @@ fn counts<'a>(records: impl Iterator<Item = &'a PhaseRecord>, prefix: &str) -> T
     Tally::default()
         .with_samples(&n(WAKEUP), &wakeup, wakeup_ns)
         .with_samples(&n(OVERRUN), &overrun, overrun_ns)
+        .with_samples(&n(SLACK), &slack, (slack_ns + overrun_ns as i64) as u64)
         .with_count(&n(ACTIVATIONS), activations as f64)
         .with_count(&n(NEGATIVE), negative as f64)
         .with_count(&n(SLACK_SUM_US), slack_ns as f64 / 1e3)
@@ -466,6 +490,11 @@ mod tests {
         assert!((f["wakeup_mean_us"] - 250.0 / 6.0).abs() < 1e-9);
         assert!((f["b.wakeup_p99_us"] - 30.0).abs() < 0.1);
         assert!((f["overrun_p99_us"] - 2_000.0).abs() < 2.0);
+        // Slacks −2, 4, 4, 8, 8, 8 ms.
+        assert!((f["slack_p1_us"] + 2_000.0).abs() < 2.0);
+        assert!((f["slack_p50_us"] - 4_000.0).abs() < 4.0);
+        assert!((f["a.slack_p1_us"] + 2_000.0).abs() < 2.0);
+        assert!((f["b.slack_p1_us"] - 4_000.0).abs() < 4.0);
     }
 
     #[test]

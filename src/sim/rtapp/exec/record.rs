@@ -41,7 +41,10 @@ pub struct PhaseRecord {
     /// How late each late activation began (−slack of those with negative
     /// slack): histograms hold no negative values.
     pub overrun: LatencyHistogram,
-    /// Exact sums of the two, in ns.
+    /// The slack of every other activation.
+    pub slack: LatencyHistogram,
+    /// Exact sums of the first two, in ns (the third's is `slack_sum_ns`
+    /// + `overrun_sum_ns`).
     pub wakeup_sum_ns: u64,
     pub overrun_sum_ns: u64,
     /// Activations (timer events begun within the window).
@@ -67,6 +70,7 @@ impl PhaseRecord {
         let mut record = Self {
             wakeup: LatencyHistogram::new(),
             overrun: LatencyHistogram::new(),
+            slack: LatencyHistogram::new(),
             wakeup_sum_ns: 0,
             overrun_sum_ns: 0,
             activations: 0,
@@ -80,6 +84,7 @@ impl PhaseRecord {
         };
         record.wakeup.touch();
         record.overrun.touch();
+        record.slack.touch();
         record
     }
 }
@@ -172,10 +177,13 @@ impl ThreadRecord {
         p.wakeup.record_ns(a.wakeup_ns);
         p.wakeup_sum_ns += a.wakeup_ns;
         p.slack_sum_ns += a.slack_ns;
-        if a.slack_ns < 0 {
-            p.negative += 1;
-            p.overrun.record_ns(a.slack_ns.unsigned_abs());
-            p.overrun_sum_ns += a.slack_ns.unsigned_abs();
+        match u64::try_from(a.slack_ns) {
+            Ok(slack_ns) => p.slack.record_ns(slack_ns),
+            Err(_) => {
+                p.negative += 1;
+                p.overrun.record_ns(a.slack_ns.unsigned_abs());
+                p.overrun_sum_ns += a.slack_ns.unsigned_abs();
+            }
         }
         if let Some(idle_ns) = a.period_ns.checked_sub(a.run_ns).filter(|&ns| ns > 0) {
             p.perf_sum += perf_index(a.slack_ns, idle_ns);
@@ -238,6 +246,8 @@ mod tests {
         assert_eq!((first.activations, first.negative), (2, 1));
         assert_eq!(first.slack_sum_ns, 6 * MS as i64);
         assert_eq!(first.overrun.max_ns() / 1000, 2_000);
+        assert_eq!(first.slack.len(), 1, "the slack of the on-time one");
+        assert!(first.slack.max_ns().abs_diff(8 * MS) < 10_000);
         assert_eq!(first.perf_count, 2);
         assert!((first.perf_sum - (1.0 - 0.25)).abs() < 1e-12);
         assert_eq!((second.activations, second.wakeup.len()), (1, 1));
