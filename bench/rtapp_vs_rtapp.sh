@@ -5,12 +5,15 @@
 # (wu_lat and slack columns of its timer-driven tasks) and from feelbench's
 # run document. rt-app's SCHED_OTHER threads keep the kernel's 50 us timer
 # slack; feelbench's probe asks for 1 ns unless told: compare like with like
-# with FBARGS="--timer-slack 50000". About 2.5 minutes.
-#   [FBARGS=...] bench/rtapp_vs_rtapp.sh [SECONDS]
+# with FBARGS="--timer-slack 50000". ROUNDS rounds (3 unless told) of the
+# four scenarios, each tool once per round, then each tool's median over
+# the rounds and their ratio. About 50 s per round at 10 s.
+#   [FBARGS=...] [ROUNDS=N] bench/rtapp_vs_rtapp.sh [SECONDS]
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 FB=${FB:-$here/../target/release/feelbench}
 secs=${1:-10}
+rounds=${ROUNDS:-3}
 work=$(mktemp -d)
 hogs=()
 stop_hogs() { for pid in "${hogs[@]}"; do kill "$pid" 2>/dev/null || true; done; hogs=(); }
@@ -48,11 +51,14 @@ PY
 pload=$(rt-app "$work/cal.json" 2>&1 | sed -n 's/.*pLoad = \([0-9]*\)ns.*/\1/p' | head -1)
 echo "rt-app's calibration on the idle machine: ${pload:?rt-app did not say its pLoad} ns per loop"
 
+# One line per round, workload and load: both tools' figures.
+results="$work/results.tsv"
+for round in $(seq 1 "$rounds"); do
 for spec in periodic audio-chain; do
     src="$work/$spec.json"
     cp "$here/../workloads/rtapp/$spec.json" "$src"
     for load in none burn; do
-        logs="$work/$spec-$load"; mkdir -p "$logs"
+        logs="$work/$spec-$load-$round"; mkdir -p "$logs"
         python3 - "$src" "$logs" "$secs" "$pload" > "$logs/rt.json" <<'PY'
 import json, sys
 w = json.load(open(sys.argv[1]))  # the shipped files are strict JSON
@@ -64,15 +70,31 @@ PY
         stop_hogs
         read -r n p50 p99 negpct < <(rtapp_figures "$logs")
         "$FB" run --probe "rtapp:$spec" --load "$load" -t "$secs" ${FBARGS:-} -q --no-store -o "$logs/fb.json" >/dev/null 2>"$logs/fb.err" || { cat "$logs/fb.err"; continue; }
-        python3 - "$logs/fb.json" "$spec/$load" "$n" "$p50" "$p99" "$negpct" <<'PY'
+        python3 - "$logs/fb.json" "$round" "$spec/$load" "$n" "$p50" "$p99" "$negpct" >> "$results" <<'PY'
 import json, sys
 f = json.load(open(sys.argv[1]))["scenarios"][0]["result"]["figures"]
-what, n, p50, p99, neg = sys.argv[2], int(sys.argv[3]), *map(float, sys.argv[4:])
 mine = (f["activations"], f["wakeup_p50_us"] / 1000, f["wakeup_p99_us"] / 1000, f["negative_slack_pct"])
-ratio = lambda a, b: f"{a / b:.2f}" if b else "-"
-print(f"{what:20} rt-app    {n:6d} act  p50 {p50:7.3f} ms  p99 {p99:7.3f} ms  neg slack {neg:5.1f} %")
-print(f"{'':20} feelbench {mine[0]:6.0f} act  p50 {mine[1]:7.3f} ms  p99 {mine[2]:7.3f} ms  neg slack {mine[3]:5.1f} %"
-      f"   feelbench/rt-app: p50 {ratio(mine[1], p50)}  p99 {ratio(mine[2], p99)}  neg {ratio(mine[3], neg)}")
+print("\t".join(sys.argv[2:] + [f"{v:.4f}" for v in mine]))
 PY
+        tail -1 "$results"
     done
 done
+done
+
+# Per workload and load: each tool's median over the rounds, and the ratio
+# of the medians (feelbench / rt-app).
+python3 - "$results" <<'PY'
+import sys, statistics as st
+rows = {}
+for line in open(sys.argv[1]):
+    r = line.split("\t")
+    rows.setdefault(r[1], []).append([float(v) for v in r[2:]])
+print(f"\n{'':20} {'':9} {'act':>6}  {'p50 ms':>8}  {'p99 ms':>8}  {'neg %':>6}   (medians of {len(next(iter(rows.values())))} rounds)")
+for what, rs in rows.items():
+    med = [st.median(col) for col in zip(*rs)]
+    rt, fb = med[0:4], med[4:8]
+    ratio = lambda a, b: f"{a / b:.2f}" if b else "-"
+    print(f"{what:20} {'rt-app':9} {rt[0]:6.0f}  {rt[1]:8.3f}  {rt[2]:8.3f}  {rt[3]:6.2f}")
+    print(f"{'':20} {'feelbench':9} {fb[0]:6.0f}  {fb[1]:8.3f}  {fb[2]:8.3f}  {fb[3]:6.2f}"
+          f"   ratio p50 {ratio(fb[1], rt[1])}  p99 {ratio(fb[2], rt[2])}  neg {ratio(fb[3], rt[3])}")
+PY

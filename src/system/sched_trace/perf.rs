@@ -3,7 +3,8 @@
 //! buffer. Only the system calls and the shared ring are here; what a
 //! record means is `record`'s business.
 
-use std::os::fd::{AsRawFd as _, FromRawFd as _, OwnedFd};
+use crate::system::perf_event::{self, Attr};
+use std::os::fd::{AsRawFd as _, OwnedFd};
 use std::sync::atomic::{fence, Ordering};
 
 /// `PERF_TYPE_TRACEPOINT`.
@@ -19,35 +20,6 @@ const IOC_SET_OUTPUT: libc::c_ulong = 0x2405;
 /// `PERF_RECORD_LOST`, `PERF_RECORD_SAMPLE`.
 pub const RECORD_LOST: u32 = 2;
 pub const RECORD_SAMPLE: u32 = 9;
-
-/// `struct perf_event_attr` up to `config3` (`PERF_ATTR_SIZE_VER8`).
-#[repr(C)]
-#[derive(Default)]
-struct Attr {
-    kind: u32,
-    size: u32,
-    config: u64,
-    sample_period: u64,
-    sample_type: u64,
-    read_format: u64,
-    flags: u64,
-    wakeup_events: u32,
-    bp_type: u32,
-    config1: u64,
-    config2: u64,
-    branch_sample_type: u64,
-    sample_regs_user: u64,
-    sample_stack_user: u32,
-    clockid: i32,
-    sample_regs_intr: u64,
-    aux_watermark: u32,
-    sample_max_stack: u16,
-    reserved_2: u16,
-    aux_sample_size: u32,
-    reserved_3: u32,
-    sig_data: u64,
-    config3: u64,
-}
 
 /// The offsets of `data_head`, `data_tail`, `data_offset` and `data_size`
 /// in `struct perf_event_mmap_page`.
@@ -208,21 +180,6 @@ fn open_event(cpu: u32, id: u16) -> std::io::Result<OwnedFd> {
         clockid: libc::CLOCK_MONOTONIC,
         ..Attr::default()
     };
-    // SAFETY: perf_event_open reads `attr`, which lives across the call;
-    // pid -1 with a CPU: every task on that CPU; no group; close-on-exec.
-    let fd = unsafe {
-        libc::syscall(
-            libc::SYS_perf_event_open,
-            &attr as *const Attr,
-            -1 as libc::pid_t,
-            cpu as libc::c_int,
-            -1 as libc::c_int,
-            libc::c_ulong::from(8u32), // PERF_FLAG_FD_CLOEXEC
-        )
-    };
-    if fd < 0 {
-        return Err(std::io::Error::last_os_error());
-    }
-    // SAFETY: a descriptor the kernel just returned, owned by nobody else.
-    Ok(unsafe { OwnedFd::from_raw_fd(fd as i32) })
+    // pid -1 with a CPU: every task on that CPU.
+    perf_event::open(&attr, -1, cpu as libc::c_int)
 }
