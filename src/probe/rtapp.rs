@@ -431,14 +431,7 @@ mod tests {
     /// Task `a`: 4 activations, one 2 ms late, the last in its second
     /// phase; task `b`: 2 on time.
     fn scripted() -> ProbeResult {
-        let activation = |began_ns: u64, slack_ms: i64, wakeup_us: u64| ActivationTimes {
-            began_ns,
-            expiry_ns: (began_ns as i64 + slack_ms * MS as i64) as u64,
-            slack_ns: slack_ms * MS as i64,
-            wakeup_ns: wakeup_us * 1000,
-            run_ns: 2 * MS,
-            period_ns: 10 * MS,
-        };
+        let activation = ActivationTimes::for_tests;
         let mut a = ThreadRecord::new(0, 2, false);
         a.open(WINDOW);
         for (k, slack_ms, wakeup_us) in [(0, 8, 50), (1, 8, 70), (2, -2, 0), (3, 8, 90)] {

@@ -74,6 +74,23 @@ fn rtapp_run(dir: &Path, probe: &str, load: &str, seconds: &str) -> Output {
     output
 }
 
+/// A successful 2 s run of `text` (written as `name`) as the probe under
+/// no load: its run document, the file's path and the directory the run
+/// left (checked for leftovers by whoever wants).
+fn probe_run(name: &str, text: &str) -> (Value, PathBuf, tempfile::TempDir) {
+    let files = tempfile::tempdir().unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let path = workload_file(files.path(), name, text);
+    let output = rtapp_run(
+        dir.path(),
+        &format!("rtapp:{}", path.display()),
+        "none",
+        "2",
+    );
+    assert!(output.status.success(), "{}", stderr(&output));
+    (read_json(&dir.path().join("run.json")), path, dir)
+}
+
 fn figure(scenario: &Value, key: &str) -> f64 {
     scenario["result"]["figures"][key]
         .as_f64()
@@ -106,13 +123,7 @@ fn assert_activations(scenario: &Value, seconds: f64) {
 
 #[test]
 fn a_periodic_task_has_an_activation_per_period_and_its_own_figures() {
-    let files = tempfile::tempdir().unwrap();
-    let dir = tempfile::tempdir().unwrap();
-    let path = workload_file(files.path(), "periodic.json", PERIODIC);
-    let probe = format!("rtapp:{}", path.display());
-    let output = rtapp_run(dir.path(), &probe, "none", "2");
-    assert!(output.status.success(), "{}", stderr(&output));
-    let run = read_json(&dir.path().join("run.json"));
+    let (run, path, dir) = probe_run("periodic.json", PERIODIC);
     let recorded = &run["settings"]["rtapp"]["probe"];
     assert_eq!(recorded["source"], path.display().to_string());
     assert_eq!(recorded["tasks"][0]["name"], "task0");
@@ -139,13 +150,8 @@ fn a_periodic_task_has_an_activation_per_period_and_its_own_figures() {
 
 #[test]
 fn a_task_of_two_phases_has_figures_per_phase_and_its_late_work_split() {
-    let files = tempfile::tempdir().unwrap();
-    let dir = tempfile::tempdir().unwrap();
-    let path = workload_file(files.path(), "phases.json", TWO_PHASES);
-    let probe = format!("rtapp:{}", path.display());
-    let output = rtapp_run(dir.path(), &probe, "none", "2");
-    assert!(output.status.success(), "{}", stderr(&output));
-    let scenario = &read_json(&dir.path().join("run.json"))["scenarios"][0];
+    let (run, _, _) = probe_run("phases.json", TWO_PHASES);
+    let scenario = &run["scenarios"][0];
     let f = |key| figure(scenario, key);
     let (slow, fast) = (f("pulse.slow.activations"), f("pulse.fast.activations"));
     assert!(slow > 0.0 && fast > 0.0, "{slow} and {fast} activations");
@@ -170,17 +176,8 @@ fn a_task_of_two_phases_has_figures_per_phase_and_its_late_work_split() {
 
 #[test]
 fn a_resume_chain_measures_the_timer_task_and_runs_every_task() {
-    let files = tempfile::tempdir().unwrap();
-    let dir = tempfile::tempdir().unwrap();
-    let path = workload_file(files.path(), "chain.json", CHAIN);
-    let output = rtapp_run(
-        dir.path(),
-        &format!("rtapp:{}", path.display()),
-        "none",
-        "2",
-    );
-    assert!(output.status.success(), "{}", stderr(&output));
-    let scenario = &read_json(&dir.path().join("run.json"))["scenarios"][0];
+    let (run, _, _) = probe_run("chain.json", CHAIN);
+    let scenario = &run["scenarios"][0];
     assert_activations(scenario, 2.0);
     // Only `first` waits on a timer; every task runs a loop per period.
     assert_eq!(

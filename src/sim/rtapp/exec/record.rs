@@ -106,6 +106,23 @@ pub struct ActivationTimes {
     pub period_ns: u64,
 }
 
+#[cfg(test)]
+impl ActivationTimes {
+    /// An activation of a 10 ms period with 2 ms of run beginning at
+    /// `began_ns`, expiring `slack_ms` later, woken `wakeup_us` late.
+    pub fn for_tests(began_ns: u64, slack_ms: i64, wakeup_us: u64) -> Self {
+        const MS: i64 = 1_000_000;
+        Self {
+            began_ns,
+            expiry_ns: (began_ns as i64 + slack_ms * MS) as u64,
+            slack_ns: slack_ms * MS,
+            wakeup_ns: wakeup_us * 1000,
+            run_ns: 2 * MS as u64,
+            period_ns: 10 * MS as u64,
+        }
+    }
+}
+
 impl ThreadRecord {
     /// Empty records of a thread of task `task`, which has `phases`
     /// phases, made resident, with an account for the split of its late
@@ -219,18 +236,8 @@ mod tests {
 
     const MS: u64 = 1_000_000;
 
-    /// An activation of a 10 ms period with 2 ms of run beginning at
-    /// `began_ms`, expiring `slack_ms` later, woken `wakeup_us` late.
     fn activation(began_ms: u64, slack_ms: i64, wakeup_us: u64) -> ActivationTimes {
-        let began_ns = began_ms * MS;
-        ActivationTimes {
-            began_ns,
-            expiry_ns: (began_ns as i64 + slack_ms * MS as i64) as u64,
-            slack_ns: slack_ms * MS as i64,
-            wakeup_ns: wakeup_us * 1000,
-            run_ns: 2 * MS,
-            period_ns: 10 * MS,
-        }
+        ActivationTimes::for_tests(began_ms * MS, slack_ms, wakeup_us)
     }
 
     #[test]
@@ -281,12 +288,12 @@ mod tests {
     #[test]
     fn the_work_after_a_wake_up_is_late_when_the_next_timer_event_began_after_its_expiry() {
         let mut r = ThreadRecord::new(0, 1, true);
+        r.start_splitting();
         let now = crate::measure::clock::now_ns();
         r.open(Window {
             start_ns: now,
             end_ns: now + 1_000_000 * MS,
         });
-        r.start_splitting();
         // Woke at its expiry (now); the next event begins at once, long
         // before the next expiry: on time.
         r.timer_began(now, now);
@@ -300,10 +307,10 @@ mod tests {
             period_ns: 10 * MS,
         };
         r.activation(0, times(woke_ns, now));
-        r.timer_began(crate::measure::clock::now_ns(), now + 10 * MS);
+        r.timer_began(crate::measure::clock::now_ns(), now + 1_000 * MS);
         r.woke();
         // Its work runs past the next expiry, which had passed: late.
-        r.activation(0, times(crate::measure::clock::now_ns(), now + 10 * MS));
+        r.activation(0, times(crate::measure::clock::now_ns(), now + 1_000 * MS));
         r.timer_began(crate::measure::clock::now_ns(), now);
         let account = &r.splitting.splitter().expect("splitting").account;
         assert_eq!((account.events, account.late), (2, 1));
