@@ -107,14 +107,16 @@ fn without_a_cgroup_the_cpu_is_a_lower_bound_and_shown_as_one() {
 fn a_command_that_stops_working_part_way_fails_with_when() {
     let tag = new_tag();
     let dir = tempfile::tempdir().unwrap();
-    // Busy for 0.6 s from its start, then idle: the last 1.4 s of the 2 s
-    // window, room for a stretch of idle sub-windows on a loaded machine,
-    // where a dying program's last CPU can still land after it.
+    // Busy for 1.2 s from its start, then idle: the window begins before
+    // that even when six tests start at once on a loaded machine (0.6 s
+    // was once all spent before it), and at least its last 1.8 s of 3 s
+    // are idle, room for a stretch of idle sub-windows where a dying
+    // program's last CPU can still land after it.
     let run = run_cmd_with(
         feelbench(&tag, dir.path()),
         dir.path(),
-        "cmd:sh -c 'timeout 0.6 yes >/dev/null; exec sleep 60'",
-        "2",
+        "cmd:sh -c 'timeout 1.2 yes >/dev/null; exec sleep 60'",
+        "3",
     );
     let scenario = &run["scenarios"][0];
     assert_eq!(scenario["status"], "failed", "{scenario}");
