@@ -43,13 +43,15 @@ fn compare(dir: &Path, args: &[&str]) -> std::process::Output {
 fn runs_that_differ_in_load_nice_compare_in_every_format() {
     let dir = tempfile::tempdir().unwrap();
     let nice0 = run_x_under_burn(dir.path(), "0");
-    let nice19 = run_x_under_burn(dir.path(), "19");
+    // Nice 10, not 19: beside the other tests a nice-19 burn worker was
+    // starved for 5 sub-windows in a row once and its load failed.
+    let nice10 = run_x_under_burn(dir.path(), "10");
     let run = read_json(&nice0);
     assert!(
         run.pointer("/scenarios/0/intervals/method").is_some(),
         "a single run has batch-means intervals: {run}"
     );
-    let files = [nice0.to_str().unwrap(), nice19.to_str().unwrap()];
+    let files = [nice0.to_str().unwrap(), nice10.to_str().unwrap()];
     let output = compare(dir.path(), &[files[0], files[1], "--format", "json"]);
     assert!(output.status.success(), "{}", stderr(&output));
     let comparison: Value = serde_json::from_str(&stdout(&output)).unwrap();
@@ -80,7 +82,7 @@ fn runs_that_differ_in_load_nice_compare_in_every_format() {
     assert!(table.status.success());
     let text = stdout(&table);
     assert!(text.contains("baseline nice 0"), "{text}");
-    assert!(text.contains("differs: load nice 0 | 19"), "{text}");
+    assert!(text.contains("differs: load nice 0 | 10"), "{text}");
     for format in ["md", "csv"] {
         let out = compare(dir.path(), &[files[0], files[1], "--format", format]);
         assert!(out.status.success() && !out.stdout.is_empty(), "{format}");
