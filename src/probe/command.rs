@@ -58,6 +58,7 @@ pub const DEF: ProbeDef = ProbeDef {
     },
     disk_bytes: super::no_disk,
     memory: MemoryPolicy::Shared,
+    run_figure: super::no_run_figures,
 };
 
 /// The default program and its arguments.

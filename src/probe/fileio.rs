@@ -64,6 +64,7 @@ pub const DEF: ProbeDef = ProbeDef {
     disk_bytes: |params| file_bytes(&params.io),
     pace: super::Pace::Duration,
     memory: MemoryPolicy::Locked,
+    run_figure: super::no_run_figures,
 };
 
 /// Size of the probe's file: `--fileio-size` in whole requests.

@@ -68,6 +68,7 @@ pub const DEF: ProbeDef = ProbeDef {
     pace: super::Pace::Duration,
     disk_bytes: super::no_disk,
     memory: MemoryPolicy::Locked,
+    run_figure: super::no_run_figures,
 };
 
 /// The rule a write is late by: its deadline is the moment the device

@@ -62,6 +62,7 @@ pub const DEF: ProbeDef = ProbeDef {
     pace: super::Pace::Duration,
     disk_bytes: super::no_disk,
     memory: MemoryPolicy::Locked,
+    run_figure: super::no_run_figures,
 };
 
 /// Frame times (wall time of each frame).

@@ -65,6 +65,7 @@ pub const DEF: ProbeDef = ProbeDef {
         None => params.job.plan(params.cpus).disk_bytes(),
     },
     memory: MemoryPolicy::Shared,
+    run_figure: super::no_run_figures,
 };
 
 /// Wall times of the job's runs (one per measurement).

@@ -78,6 +78,10 @@ pub struct ProbeDef {
     /// Whether the worker locks its memory, or leaves it to the kernel (in
     /// the loads' memory cgroup, if any).
     pub memory: MemoryPolicy,
+    /// Whether `key` names a figure its sheet declares only from a run's
+    /// parameters (the `rtapp` probe's `TASK.wakeup_p99`), so that it is
+    /// not among [`figure_keys`]; most probes have none.
+    pub run_figure: fn(&str) -> bool,
 }
 
 /// How long a probe measures.
@@ -230,11 +234,15 @@ pub fn figure_keys(compared_only: bool) -> Vec<String> {
     keys
 }
 
-/// Whether `key` names a figure a probe declares in the sheet of a run
-/// only (from its parameters: the `rtapp` probe's `TASK.wakeup_p99`), so
-/// it is not among [`figure_keys`].
+/// Whether `key` names a figure some probe declares in the sheet of a run
+/// only ([`ProbeDef::run_figure`]), so it is not among [`figure_keys`].
 pub fn is_parameter_figure(key: &str) -> bool {
-    rtapp::is_task_figure(key)
+    PROBES.iter().any(|p| (p.run_figure)(key))
+}
+
+/// No figure declared from a run's parameters.
+pub(crate) fn no_run_figures(_: &str) -> bool {
+    false
 }
 
 /// No disk needed.

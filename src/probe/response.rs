@@ -48,6 +48,7 @@ pub const DEF: ProbeDef = ProbeDef {
     },
     disk_bytes: super::no_disk,
     memory: MemoryPolicy::Shared,
+    run_figure: super::no_run_figures,
 };
 
 /// The byte the arrays are filled with (any but 0 makes the kernel give

@@ -51,6 +51,7 @@ pub const DEF: ProbeDef = ProbeDef {
     pace: super::Pace::Duration,
     disk_bytes: |params| params.rtapp.probe.as_ref().map_or(0, iorun_bytes),
     memory: MemoryPolicy::Locked,
+    run_figure: is_task_figure,
 };
 
 /// Wake-up latency of each activation.
@@ -162,7 +163,7 @@ fn task_figures(prefix: &str, label: &str) -> Vec<FigureDef> {
 /// Whether `key` is a figure this probe declares for a task or a phase of
 /// its workload (`TASK.wakeup_p99`, `TASK.PHASE.wakeup_p99`): such keys
 /// are in a run's stored sheet, not in the registry's.
-pub fn is_task_figure(key: &str) -> bool {
+fn is_task_figure(key: &str) -> bool {
     key.rsplit_once('.').is_some_and(|(owner, _)| {
         !owner.is_empty()
             && task_figures(&format!("{owner}."), "")
@@ -311,11 +312,10 @@ fn late_causes(records: &[ThreadRecord]) -> Option<LateCauses> {
         .iter()
         .filter_map(|r| LateCauses::of_splitting(&r.splitting, LATE_RULE))
         .collect();
-    match each.as_slice() {
-        [] => None,
-        [one] => Some(one.clone()),
-        all => LateCauses::merged(&all.iter().collect::<Vec<_>>()).ok(),
+    if each.is_empty() {
+        return None;
     }
+    LateCauses::merged(&each.iter().collect::<Vec<_>>()).ok()
 }
 
 /// The counts of `records` (all of them, each task's under `TASK.` and

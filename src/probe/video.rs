@@ -17,4 +17,5 @@ pub const DEF: ProbeDef = ProbeDef {
     pace: super::Pace::Duration,
     disk_bytes: super::no_disk,
     memory: MemoryPolicy::Locked,
+    run_figure: super::no_run_figures,
 };

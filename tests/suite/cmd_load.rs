@@ -5,7 +5,7 @@
 
 use crate::common::{
     feelbench, feelbench_as_nobody, new_tag, read_json, require_root, stderr, tagged_processes,
-    LOOPS_PER_MS,
+    BRIEF_RUN,
 };
 use serde_json::Value;
 use std::path::Path;
@@ -19,15 +19,7 @@ fn run_cmd(tag: &str, dir: &Path, command: &str) -> Value {
 fn run_cmd_with(mut feelbench: Command, dir: &Path, command: &str, seconds: &str) -> Value {
     let output = feelbench
         .args(["run", "--probe", "audio", "--load", command, "-t", seconds])
-        .args([
-            "--warmup",
-            "0.2",
-            "-l",
-            LOOPS_PER_MS,
-            "-q",
-            "-o",
-            "run.json",
-        ])
+        .args(BRIEF_RUN)
         .output()
         .unwrap();
     assert!(!stderr(&output).contains("panicked"), "{}", stderr(&output));

@@ -7,7 +7,7 @@
 
 use crate::common::{
     assert_ends_clean, feelbench, leftovers, new_tag, read_json, require_root, skip, stderr,
-    wait_for_no_tagged, wait_until, LOOPS_PER_MS,
+    wait_for_no_tagged, wait_until, BRIEF_RUN, LOOPS_PER_MS,
 };
 use nix::sys::signal::{kill, Signal};
 use nix::unistd::Pid;
@@ -29,15 +29,7 @@ fn run_in(dir: &Path, load: &str, seconds: &str, args: &[&str]) -> Command {
     let mut command = feelbench(&new_tag(), dir);
     command
         .args(["run", "--probe", "audio", "--load", load, "-t", seconds])
-        .args([
-            "--warmup",
-            "0.2",
-            "-l",
-            LOOPS_PER_MS,
-            "-q",
-            "-o",
-            "run.json",
-        ])
+        .args(BRIEF_RUN)
         .args(args);
     command
 }

@@ -7,7 +7,7 @@
 
 use crate::common::{
     assert_load_did_work, feelbench, leftovers, new_tag, read_json, stderr, wait_for_no_tagged,
-    LOOPS_PER_MS,
+    BRIEF_RUN,
 };
 use serde_json::Value;
 use std::path::{Path, PathBuf};
@@ -58,15 +58,7 @@ fn rtapp_run(dir: &Path, probe: &str, load: &str, seconds: &str) -> Output {
     let tag = new_tag();
     let output = feelbench(&tag, dir)
         .args(["run", "--probe", probe, "--load", load, "-t", seconds])
-        .args([
-            "--warmup",
-            "0.2",
-            "-l",
-            LOOPS_PER_MS,
-            "-q",
-            "-o",
-            "run.json",
-        ])
+        .args(BRIEF_RUN)
         .output()
         .unwrap();
     let left = wait_for_no_tagged(&tag, Duration::from_secs(5));

@@ -101,6 +101,7 @@ pub const fn def<const OP: usize>() -> ProbeDef {
         disk_bytes: super::no_disk,
         pace: Pace::Duration,
         memory: MemoryPolicy::Shared,
+        run_figure: super::no_run_figures,
     }
 }
 

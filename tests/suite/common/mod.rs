@@ -16,6 +16,18 @@ use std::time::{Duration, Instant};
 /// A fixed work-loop rate, so tests neither calibrate nor touch a cache.
 pub const LOOPS_PER_MS: &str = "200000";
 
+/// The options of a brief run writing `run.json`: a 0.2 s warm-up, the
+/// fixed calibration, quiet.
+pub const BRIEF_RUN: [&str; 7] = [
+    "--warmup",
+    "0.2",
+    "-l",
+    LOOPS_PER_MS,
+    "-q",
+    "-o",
+    "run.json",
+];
+
 /// The environment variable that marks a test's processes.
 const TAG_VAR: &str = "FEELBENCH_TEST_TAG";
 

@@ -18,6 +18,7 @@ use record::ActivationTimes;
 pub use record::ThreadRecord;
 
 use crate::measure::clock::{now_ns, sleep_until_ns};
+use crate::measure::sched::set_thread_name;
 use crate::measure::window::Window;
 use crate::measure::work::{burn_loops, loops_for_ns};
 use crate::sim::rtapp::model::{Event, Phase, Sched, Task, TimerMode, Workload};
@@ -182,29 +183,14 @@ fn forked(workload: &Workload, name: &str) -> bool {
         .any(|e| matches!(e, Event::Fork { task } if task == name))
 }
 
-/// Starts a thread of the task `record` belongs to, named as the task
-/// (as rt-app names its threads: `ps`, a trace and `--explain` show it).
+/// Starts a thread of the task `record` belongs to.
 fn spawn(run: &Arc<RunShared>, record: ThreadRecord) -> JoinHandle<ThreadRecord> {
-    let owner = Arc::clone(run);
-    let name = thread_name(&run.workload.tasks[record.task].name);
-    let body = move || {
-        let mut thread = TaskThread::new(&owner, Arc::clone(&owner), record);
+    let run = Arc::clone(run);
+    std::thread::spawn(move || {
+        let mut thread = TaskThread::new(&run, Arc::clone(&run), record);
         thread.run();
         thread.record
-    };
-    std::thread::Builder::new()
-        .name(name)
-        .spawn(body)
-        .expect("the system starts a thread")
-}
-
-/// A thread name of task `task`: the kernel keeps 15 bytes of it.
-fn thread_name(task: &str) -> String {
-    let mut end = task.len().min(15);
-    while !task.is_char_boundary(end) {
-        end -= 1;
-    }
-    task[..end].replace('\0', "")
+    })
 }
 
 /// One thread of a task: its record, its own timers and buffers.
@@ -279,8 +265,11 @@ impl<'a> TaskThread<'a> {
         }
     }
 
-    /// The task's phases, in order, its `loop` times or until the deadline.
+    /// The task's phases, in order, its `loop` times or until the deadline,
+    /// on a thread named as the task (as rt-app names its threads: `ps`, a
+    /// trace and `--explain` show it).
     fn run(&mut self) {
+        set_thread_name(&self.task.name);
         self.record.start_splitting();
         sleep_until_ns(self.run.window.start_ns + self.task.delay_us * 1000);
         let mut round = 0;
