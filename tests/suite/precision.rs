@@ -72,17 +72,32 @@ fn a_goal_out_of_reach_measures_to_the_cap_and_names_the_imprecise_figures() {
 
 #[test]
 fn a_goal_reached_stops_before_the_cap() {
-    // 1000 frames a second: the first or second second gives every headline
-    // figure an interval far inside ±100 %.
+    // 1000 frames a second: on a quiet machine the first or second second
+    // gives every headline figure an interval far inside ±100 %. Beside the
+    // other tests the load comes and goes between measurements, and their
+    // means can then differ too much for any number of them to be within
+    // (seen in CI once: 6 measurements, mean ≤0.000–1.339 ms). So a run that
+    // reaches the cap must say which figure kept it there, and one of three
+    // runs must reach the goal.
     let probe = ["custom", "-C", "10", "-I", "1000"];
-    let (run, measurements, row) = adaptive_run(&probe, "100", "6");
-    assert_eq!(run["settings"]["precision_pct"], 100.0);
-    assert!(measurements < 6, "{measurements} measurements: {row}");
-    assert_eq!(
-        interval_keys(&run["scenarios"][0]),
-        ["mean", "p99", "deadlines"]
-    );
-    assert!(!row.contains("not within"), "{row}");
+    let mut capped = Vec::new();
+    for _ in 0..3 {
+        let (run, measurements, row) = adaptive_run(&probe, "100", "6");
+        assert_eq!(run["settings"]["precision_pct"], 100.0);
+        if measurements == 6 {
+            assert!(row.contains("not within ±100: "), "{row}");
+            capped.push(row);
+            continue;
+        }
+        assert!(measurements < 6, "{measurements} measurements: {row}");
+        assert_eq!(
+            interval_keys(&run["scenarios"][0]),
+            ["mean", "p99", "deadlines"]
+        );
+        assert!(!row.contains("not within"), "{row}");
+        return;
+    }
+    panic!("three runs measured to the cap:\n{}", capped.join("\n"));
 }
 
 #[test]
