@@ -382,13 +382,31 @@ fn sigterm_is_handled_like_sigint() {
 
 #[test]
 fn a_second_sigint_exits_at_once_and_workers_die_with_the_orchestrator() {
+    // The orderly stop the first SIGINT starts takes 0.2–0.5 s beside the
+    // other tests; a test thread that waits that long between seeing the
+    // first delivered and sending the second (seen once in CI) sees the
+    // orderly stop end the run. That attempt proves nothing about the
+    // second SIGINT, so it is tried again, up to three times.
+    for _ in 0..3 {
+        if second_sigint_came_before_the_orderly_stop() {
+            return;
+        }
+    }
+    panic!("three times the orderly stop marked the run interrupted and finished before the second SIGINT ended it");
+}
+
+/// Sends two SIGINTs to a run under burn, one after the other, and checks
+/// that it exits 130 and its workers die with it; whether the second one
+/// ended it before the orderly stop the first one started had written the
+/// run (if so, it checks that the next run removes what it left).
+fn second_sigint_came_before_the_orderly_stop() -> bool {
     let tag = new_tag();
     let dir = tempfile::tempdir().unwrap();
     let mut child = start_under_burn(&tag, dir.path(), "30");
     signal(&child, Signal::SIGINT);
     // Two SIGINTs sent back to back merge into one while pending: the second
     // is sent once the first has reached a handler, looked for without a
-    // pause, before the orderly stop the first one started can end the run.
+    // pause.
     let deadline = Instant::now() + Duration::from_secs(20);
     while sigint_pending(child.id()) {
         assert!(
@@ -396,31 +414,35 @@ fn a_second_sigint_exits_at_once_and_workers_die_with_the_orchestrator() {
             "the first SIGINT is never delivered"
         );
     }
-    assert_eq!(
-        child.try_wait().unwrap(),
-        None,
-        "the first SIGINT ended the run before the second was sent"
-    );
-    signal(&child, Signal::SIGINT);
+    let still_running = child.try_wait().unwrap().is_none();
+    if still_running {
+        signal(&child, Signal::SIGINT);
+    }
     assert_eq!(
         exit_code_within(&mut child, Duration::from_secs(30)),
         Some(130)
-    );
-    // The second SIGINT exits from its handler, whatever the orchestrator is
-    // doing; the run file shows that this came before the orderly stop (no
-    // timing is asserted: a loaded machine may take long to deliver it).
-    let run = read_json(&dir.path().join("run.json"));
-    assert_eq!(
-        (&run["run"]["interrupted"], &run["run"]["finished"]),
-        (&false.into(), &serde_json::Value::Null),
-        "the orderly stop marked the run interrupted and finished: the second SIGINT did not end it at once"
     );
     assert_eq!(
         wait_for_no_tagged(&tag, Duration::from_secs(3)),
         Vec::<u32>::new(),
         "the workers die with the orchestrator"
     );
+    // The second SIGINT exits from its handler, whatever the orchestrator is
+    // doing; the run file shows whether this came before the orderly stop
+    // (no timing is asserted: a loaded machine may take long to deliver it).
+    let run = read_json(&dir.path().join("run.json"));
+    let orderly_stop_wrote =
+        run["run"]["interrupted"] == true && run["run"]["finished"].is_string();
+    if !still_running || orderly_stop_wrote {
+        return false;
+    }
+    assert_eq!(
+        (&run["run"]["interrupted"], &run["run"]["finished"]),
+        (&false.into(), &serde_json::Value::Null),
+        "the run file is the one written at the start"
+    );
     assert_the_next_run_removes_the_leftovers(dir.path());
+    true
 }
 
 #[test]
