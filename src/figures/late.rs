@@ -256,15 +256,6 @@ impl LateCauses {
                 splitter.delays().cut()
             ));
         }
-        if !splitter.has_task_clock() {
-            late.notices.push(
-                "CPU time read from the thread's CPU clock (perf's task clock is not permitted: \
-                 perf_event_paranoid above 2 without CAP_PERFMON); each reading makes the \
-                 scheduler account the thread, which can move its wait from a wake-up to the \
-                 end of its work"
-                    .to_string(),
-            );
-        }
         if !late.schedstat {
             late.notices.push(
                 "run-queue wait unavailable: the thread's schedstat cannot be read \

@@ -1,7 +1,6 @@
 //! Reading the calling thread's own clocks and scheduler counters, for the
 //! split of late events (`measure::late`): `CLOCK_MONOTONIC`, the thread's
-//! CPU time (from a perf task clock, which leaves the scheduler alone, else
-//! from its CPU clock: `system::task_clock` says why it matters), its `schedstat` (run-queue wait, from a file the thread
+//! CPU time (`measure::cpu_time`), its `schedstat` (run-queue wait, from a file the thread
 //! opened once and reads again at offset 0), `getrusage(RUSAGE_THREAD)` and
 //! the CPU it is on. Nothing here allocates after [`ThreadReader::open`],
 //! and nothing needs a privilege.
@@ -11,9 +10,9 @@
 //! work blocked, to say what the blocked time waited on ([`DelayReader`]).
 
 use super::clock::{now_ns, thread_cpu_ns};
+use super::cpu_time::ThreadCpuTime;
 use super::late::{DelaySplit, EventSplit, EventTimes, LateAccount, Parts, ThreadSnapshot};
 use crate::system::delayacct;
-use crate::system::task_clock::TaskClock;
 use crate::system::taskstats::{Delays, TaskstatsError, TaskstatsSocket};
 use nix::sys::resource::{getrusage, UsageWho};
 use std::fs::File;
@@ -28,9 +27,7 @@ const COST_SAMPLES: u64 = 50;
 #[derive(Debug)]
 pub struct ThreadReader {
     schedstat: Option<File>,
-    /// The thread's task clock and what to add to it to give the thread's
-    /// CPU clock; `None` where perf events are not permitted.
-    task_clock: Option<(TaskClock, u64)>,
+    cpu_time: ThreadCpuTime,
     reads: u64,
     ns_per_read: f64,
 }
@@ -40,15 +37,11 @@ impl ThreadReader {
     /// Without a readable `/proc/thread-self/schedstat` (a kernel without
     /// `CONFIG_SCHED_INFO`, no /proc) it reads everything else.
     pub fn open() -> Self {
-        let task_clock = TaskClock::open().ok().and_then(|clock| {
-            let counted_ns = clock.read_ns()?;
-            Some((clock, thread_cpu_ns().saturating_sub(counted_ns)))
-        });
         let mut reader = Self {
             schedstat: File::open("/proc/thread-self/schedstat")
                 .ok()
                 .filter(|file| read_run_delay(file).is_some()),
-            task_clock,
+            cpu_time: ThreadCpuTime::open(),
             reads: 0,
             ns_per_read: 0.0,
         };
@@ -64,22 +57,12 @@ impl ThreadReader {
         self.schedstat.is_some()
     }
 
-    /// Whether CPU time is read from the task clock (else each reading
-    /// makes the scheduler account the thread).
-    pub fn has_task_clock(&self) -> bool {
-        self.task_clock.is_some()
-    }
-
     /// One reading of the calling thread.
     pub fn read(&mut self) -> ThreadSnapshot {
         self.reads += 1;
         // The wall clock first: a wake-up's reading is its latency's end.
         let at_ns = now_ns();
-        let cpu_ns = self
-            .task_clock
-            .as_ref()
-            .and_then(|(clock, base_ns)| Some(clock.read_ns()? + base_ns))
-            .unwrap_or_else(thread_cpu_ns);
+        let cpu_ns = self.cpu_time.read_ns();
         let run_delay_ns = self
             .schedstat
             .as_ref()
@@ -350,11 +333,6 @@ impl EventSplitter {
         self.last_parts = split.parts;
         self.account.record(&split, late);
         split
-    }
-
-    /// Whether CPU time is read from the task clock.
-    pub fn has_task_clock(&self) -> bool {
-        self.reader.has_task_clock()
     }
 
     /// Whether run-queue wait is read.

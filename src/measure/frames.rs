@@ -82,7 +82,7 @@ pub struct FrameTimes {
     pub deadline_ns: u64,
     /// CPU time the frame wanted.
     pub cpu_wanted_ns: u64,
-    /// CPU time the frame really consumed (thread CPU clock).
+    /// CPU time the frame really consumed (`measure::cpu_time`).
     pub cpu_used_ns: u64,
 }
 

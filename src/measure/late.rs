@@ -18,8 +18,8 @@ use std::collections::BinaryHeap;
 pub struct ThreadSnapshot {
     /// `CLOCK_MONOTONIC`, ns.
     pub at_ns: u64,
-    /// The thread's CPU clock, ns (`CLOCK_THREAD_CPUTIME_ID`, which includes
-    /// the slice running now).
+    /// The thread's CPU time, ns (`measure::cpu_time`: on the scale of
+    /// `CLOCK_THREAD_CPUTIME_ID`, the slice running now included).
     pub cpu_ns: u64,
     /// Time the thread has waited runnable for a CPU (schedstat's second
     /// field: at wake-up and while preempted), ns; 0 when unknown.

@@ -1,5 +1,5 @@
-//! Measuring primitives: the clock, the calibrated unit of CPU work and work
-//! done to the thread's CPU clock, scheduling settings and CPU affinity (of
+//! Measuring primitives: the clock, the thread's CPU time, the calibrated
+//! unit of CPU work and work done to the thread's CPU time, scheduling settings and CPU affinity (of
 //! the calling thread, and of every task of a process and its descendants), the
 //! measurement window, and the pure accounting of frames, sub-windows,
 //! latency statistics and latency over time. It builds on `system` alone:
@@ -11,6 +11,7 @@ pub mod attrib;
 pub mod batches;
 pub mod calibrate;
 pub mod clock;
+pub mod cpu_time;
 pub mod frames;
 pub mod late;
 pub mod latency;

@@ -40,6 +40,7 @@ use crate::figures::{
 };
 use crate::measure::batches::{batch_of, batch_seconds, BatchLatency, BATCHES};
 use crate::measure::clock::sleep_until_ns;
+use crate::measure::cpu_time::ThreadCpuTime;
 use crate::measure::late::EventTimes;
 use crate::measure::latency::LatencyHistogram;
 use crate::measure::sched::MemoryPolicy;
@@ -280,6 +281,7 @@ impl Probe for FragmentProbe {
     fn measure(self: Box<Self>, window: Window, _dir: &Path) -> Result<Measured, MeasureError> {
         let mut writes = self.writes;
         let mut splitting = self.late.open();
+        let cpu_time = ThreadCpuTime::open();
         let cpu_ns = self.settings.cpu_ns();
         sleep_until_ns(window.start_ns);
         let mut device = Device::started(&self.settings, window.start_ns);
@@ -288,7 +290,7 @@ impl Probe for FragmentProbe {
             let due_ns = device.free_at_ns();
             sleep_until_ns(due_ns);
             splitting.woke();
-            work_cpu_ns(self.loops_per_ms, cpu_ns);
+            work_cpu_ns(&cpu_time, self.loops_per_ms, cpu_ns);
             let times = EventTimes {
                 due_ns,
                 cpu_wanted_ns: Some(cpu_ns),

@@ -12,7 +12,7 @@ pub const EXECUTED: &str = "executed";
 pub const DROPPED: &str = "dropped";
 /// CPU time wanted by the whole measurement, dropped frames included.
 pub const CPU_WANTED_MS: &str = "cpu_wanted_ms";
-/// CPU time received (thread CPU clock).
+/// CPU time received (the thread's CPU time, `measure::cpu_time`).
 pub const CPU_RECEIVED_MS: &str = "cpu_received_ms";
 /// CPU time the frames that ran wanted.
 pub const CPU_WANTED_RUN_MS: &str = "cpu_wanted_run_ms";

@@ -22,6 +22,7 @@ use crate::figures::{
 };
 use crate::measure::batches::{batch_of, batch_seconds, BatchLatency, BATCHES};
 use crate::measure::clock::sleep_until_ns;
+use crate::measure::cpu_time::ThreadCpuTime;
 use crate::measure::late::EventTimes;
 use crate::measure::latency::LatencyHistogram;
 use crate::measure::sched::MemoryPolicy;
@@ -180,10 +181,11 @@ impl Probe for GamingProbe {
     fn measure(self: Box<Self>, window: Window, _dir: &Path) -> Result<Measured, MeasureError> {
         let mut frames = self.frames;
         let mut splitting = self.late.open();
+        let cpu_time = ThreadCpuTime::open();
         sleep_until_ns(window.start_ns);
         let mut started_ns = splitting.woke();
         while started_ns < window.end_ns {
-            let cpu_ns = work_cpu_ns(self.loops_per_ms, FRAME_CPU_NS);
+            let cpu_ns = work_cpu_ns(&cpu_time, self.loops_per_ms, FRAME_CPU_NS);
             let times = EventTimes {
                 due_ns: started_ns,
                 cpu_wanted_ns: Some(FRAME_CPU_NS),

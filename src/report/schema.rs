@@ -235,6 +235,9 @@ pub enum WarningCode {
     ExplainUnavailable,
     /// The late split could not tell some parts apart here.
     LateSplitPartial,
+    /// Threads could not read their perf task clock: the frames' work and
+    /// the late split read their CPU clock instead.
+    NoTaskClock,
     /// A suite's members or root-only options that cannot run here were
     /// left out.
     SuiteMembersLeftOut,

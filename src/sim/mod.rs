@@ -1,6 +1,6 @@
 //! The simulated work both probes and loads do: the run's work parameters,
 //! the periodic tasks of interbench (a frame of CPU work, measured on the
-//! thread's CPU clock, at each period's absolute start, frames dropped once
+//! thread's CPU time, at each period's absolute start, frames dropped once
 //! their deadline passed) and the shapes of the ones feelbench knows. A probe
 //! measures such a task; a load runs the same task in the background. Also
 //! contest's reference job (`job`), which the `job` probe times and the

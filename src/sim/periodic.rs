@@ -1,12 +1,13 @@
 //! A periodic task (interbench's X, Audio, Video and Custom): wake at each
 //! period's absolute start, do the frame's CPU work (until the thread's CPU
-//! clock has advanced by what the frame wants), drop frames whose deadline
+//! time has advanced by what the frame wants), drop frames whose deadline
 //! has passed: the frames skipped to catch up after a frame that ran over,
 //! and a frame that woke only after its period was over. Probes measure
 //! it; loads run it to be a load.
 
 use crate::measure::attrib::Splitting;
 use crate::measure::clock::{now_ns, sleep_until_ns};
+use crate::measure::cpu_time::ThreadCpuTime;
 use crate::measure::frames::{FrameAccount, FrameTimes, Timetable};
 use crate::measure::late::EventTimes;
 use crate::measure::window::Window;
@@ -42,11 +43,13 @@ impl PeriodicShape {
     }
 }
 
-/// Runs the frames of one periodic task, one at a time.
+/// Runs the frames of one periodic task, one at a time, on the thread
+/// that made it.
 pub struct FrameRunner {
     shape: PeriodicShape,
     timetable: Timetable,
     loops_per_ms: f64,
+    cpu_time: ThreadCpuTime,
     next: u64,
     /// Everything accounted so far.
     pub account: FrameAccount,
@@ -72,6 +75,7 @@ impl FrameRunner {
                 end_ns: window.end_ns,
             },
             loops_per_ms,
+            cpu_time: ThreadCpuTime::open(),
             next: 0,
             account,
             splitting: Splitting::default(),
@@ -124,7 +128,7 @@ impl FrameRunner {
                 woke_ns: started_ns,
             });
         }
-        let cpu_used_ns = work_cpu_ns(self.loops_per_ms, cpu_wanted_ns);
+        let cpu_used_ns = work_cpu_ns(&self.cpu_time, self.loops_per_ms, cpu_wanted_ns);
         let deadline_ns = self.timetable.deadline_of(index);
         let finished_ns = self.splitting.ended_by(times, deadline_ns);
         let frame = FrameTimes {

@@ -26,6 +26,7 @@ pub use keys::{key, key_names, mismatches, pairs, render};
 pub use memory::SwapDevice;
 
 use super::counters;
+use super::task_clock::TaskClock;
 use reader::Reader;
 use serde::{Deserialize, Serialize};
 use std::path::{Path, PathBuf};
@@ -94,6 +95,13 @@ pub struct Environment {
     /// CONFIG_PARAVIRT_TIME_ACCOUNTING: host steal kept out of the tasks'
     /// CPU time.
     pub paravirt_time_acct: Option<bool>,
+    /// Whether a thread may count its own CPU time with perf's task clock
+    /// (`perf_event_paranoid` at most 2, or CAP_PERFMON): the frames' work
+    /// and the late split read it; without it they read the thread's CPU
+    /// clock, whose every reading makes the scheduler account the thread,
+    /// which under CPU load can lower the wake-up latency measured
+    /// (`measure::work`). Learnt by opening one, not from a file.
+    pub task_clock: Option<bool>,
     /// CPU model name from /proc/cpuinfo.
     pub cpu_model: Option<String>,
     /// Number of online CPUs.
@@ -169,6 +177,7 @@ pub fn capture(roots: &Roots, workdir: &Path, steal_sample: Duration) -> Environ
         arch: nix::sys::utsname::uname()
             .ok()
             .map(|u| u.machine().to_string_lossy().into_owned()),
+        task_clock: Some(TaskClock::open().is_ok()),
         ..Environment::default()
     };
     kernel::read_kernel(&mut r, &mut env);

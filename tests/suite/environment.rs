@@ -49,6 +49,8 @@ fn the_run_records_the_environment_and_report_env_prints_it() {
     assert_eq!(env["feelbench_version"], env!("CARGO_PKG_VERSION"));
     assert!(env["cpus"].as_u64().unwrap() >= 1, "{env}");
     assert!(env["workdir_fs"].is_string(), "{env}");
+    // Opened by the run itself: permitted or not, never unknown.
+    assert!(env["task_clock"].is_boolean(), "{env}");
 
     let report = feelbench(&new_tag(), dir.path())
         .args(["report", "--env"])
@@ -62,6 +64,13 @@ fn the_run_records_the_environment_and_report_env_prints_it() {
         .find(|l| l.starts_with("kernel_release:"))
         .unwrap_or_else(|| panic!("{text}"));
     assert_eq!(line.split_whitespace().nth(1), Some(release().as_str()));
+    assert!(
+        text.lines().any(|l| {
+            let words: Vec<&str> = l.split_whitespace().collect();
+            words == ["task_clock:", "yes"] || words == ["task_clock:", "no"]
+        }),
+        "{text}"
+    );
 }
 
 #[test]

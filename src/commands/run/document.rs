@@ -136,9 +136,26 @@ pub fn finish(run: &mut RunDocument) {
     run.run.finished = Some(humantime::format_rfc3339_seconds(SystemTime::now()).to_string());
     run.warnings.extend(memory_not_locked(run));
     run.warnings.extend(calibration_drift(run));
+    run.warnings.extend(no_task_clock(run));
     run.warnings.extend(parts_left_out(run));
     run.warnings.extend(explain_notices(run));
     run.warnings.extend(late_split_notices(run));
+}
+
+/// A warning when the threads could not read their task clock, so their
+/// frames' work and late split read their CPU clock instead.
+fn no_task_clock(run: &RunDocument) -> Option<Warning> {
+    (run.environment.task_clock == Some(false)).then(|| {
+        Warning::new(
+            WarningCode::NoTaskClock,
+            "perf's task clock is not permitted here (perf_event_paranoid above 2 without \
+             CAP_PERFMON): the probes' frames did their work to the thread's CPU clock, and the \
+             late split read it, which makes the scheduler account the thread at each reading; \
+             under CPU load that can lower the wake-up latency measured (lower \
+             kernel.perf_event_paranoid to 2, or grant CAP_PERFMON, to measure as elsewhere)"
+                .to_string(),
+        )
+    })
 }
 
 /// A warning for each different notice of the late split (a part it could
@@ -225,7 +242,7 @@ fn memory_not_locked(run: &RunDocument) -> Option<Warning> {
 }
 
 /// A warning when, with no load, frames used more CPU time than they wanted.
-/// Work runs until the CPU clock says it is done, in chunks sized by the
+/// Work runs until the thread's CPU time says it is done, in chunks sized by the
 /// calibration, so only chunks that overshot can do that: the work loop ran
 /// at less than about half its calibrated speed.
 fn calibration_drift(run: &RunDocument) -> Option<Warning> {
@@ -249,4 +266,24 @@ fn calibration_drift(run: &RunDocument) -> Option<Warning> {
             worst * 100.0
         ),
     ))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::report::fixture;
+
+    #[test]
+    fn a_run_without_the_task_clock_warns_that_frames_read_the_cpu_clock() {
+        let mut run = fixture::run();
+        for (task_clock, warned) in [(Some(false), true), (Some(true), false), (None, false)] {
+            run.environment.task_clock = task_clock;
+            let warning = no_task_clock(&run);
+            assert_eq!(warning.is_some(), warned, "{task_clock:?}");
+            if let Some(warning) = warning {
+                assert_eq!(warning.code, WarningCode::NoTaskClock);
+                assert!(warning.message.contains("perf_event_paranoid"));
+            }
+        }
+    }
 }

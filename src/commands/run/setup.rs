@@ -101,11 +101,12 @@ pub fn note_switches(environment: &mut Environment, delayacct: Option<&Held>) {
         None => "unknown",
     };
     say!(
-        "kernel switches in force: delay accounting {delayacct_words}; schedstats {}; PSI {}; IRQ_TIME_ACCOUNTING {}; PARAVIRT_TIME_ACCOUNTING {}",
+        "kernel switches in force: delay accounting {delayacct_words}; schedstats {}; PSI {}; IRQ_TIME_ACCOUNTING {}; PARAVIRT_TIME_ACCOUNTING {}; perf task clock {}",
         flag(environment.schedstats, "on", "off"),
         flag(environment.psi, "present", "absent"),
         flag(environment.irq_time_acct, "yes", "no"),
         flag(environment.paravirt_time_acct, "yes", "no"),
+        flag(environment.task_clock, "permitted", "not permitted"),
     );
 }
 

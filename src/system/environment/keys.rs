@@ -106,6 +106,10 @@ pub const KEYS: &[Key] = &[
         value: |e| yes_no(&e.paravirt_time_acct),
     },
     Key {
+        name: "task_clock",
+        value: |e| yes_no(&e.task_clock),
+    },
+    Key {
         name: "cpu_model",
         value: |e| text(&e.cpu_model),
     },

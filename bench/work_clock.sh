@@ -1,0 +1,45 @@
+#!/usr/bin/env bash
+# Does the clock the frames' work reads change the latency the periodic
+# probes measure? The x, audio, video and gaming probes under burn, ROUNDS
+# rounds (4 unless told) of SECONDS (5) each, alternately with this tree's
+# feelbench (work done to the thread's perf task clock, measure::work) and
+# with the one of git revision BEFORE (default 0b363a8, whose work read
+# CLOCK_THREAD_CPUTIME_ID), built in a temporary worktree: latency p50,
+# mean and p99 per probe and run, then the medians of each.
+#   [ROUNDS=N] [BEFORE=REV] bench/work_clock.sh [SECONDS]
+set -euo pipefail
+here=$(cd "$(dirname "$0")" && pwd)
+repo=$(cd "$here/.." && pwd)
+FB=${FB:-$repo/target/release/feelbench}
+secs=${1:-5}
+rounds=${ROUNDS:-4}
+before=${BEFORE:-0b363a8}
+work=$(mktemp -d)
+trap 'git -C "$repo" worktree remove --force "$work/before" 2>/dev/null || true; rm -rf "$work"' EXIT
+echo "== building $before in a temporary worktree (release)" >&2
+git -C "$repo" worktree add -q --detach "$work/before" "$before"
+cargo build -q --release --manifest-path "$work/before/Cargo.toml" >&2
+declare -A binary=([task-clock]="$FB" [cpu-clock]="$work/before/target/release/feelbench")
+for round in $(seq 1 "$rounds"); do
+    for mode in cpu-clock task-clock; do
+        "${binary[$mode]}" run --probe x,audio,video,gaming --load burn -t "$secs" \
+            -q --no-store -o "$work/run.json" >/dev/null 2>"$work/err" || { cat "$work/err"; exit 1; }
+        python3 - "$work/run.json" "$mode" >> "$work/results" <<'PY'
+import json, sys
+for s in json.load(open(sys.argv[1]))["scenarios"]:
+    f = s["result"]["figures"]
+    print(s["probe"], sys.argv[2], *(f[k] / 1000 for k in ("latency_p50_us", "latency_mean_us", "latency_p99_us")))
+PY
+        tail -4 "$work/results"
+    done
+done
+python3 - "$work/results" <<'PY'
+import sys, statistics as st
+rows = {}
+for line in open(sys.argv[1]):
+    probe, mode, *values = line.split()
+    rows.setdefault((probe, mode), []).append([float(v) for v in values])
+for (probe, mode), rs in sorted(rows.items()):
+    p50, mean, p99 = (st.median(c) for c in zip(*rs))
+    print(f"median {probe:7} {mode:10} latency p50 {p50:.3f} ms  mean {mean:.3f} ms  p99 {p99:.3f} ms  ({len(rs)} runs)")
+PY

@@ -1,0 +1,63 @@
+//! The calling thread's CPU time, read so that the reading leaves the
+//! scheduler alone where the system permits: from a perf task clock of the
+//! thread's own (`system::task_clock` says why it matters), else from its
+//! CPU clock. The frames' work (`measure::work`) and the late split
+//! (`measure::attrib`) read it; both must read it on the thread that
+//! opened it.
+
+use super::clock::thread_cpu_ns;
+use crate::system::task_clock::TaskClock;
+
+/// The CPU time of the thread that opened it.
+#[derive(Debug)]
+pub struct ThreadCpuTime {
+    /// The thread's task clock and what to add to it to give the thread's
+    /// CPU clock; `None` where perf events are not permitted.
+    task_clock: Option<(TaskClock, u64)>,
+}
+
+impl ThreadCpuTime {
+    /// The calling thread's CPU time, from its task clock when perf events
+    /// are permitted.
+    pub fn open() -> Self {
+        let task_clock = TaskClock::open().ok().and_then(|clock| {
+            let counted_ns = clock.read_ns()?;
+            Some((clock, thread_cpu_ns().saturating_sub(counted_ns)))
+        });
+        Self { task_clock }
+    }
+
+    /// The thread's CPU time, ns, on the scale of its CPU clock.
+    pub fn read_ns(&self) -> u64 {
+        self.task_clock
+            .as_ref()
+            .and_then(|(clock, base_ns)| Some(clock.read_ns()? + base_ns))
+            .unwrap_or_else(thread_cpu_ns)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn it_reads_the_threads_cpu_time_on_its_cpu_clocks_scale() {
+        let cpu_time = ThreadCpuTime::open();
+        let (from_ns, clock_from_ns) = (cpu_time.read_ns(), thread_cpu_ns());
+        let mut spins = 0u64;
+        while thread_cpu_ns() - clock_from_ns < 20_000_000 {
+            spins = std::hint::black_box(spins + 1);
+        }
+        let (to_ns, clock_to_ns) = (cpu_time.read_ns(), thread_cpu_ns());
+        // Both count the same running; the readings lie a few µs apart.
+        assert!(
+            from_ns.abs_diff(clock_from_ns) < 2_000_000,
+            "{from_ns} against {clock_from_ns}"
+        );
+        assert!(
+            to_ns.abs_diff(clock_to_ns) < 2_000_000,
+            "{to_ns} against {clock_to_ns}"
+        );
+        assert!(to_ns - from_ns >= 18_000_000, "{from_ns} to {to_ns}");
+    }
+}
