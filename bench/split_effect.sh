@@ -27,13 +27,4 @@ PY
         tail -1 "$work/results"
     done
 done
-python3 - "$work/results" <<'PY'
-import sys, statistics as st
-rows = {}
-for line in open(sys.argv[1]):
-    mode, *values = line.split()
-    rows.setdefault(mode, []).append([float(v) for v in values])
-for mode, rs in rows.items():
-    p50, p99, neg = (st.median(c) for c in zip(*rs))
-    print(f"median {mode:9} wake-up p50 {p50:.3f} ms  p99 {p99:.3f} ms  negative slack {neg:.2f} %  ({len(rs)} runs)")
-PY
+python3 "$here/medians.py" "$work/results" 1 "wake-up p50 (ms)" "p99 (ms)" "negative slack (%)"

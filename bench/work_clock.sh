@@ -33,13 +33,4 @@ PY
         tail -4 "$work/results"
     done
 done
-python3 - "$work/results" <<'PY'
-import sys, statistics as st
-rows = {}
-for line in open(sys.argv[1]):
-    probe, mode, *values = line.split()
-    rows.setdefault((probe, mode), []).append([float(v) for v in values])
-for (probe, mode), rs in sorted(rows.items()):
-    p50, mean, p99 = (st.median(c) for c in zip(*rs))
-    print(f"median {probe:7} {mode:10} latency p50 {p50:.3f} ms  mean {mean:.3f} ms  p99 {p99:.3f} ms  ({len(rs)} runs)")
-PY
+python3 "$here/medians.py" "$work/results" 2 "latency p50 (ms)" "mean (ms)" "p99 (ms)"
