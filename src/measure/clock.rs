@@ -25,7 +25,9 @@ pub fn now_ns() -> u64 {
     read(ClockId::CLOCK_MONOTONIC)
 }
 
-/// CPU time consumed so far by the calling thread, in nanoseconds.
+/// CPU time consumed so far by the calling thread, in nanoseconds. Each
+/// reading makes the scheduler account the thread (it may be preempted
+/// there): a thread being measured reads `measure::cpu_time` instead.
 pub fn thread_cpu_ns() -> u64 {
     read(ClockId::CLOCK_THREAD_CPUTIME_ID)
 }

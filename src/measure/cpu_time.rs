@@ -4,6 +4,16 @@
 //! CPU clock. The frames' work (`measure::work`) and the late split
 //! (`measure::attrib`) read it; both must read it on the thread that
 //! opened it.
+//!
+//! The price: the task clock counts all the time the thread is current,
+//! host steal and IRQ time included, which the CPU clock leaves out on a
+//! kernel with PARAVIRT_TIME_ACCOUNTING or IRQ_TIME_ACCOUNTING. So under
+//! steal a frame's work is that much less, and an rt-app `run` whose work
+//! was stolen from shows it as CPU overrun, not as steal. On this project's
+//! VM the hypervisor stole over 2 % in 1 of the default run's 54
+//! measurements; the scheduler's accounting at each reading of the CPU
+//! clock moved the audio probe's median wake-up under burn from 2.74 ms to
+//! 0.059 ms (`bench/work_clock.sh`).
 
 use super::clock::thread_cpu_ns;
 use crate::system::task_clock::TaskClock;
@@ -43,6 +53,11 @@ mod tests {
     #[test]
     fn it_reads_the_threads_cpu_time_on_its_cpu_clocks_scale() {
         let cpu_time = ThreadCpuTime::open();
+        if cpu_time.task_clock.is_none() {
+            // It would only compare the CPU clock with itself.
+            eprintln!("SKIPPED measure::cpu_time::tests::it_reads_the_threads_cpu_time_on_its_cpu_clocks_scale: perf events not permitted here");
+            return;
+        }
         let (from_ns, clock_from_ns) = (cpu_time.read_ns(), thread_cpu_ns());
         let mut spins = 0u64;
         while thread_cpu_ns() - clock_from_ns < 20_000_000 {

@@ -90,10 +90,11 @@ pub struct Environment {
     pub schedstats: Option<bool>,
     /// Whether pressure stall information (/proc/pressure) is there.
     pub psi: Option<bool>,
-    /// CONFIG_IRQ_TIME_ACCOUNTING: IRQ time kept out of the tasks' CPU time.
+    /// CONFIG_IRQ_TIME_ACCOUNTING: IRQ time kept out of the tasks' CPU
+    /// clocks (not out of their perf task clocks: `measure::cpu_time`).
     pub irq_time_acct: Option<bool>,
     /// CONFIG_PARAVIRT_TIME_ACCOUNTING: host steal kept out of the tasks'
-    /// CPU time.
+    /// CPU clocks (not out of their perf task clocks: `measure::cpu_time`).
     pub paravirt_time_acct: Option<bool>,
     /// Whether a thread may count its own CPU time with perf's task clock
     /// (`perf_event_paranoid` at most 2, or CAP_PERFMON): the frames' work
