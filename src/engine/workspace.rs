@@ -189,6 +189,12 @@ impl Workspace {
     /// Makes the private directory under `workdir` and records it. Also sets
     /// [`RUN_MARKER_VAR`] for the processes the run will start.
     pub fn create(workdir: &Path) -> anyhow::Result<Self> {
+        Self::create_recorded_in(workdir, records_dir())
+    }
+
+    /// [`Workspace::create`], with its record in the directory `records`
+    /// (none: not recorded).
+    fn create_recorded_in(workdir: &Path, records: Option<PathBuf>) -> anyhow::Result<Self> {
         // Absolute, so that the record still names the right paths for a
         // later run started in another directory.
         let workdir = workdir
@@ -212,7 +218,7 @@ impl Workspace {
         };
         // Named by the marker, not the pid alone: a record kept for what a
         // dead run could not remove is not overwritten by a run given its pid.
-        let record = records_dir().map(|d| d.join(format!("{}.json", footprint.marker)));
+        let record = records.map(|d| d.join(format!("{}.json", footprint.marker)));
         let workspace = Self {
             dir: Some(dir),
             footprint,
@@ -430,7 +436,13 @@ mod tests {
     #[test]
     fn the_private_directory_is_for_its_owner_only() {
         let parent = tempfile::tempdir().unwrap();
-        let workspace = Workspace::create(parent.path()).unwrap();
+        // Recorded beside it, not in the user's cache.
+        let records = parent.path().join("runs");
+        let workspace =
+            Workspace::create_recorded_in(parent.path(), Some(records.clone())).unwrap();
+        assert!(records
+            .join(format!("{}.json", workspace.marker()))
+            .exists());
         let scenario = workspace.scenario_dir(0).unwrap();
         for dir in [workspace.dir(), scenario.as_path()] {
             let mode = std::fs::metadata(dir).unwrap().permissions().mode() & 0o777;

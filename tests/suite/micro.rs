@@ -230,7 +230,10 @@ fn without_loopback_the_network_operations_fail_alone_with_their_reason() {
         ])
         .args(["--warmup", "0.2", "-l", LOOPS_PER_MS, "-o"])
         .arg(&file)
+        // Its cache and store in the test's directory, not the user's.
         .env("XDG_CACHE_HOME", dir.path())
+        .env("XDG_DATA_HOME", dir.path())
+        .env_remove("FEELBENCH_STORE")
         .current_dir(dir.path())
         .output()
         .unwrap();
