@@ -57,6 +57,11 @@ impl ThreadReader {
         self.schedstat.is_some()
     }
 
+    /// The thread's CPU time as it reads it.
+    pub fn cpu_time(&self) -> &ThreadCpuTime {
+        &self.cpu_time
+    }
+
     /// One reading of the calling thread.
     pub fn read(&mut self) -> ThreadSnapshot {
         self.reads += 1;
@@ -365,6 +370,16 @@ impl Splitting {
     pub fn open(account: Option<LateAccount>) -> Self {
         Self {
             splitter: account.map(EventSplitter::open),
+        }
+    }
+
+    /// The calling thread's CPU time, for work done to it: the counter the
+    /// split reads, or one of its own when nothing splits (one counter per
+    /// thread either way). It must be read on the thread that opened this.
+    pub fn cpu_time(&self) -> ThreadCpuTime {
+        match &self.splitter {
+            Some(splitter) => splitter.reader.cpu_time().clone(),
+            None => ThreadCpuTime::open(),
         }
     }
 

@@ -17,13 +17,15 @@
 
 use super::clock::thread_cpu_ns;
 use crate::system::task_clock::TaskClock;
+use std::sync::Arc;
 
-/// The CPU time of the thread that opened it.
-#[derive(Debug)]
+/// The CPU time of the thread that opened it; its clones read the same
+/// counter (one per thread, however many read it).
+#[derive(Debug, Clone)]
 pub struct ThreadCpuTime {
     /// The thread's task clock and what to add to it to give the thread's
     /// CPU clock; `None` where perf events are not permitted.
-    task_clock: Option<(TaskClock, u64)>,
+    task_clock: Option<Arc<(TaskClock, u64)>>,
 }
 
 impl ThreadCpuTime {
@@ -32,7 +34,10 @@ impl ThreadCpuTime {
     pub fn open() -> Self {
         let task_clock = TaskClock::open().ok().and_then(|clock| {
             let counted_ns = clock.read_ns()?;
-            Some((clock, thread_cpu_ns().saturating_sub(counted_ns)))
+            Some(Arc::new((
+                clock,
+                thread_cpu_ns().saturating_sub(counted_ns),
+            )))
         });
         Self { task_clock }
     }
@@ -41,7 +46,7 @@ impl ThreadCpuTime {
     pub fn read_ns(&self) -> u64 {
         self.task_clock
             .as_ref()
-            .and_then(|(clock, base_ns)| Some(clock.read_ns()? + base_ns))
+            .and_then(|clock| Some(clock.0.read_ns()? + clock.1))
             .unwrap_or_else(thread_cpu_ns)
     }
 }

@@ -40,7 +40,6 @@ use crate::figures::{
 };
 use crate::measure::batches::{batch_of, batch_seconds, BatchLatency, BATCHES};
 use crate::measure::clock::sleep_until_ns;
-use crate::measure::cpu_time::ThreadCpuTime;
 use crate::measure::late::EventTimes;
 use crate::measure::latency::LatencyHistogram;
 use crate::measure::sched::MemoryPolicy;
@@ -281,7 +280,7 @@ impl Probe for FragmentProbe {
     fn measure(self: Box<Self>, window: Window, _dir: &Path) -> Result<Measured, MeasureError> {
         let mut writes = self.writes;
         let mut splitting = self.late.open();
-        let cpu_time = ThreadCpuTime::open();
+        let cpu_time = splitting.cpu_time();
         let cpu_ns = self.settings.cpu_ns();
         sleep_until_ns(window.start_ns);
         let mut device = Device::started(&self.settings, window.start_ns);

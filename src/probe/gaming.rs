@@ -22,7 +22,6 @@ use crate::figures::{
 };
 use crate::measure::batches::{batch_of, batch_seconds, BatchLatency, BATCHES};
 use crate::measure::clock::sleep_until_ns;
-use crate::measure::cpu_time::ThreadCpuTime;
 use crate::measure::late::EventTimes;
 use crate::measure::latency::LatencyHistogram;
 use crate::measure::sched::MemoryPolicy;
@@ -181,7 +180,7 @@ impl Probe for GamingProbe {
     fn measure(self: Box<Self>, window: Window, _dir: &Path) -> Result<Measured, MeasureError> {
         let mut frames = self.frames;
         let mut splitting = self.late.open();
-        let cpu_time = ThreadCpuTime::open();
+        let cpu_time = splitting.cpu_time();
         sleep_until_ns(window.start_ns);
         let mut started_ns = splitting.woke();
         while started_ns < window.end_ns {

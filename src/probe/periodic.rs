@@ -61,8 +61,14 @@ impl PeriodicProbe {
 
 impl Probe for PeriodicProbe {
     fn measure(self: Box<Self>, window: Window, _dir: &Path) -> Result<Measured, MeasureError> {
-        let mut runner = FrameRunner::new(self.shape, window, self.loops_per_ms, self.account)
-            .splitting(self.late.open());
+        let splitting = self.late.open();
+        let mut runner = FrameRunner::new(
+            self.shape,
+            window,
+            self.loops_per_ms,
+            self.account,
+            splitting,
+        );
         let mut last_finished_ns = window.end_ns;
         while let Some(outcome) = runner.run_next_frame() {
             last_finished_ns = last_finished_ns.max(outcome.done_ns());

@@ -60,12 +60,16 @@ pub struct FrameRunner {
 
 impl FrameRunner {
     /// A runner whose first period starts at `window.start_ns`, accounting
-    /// into `account` (normally empty).
+    /// into `account` (normally empty) and splitting each frame's delay
+    /// with `splitting` (a frame is late when it misses its deadline),
+    /// whose counter of the thread's CPU time its work reads too. It must
+    /// run on the thread that opened `splitting`.
     pub fn new(
         shape: PeriodicShape,
         window: Window,
         loops_per_ms: f64,
         account: FrameAccount,
+        splitting: Splitting,
     ) -> Self {
         Self {
             shape,
@@ -75,18 +79,11 @@ impl FrameRunner {
                 end_ns: window.end_ns,
             },
             loops_per_ms,
-            cpu_time: ThreadCpuTime::open(),
+            cpu_time: splitting.cpu_time(),
             next: 0,
             account,
-            splitting: Splitting::default(),
+            splitting,
         }
-    }
-
-    /// The runner, splitting each frame's delay with `splitting` (a frame
-    /// is late when it misses its deadline). It must run on the thread
-    /// that opened `splitting`.
-    pub fn splitting(self, splitting: Splitting) -> Self {
-        Self { splitting, ..self }
     }
 
     /// A runner whose first period starts now and whose periods, in
@@ -96,7 +93,8 @@ impl FrameRunner {
             start_ns: now_ns(),
             end_ns: u64::MAX / 4,
         };
-        Self::new(shape, window, loops_per_ms, FrameAccount::default())
+        let account = FrameAccount::default();
+        Self::new(shape, window, loops_per_ms, account, Splitting::default())
     }
 
     /// Waits for the next frame's period, runs it and accounts it (and any
@@ -181,7 +179,8 @@ mod tests {
             start_ns: now - 100_000_000,
             end_ns: now + 100_000_000,
         };
-        let mut runner = FrameRunner::new(shape, window, 1000.0, FrameAccount::default());
+        let account = FrameAccount::default();
+        let mut runner = FrameRunner::new(shape, window, 1000.0, account, Splitting::default());
         let outcome = runner.run_next_frame().unwrap();
         assert!(
             matches!(outcome, FrameOutcome::Dropped { woke_ns } if woke_ns >= now),
