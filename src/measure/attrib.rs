@@ -1,7 +1,7 @@
 //! Reading the calling thread's own clocks and scheduler counters, for the
 //! split of late events (`measure::late`): `CLOCK_MONOTONIC`, the thread's
-//! CPU time (`measure::cpu_time`), its `schedstat` (run-queue wait, from a file the thread
-//! opened once and reads again at offset 0), `getrusage(RUSAGE_THREAD)` and
+//! CPU time (`measure::cpu_time`), its `schedstat` (run-queue wait, from a
+//! file the thread opened once and reads again at offset 0), `getrusage(RUSAGE_THREAD)` and
 //! the CPU it is on. Nothing here allocates after [`ThreadReader::open`],
 //! and nothing needs a privilege.
 //!

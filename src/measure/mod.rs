@@ -1,6 +1,7 @@
 //! Measuring primitives: the clock, the thread's CPU time, the calibrated
-//! unit of CPU work and work done to the thread's CPU time, scheduling settings and CPU affinity (of
-//! the calling thread, and of every task of a process and its descendants), the
+//! unit of CPU work and work done to the thread's CPU time, scheduling
+//! settings and CPU affinity (of the calling thread, and of every task of a
+//! process and its descendants), the
 //! measurement window, and the pure accounting of frames, sub-windows,
 //! latency statistics and latency over time. It builds on `system` alone:
 //! nothing here knows probes, loads, the simulation, the engine or the run
