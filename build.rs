@@ -46,16 +46,20 @@ fn checked_out_commit() -> Option<String> {
     if top.canonicalize().ok()? != crate_dir().canonicalize().ok()? {
         return None;
     }
-    watch(&git(&["rev-parse", "--git-path", "HEAD"])?);
+    watch(Path::new(&git(&["rev-parse", "--git-path", "HEAD"])?));
     if let Some(branch) = git(&["symbolic-ref", "-q", "HEAD"]) {
         // A branch's commit is in its own file, or in packed-refs until
         // the next commit writes that file (in its directory).
-        let loose = git(&["rev-parse", "--git-path", &branch])?;
-        match Path::new(&loose).exists() {
+        let loose = crate_dir().join(git(&["rev-parse", "--git-path", &branch])?);
+        match loose.exists() {
             true => watch(&loose),
-            false => watch(Path::new(&loose).parent()?.to_str()?),
+            false => watch(loose.parent()?),
         }
-        watch(&git(&["rev-parse", "--git-path", "packed-refs"])?);
+        watch(Path::new(&git(&[
+            "rev-parse",
+            "--git-path",
+            "packed-refs",
+        ])?));
     }
     git(&["rev-parse", "HEAD"])
 }
@@ -63,7 +67,7 @@ fn checked_out_commit() -> Option<String> {
 /// Runs the script again when `path` (relative to the crate's directory,
 /// as git gives it) changes; a path that does not exist is left alone, as
 /// cargo would run the script at every build for it.
-fn watch(path: &str) {
+fn watch(path: &Path) {
     let path = crate_dir().join(path);
     if path.exists() {
         println!("cargo:rerun-if-changed={}", path.display());
