@@ -2,7 +2,8 @@
 //! version of what that probe or load measures (`ProbeDef.method`,
 //! `LoadDef.method`, raised whenever what it measures changes). Runs whose
 //! versions differ are not comparable: `compare` lists the difference,
-//! `merge` refuses it, and the store puts them in different series.
+//! `merge` refuses it, and the store's series key holds the versions, so
+//! `history` and `regressions` cut a series where they change.
 //! Documents written before versions were recorded (feelbench 0.1.0) have
 //! none; every probe and load of theirs reads as version 0, the method
 //! before the first version.
