@@ -496,7 +496,8 @@ pub struct MergeArgs {
     /// in this order. They must come from the same machine (hostname, CPU,
     /// kernel release) and settings (duration, warm-up, probe scheduling,
     /// load nice, burn processes, custom shape, memory limit, swap file;
-    /// loops_per_ms and the loads' file and memory sizes within 5 %).
+    /// loops_per_ms and the loads' file and memory sizes within 5 %) and
+    /// method versions of the probes and loads both used.
     #[arg(value_name = "RUN", required = true, num_args = 2..)]
     files: Vec<PathBuf>,
     /// Where to write the merged run (not one of the inputs).

@@ -41,7 +41,8 @@ pub struct RegressionsArgs {
     fdr: f64,
     /// Search the runs the filters give as one series per probe, load and
     /// figure, even when their machines, settings or suites differ (a
-    /// setting changed on purpose between runs, to see it found).
+    /// setting changed on purpose between runs, to see it found); a change
+    /// of method versions still cuts it.
     #[arg(long = "any-series")]
     any_series: bool,
     /// Output format.

@@ -5,6 +5,7 @@
 use super::store::open;
 use crate::exit::ExitCode;
 use crate::regression::{self, render, Cut};
+use crate::store::fingerprint;
 use crate::store::query::{PointQuery, RunFilter};
 use crate::store::{Store, StoreLocation};
 use anyhow::Context as _;
@@ -42,7 +43,7 @@ pub fn run(settings: &RegressionsSettings) -> anyhow::Result<ExitCode> {
     let mut points = store.points(&settings.query).with_context(context)?;
     if settings.any_series {
         for point in &mut points {
-            point.series = ANY_SERIES.to_string();
+            point.series = fingerprint::rebased(&point.series, ANY_SERIES);
         }
     }
     let cuts = cuts(&mut store).with_context(context)?;

@@ -2,6 +2,7 @@
 //! warning, since figures from different machines are not comparable) and
 //! the settings and kernel (shown, since they are usually the point).
 
+use crate::report::methods;
 use crate::report::schema::{described, RunDocument, SuiteRecord};
 use crate::sim::fragment::FragmentSettings;
 use crate::sim::io::IoSettings;
@@ -136,9 +137,17 @@ fn differing(runs: &[RunDocument], facts: &[Fact]) -> Vec<Difference> {
         .collect()
 }
 
-/// Settings and kernel releases that differ between the runs.
+/// Settings and kernel releases that differ between the runs, then the
+/// method versions of the probes and loads they all used (`method of probe
+/// audio`; a run of feelbench 0.1.0 has version 0 of every one).
 pub fn differences(runs: &[RunDocument]) -> Vec<Difference> {
-    differing(runs, SETTINGS)
+    let mut found = differing(runs, SETTINGS);
+    let runs: Vec<&RunDocument> = runs.iter().collect();
+    found.extend(methods::differences(&runs).into_iter().map(|d| Difference {
+        what: format!("method of {}", d.what()),
+        values: d.versions.iter().map(u32::to_string).collect(),
+    }));
+    found
 }
 
 /// Warnings about runs that come from different machines or calibrations.
@@ -222,6 +231,29 @@ mod tests {
         assert_eq!(d.len(), 1, "{d:?}");
         assert_eq!(d[0].what, "late events split");
         assert_eq!(d[0].values, ["on", "off"]);
+    }
+
+    #[test]
+    fn a_probes_other_method_version_is_a_difference() {
+        let mut other = fixture::run();
+        other
+            .methods
+            .as_mut()
+            .unwrap()
+            .probes
+            .insert("audio".into(), 2);
+        let d = differences(&[fixture::run(), other]);
+        assert_eq!(d.len(), 1, "{d:?}");
+        assert_eq!(d[0].what, "method of probe audio");
+        assert_eq!(d[0].values, ["1", "2"]);
+        let mut old = fixture::run();
+        old.methods = None;
+        let d = differences(&[old, fixture::run()]);
+        assert!(
+            d.iter()
+                .any(|d| d.what == "method of load burn" && d.values == ["0", "1"]),
+            "{d:?}"
+        );
     }
 
     #[test]

@@ -65,9 +65,21 @@ pub struct KernelRow {
     pub max: f64,
 }
 
-/// An annotation placed at the run it holds from.
+/// What cuts a series at a [`Mark`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum MarkKind {
+    /// An annotation of the store.
+    Annotation,
+    /// A change of the method versions of the runs' probes and loads.
+    Method,
+}
+
+/// An annotation, or a change of method versions, placed at the run it
+/// holds from.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Mark {
+    pub kind: MarkKind,
     pub run_key: String,
     pub started_unix: i64,
     pub kernel: String,
@@ -88,7 +100,8 @@ pub struct History {
     pub points: Vec<RunPoint>,
     /// One per kernel, in order of first appearance.
     pub kernels: Vec<KernelRow>,
-    /// The annotations that cut the series shown, within its runs.
+    /// The annotations and changes of method that cut the series shown,
+    /// within its runs, in run order.
     pub marks: Vec<Mark>,
 }
 
@@ -119,7 +132,9 @@ impl History {
                 ci_high: p.ci_high,
             })
             .collect();
-        let marks = marks_of(points, annotations, runs);
+        let mut marks = marks_of(points, annotations, runs);
+        marks.extend(series::method_marks(points));
+        marks.sort_by_key(|m| m.started_unix);
         Self {
             probe: points.first().map(|p| p.probe.clone()).unwrap_or_default(),
             load: points.first().map(|p| p.load.clone()).unwrap_or_default(),
@@ -178,6 +193,7 @@ fn marks_of(points: &[Point], annotations: &[Annotation], runs: &[RunSummary]) -
             (first.started_unix..=last.started_unix)
                 .contains(&run.started_unix)
                 .then(|| Mark {
+                    kind: MarkKind::Annotation,
                     run_key: run.run_key.clone(),
                     started_unix: run.started_unix,
                     kernel: run.kernel_release.clone(),

@@ -1,15 +1,21 @@
 //! Which series history shows: points of runs that are not comparable
 //! (another machine, other settings, another suite) are never mixed unless
 //! asked; when they span several series, the error names each so the user
-//! can choose one with `--series`.
+//! can choose one with `--series`. Runs that differ only in the method
+//! versions of their probes and loads are one series, cut where those
+//! change ([`method_marks`]), as an annotation cuts it.
 
+use super::{Mark, MarkKind};
+use crate::store::fingerprint::base_of;
 use crate::store::query::{Point, RunSummary};
 use serde::Serialize;
+use std::collections::HashMap;
 
 /// A series as history names it.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct SeriesInfo {
-    /// The series key (`--series` takes its start).
+    /// The series key without its method versions (`--series` takes its
+    /// start).
     pub key: String,
     /// The machine's fingerprint.
     pub machine: String,
@@ -20,19 +26,26 @@ pub struct SeriesInfo {
     pub settings_hash: String,
     /// How many of its runs have the figure.
     pub runs: usize,
+    /// How many sets of method versions those runs were made with (the
+    /// series is cut at each change).
+    pub methods: usize,
 }
 
 impl std::fmt::Display for SeriesInfo {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         write!(
             f,
-            "{} (machine {} on {}, suite {}, settings {}, {} run(s))",
+            "{} (machine {} on {}, suite {}, settings {}, {} run(s){})",
             self.key,
             self.machine,
             self.hosts.join("+"),
             self.suite.as_deref().unwrap_or("-"),
             self.settings_hash,
-            self.runs
+            self.runs,
+            match self.methods {
+                1 => String::new(),
+                n => format!(", {n} sets of method versions"),
+            }
         )
     }
 }
@@ -55,13 +68,15 @@ pub struct ManySeries {
 pub fn series_of(points: &[Point], runs: &[RunSummary]) -> Vec<SeriesInfo> {
     let mut found: Vec<SeriesInfo> = Vec::new();
     let mut counted = std::collections::HashSet::<(&str, &str)>::new();
+    let mut methods = std::collections::HashSet::<&str>::new();
     for p in points {
-        let index = match found.iter().position(|s| s.key == p.series) {
+        let base = base_of(&p.series);
+        let index = match found.iter().position(|s| s.key == base) {
             Some(i) => i,
             None => {
                 let run = runs.iter().find(|r| r.run_key == p.run_key);
                 found.push(SeriesInfo {
-                    key: p.series.clone(),
+                    key: base.to_string(),
                     machine: p.machine.clone(),
                     hosts: Vec::new(),
                     suite: run.and_then(|r| {
@@ -71,6 +86,7 @@ pub fn series_of(points: &[Point], runs: &[RunSummary]) -> Vec<SeriesInfo> {
                     }),
                     settings_hash: run.map(|r| r.settings_hash.clone()).unwrap_or_default(),
                     runs: 0,
+                    methods: 0,
                 });
                 found.len() - 1
             }
@@ -79,11 +95,33 @@ pub fn series_of(points: &[Point], runs: &[RunSummary]) -> Vec<SeriesInfo> {
         if !series.hosts.contains(&p.hostname) {
             series.hosts.push(p.hostname.clone());
         }
-        if counted.insert((&p.series, &p.run_key)) {
+        if counted.insert((base, &p.run_key)) {
             series.runs += 1;
+        }
+        if methods.insert(&p.series) {
+            series.methods += 1;
         }
     }
     found
+}
+
+/// A mark at each point of `points` (oldest first) whose method versions
+/// differ from those of the point before it in its series.
+pub fn method_marks(points: &[Point]) -> Vec<Mark> {
+    let mut last: HashMap<&str, &str> = HashMap::new();
+    points
+        .iter()
+        .filter_map(|p| {
+            let before = last.insert(base_of(&p.series), &p.series)?;
+            (before != p.series).then(|| Mark {
+                kind: MarkKind::Method,
+                run_key: p.run_key.clone(),
+                started_unix: p.started_unix,
+                kernel: p.kernel_release.clone(),
+                note: "its probes' and loads' method versions differ from the previous run's: values before it were measured otherwise".into(),
+            })
+        })
+        .collect()
 }
 
 /// The series of `points` to show: all of them when `any` or when there

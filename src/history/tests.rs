@@ -146,3 +146,41 @@ fn json_keeps_the_figure_beside_the_points() {
     assert_eq!(json["points"].as_array().unwrap().len(), 4);
     assert_eq!(json["series"][0]["key"], "s1");
 }
+
+#[test]
+fn a_change_of_method_versions_cuts_one_series_and_says_so() {
+    // Runs of feelbench 0.1.0 (no versions), then two sets of versions.
+    let points = vec![
+        point(1, "b1", "6.1", 60.0),
+        point(2, "b1", "6.1", 70.0),
+        point(3, "b1-0000beef", "6.1", 2500.0),
+        point(4, "b1-0000beef", "6.12", 2600.0),
+        point(5, "b1-0000cafe", "6.12", 2700.0),
+    ];
+    let runs: Vec<RunSummary> = points.iter().map(summary).collect();
+    let series = choose("x", &points, &runs, false).unwrap();
+    assert_eq!(series.len(), 1);
+    assert_eq!((series[0].key.as_str(), series[0].runs), ("b1", 5));
+    assert!(
+        series[0]
+            .to_string()
+            .ends_with("5 run(s), 3 sets of method versions)"),
+        "{}",
+        series[0]
+    );
+    let h = History::build(&points, series, shown(), By::Run, &[], &runs);
+    let at: Vec<(&str, MarkKind)> = h
+        .marks
+        .iter()
+        .map(|m| (m.run_key.as_str(), m.kind))
+        .collect();
+    assert_eq!(
+        at,
+        [("run3@vm", MarkKind::Method), ("run5@vm", MarkKind::Method)]
+    );
+    let table = text::table(&h);
+    assert!(
+        table.contains("new method versions from run run3@vm (6.1)"),
+        "{table}"
+    );
+}

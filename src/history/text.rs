@@ -2,7 +2,7 @@
 //! with its label) and as CSV (plain numbers in the stored unit, as the
 //! run's CSV has them).
 
-use super::{By, History};
+use super::{By, History, MarkKind};
 use crate::report::table::aligned;
 
 /// The history as a console table: what it shows, then a row per run or
@@ -56,10 +56,11 @@ pub fn table(h: &History) -> String {
     out += "\n";
     out += &aligned(&rows);
     for m in &h.marks {
-        out += &format!(
-            "annotation from run {} ({}): {}\n",
-            m.run_key, m.kernel, m.note
-        );
+        let what = match m.kind {
+            MarkKind::Annotation => "annotation",
+            MarkKind::Method => "new method versions",
+        };
+        out += &format!("{what} from run {} ({}): {}\n", m.run_key, m.kernel, m.note);
     }
     out
 }

@@ -42,6 +42,7 @@ const RECORD_BYTES: usize = 10 * 1024;
 pub const CTAR: LoadDef = LoadDef {
     name: "ctar",
     summary: "contest's ctar: tars a source-like tree (4096 files, 48 MB) read from the device, over and over",
+    method: 1,
     unit: "files",
     takes_arg: false,
     processes: |_| 1,
@@ -60,6 +61,7 @@ pub const CTAR: LoadDef = LoadDef {
 pub const XTAR: LoadDef = LoadDef {
     name: "xtar",
     summary: "contest's xtar: extracts a tar of a source-like tree (4096 files, 48 MB) and removes the last copy, over and over",
+    method: 1,
     unit: "files",
     takes_arg: false,
     processes: |_| 1,

@@ -71,6 +71,7 @@ const fn stream(
     LoadDef {
         name,
         summary,
+        method: 1,
         unit: "MB",
         takes_arg: false,
         processes: pairs,

@@ -11,6 +11,7 @@ const SLICE_CPU_NS: u64 = 1_000_000;
 pub const DEF: LoadDef = LoadDef {
     name: "burn",
     summary: "CPU hogs: busy loops in 2 x CPUs processes (-L N to choose)",
+    method: 1,
     unit: "Mloop",
     takes_arg: false,
     disk_bytes: super::no_disk,

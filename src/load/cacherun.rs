@@ -14,6 +14,7 @@ use crate::sim::job::JobCache;
 pub const DEF: LoadDef = LoadDef {
     name: "cacherun",
     summary: "contest's cacherun: no load, and the job probe's inputs warm in the page cache",
+    method: 1,
     unit: "",
     takes_arg: false,
     disk_bytes: super::no_disk,

@@ -34,6 +34,7 @@ const RESOLUTION_NS: u64 = 1_000_000;
 pub const DEF: LoadDef = LoadDef {
     name: "cmd",
     summary: "any command as a load: --load 'cmd:stress-ng --cpu 2' (no shell)",
+    method: 1,
     unit: "CPU-s",
     takes_arg: true,
     disk_bytes: super::no_disk,

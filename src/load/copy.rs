@@ -22,6 +22,7 @@ pub const DEF: LoadDef = LoadDef {
     name: "copy",
     summary:
         "copies a file of --file-size (at most 1 GiB) on the work device, over and over, like cp",
+    method: 1,
     unit: "MB",
     takes_arg: false,
     processes: |_| 1,

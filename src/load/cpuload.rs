@@ -29,6 +29,7 @@ const DECAY: f64 = 0.5;
 pub const DEF: LoadDef = LoadDef {
     name: "cpuload",
     summary: "resp1's cpuload: CPUs + 1 processes of floating-point work",
+    method: 1,
     unit: "Mflop",
     takes_arg: false,
     processes: |params| params.cpus + 1,

@@ -25,6 +25,7 @@ pub const CTXMEM8: LoadDef = LoadDef {
     name: "ctxmem8",
     summary:
         "resp1's 8ctx-mem: CPUs+2 processes pass tokens round a ring, a new page every 8 trips",
+    method: 1,
     unit: "trips",
     takes_arg: false,
     disk_bytes: super::no_disk,
@@ -40,6 +41,7 @@ pub const CTXMEM8: LoadDef = LoadDef {
 pub const CTXMEM2: LoadDef = LoadDef {
     name: "ctxmem2",
     summary: "resp1's 2ctx-mem: as ctxmem8, with a new page every 2 trips",
+    method: 1,
     unit: "trips",
     takes_arg: false,
     disk_bytes: super::no_disk,

@@ -91,6 +91,7 @@ pub const DEF: LoadDef = LoadDef {
     name: "dbench",
     summary:
         "dbench-like clients, 4 per CPU: reads, writes, stats, creates, deletes, fsyncs and renames",
+    method: 1,
     unit: "ops",
     takes_arg: false,
     processes: clients,

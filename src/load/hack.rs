@@ -36,6 +36,7 @@ const MEMORY_SHARE: u64 = 10;
 pub const DEF: LoadDef = LoadDef {
     name: "hack",
     summary: "hackbench's message storm: per CPU, 10 senders writing to 10 receivers",
+    method: 1,
     unit: "messages",
     takes_arg: false,
     disk_bytes: super::no_disk,

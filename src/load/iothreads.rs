@@ -92,6 +92,7 @@ const fn variant(name: &'static str, summary: &'static str, mode: Mode) -> LoadD
     LoadDef {
         name,
         summary,
+        method: 1,
         unit: "MB",
         takes_arg: false,
         processes: |params| params.io.threads,

@@ -26,6 +26,7 @@ const STEP_NS: u64 = 100_000_000;
 pub const DEF: LoadDef = LoadDef {
     name: "jobload",
     summary: "the job probe's built-in job as background work, again and again, inputs cached",
+    method: 1,
     unit: "job steps",
     takes_arg: false,
     disk_bytes: |params| params.job.plan(params.cpus).disk_bytes(),

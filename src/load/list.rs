@@ -36,6 +36,7 @@ pub const DEF: LoadDef = LoadDef {
     name: "list",
     summary:
         "contest's list load: ls -lR over and over of a source-like tree of 4096 files (cached)",
+    method: 1,
     unit: "entries",
     takes_arg: false,
     processes: |_| 1,

@@ -37,6 +37,7 @@ const STEP_NS: u64 = 2_000_000;
 pub const DEF: LoadDef = LoadDef {
     name: "memload",
     summary: "memory hog: works through 110 % of its memory (--mem-limit), so it swaps; needs swap (--swap)",
+    method: 1,
     unit: "MB",
     takes_arg: false,
     disk_bytes: super::no_disk,

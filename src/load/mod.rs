@@ -89,6 +89,10 @@ pub struct LoadDef {
     pub name: &'static str,
     /// One line for `feelbench list`.
     pub summary: &'static str,
+    /// The version of its method: raised by one whenever the work it does
+    /// changes (as a probe's: [`crate::probe::ProbeDef::method`]). Every
+    /// run records it.
+    pub method: u32,
     /// The unit of the work it reports.
     pub unit: &'static str,
     /// Whether it takes an argument after a colon (`cmd:COMMAND`).

@@ -6,6 +6,7 @@ use super::{LoadDef, LoadError};
 pub const DEF: LoadDef = LoadDef {
     name: "none",
     summary: "no load: an otherwise idle system",
+    method: 1,
     unit: "",
     takes_arg: false,
     disk_bytes: super::no_disk,

@@ -11,6 +11,7 @@ use crate::sim::{shapes, WorkParams};
 pub const VIDEO: LoadDef = LoadDef {
     name: "video",
     summary: "a video player (60 frames/s, 40 % CPU) in the background",
+    method: 1,
     unit: "frames",
     takes_arg: false,
     disk_bytes: super::no_disk,
@@ -26,6 +27,7 @@ pub const VIDEO: LoadDef = LoadDef {
 pub const X: LoadDef = LoadDef {
     name: "x",
     summary: "a window being dragged (10 ms events, CPU sweeping) in the background",
+    method: 1,
     unit: "frames",
     takes_arg: false,
     disk_bytes: super::no_disk,
@@ -41,6 +43,7 @@ pub const X: LoadDef = LoadDef {
 pub const CUSTOM: LoadDef = LoadDef {
     name: "custom",
     summary: "your own periodic task (-C PCT -I US) in the background",
+    method: 1,
     unit: "frames",
     takes_arg: false,
     disk_bytes: super::no_disk,

@@ -20,6 +20,7 @@ pub const DEF: LoadDef = LoadDef {
     name: "procread",
     summary:
         "reads stat, status and cmdline of every process and /proc/meminfo, /proc/stat… like top",
+    method: 1,
     unit: "files",
     takes_arg: false,
     processes: |_| 1,

@@ -27,6 +27,7 @@ pub const DEF: LoadDef = LoadDef {
     name: "read",
     summary:
         "reads a file of --file-size (at most 1 GiB) from the device, bypassing the page cache",
+    method: 1,
     unit: "MB",
     takes_arg: false,
     processes: |_| 1,

@@ -17,6 +17,7 @@ const SLICE_NS: u64 = 20_000_000;
 pub const DEF: LoadDef = LoadDef {
     name: "rtapp",
     summary: "an rt-app workload's tasks (--load rtapp:FILE) in the background",
+    method: 1,
     unit: "phase loops",
     takes_arg: false,
     disk_bytes: |params| params.rtapp.load.as_ref().map_or(0, iorun_bytes),

@@ -19,6 +19,7 @@ const SCRIPT: &str = "/bin/true; :";
 pub const DEF: LoadDef = LoadDef {
     name: "spawn",
     summary: "resp1's spawnload: a shell run and reaped over and over, per CPU",
+    method: 1,
     unit: "spawns",
     takes_arg: false,
     disk_bytes: super::no_disk,

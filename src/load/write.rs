@@ -68,6 +68,7 @@ const fn variant(
     LoadDef {
         name,
         summary,
+        method: 1,
         unit: "MB",
         takes_arg: false,
         processes: |_| 1,

@@ -10,6 +10,7 @@ use crate::sim::shapes;
 pub const DEF: ProbeDef = ProbeDef {
     name: "audio",
     summary: "audio player: 50 ms period, 5 % CPU per period",
+    method: 1,
     sheet: super::periodic::sheet,
     build: |params| Ok(PeriodicProbe::boxed(shapes::AUDIO, params)),
     default: super::always,

@@ -39,6 +39,7 @@ use std::process::{Command, ExitStatus, Stdio};
 pub const DEF: ProbeDef = ProbeDef {
     name: "command",
     summary: "a command typed after an idle gap: ls -l /usr/bin (or --command CMD) until it exits",
+    method: 1,
     sheet: after_idle::sheet,
     build: |params: &WorkParams| {
         let invocation = Invocation::of(&params.response)?;

@@ -57,6 +57,7 @@ const LATE_LIMIT_NS: u64 = 5_000_000_000;
 pub const DEF: ProbeDef = ProbeDef {
     name: "fileio",
     summary: "IRMAN's file I/O: random 4 KiB reads and fdatasync'd writes of a --fileio-size file, uncached",
+    method: 1,
     sheet,
     build: |params: &WorkParams| Ok(Box::new(FileIoProbe::new(params))),
     default: |_| false,

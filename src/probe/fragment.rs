@@ -54,6 +54,7 @@ use std::path::Path;
 pub const DEF: ProbeDef = ProbeDef {
     name: "fragment",
     summary: "latencytest's audio player: fragments written to a sound device's buffer of --fragments x --fragment-bytes",
+    method: 1,
     sheet,
     build: |params: &WorkParams| {
         Ok(Box::new(FragmentProbe {

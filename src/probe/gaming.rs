@@ -49,6 +49,7 @@ const LATE_RULE: &str = "took longer than two 60 Hz refreshes (33.3 ms): shown a
 pub const DEF: ProbeDef = ProbeDef {
     name: "gaming",
     summary: "CPU-bound game: 16.7 ms CPU frames back to back, no deadlines",
+    method: 1,
     sheet,
     build: |params: &WorkParams| {
         Ok(Box::new(GamingProbe {

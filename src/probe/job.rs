@@ -44,6 +44,7 @@ use std::path::Path;
 pub const DEF: ProbeDef = ProbeDef {
     name: "job",
     summary: "contest's kernel compile: a parallel build (or --job CMD) timed to its end",
+    method: 1,
     sheet,
     build: |params: &WorkParams| {
         Ok(Box::new(JobProbe {

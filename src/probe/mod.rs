@@ -59,6 +59,12 @@ pub struct ProbeDef {
     pub name: &'static str,
     /// One line for `feelbench list` and table headers.
     pub summary: &'static str,
+    /// The version of its method: raised by one whenever what it measures
+    /// changes (its work, its clock, its timing, a formula of a figure that
+    /// keeps its name), so that runs before and after are never one series
+    /// (ARCHITECTURE.md, "A new probe"; CHANGELOG.md says why each was
+    /// raised). Every run records it.
+    pub method: u32,
     /// Its figures and table, given its summary and the run's parameters
     /// (`None` outside a run: listing, reading old documents), which only
     /// labels may depend on — except the `rtapp` probe's figures per task,

@@ -33,6 +33,7 @@ use std::path::Path;
 pub const DEF: ProbeDef = ProbeDef {
     name: "response",
     summary: "resp1: after an idle gap, scan an array kept since the start and a fresh one",
+    method: 1,
     sheet: after_idle::sheet,
     build: |params: &WorkParams| {
         Ok(Box::new(ResponseProbe {

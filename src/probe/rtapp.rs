@@ -38,6 +38,7 @@ pub const DEF: ProbeDef = ProbeDef {
     name: "rtapp",
     summary:
         "an rt-app workload's tasks (--probe rtapp:FILE): wake-up latency and slack per activation",
+    method: 1,
     sheet,
     build: |params| {
         let workload = measurable(params)?;

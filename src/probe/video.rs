@@ -10,6 +10,7 @@ use crate::sim::shapes;
 pub const DEF: ProbeDef = ProbeDef {
     name: "video",
     summary: "video player: 60 frames/s, 40 % CPU per frame",
+    method: 1,
     sheet: super::periodic::sheet,
     build: |params| Ok(PeriodicProbe::boxed(shapes::VIDEO, params)),
     default: super::always,

@@ -14,6 +14,7 @@ use crate::sim::shapes;
 pub const DEF: ProbeDef = ProbeDef {
     name: "x",
     summary: "desktop window drag: 10 ms events, CPU sweeping 0 -> 100 %",
+    method: 1,
     sheet: super::periodic::sheet,
     build: |params| Ok(PeriodicProbe::boxed(shapes::X, params)),
     default: super::always,

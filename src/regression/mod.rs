@@ -1,6 +1,7 @@
 //! Regressions across the store: every series of a figure (one machine,
 //! settings and suite; one probe, load and figure), in run order, cut
-//! where an annotation says something changed, is divided where its level
+//! where an annotation says something changed or the method versions of
+//! its runs change (`method`), is divided where its level
 //! changes (E-Divisive means with Student's t-test, `stats::changepoint`).
 //! Every division tried in every series is one test: Benjamini–Hochberg
 //! q-values over all of them keep the false discoveries at the rate asked,
@@ -8,6 +9,7 @@
 //! and larger than the step its figure is shown with. Which way is worse
 //! comes from the figure's declared direction.
 
+pub mod method;
 pub mod render;
 
 use crate::figures::{Better, Unit};
@@ -119,8 +121,10 @@ pub struct Change {
 pub struct Analysis {
     /// Series of a figure looked at.
     pub series: usize,
-    /// Parts they make once annotations cut them.
+    /// Parts they make once annotations and changes of method cut them.
     pub parts: usize,
+    /// Cuts made where the method versions of a series' runs changed.
+    pub method_cuts: usize,
     /// Divisions tested (the `m` of Benjamini–Hochberg).
     pub tests: usize,
     /// Changes significant after correction but smaller than the minimum
@@ -142,12 +146,13 @@ impl Analysis {
 /// A series of one figure: what groups points.
 type SeriesOf<'a> = (&'a str, &'a str, &'a str, &'a str);
 
-/// The points of each series of a figure, in run order.
+/// The points of each series of a figure (its method versions aside), in
+/// run order.
 fn series_of(points: &[Point]) -> BTreeMap<SeriesOf<'_>, Vec<&Point>> {
     let mut groups: BTreeMap<SeriesOf, Vec<&Point>> = BTreeMap::new();
     for p in points {
         groups
-            .entry((&p.series, &p.probe, &p.load, &p.figure))
+            .entry((method::series_of(p), &p.probe, &p.load, &p.figure))
             .or_default()
             .push(p);
     }
@@ -157,14 +162,19 @@ fn series_of(points: &[Point]) -> BTreeMap<SeriesOf<'_>, Vec<&Point>> {
     groups
 }
 
-/// `points` cut into parts where a cut of `cuts` applies to them.
+/// `points` cut into parts where a cut of `cuts` applies to them and where
+/// their method versions change.
 fn parts<'p, 'a>(points: &'p [&'a Point], cuts: &[Cut]) -> Vec<&'p [&'a Point]> {
     let Some(first) = points.first() else {
         return Vec::new();
     };
     let mut at: Vec<usize> = cuts
         .iter()
-        .filter(|c| c.applies_to(&first.series, &first.machine))
+        .filter(|c| {
+            points
+                .iter()
+                .any(|p| c.applies_to(&p.series, &first.machine))
+        })
         .map(|c| {
             points.partition_point(|p| {
                 (p.started_unix, p.run_key.as_str()) < (c.started_unix, c.run_key.as_str())
@@ -172,6 +182,7 @@ fn parts<'p, 'a>(points: &'p [&'a Point], cuts: &[Cut]) -> Vec<&'p [&'a Point]> 
         })
         .filter(|&i| i > 0 && i < points.len())
         .collect();
+    at.extend(method::changes(points));
     at.sort_unstable();
     at.dedup();
     let mut parts = Vec::new();
@@ -238,6 +249,7 @@ pub fn analyse(points: &[Point], cuts: &[Cut], settings: &Settings) -> Analysis 
     Analysis {
         series: groups.len(),
         parts: all_parts.len(),
+        method_cuts: groups.values().map(|g| method::changes(g).len()).sum(),
         tests: p_values.len(),
         too_small: total - changes.len(),
         min_effect_pct: settings.min_effect_pct,

@@ -13,12 +13,16 @@ pub fn table(analysis: &Analysis) -> String {
     let worse: Vec<&Change> = analysis.changes.iter().filter(|c| c.worse).collect();
     let better: Vec<&Change> = analysis.changes.iter().filter(|c| !c.worse).collect();
     let mut out = format!(
-        "{} regression(s), {} improvement(s) in {} series of figures ({} part(s) once annotations cut them); \
+        "{} regression(s), {} improvement(s) in {} series of figures ({} part(s) once annotations{} cut them); \
          {} test(s), Benjamini–Hochberg q <= {}, effect >= {} %{}\n",
         worse.len(),
         better.len(),
         analysis.series,
         analysis.parts,
+        match analysis.method_cuts {
+            0 => String::new(),
+            n => format!(" and {n} change(s) of method version"),
+        },
         analysis.tests,
         analysis.fdr,
         analysis.min_effect_pct,

@@ -189,3 +189,27 @@ fn the_check_names_the_store_when_one_was_given() {
         "feelbench compare run-09@vm run-10@vm --figure p99 --store '/tmp/my store.sqlite'"
     );
 }
+
+#[test]
+fn a_change_of_method_versions_cuts_the_series_and_is_never_a_change() {
+    // The runs of feelbench 0.1.0 (no versions), then runs of a method
+    // that measures 1.5 times as much: one series cut where it changed.
+    let values: Vec<f64> = (0..20)
+        .map(|i| if i < 10 { 1000.0 } else { 1500.0 })
+        .collect();
+    let mut points = series("s1", &values);
+    for p in &mut points[10..] {
+        p.series = "s1-0000beef".into();
+    }
+    let analysis = analyse(&points, &[], &SETTINGS);
+    assert_eq!(
+        (analysis.series, analysis.parts, analysis.method_cuts),
+        (1, 2, 1)
+    );
+    assert!(analysis.changes.is_empty(), "{analysis:?}");
+    let text = render::table(&analysis);
+    assert!(
+        text.contains("(2 part(s) once annotations and 1 change(s) of method version cut them)"),
+        "{text}"
+    );
+}

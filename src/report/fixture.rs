@@ -109,6 +109,7 @@ pub fn run() -> RunDocument {
         tool: ToolInfo {
             name: "feelbench".into(),
             version: "0.1.0".into(),
+            commit: Some("0123456789abcdef0123456789abcdef01234567".into()),
         },
         run: RunInfo {
             id: "20261123-120000-42".into(),
@@ -161,6 +162,12 @@ pub fn run() -> RunDocument {
             late_split: true,
         },
         suite: None,
+        methods: Some(super::methods::Methods {
+            probes: [("audio".into(), 1), ("gaming".into(), 1)].into(),
+            loads: ["burn", "cmd", "none", "video"]
+                .map(|l| (l.to_string(), 1))
+                .into(),
+        }),
         probes: ["audio", "gaming"]
             .map(|p| (p.to_string(), crate::probe::sheet_of(p).unwrap()))
             .into(),

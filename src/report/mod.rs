@@ -13,6 +13,7 @@ pub mod late;
 pub mod late_context;
 pub mod markdown;
 pub mod merge;
+pub mod methods;
 pub mod overview;
 pub mod precision;
 pub mod requests;

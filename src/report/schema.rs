@@ -1,6 +1,7 @@
 //! The run document: one JSON file per run, with a versioned schema.
 //! Field names carry their units (`_us`, `_ms`, `_pct`, `_per_s`).
 
+use super::methods::Methods;
 use crate::figures::{ProbeResult, ProbeSheet};
 use crate::measure::calibrate::CalibrationSource;
 use crate::measure::requests::RequestLatencies;
@@ -40,6 +41,11 @@ pub struct RunDocument {
     /// when probes and loads were chosen by name).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub suite: Option<SuiteRecord>,
+    /// The method version of every probe and load the run used; absent in
+    /// documents of feelbench 0.1.0, whose every method reads as version 0
+    /// (`report::methods`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub methods: Option<Methods>,
     /// The figures and table of every probe the run measured, by name.
     pub probes: BTreeMap<String, ProbeSheet>,
     #[serde(default)]
@@ -95,6 +101,23 @@ pub struct SuiteGroup {
 pub struct ToolInfo {
     pub name: String,
     pub version: String,
+    /// The commit it was built from (`git rev-parse HEAD` at build time, or
+    /// `FEELBENCH_COMMIT` given to the build; `unknown` when built outside
+    /// a checkout without it; absent in documents older than the field).
+    /// Changes not yet committed are not told apart.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub commit: Option<String>,
+}
+
+impl ToolInfo {
+    /// This build of feelbench, as the documents it writes name it.
+    pub fn this_build() -> Self {
+        Self {
+            name: "feelbench".to_string(),
+            version: env!("CARGO_PKG_VERSION").to_string(),
+            commit: Some(env!("FEELBENCH_COMMIT").to_string()),
+        }
+    }
 }
 
 /// When and how the run was made.

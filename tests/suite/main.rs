@@ -25,6 +25,7 @@ mod late_report;
 mod late_split;
 mod memory_loads;
 mod metadata_loads;
+mod methods;
 mod micro;
 mod placement;
 mod pm_qos;

@@ -150,6 +150,18 @@ fn run_document_holds_consistent_figures_and_report_reproduces_the_table() {
         .collect::<Vec<_>>(),
     );
     assert_eq!(run["schema"], "feelbench.run/2");
+    // The method version of each probe and load it used, and the build.
+    let methods = &run["methods"];
+    for probe in ["x", "audio", "gaming"] {
+        assert!(methods["probes"][probe].as_u64() >= Some(1), "{methods}");
+    }
+    for load in ["none", "burn"] {
+        assert!(methods["loads"][load].as_u64() >= Some(1), "{methods}");
+    }
+    assert_eq!(methods["probes"].as_object().unwrap().len(), 3, "{methods}");
+    assert_eq!(run["tool"]["version"], env!("CARGO_PKG_VERSION"));
+    // The build script gives the tests the commit it gave feelbench.
+    assert_eq!(run["tool"]["commit"], env!("FEELBENCH_COMMIT"));
     // Settings no probe or load of the run works by are not recorded.
     for group in ["response", "job", "fragment", "io"] {
         assert!(run["settings"][group].is_null(), "{group} recorded");

@@ -6,6 +6,7 @@ use super::config::{OutputChoice, RunConfig};
 use super::work::PreparedWork;
 use crate::figures::explain::ExplainStatus;
 use crate::measure::sched::MemoryPolicy;
+use crate::report::methods::Methods;
 use crate::report::schema::{
     RunDocument, RunInfo, RunSettingsRecord, ToolInfo, Warning, WarningCode, SCHEMA,
 };
@@ -60,10 +61,7 @@ pub fn start(
 ) -> RunDocument {
     RunDocument {
         schema: SCHEMA.to_string(),
-        tool: ToolInfo {
-            name: "feelbench".to_string(),
-            version: env!("CARGO_PKG_VERSION").to_string(),
-        },
+        tool: ToolInfo::this_build(),
         run: RunInfo {
             id: format!("{}-{}", compact_time(started), std::process::id()),
             started: humantime::format_rfc3339_seconds(started).to_string(),
@@ -79,6 +77,7 @@ pub fn start(
         environment,
         settings: settings_record(config, work),
         suite: config.suite.clone(),
+        methods: Some(methods(work)),
         probes: work
             .scenarios
             .iter()
@@ -87,6 +86,21 @@ pub fn start(
         warnings: Vec::new(),
         scenarios: Vec::new(),
     }
+}
+
+/// The method version of every probe and load of the run's scenarios.
+fn methods(work: &PreparedWork) -> Methods {
+    let mut methods = Methods::default();
+    for scenario in &work.scenarios {
+        let probe = scenario.probe;
+        methods.probes.insert(probe.name.to_string(), probe.method);
+        for part in &scenario.load.parts {
+            methods
+                .loads
+                .insert(part.def.name.to_string(), part.def.method);
+        }
+    }
+    methods
 }
 
 /// The settings as the document records them.

@@ -94,6 +94,7 @@ pub const fn def<const OP: usize>() -> ProbeDef {
     ProbeDef {
         name,
         summary,
+        method: 1,
         sheet: sheet::<OP>,
         build: build::<OP>,
         default: |_| false,

@@ -4,6 +4,7 @@
 //! may differ a little.
 
 use crate::measure::sched::SchedRequest;
+use crate::report::methods;
 use crate::report::schema::{described, RunDocument, SuiteRecord};
 use crate::sim::fragment::FragmentSettings;
 use crate::sim::io::IoSettings;
@@ -166,18 +167,36 @@ fn optional_size(bytes: Option<u64>) -> String {
 }
 
 /// The first property in which `other` was not made like `first`: a rule,
-/// or a probe both measured whose figures they declare otherwise (made by
-/// another version of feelbench), since a merge keeps one sheet per probe.
+/// the method version of a probe or load both used (a run of feelbench
+/// 0.1.0 has version 0 of every one), or a probe both measured whose
+/// figures they declare otherwise (made by another version of feelbench),
+/// since a merge keeps one sheet per probe.
 pub fn first_difference(first: &RunDocument, other: &RunDocument) -> Option<Difference> {
-    rule_difference(first, other).or_else(|| {
-        first.probes.iter().find_map(|(probe, sheet)| {
-            let theirs = other.probes.get(probe)?;
-            (theirs != sheet).then(|| Difference {
-                what: "a probe's figures",
-                first: format!("{probe} as this version declares them"),
-                other: format!("{probe} declared otherwise"),
-                beyond_tolerance: false,
-            })
+    rule_difference(first, other)
+        .or_else(|| method_difference(first, other))
+        .or_else(|| sheet_difference(first, other))
+}
+
+/// The first probe or load both runs used whose method version differs.
+fn method_difference(first: &RunDocument, other: &RunDocument) -> Option<Difference> {
+    let d = methods::differences(&[first, other]).into_iter().next()?;
+    Some(Difference {
+        what: "method version",
+        first: format!("{} version {}", d.what(), d.versions[0]),
+        other: format!("{} version {}", d.what(), d.versions[1]),
+        beyond_tolerance: false,
+    })
+}
+
+/// The first probe both runs measured whose figures they declare otherwise.
+fn sheet_difference(first: &RunDocument, other: &RunDocument) -> Option<Difference> {
+    first.probes.iter().find_map(|(probe, sheet)| {
+        let theirs = other.probes.get(probe)?;
+        (theirs != sheet).then(|| Difference {
+            what: "a probe's figures",
+            first: format!("{probe} as this version declares them"),
+            other: format!("{probe} declared otherwise"),
+            beyond_tolerance: false,
         })
     })
 }
@@ -249,6 +268,36 @@ mod tests {
         })
         .unwrap();
         assert_eq!(d.what, "a probe's figures");
+    }
+
+    #[test]
+    fn runs_of_another_method_version_do_not_merge() {
+        let d = differs(|r| {
+            let methods = r.methods.as_mut().unwrap();
+            methods.probes.insert("audio".into(), 2);
+        })
+        .unwrap();
+        assert_eq!(
+            d.to_string(),
+            "method version differs (probe audio version 1 in the first, probe audio version 2 in the second)"
+        );
+        let d = differs(|r| r.methods = None).unwrap();
+        assert_eq!(
+            (d.what, d.first.as_str(), d.other.as_str()),
+            (
+                "method version",
+                "probe audio version 1",
+                "probe audio version 0"
+            )
+        );
+        // A probe only one of them ran has nothing to agree on.
+        assert_eq!(
+            differs(|r| {
+                let methods = r.methods.as_mut().unwrap();
+                methods.probes.insert("x".into(), 3);
+            }),
+            None
+        );
     }
 
     #[test]

@@ -4,6 +4,7 @@
 use super::compatible::{self, Difference};
 use super::MergeProblem;
 use crate::figures::ProbeSheet;
+use crate::report::methods::Methods;
 use crate::report::schema::{
     Measurement, RunDocument, RunInfo, RunSettingsRecord, ScenarioResult, ToolInfo, SCHEMA,
 };
@@ -81,10 +82,7 @@ pub fn merge_runs(
     }
     Ok(RunDocument {
         schema: SCHEMA.to_string(),
-        tool: ToolInfo {
-            name: "feelbench".to_string(),
-            version: env!("CARGO_PKG_VERSION").to_string(),
-        },
+        tool: ToolInfo::this_build(),
         run: merged_info(&documents, command_line),
         system: first.system.clone(),
         environment: first.environment.clone(),
@@ -93,6 +91,7 @@ pub fn merge_runs(
             ..first.settings.clone()
         },
         suite: first.suite.clone(),
+        methods: Methods::union(documents.iter().map(|r| r.methods.as_ref())),
         probes,
         warnings,
         scenarios,
