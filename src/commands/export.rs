@@ -52,13 +52,18 @@ pub fn run(settings: &ExportSettings) -> anyhow::Result<ExitCode> {
 }
 
 /// Writes `text` to a file beside `path` and renames it over `path`, so a
-/// collector never reads half of it.
+/// collector never reads half of it. The file is readable by all (0644
+/// less the umask), as a file written in place would be: the node exporter
+/// reading it runs as a user of its own.
 fn replace(path: &std::path::Path, text: &str) -> std::io::Result<()> {
+    use std::os::unix::fs::PermissionsExt as _;
     let dir = path
         .parent()
         .filter(|d| !d.as_os_str().is_empty())
         .unwrap_or(std::path::Path::new("."));
-    let mut file = tempfile::NamedTempFile::new_in(dir)?;
+    let mut file = tempfile::Builder::new()
+        .permissions(std::fs::Permissions::from_mode(0o644))
+        .tempfile_in(dir)?;
     file.write_all(text.as_bytes())?;
     file.persist(path).map_err(|e| e.error)?;
     Ok(())

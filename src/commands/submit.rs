@@ -94,20 +94,23 @@ pub fn submit(settings: &SubmitSettings) -> anyhow::Result<String> {
         }
         Sending::Missing => {
             let store = local.as_mut().expect("opened above");
-            let had: HashSet<String> = match &mut target {
+            // The remote's runs by key and document: a run of the same key
+            // and another document is sent, for the remote to refuse.
+            let had: HashSet<(String, String)> = match &mut target {
                 Ok(target) => target
                     .runs(&RunFilter::default())?
                     .into_iter()
-                    .map(|r| r.run_key)
+                    .map(|r| (r.run_key, r.doc_sha256))
                     .collect(),
                 Err(_) => HashSet::new(),
             };
-            let mine = store.runs(&RunFilter::default())?;
-            outcome.already = mine.iter().filter(|r| had.contains(&r.run_key)).count();
-            mine.into_iter()
-                .map(|r| r.run_key)
-                .filter(|key| !had.contains(key))
-                .collect()
+            let (there, missing): (Vec<_>, Vec<_>) = store
+                .runs(&RunFilter::default())?
+                .into_iter()
+                .map(|r| (r.run_key, r.doc_sha256))
+                .partition(|run| had.contains(run));
+            outcome.already = there.len();
+            missing.into_iter().map(|(key, _)| key).collect()
         }
         Sending::Pending => local
             .as_mut()
@@ -181,39 +184,58 @@ fn wait(
     local.mark_pending(&rows.run_key, &remote.to_string(), &error.to_string())
 }
 
+/// The local store at `location`, with `rows` added.
+fn keep(location: &StoreLocation, rows: &RunRows) -> Result<Store, StoreError> {
+    let mut store = Store::open(location)?;
+    add(&mut store, rows)?;
+    Ok(store)
+}
+
 /// Adds a finished run (its file's `bytes`) to the local store and sends
 /// it to `remote`; a remote that fails leaves the run waiting in the
-/// local store, said in words for stderr, not as an error.
+/// local store, said in words for stderr, not as an error. A local store
+/// that fails (locked, damaged) does not stop the run from being sent;
+/// every message names the store that failed.
 pub fn remember_remote(
     remote: &StoreLocation,
     run: &RunDocument,
     bytes: &[u8],
 ) -> Result<String, StoreError> {
     let rows = rows_of(run, bytes);
-    let local_location = StoreLocation::local().map_err(StoreError::Unreachable)?;
-    let mut local = match &local_location {
-        Some(location) => {
-            let mut store = Store::open(location)?;
-            add(&mut store, &rows)?;
-            Some(store)
-        }
-        None => None,
+    let local = match StoreLocation::local() {
+        Ok(None) => None,
+        Ok(Some(location)) => Some((location.to_string(), keep(&location, &rows))),
+        Err(why) => Some((
+            "the local store".to_string(),
+            Err(StoreError::Unreachable(why)),
+        )),
     };
     let sent = Store::open(remote).and_then(|mut store| add(&mut store, &rows));
-    let kept = local_location
-        .as_ref()
-        .map(|l| format!(", kept in {l} too"))
-        .unwrap_or_default();
-    match (sent, local.as_mut(), &local_location) {
-        (Ok(Added::New), _, _) => Ok(format!("run stored in {remote}{kept}")),
-        (Ok(Added::Already), _, _) => Ok(format!("run already in {remote}{kept}")),
-        (Err(error), Some(store), Some(location)) => {
-            store.mark_pending(&rows.run_key, &remote.to_string(), &error.to_string())?;
-            Ok(format!(
-                "warning: run not sent to {remote} ({error}); it waits in {location}: \
-                 feelbench submit --pending --store {remote}"
-            ))
+    let stored = |added: Added| match added {
+        Added::New => format!("run stored in {remote}"),
+        Added::Already => format!("run already in {remote}"),
+    };
+    match (sent, local) {
+        (Ok(added), None) => Ok(stored(added)),
+        (Ok(added), Some((name, Ok(_)))) => Ok(format!("{}, kept in {name} too", stored(added))),
+        (Ok(added), Some((name, Err(error)))) => Ok(format!(
+            "{}; warning: not kept in {name}: {error}",
+            stored(added)
+        )),
+        (Err(error), Some((name, Ok(mut store)))) => {
+            match store.mark_pending(&rows.run_key, &remote.to_string(), &error.to_string()) {
+                Ok(()) => Ok(format!(
+                    "warning: run not sent to {remote} ({error}); it waits in {name}: \
+                     feelbench submit --pending --store {remote}"
+                )),
+                Err(also) => Err(StoreError::Failed(format!(
+                    "{error}; kept in {name} but not marked to be sent: {also}"
+                ))),
+            }
         }
-        (Err(error), _, _) => Err(error),
+        (Err(error), Some((name, Err(also)))) => Err(StoreError::Failed(format!(
+            "{error}; not kept in {name} either: {also}"
+        ))),
+        (Err(error), None) => Err(error),
     }
 }
