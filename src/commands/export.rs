@@ -1,5 +1,6 @@
 //! `feelbench export --format openmetrics`: the newest run's headline
-//! figures in the OpenMetrics text format, for the node exporter's textfile
+//! figures (of this host, unless `--machine` names another) in the
+//! OpenMetrics text format, for the node exporter's textfile
 //! collector. A figure is a gauge `feelbench_<figure>_<unit>` in the base
 //! unit OpenMetrics wants (seconds, a ratio for a share) labelled by probe
 //! and load only; the run (id, kernel, host) is one `feelbench_run_info`
@@ -25,18 +26,31 @@ pub struct ExportSettings {
     pub output: Option<PathBuf>,
 }
 
-/// Exports the newest run's headline figures.
+/// Exports the newest run's headline figures: of this host's runs unless
+/// `--machine` names a machine, since the metrics carry no machine label
+/// and a lab's store holds every machine's runs.
 pub fn run(settings: &ExportSettings) -> anyhow::Result<ExitCode> {
     let mut store = open(&settings.store)?;
+    let mut runs = settings.runs.clone();
+    let this_host = match runs.machine {
+        Some(_) => None,
+        None => nix::sys::utsname::uname()
+            .ok()
+            .map(|u| u.nodename().to_string_lossy().into_owned()),
+    };
+    runs.machine = runs.machine.or_else(|| this_host.clone());
     let mut points = store
         .points(&PointQuery {
-            runs: settings.runs.clone(),
+            runs,
             ..PointQuery::default()
         })
         .with_context(|| format!("store {}", settings.store))?;
     let newest = points.last().map(|p| p.run_key.clone()).ok_or_else(|| {
+        let of_this_host = this_host
+            .map(|host| format!(" of this host ({host}; --machine HOST exports another's)"))
+            .unwrap_or_default();
         UsageError::new(format!(
-            "no finished run in {} matches: nothing to export",
+            "no finished run{of_this_host} in {} matches: nothing to export",
             settings.store
         ))
     })?;

@@ -346,7 +346,9 @@ fn the_default_store_is_private_and_a_sudo_run_gives_it_to_its_user() {
 fn an_exported_file_is_readable_by_the_node_exporter() {
     use std::os::unix::fs::PermissionsExt as _;
     let dir = tempfile::tempdir().unwrap();
-    let file = doctored(dir.path(), "r.json", |_| {});
+    let file = doctored(dir.path(), "r.json", |run| {
+        run["system"]["hostname"] = this_host().into()
+    });
     assert!(
         in_dir(dir.path(), &["store", "import", file.to_str().unwrap()])
             .status
@@ -372,4 +374,43 @@ fn an_exported_file_is_readable_by_the_node_exporter() {
         .unwrap();
     let mode = std::fs::metadata(&prom).unwrap().permissions().mode() & 0o777;
     assert_eq!(mode, 0o644 & !umask);
+}
+
+/// This machine's host name, as feelbench finds it.
+fn this_host() -> String {
+    std::fs::read_to_string("/proc/sys/kernel/hostname")
+        .unwrap()
+        .trim()
+        .to_string()
+}
+
+#[test]
+fn export_takes_this_hosts_newest_run_unless_told_another_machine() {
+    let dir = tempfile::tempdir().unwrap();
+    let runs = dir.path().join("runs");
+    std::fs::create_dir(&runs).unwrap();
+    doctored(&runs, "mine.json", |run| {
+        run["system"]["hostname"] = this_host().into()
+    });
+    doctored(&runs, "theirs.json", |run| {
+        run["system"]["hostname"] = "another-host".into();
+        run["run"]["started"] = "2026-11-24T11:47:52Z".into();
+    });
+    let import = in_dir(dir.path(), &["store", "import", runs.to_str().unwrap()]);
+    assert!(import.status.success(), "{}", stderr(&import));
+    let host_of = |extra: &[&str]| {
+        let mut args = vec!["export", "--format", "openmetrics"];
+        args.extend(extra);
+        let output = in_dir(dir.path(), &args);
+        assert!(output.status.success(), "{}", stderr(&output));
+        let text = stdout(&output);
+        let info = text
+            .lines()
+            .find(|l| l.starts_with("feelbench_run_info"))
+            .unwrap()
+            .to_string();
+        info
+    };
+    assert!(host_of(&[]).contains(&format!("host=\"{}\"", this_host())));
+    assert!(host_of(&["--machine", "another-host"]).contains("host=\"another-host\""));
 }
