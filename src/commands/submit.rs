@@ -61,8 +61,17 @@ fn stored_rows(store: &mut Store, run_key: &str) -> anyhow::Result<RunRows> {
 struct Outcome {
     sent: usize,
     already: usize,
-    /// The runs that failed, with why.
-    failed: Vec<(String, String)>,
+    /// The runs that failed.
+    failed: Vec<Failed>,
+}
+
+/// A run that could not be sent.
+#[derive(Debug)]
+struct Failed {
+    run_key: String,
+    why: String,
+    /// It waits in the local store for `submit --pending`.
+    waits: bool,
 }
 
 /// `feelbench submit`: sends the runs; the summary line, or an error that
@@ -128,16 +137,23 @@ pub fn submit(settings: &SubmitSettings) -> anyhow::Result<String> {
         outcome.already,
         outcome.failed.len()
     );
-    match outcome.failed.first() {
-        None => Ok(format!("{summary} ({remote})\n")),
-        Some((run_key, why)) => Err(anyhow::anyhow!(
-            "{summary} (waiting: feelbench submit --pending --store {remote}): run {run_key}: {why}"
-        )),
-    }
+    let Some(first) = outcome.failed.first() else {
+        return Ok(format!("{summary} ({remote})\n"));
+    };
+    let waiting = match outcome.failed.iter().any(|f| f.waits) {
+        true => format!(" (waiting: feelbench submit --pending --store {remote})"),
+        false => String::new(),
+    };
+    Err(anyhow::anyhow!(
+        "{summary}{waiting}: run {}: {}",
+        first.run_key,
+        first.why
+    ))
 }
 
 /// Sends one run to `target` (or the error opening it); a run that fails
-/// is kept in `local`, marked pending.
+/// is kept in `local`, marked pending unless the remote refused the run
+/// itself.
 fn send(
     target: &mut Result<Store, StoreError>,
     local: Option<&mut Store>,
@@ -163,25 +179,38 @@ fn send(
             }
         }
         Err(error) => {
-            let why = match local.map(|local| wait(local, remote, rows, &error)) {
-                Some(Ok(())) => error.to_string(),
-                Some(Err(also)) => format!("{error}; not kept locally either: {also}"),
-                None => format!("{error}; no local store to keep it in"),
+            let (why, waits) = match local.map(|local| wait(local, remote, rows, &error)) {
+                Some(Ok(true)) => (error.to_string(), true),
+                Some(Ok(false)) => (format!("{error}; not sent again"), false),
+                Some(Err(also)) => (format!("{error}; not kept locally either: {also}"), false),
+                None => (format!("{error}; no local store to keep it in"), false),
             };
-            outcome.failed.push((rows.run_key.clone(), why));
+            outcome.failed.push(Failed {
+                run_key: rows.run_key.clone(),
+                why,
+                waits,
+            });
         }
     }
 }
 
-/// Keeps `rows` in `local`, marked as waiting for `remote`.
+/// Keeps `rows` in `local`, marked as waiting for `remote` unless `remote`
+/// refused the run itself (another run under its key: sending it again
+/// would fail alike, so it would wait for ever); whether it waits.
 fn wait(
     local: &mut Store,
     remote: &StoreLocation,
     rows: &RunRows,
     error: &StoreError,
-) -> Result<(), StoreError> {
+) -> Result<bool, StoreError> {
     add(local, rows)?;
-    local.mark_pending(&rows.run_key, &remote.to_string(), &error.to_string())
+    let store = remote.to_string();
+    match error.is_about_the_run() {
+        true => local.clear_pending(&rows.run_key, &store).map(|()| false),
+        false => local
+            .mark_pending(&rows.run_key, &store, &error.to_string())
+            .map(|()| true),
+    }
 }
 
 /// The local store at `location`, with `rows` added.
@@ -221,6 +250,9 @@ pub fn remember_remote(
         (Ok(added), Some((name, Err(error)))) => Ok(format!(
             "{}; warning: not kept in {name}: {error}",
             stored(added)
+        )),
+        (Err(error), Some((name, Ok(_)))) if error.is_about_the_run() => Ok(format!(
+            "warning: run not sent to {remote} ({error}); it is kept in {name}"
         )),
         (Err(error), Some((name, Ok(mut store)))) => {
             match store.mark_pending(&rows.run_key, &remote.to_string(), &error.to_string()) {

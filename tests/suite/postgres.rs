@@ -438,6 +438,9 @@ fn pg_another_run_under_a_taken_key_is_refused_and_a_damaged_document_found() {
         server.psql("SELECT count(*) FROM run WHERE comment = 'other'"),
         "0"
     );
+    // Sending it again would fail alike: it does not wait to be sent.
+    let pending = feelbench_in(dir.path(), &["submit", "--pending", "--store", &url]);
+    assert!(pending.status.success(), "{}", stderr(&pending));
     server.psql("UPDATE run SET doc_sha256 = repeat('0', 64)");
     let read = feelbench_in(
         dir.path(),
