@@ -177,9 +177,9 @@ pub fn stored_run_with_bytes(
 
 /// `store import`: adds every run file. A file that is not a run, or a run
 /// the store refuses (another run under its key, rows that break one of its
-/// constraints), is said and skipped;
-/// once all the others are in, a refused run makes the exit code 1, a file
-/// that is not a run 2. A store that cannot be used stops the import.
+/// constraints), is said and skipped; once all the others are in, a
+/// refused run makes the exit code 1, a file that is not a run 2. A store
+/// that cannot be used stops the import.
 fn import(paths: &[PathBuf], location: &StoreLocation) -> anyhow::Result<String> {
     let files = run_files(paths)?;
     let mut store = open(location)?;
