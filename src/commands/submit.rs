@@ -181,7 +181,7 @@ fn send(
         Err(error) => {
             let (why, waits) = match local.map(|local| wait(local, remote, rows, &error)) {
                 Some(Ok(true)) => (error.to_string(), true),
-                Some(Ok(false)) => (format!("{error}; not sent again"), false),
+                Some(Ok(false)) => (format!("{error}; kept locally, not marked pending"), false),
                 Some(Err(also)) => (format!("{error}; not kept locally either: {also}"), false),
                 None => (format!("{error}; no local store to keep it in"), false),
             };
