@@ -114,7 +114,7 @@ pub enum UserCommand {
     /// regression.
     Regressions(Box<regressions::RegressionsArgs>),
     /// Export the newest run's headline figures (OpenMetrics, for the node
-    /// exporter's textfile collector).
+    /// exporter's textfile collector): this host's, unless --machine says.
     Export(regressions::ExportArgs),
     /// Print the manual page (roff) on stdout.
     #[command(hide = true)]

@@ -91,13 +91,13 @@ impl RegressionsArgs {
                 min_effect_pct: self.min_effect,
                 fdr: self.fdr,
                 store_option,
+                any_series: self.any_series,
             },
             format: match self.format {
                 RegressionsFormatChoice::Table => RegressionsFormat::Table,
                 RegressionsFormatChoice::Json => RegressionsFormat::Json,
             },
             fail_on_worse: self.fail_on == Some(FailOnChoice::Worse),
-            any_series: self.any_series,
         })
     }
 }

@@ -56,8 +56,10 @@ pub enum StoreCommand {
         run: String,
         /// What changed.
         note: String,
-        /// Cut only this series (see `feelbench runs --format json`)
-        /// [default: every series of the run's machine].
+        /// Cut only the series whose key starts with KEY, as `history
+        /// --series` takes it (`feelbench runs` shows each run's series; a
+        /// start that several series share is refused) [default: every
+        /// series of the run's machine].
         #[arg(long = "series", value_name = "KEY")]
         series: Option<String>,
         #[command(flatten)]
@@ -87,7 +89,8 @@ pub struct RunFilterArgs {
     /// Runs started before this date.
     #[arg(long = "until", value_name = "DATE", value_parser = parse_date)]
     until: Option<i64>,
-    /// Only the newest N runs.
+    /// Only the newest N runs: of all the runs listed in `runs`, of each
+    /// series in `history`, `regressions` and `export`.
     #[arg(long = "last", value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
     last: Option<u32>,
 }

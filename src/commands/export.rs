@@ -1,5 +1,6 @@
 //! `feelbench export --format openmetrics`: the newest run's headline
-//! figures in the OpenMetrics text format, for the node exporter's textfile
+//! figures (of this host, unless `--machine` names another) in the
+//! OpenMetrics text format, for the node exporter's textfile
 //! collector. A figure is a gauge `feelbench_<figure>_<unit>` in the base
 //! unit OpenMetrics wants (seconds, a ratio for a share) labelled by probe
 //! and load only; the run (id, kernel, host) is one `feelbench_run_info`
@@ -25,18 +26,31 @@ pub struct ExportSettings {
     pub output: Option<PathBuf>,
 }
 
-/// Exports the newest run's headline figures.
+/// Exports the newest run's headline figures: of this host's runs unless
+/// `--machine` names a machine, since the metrics carry no machine label
+/// and a lab's store holds every machine's runs.
 pub fn run(settings: &ExportSettings) -> anyhow::Result<ExitCode> {
     let mut store = open(&settings.store)?;
+    let mut runs = settings.runs.clone();
+    let this_host = match runs.machine {
+        Some(_) => None,
+        None => nix::sys::utsname::uname()
+            .ok()
+            .map(|u| u.nodename().to_string_lossy().into_owned()),
+    };
+    runs.machine = runs.machine.or_else(|| this_host.clone());
     let mut points = store
         .points(&PointQuery {
-            runs: settings.runs.clone(),
+            runs,
             ..PointQuery::default()
         })
         .with_context(|| format!("store {}", settings.store))?;
     let newest = points.last().map(|p| p.run_key.clone()).ok_or_else(|| {
+        let of_this_host = this_host
+            .map(|host| format!(" of this host ({host}; --machine HOST exports another's)"))
+            .unwrap_or_default();
         UsageError::new(format!(
-            "no finished run in {} matches: nothing to export",
+            "no finished run{of_this_host} in {} matches: nothing to export",
             settings.store
         ))
     })?;
@@ -52,13 +66,18 @@ pub fn run(settings: &ExportSettings) -> anyhow::Result<ExitCode> {
 }
 
 /// Writes `text` to a file beside `path` and renames it over `path`, so a
-/// collector never reads half of it.
+/// collector never reads half of it. The file is readable by all (0644
+/// less the umask), as a file written in place would be: the node exporter
+/// reading it runs as a user of its own.
 fn replace(path: &std::path::Path, text: &str) -> std::io::Result<()> {
+    use std::os::unix::fs::PermissionsExt as _;
     let dir = path
         .parent()
         .filter(|d| !d.as_os_str().is_empty())
         .unwrap_or(std::path::Path::new("."));
-    let mut file = tempfile::NamedTempFile::new_in(dir)?;
+    let mut file = tempfile::Builder::new()
+        .permissions(std::fs::Permissions::from_mode(0o644))
+        .tempfile_in(dir)?;
     file.write_all(text.as_bytes())?;
     file.persist(path).map_err(|e| e.error)?;
     Ok(())

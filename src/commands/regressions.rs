@@ -5,7 +5,6 @@
 use super::store::open;
 use crate::exit::ExitCode;
 use crate::regression::{self, render, Cut};
-use crate::store::fingerprint;
 use crate::store::query::{PointQuery, RunFilter};
 use crate::store::{Store, StoreLocation};
 use anyhow::Context as _;
@@ -28,24 +27,13 @@ pub struct RegressionsSettings {
     pub format: RegressionsFormat,
     /// Exit 3 when a regression is reported.
     pub fail_on_worse: bool,
-    /// The runs the query gives are one series, whatever their machine,
-    /// settings and suite.
-    pub any_series: bool,
 }
-
-/// The series every point is in with `--any-series`.
-const ANY_SERIES: &str = "any";
 
 /// Finds the changes, prints them, and says which code to exit with.
 pub fn run(settings: &RegressionsSettings) -> anyhow::Result<ExitCode> {
     let mut store = open(&settings.store)?;
     let context = || format!("store {}", settings.store);
-    let mut points = store.points(&settings.query).with_context(context)?;
-    if settings.any_series {
-        for point in &mut points {
-            point.series = fingerprint::rebased(&point.series, ANY_SERIES);
-        }
-    }
+    let points = store.points(&settings.query).with_context(context)?;
     let cuts = cuts(&mut store).with_context(context)?;
     let analysis = regression::analyse(&points, &cuts, &settings.judge);
     super::print(&match settings.format {

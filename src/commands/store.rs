@@ -79,18 +79,50 @@ pub fn execute(task: &StoreTask) -> anyhow::Result<String> {
             note,
             series,
             store,
-        } => {
-            let mut opened = open(store)?;
-            let found = opened.find(run).map_err(UsageError::input)?;
-            opened
-                .annotate(&found.run_key, series.as_deref(), note)
-                .with_context(|| format!("store {store}"))?;
-            let scope = series.as_deref().map_or_else(
-                || format!("every series of machine {}", found.machine),
-                |s| format!("series {s}"),
-            );
-            Ok(format!("{scope} cut at run {}: {note}\n", found.run_key))
-        }
+        } => annotate(run, note, series.as_deref(), store),
+    }
+}
+
+/// `store annotate`: a note that cuts the series `series` names (the start
+/// of its key, as `history --series` takes it) or every series of the
+/// run's machine, from the run `run` on.
+fn annotate(
+    run: &str,
+    note: &str,
+    series: Option<&str>,
+    location: &StoreLocation,
+) -> anyhow::Result<String> {
+    let mut store = open(location)?;
+    let context = || format!("store {location}");
+    let found = store.find(run).map_err(UsageError::input)?;
+    let series = match series {
+        None => None,
+        Some(prefix) => Some(one_series(&mut store, prefix).with_context(context)?),
+    };
+    store
+        .annotate(&found.run_key, series.as_deref(), note)
+        .with_context(context)?;
+    let scope = series.as_deref().map_or_else(
+        || format!("every series of machine {}", found.machine),
+        |s| format!("series {s}"),
+    );
+    Ok(format!("{scope} cut at run {}: {note}\n", found.run_key))
+}
+
+/// The key of the one series of the store whose key starts with `prefix`.
+fn one_series(store: &mut Store, prefix: &str) -> anyhow::Result<String> {
+    let mut keys = store.series_keys(prefix)?;
+    match keys.len() {
+        1 => Ok(keys.remove(0)),
+        0 => Err(UsageError::new(format!(
+            "no series of the store starts with {prefix:?}: see `feelbench runs`"
+        ))
+        .into()),
+        n => Err(UsageError::new(format!(
+            "{prefix:?} starts {n} series ({}): give more of the key",
+            keys.join(", ")
+        ))
+        .into()),
     }
 }
 
@@ -143,35 +175,51 @@ pub fn stored_run_with_bytes(
     Ok((run, bytes))
 }
 
-/// `store import`: adds every run file; a file that is not a run is said
-/// and skipped, and makes the exit code 2 once all the others are in.
+/// `store import`: adds every run file. A file that is not a run, or a run
+/// the store refuses (another run under its key, rows that break one of its
+/// constraints), is said and skipped; once all the others are in, a
+/// refused run makes the exit code 1, a file that is not a run 2. A store
+/// that cannot be used stops the import.
 fn import(paths: &[PathBuf], location: &StoreLocation) -> anyhow::Result<String> {
     let files = run_files(paths)?;
     let mut store = open(location)?;
-    let (mut added, mut already, mut bad) = (0, 0, Vec::new());
+    let (mut added, mut already, mut bad, mut refused) = (0, 0, Vec::new(), Vec::new());
     let progress = crate::progress::counting(files.len(), "runs");
     for file in &files {
         progress.inc(1);
-        match read_with_bytes(file) {
-            Ok((run, bytes)) => match store
-                .add(&rows_of(&run, &bytes))
-                .with_context(|| format!("store {location}"))?
-            {
-                Added::New => added += 1,
-                Added::Already => already += 1,
-            },
-            Err(error) => bad.push(crate::exit::message_of(&error)),
+        let (run, bytes) = match read_with_bytes(file) {
+            Ok(read) => read,
+            Err(error) => {
+                bad.push(crate::exit::message_of(&error));
+                continue;
+            }
+        };
+        match store.add(&rows_of(&run, &bytes)) {
+            Ok(Added::New) => added += 1,
+            Ok(Added::Already) => already += 1,
+            Err(error) if error.is_about_the_run() => {
+                refused.push(format!("{}: {error}", file.display()));
+            }
+            Err(error) => {
+                progress.finish_and_clear();
+                return Err(error).with_context(|| format!("store {location}"));
+            }
         }
     }
     progress.finish_and_clear();
+    let refused_count = match refused.len() {
+        0 => String::new(),
+        n => format!(", {n} refused"),
+    };
     let summary = format!(
-        "{added} run(s) added to {location}, {already} already there, {} not runs\n",
+        "{added} run(s) added to {location}, {already} already there{refused_count}, {} not runs\n",
         bad.len()
     );
-    if bad.is_empty() {
-        Ok(summary)
-    } else {
-        Err(UsageError::new(format!("{}{}", summary, bad.join("\n"))).into())
+    let said = refused.iter().chain(&bad).cloned().collect::<Vec<_>>();
+    match (refused.is_empty(), bad.is_empty()) {
+        (true, true) => Ok(summary),
+        (false, _) => Err(anyhow::anyhow!("{summary}{}", said.join("\n"))),
+        (true, false) => Err(UsageError::new(format!("{summary}{}", said.join("\n"))).into()),
     }
 }
 

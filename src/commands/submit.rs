@@ -61,8 +61,17 @@ fn stored_rows(store: &mut Store, run_key: &str) -> anyhow::Result<RunRows> {
 struct Outcome {
     sent: usize,
     already: usize,
-    /// The runs that failed, with why.
-    failed: Vec<(String, String)>,
+    /// The runs that failed.
+    failed: Vec<Failed>,
+}
+
+/// A run that could not be sent.
+#[derive(Debug)]
+struct Failed {
+    run_key: String,
+    why: String,
+    /// It waits in the local store for `submit --pending`.
+    waits: bool,
 }
 
 /// `feelbench submit`: sends the runs; the summary line, or an error that
@@ -94,20 +103,23 @@ pub fn submit(settings: &SubmitSettings) -> anyhow::Result<String> {
         }
         Sending::Missing => {
             let store = local.as_mut().expect("opened above");
-            let had: HashSet<String> = match &mut target {
+            // The remote's runs by key and document: a run of the same key
+            // and another document is sent, for the remote to refuse.
+            let had: HashSet<(String, String)> = match &mut target {
                 Ok(target) => target
                     .runs(&RunFilter::default())?
                     .into_iter()
-                    .map(|r| r.run_key)
+                    .map(|r| (r.run_key, r.doc_sha256))
                     .collect(),
                 Err(_) => HashSet::new(),
             };
-            let mine = store.runs(&RunFilter::default())?;
-            outcome.already = mine.iter().filter(|r| had.contains(&r.run_key)).count();
-            mine.into_iter()
-                .map(|r| r.run_key)
-                .filter(|key| !had.contains(key))
-                .collect()
+            let (there, missing): (Vec<_>, Vec<_>) = store
+                .runs(&RunFilter::default())?
+                .into_iter()
+                .map(|r| (r.run_key, r.doc_sha256))
+                .partition(|run| had.contains(run));
+            outcome.already = there.len();
+            missing.into_iter().map(|(key, _)| key).collect()
         }
         Sending::Pending => local
             .as_mut()
@@ -125,16 +137,23 @@ pub fn submit(settings: &SubmitSettings) -> anyhow::Result<String> {
         outcome.already,
         outcome.failed.len()
     );
-    match outcome.failed.first() {
-        None => Ok(format!("{summary} ({remote})\n")),
-        Some((run_key, why)) => Err(anyhow::anyhow!(
-            "{summary} (waiting: feelbench submit --pending --store {remote}): run {run_key}: {why}"
-        )),
-    }
+    let Some(first) = outcome.failed.first() else {
+        return Ok(format!("{summary} ({remote})\n"));
+    };
+    let waiting = match outcome.failed.iter().any(|f| f.waits) {
+        true => format!(" (waiting: feelbench submit --pending --store {remote})"),
+        false => String::new(),
+    };
+    Err(anyhow::anyhow!(
+        "{summary}{waiting}: run {}: {}",
+        first.run_key,
+        first.why
+    ))
 }
 
 /// Sends one run to `target` (or the error opening it); a run that fails
-/// is kept in `local`, marked pending.
+/// is kept in `local`, marked pending unless the remote refused the run
+/// itself.
 fn send(
     target: &mut Result<Store, StoreError>,
     local: Option<&mut Store>,
@@ -160,60 +179,95 @@ fn send(
             }
         }
         Err(error) => {
-            let why = match local.map(|local| wait(local, remote, rows, &error)) {
-                Some(Ok(())) => error.to_string(),
-                Some(Err(also)) => format!("{error}; not kept locally either: {also}"),
-                None => format!("{error}; no local store to keep it in"),
+            let (why, waits) = match local.map(|local| wait(local, remote, rows, &error)) {
+                Some(Ok(true)) => (error.to_string(), true),
+                Some(Ok(false)) => (format!("{error}; kept locally, not marked pending"), false),
+                Some(Err(also)) => (format!("{error}; not kept locally either: {also}"), false),
+                None => (format!("{error}; no local store to keep it in"), false),
             };
-            outcome.failed.push((rows.run_key.clone(), why));
+            outcome.failed.push(Failed {
+                run_key: rows.run_key.clone(),
+                why,
+                waits,
+            });
         }
     }
 }
 
-/// Keeps `rows` in `local`, marked as waiting for `remote`.
+/// Keeps `rows` in `local`, marked as waiting for `remote` unless `remote`
+/// refused the run itself (another run under its key: sending it again
+/// would fail alike, so it would wait for ever); whether it waits.
 fn wait(
     local: &mut Store,
     remote: &StoreLocation,
     rows: &RunRows,
     error: &StoreError,
-) -> Result<(), StoreError> {
+) -> Result<bool, StoreError> {
     add(local, rows)?;
-    local.mark_pending(&rows.run_key, &remote.to_string(), &error.to_string())
+    let store = remote.to_string();
+    match error.is_about_the_run() {
+        true => local.clear_pending(&rows.run_key, &store).map(|()| false),
+        false => local
+            .mark_pending(&rows.run_key, &store, &error.to_string())
+            .map(|()| true),
+    }
+}
+
+/// The local store at `location`, with `rows` added.
+fn keep(location: &StoreLocation, rows: &RunRows) -> Result<Store, StoreError> {
+    let mut store = Store::open(location)?;
+    add(&mut store, rows)?;
+    Ok(store)
 }
 
 /// Adds a finished run (its file's `bytes`) to the local store and sends
 /// it to `remote`; a remote that fails leaves the run waiting in the
-/// local store, said in words for stderr, not as an error.
+/// local store, said in words for stderr, not as an error. A local store
+/// that fails (locked, damaged) does not stop the run from being sent;
+/// every message names the store that failed.
 pub fn remember_remote(
     remote: &StoreLocation,
     run: &RunDocument,
     bytes: &[u8],
 ) -> Result<String, StoreError> {
     let rows = rows_of(run, bytes);
-    let local_location = StoreLocation::local().map_err(StoreError::Unreachable)?;
-    let mut local = match &local_location {
-        Some(location) => {
-            let mut store = Store::open(location)?;
-            add(&mut store, &rows)?;
-            Some(store)
-        }
-        None => None,
+    let local = match StoreLocation::local() {
+        Ok(None) => None,
+        Ok(Some(location)) => Some((location.to_string(), keep(&location, &rows))),
+        Err(why) => Some((
+            "the local store".to_string(),
+            Err(StoreError::Unreachable(why)),
+        )),
     };
     let sent = Store::open(remote).and_then(|mut store| add(&mut store, &rows));
-    let kept = local_location
-        .as_ref()
-        .map(|l| format!(", kept in {l} too"))
-        .unwrap_or_default();
-    match (sent, local.as_mut(), &local_location) {
-        (Ok(Added::New), _, _) => Ok(format!("run stored in {remote}{kept}")),
-        (Ok(Added::Already), _, _) => Ok(format!("run already in {remote}{kept}")),
-        (Err(error), Some(store), Some(location)) => {
-            store.mark_pending(&rows.run_key, &remote.to_string(), &error.to_string())?;
-            Ok(format!(
-                "warning: run not sent to {remote} ({error}); it waits in {location}: \
-                 feelbench submit --pending --store {remote}"
-            ))
+    let stored = |added: Added| match added {
+        Added::New => format!("run stored in {remote}"),
+        Added::Already => format!("run already in {remote}"),
+    };
+    match (sent, local) {
+        (Ok(added), None) => Ok(stored(added)),
+        (Ok(added), Some((name, Ok(_)))) => Ok(format!("{}, kept in {name} too", stored(added))),
+        (Ok(added), Some((name, Err(error)))) => Ok(format!(
+            "{}; warning: not kept in {name}: {error}",
+            stored(added)
+        )),
+        (Err(error), Some((name, Ok(_)))) if error.is_about_the_run() => Ok(format!(
+            "warning: run not sent to {remote} ({error}); it is kept in {name}"
+        )),
+        (Err(error), Some((name, Ok(mut store)))) => {
+            match store.mark_pending(&rows.run_key, &remote.to_string(), &error.to_string()) {
+                Ok(()) => Ok(format!(
+                    "warning: run not sent to {remote} ({error}); it waits in {name}: \
+                     feelbench submit --pending --store {remote}"
+                )),
+                Err(also) => Err(StoreError::Failed(format!(
+                    "{error}; kept in {name} but not marked to be sent: {also}"
+                ))),
+            }
         }
-        (Err(error), _, _) => Err(error),
+        (Err(error), Some((name, Err(also)))) => Err(StoreError::Failed(format!(
+            "{error}; not kept in {name} either: {also}"
+        ))),
+        (Err(error), None) => Err(error),
     }
 }

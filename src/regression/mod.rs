@@ -39,7 +39,14 @@ pub struct Settings {
     /// How the `compare` command that checks a change names the store
     /// (`--store ...`), when it is not the default one.
     pub store_option: Option<String>,
+    /// The points are one series per probe, load and figure, whatever
+    /// their machine, settings and suite (`--any-series`); an annotation
+    /// still cuts where one of its points is of the series it names.
+    pub any_series: bool,
 }
+
+/// The series every change is in with [`Settings::any_series`].
+pub const ANY_SERIES: &str = "any";
 
 /// Where an annotation cuts: a series (or every series of a machine) from
 /// a run on.
@@ -54,10 +61,11 @@ pub struct Cut {
 }
 
 impl Cut {
-    fn applies_to(&self, series: &str, machine: &str) -> bool {
+    /// Whether the cut holds for the series of `point`.
+    fn applies_to(&self, point: &Point) -> bool {
         match &self.series {
-            Some(cut) => cut == series,
-            None => self.machine == machine,
+            Some(cut) => *cut == point.series,
+            None => self.machine == point.machine,
         }
     }
 }
@@ -146,13 +154,17 @@ impl Analysis {
 /// A series of one figure: what groups points.
 type SeriesOf<'a> = (&'a str, &'a str, &'a str, &'a str);
 
-/// The points of each series of a figure (its method versions aside), in
-/// run order.
-fn series_of(points: &[Point]) -> BTreeMap<SeriesOf<'_>, Vec<&Point>> {
+/// The points of each series of a figure (its method versions aside;
+/// every series one when `any`), in run order.
+fn series_of(points: &[Point], any: bool) -> BTreeMap<SeriesOf<'_>, Vec<&Point>> {
     let mut groups: BTreeMap<SeriesOf, Vec<&Point>> = BTreeMap::new();
     for p in points {
+        let series = match any {
+            true => ANY_SERIES,
+            false => method::series_of(p),
+        };
         groups
-            .entry((method::series_of(p), &p.probe, &p.load, &p.figure))
+            .entry((series, &p.probe, &p.load, &p.figure))
             .or_default()
             .push(p);
     }
@@ -162,19 +174,15 @@ fn series_of(points: &[Point]) -> BTreeMap<SeriesOf<'_>, Vec<&Point>> {
     groups
 }
 
-/// `points` cut into parts where a cut of `cuts` applies to them and where
-/// their method versions change.
+/// `points` cut into parts where a cut of `cuts` applies to them (to one
+/// of them, when they mix series) and where their method versions change.
 fn parts<'p, 'a>(points: &'p [&'a Point], cuts: &[Cut]) -> Vec<&'p [&'a Point]> {
-    let Some(first) = points.first() else {
+    if points.is_empty() {
         return Vec::new();
-    };
+    }
     let mut at: Vec<usize> = cuts
         .iter()
-        .filter(|c| {
-            points
-                .iter()
-                .any(|p| c.applies_to(&p.series, &first.machine))
-        })
+        .filter(|c| points.iter().any(|p| c.applies_to(p)))
         .map(|c| {
             points.partition_point(|p| {
                 (p.started_unix, p.run_key.as_str()) < (c.started_unix, c.run_key.as_str())
@@ -203,7 +211,7 @@ struct Candidate<'a> {
 
 /// Looks for changes in every series of `points`, cut by `cuts`.
 pub fn analyse(points: &[Point], cuts: &[Cut], settings: &Settings) -> Analysis {
-    let groups = series_of(points);
+    let groups = series_of(points, settings.any_series);
     let search = Search {
         min_segment: MIN_SEGMENT,
         // A division above the rate can never be a discovery after
@@ -293,7 +301,10 @@ fn change_of(candidate: &Candidate, q: f64, settings: &Settings) -> Change {
         .map(|s| format!(" --store {}", shell_word(s)))
         .unwrap_or_default();
     Change {
-        series: first.series.clone(),
+        series: match settings.any_series {
+            true => ANY_SERIES.to_string(),
+            false => first.series.clone(),
+        },
         machine: first.machine.clone(),
         probe: first.probe.clone(),
         load: first.load.clone(),

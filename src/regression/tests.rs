@@ -49,6 +49,7 @@ pub(super) const SETTINGS: Settings = Settings {
     min_effect_pct: 5.0,
     fdr: 0.05,
     store_option: None,
+    any_series: false,
 };
 
 /// Runs 0–9 at 1 ms, 10–19 at 1.5 ms, exactly.

@@ -1,7 +1,8 @@
 //! Adding a run: its machine, the run with its document, its scenarios and
-//! figures, in one transaction. A run already there (by its key) is left
-//! as it is, so adding twice stores once, however many machines send at
-//! the same time.
+//! figures, in one transaction. A run already there (by its key and its
+//! document's SHA-256) is left as it is, so adding twice stores once,
+//! however many machines send at the same time; another document under a
+//! key the store has is refused, never dropped in silence.
 
 use super::backend::Value;
 use super::rows::RunRows;
@@ -12,7 +13,7 @@ use super::{Store, StoreError};
 pub enum Added {
     /// The run is new to the store.
     New,
-    /// The store had it already; nothing changed.
+    /// The store had it already (the same document); nothing changed.
     Already,
 }
 
@@ -80,7 +81,7 @@ impl Store {
             ],
         )?;
         let Some(run_id) = inserted.first().and_then(|row| row[0].as_int()) else {
-            return Ok(Added::Already);
+            return self.already(run);
         };
         for (position, scenario) in run.scenarios.iter().enumerate() {
             let rows = self.db.query(
@@ -117,6 +118,20 @@ impl Store {
             }
         }
         Ok(Added::New)
+    }
+
+    /// `Already` when the run stored under `run`'s key has its document,
+    /// else the error that says another run has the key.
+    fn already(&mut self, run: &RunRows) -> Result<Added, StoreError> {
+        let rows = self.db.query(
+            "SELECT doc_sha256 FROM run WHERE run_key = ?1",
+            &[Value::text(&run.run_key)],
+        )?;
+        let stored = rows.first().and_then(|row| row[0].as_text());
+        match stored == Some(run.doc_sha256.as_str()) {
+            true => Ok(Added::Already),
+            false => Err(StoreError::KeyTaken(run.run_key.clone())),
+        }
     }
 
     /// The id of the run's machine, added when new.

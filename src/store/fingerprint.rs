@@ -140,14 +140,11 @@ pub fn base_of(series: &str) -> &str {
         .map_or(series, |(base, _)| base)
 }
 
-/// The series key with `base` in place of its first part, keeping its
-/// method versions (`regressions --any-series` puts every run in one
-/// series, still cut where the method versions change).
-pub fn rebased(series: &str, base: &str) -> String {
-    match series.split_once(METHODS_MARK) {
-        Some((_, methods)) => format!("{base}{METHODS_MARK}{methods}"),
-        None => base.to_string(),
-    }
+/// The method versions' part of a series key (empty for a run that
+/// recorded none): runs of one series, or of every series under
+/// `regressions --any-series`, are cut where it changes.
+pub fn methods_of(series: &str) -> &str {
+    series.split_once(METHODS_MARK).map_or("", |(_, methods)| methods)
 }
 
 #[cfg(test)]
@@ -202,9 +199,9 @@ mod tests {
         assert_eq!(key, stored);
         assert_eq!(base_of(&key), key);
         assert_eq!(base_of(&key_of(&fixture::run())), key);
-        assert_eq!(rebased(&key, "any"), "any");
+        assert_eq!(methods_of(&key), "");
         let new = key_of(&fixture::run());
-        assert_eq!(rebased(&new, "any"), new.replacen(&key, "any", 1));
+        assert_eq!(format!("{key}-{}", methods_of(&new)), new);
     }
 
     #[test]

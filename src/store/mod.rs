@@ -11,6 +11,7 @@ pub mod fingerprint;
 mod libpq_env;
 pub mod location;
 mod postgres;
+mod private;
 pub mod query;
 pub mod rows;
 pub mod schema;
@@ -30,8 +31,9 @@ pub enum StoreError {
     /// The file is not a store, or is damaged.
     #[error("the store is damaged or not a store ({0})")]
     Corrupt(String),
-    /// The store was made by a newer feelbench.
-    #[error("the store has schema version {found}, newer than this feelbench's {known}: use a newer feelbench")]
+    /// The store was changed by a newer feelbench in a way this one cannot
+    /// write.
+    #[error("the store has schema version {found}, which this feelbench (schema {known}) cannot write: upgrade feelbench on this machine")]
     NewerSchema { found: i64, known: i64 },
     /// The database server refused the login (a wrong password, an
     /// unknown role).
@@ -43,6 +45,14 @@ pub enum StoreError {
     /// A run the store does not have.
     #[error("no run {0} in the store")]
     NoSuchRun(String),
+    /// The store holds another document under the run's key (one run id
+    /// on one host twice): the run is not stored, nothing is replaced.
+    #[error("not stored: the store holds a different run under its key {0} (the same run id and host, another document)")]
+    KeyTaken(String),
+    /// The run's rows break one of the store's rules (a constraint): the
+    /// run is not stored; other runs may be.
+    #[error("the store rejected the run ({0})")]
+    Rejected(String),
     /// More than one run matches what was given.
     #[error("{given} names {count} runs in the store; give more of the id")]
     Ambiguous { given: String, count: usize },
@@ -54,6 +64,14 @@ pub enum StoreError {
 /// An open store.
 pub struct Store {
     db: Box<dyn Backend>,
+}
+
+impl StoreError {
+    /// Whether the error is about one run, not the store: adding other
+    /// runs may still succeed.
+    pub fn is_about_the_run(&self) -> bool {
+        matches!(self, StoreError::KeyTaken(_) | StoreError::Rejected(_))
+    }
 }
 
 impl Store {

@@ -285,20 +285,22 @@ fn describe(error: &::postgres::Error) -> String {
 }
 
 /// A PostgreSQL error as the store's: a race with another writer (a
-/// deadlock, a serialization failure, a unique key taken at the same time)
-/// is `Locked`, which a sender tries again; a lost connection is
-/// `Unreachable`.
+/// deadlock, a serialization failure, a lock not granted) is `Locked`,
+/// which a sender tries again; a lost connection is `Unreachable`. A
+/// constraint violated (a unique key among them: runs and machines are
+/// added `ON CONFLICT`, so it is no race) is `Rejected`: trying again would
+/// fail alike.
 fn from_postgres(error: ::postgres::Error) -> StoreError {
     let said = describe(&error);
     let races = [
         SqlState::T_R_SERIALIZATION_FAILURE,
         SqlState::T_R_DEADLOCK_DETECTED,
-        SqlState::UNIQUE_VIOLATION,
         SqlState::LOCK_NOT_AVAILABLE,
     ];
     match error.code() {
         Some(code) if races.contains(code) => StoreError::Locked(said),
         Some(code) if code.code().starts_with("28") => StoreError::Denied(said),
+        Some(code) if code.code().starts_with("23") => StoreError::Rejected(said),
         Some(code) if code.code().starts_with("08") || code.code().starts_with("57P") => {
             StoreError::Unreachable(said)
         }

@@ -5,6 +5,7 @@
 
 use super::add::now_unix;
 use super::backend::{Row, Value};
+use super::rows::sha256_hex;
 use super::{Store, StoreError};
 use serde::Serialize;
 use std::collections::{HashMap, HashSet};
@@ -50,7 +51,8 @@ pub struct RunFilter {
     pub since_unix: Option<i64>,
     /// Runs started before.
     pub until_unix: Option<i64>,
-    /// Only the newest this many (after the other filters).
+    /// Only the newest this many (after the other filters): of all the
+    /// runs [`Store::runs`] lists, of each series [`Store::points`] reads.
     pub last: Option<usize>,
 }
 
@@ -181,45 +183,56 @@ impl Store {
     }
 
     /// The run `given` names: its whole key, its run id, or the start of
-    /// either, when that names one run.
+    /// either, when that names one run (a run id that runs of several hosts
+    /// share names them all).
     pub fn find(&mut self, given: &str) -> Result<RunSummary, StoreError> {
         let runs = self.runs(&RunFilter::default())?;
-        if let Some(exact) = runs
-            .iter()
-            .find(|r| r.run_key == given || r.run_id == given)
-        {
-            return Ok(exact.clone());
-        }
-        let matching: Vec<&RunSummary> = runs
-            .iter()
-            .filter(|r| r.run_key.starts_with(given))
-            .collect();
-        match matching.as_slice() {
+        let one = |matching: Vec<&RunSummary>| match matching.as_slice() {
             [one] => Ok((*one).clone()),
             [] => Err(StoreError::NoSuchRun(given.to_string())),
             many => Err(StoreError::Ambiguous {
                 given: given.to_string(),
                 count: many.len(),
             }),
+        };
+        if let Some(exact) = runs.iter().find(|r| r.run_key == given) {
+            return Ok(exact.clone());
         }
+        let same_id: Vec<&RunSummary> = runs.iter().filter(|r| r.run_id == given).collect();
+        if !same_id.is_empty() {
+            return one(same_id);
+        }
+        one(runs
+            .iter()
+            .filter(|r| r.run_key.starts_with(given))
+            .collect())
     }
 
-    /// The document of the run stored under `run_key`, as it was written.
+    /// The document of the run stored under `run_key`, as it was written,
+    /// checked against the SHA-256 it was stored with.
     pub fn document_bytes(&mut self, run_key: &str) -> Result<Vec<u8>, StoreError> {
         let rows = self.db.query(
-            "SELECT doc_gz FROM run WHERE run_key = ?1",
+            "SELECT doc_gz, doc_sha256 FROM run WHERE run_key = ?1",
             &[Value::text(run_key)],
         )?;
-        let compressed = rows
+        let mut row = rows
             .into_iter()
             .next()
-            .and_then(|row| row.into_iter().next())
+            .ok_or_else(|| StoreError::NoSuchRun(run_key.to_string()))?;
+        let sha256 = row.pop().map(|v| v.text_or_empty()).unwrap_or_default();
+        let compressed = row
+            .pop()
             .and_then(Value::into_blob)
             .ok_or_else(|| StoreError::NoSuchRun(run_key.to_string()))?;
         let mut bytes = Vec::new();
         flate2::read::GzDecoder::new(&compressed[..])
             .read_to_end(&mut bytes)
             .map_err(|e| StoreError::Corrupt(format!("run {run_key}: {e}")))?;
+        if sha256_hex(&bytes) != sha256 {
+            return Err(StoreError::Corrupt(format!(
+                "run {run_key}: its document does not match the SHA-256 it was stored with"
+            )));
+        }
         Ok(bytes)
     }
 
@@ -333,8 +346,22 @@ impl Store {
         Ok(rows.iter().map(|row| row[0].text_or_empty()).collect())
     }
 
-    /// Adds a note that cuts the series `series` (or every series of the
-    /// run's machine) from the run `run_key` on.
+    /// The keys of the series whose key starts with `prefix` (as
+    /// `--series` takes it everywhere), in order.
+    pub fn series_keys(&mut self, prefix: &str) -> Result<Vec<String>, StoreError> {
+        let mut keys: Vec<String> = self
+            .runs(&RunFilter::default())?
+            .into_iter()
+            .map(|r| r.series)
+            .filter(|key| key.starts_with(prefix))
+            .collect();
+        keys.sort();
+        keys.dedup();
+        Ok(keys)
+    }
+
+    /// Adds a note that cuts the series `series` (its whole key; or every
+    /// series of the run's machine) from the run `run_key` on.
     pub fn annotate(
         &mut self,
         run_key: &str,

@@ -8,6 +8,7 @@ use crate::report::schema::{RunDocument, ScenarioResult, ScenarioStatus};
 use flate2::write::GzEncoder;
 use flate2::Compression;
 use sha2::{Digest, Sha256};
+use std::collections::HashMap;
 use std::io::Write as _;
 
 /// One run, ready to be added.
@@ -100,10 +101,7 @@ pub fn rows_of(run: &RunDocument, bytes: &[u8]) -> RunRows {
         series_key,
         comment: run.run.comment.clone(),
         interrupted: run.run.interrupted,
-        doc_sha256: Sha256::digest(bytes)
-            .iter()
-            .map(|b| format!("{b:02x}"))
-            .collect(),
+        doc_sha256: sha256_hex(bytes),
         doc_gz: compressed(bytes),
         scenarios: run
             .scenarios
@@ -111,6 +109,14 @@ pub fn rows_of(run: &RunDocument, bytes: &[u8]) -> RunRows {
             .map(|s| scenario_rows(run, s))
             .collect(),
     }
+}
+
+/// The SHA-256 of `bytes`, in hex: what a document is checked against.
+pub fn sha256_hex(bytes: &[u8]) -> String {
+    Sha256::digest(bytes)
+        .iter()
+        .map(|b| format!("{b:02x}"))
+        .collect()
 }
 
 /// `bytes` gzip-compressed at the fast level: a run's document is mostly
@@ -133,33 +139,42 @@ fn unix_seconds(time: &str) -> i64 {
 }
 
 /// The rows of one scenario: each figure its probe declares that it has,
-/// then the work rate of each part of its load.
+/// then the work rate of each part of its load. Names are unique in a
+/// scenario: a second part of one name (`burn+burn`) is `work:burn#2`, and
+/// so is any other name a scenario gives twice.
 fn scenario_rows(run: &RunDocument, scenario: &ScenarioResult) -> ScenarioRows {
     let outcome = &scenario.outcome;
-    let declared: Vec<Figure> = run
+    let declared = run
         .sheet(&scenario.probe)
-        .map(|sheet| {
-            sheet
-                .figures
-                .iter()
-                .map(|d| Figure::Probe(d.clone()))
-                .collect()
-        })
-        .unwrap_or_default();
-    let work = outcome
-        .load_work
-        .iter()
-        .map(|w| Figure::Work(w.load.clone()));
-    let figures = declared
+        .map(|sheet| sheet.figures.clone())
+        .unwrap_or_default()
         .into_iter()
+        .map(|def| {
+            let figure = Figure::Probe(def);
+            let value = figure.of(outcome);
+            (figure, value)
+        });
+    // Each part's own rate: `Figure::of` finds a part by its name, which
+    // two parts may share.
+    let ok = outcome.status == ScenarioStatus::Ok;
+    let work = outcome.load_work.iter().map(|w| {
+        (
+            Figure::Work(w.load.clone()),
+            Some(w.rate_per_s).filter(|_| ok),
+        )
+    });
+    let mut seen = HashMap::<String, usize>::new();
+    let figures = declared
         .chain(work)
-        .filter_map(|figure| {
-            let value = figure.of(outcome).filter(|v| v.is_finite())?;
-            let name = figure.key();
+        .filter_map(|(figure, value)| {
+            let value = value.filter(|v| v.is_finite())?;
+            let key = figure.key();
             let interval = scenario
                 .intervals
                 .as_ref()
-                .and_then(|i| i.figures.iter().find(|f| f.figure == name));
+                .and_then(|i| i.figures.iter().find(|f| f.figure == key));
+            let count = seen.entry(key.clone()).or_insert(0);
+            *count += 1;
             Some(FigureRow {
                 unit: unit_name(&figure),
                 better: serde_json::to_value(figure.better())
@@ -168,9 +183,12 @@ fn scenario_rows(run: &RunDocument, scenario: &ScenarioResult) -> ScenarioRows {
                     .unwrap_or_default(),
                 headline: matches!(&figure, Figure::Probe(def) if def.headline),
                 value,
-                ci_low: interval.map(|i| i.low),
-                ci_high: interval.map(|i| i.high),
-                name,
+                ci_low: interval.filter(|_| *count == 1).map(|i| i.low),
+                ci_high: interval.filter(|_| *count == 1).map(|i| i.high),
+                name: match *count {
+                    1 => key,
+                    n => format!("{key}#{n}"),
+                },
             })
         })
         .collect();
@@ -213,5 +231,50 @@ mod tests {
         let mut back = Vec::new();
         std::io::Read::read_to_end(&mut decoder, &mut back).unwrap();
         assert_eq!(back, bytes);
+    }
+
+    #[test]
+    fn two_figures_of_one_name_get_names_of_their_own() {
+        let mut run = fixture::run();
+        let scenario = run
+            .scenarios
+            .iter_mut()
+            .find(|s| s.load == "burn" && s.outcome.status == ScenarioStatus::Ok)
+            .unwrap();
+        let mut second = scenario.outcome.load_work[0].clone();
+        second.rate_per_s = 450.0;
+        scenario.outcome.load_work.push(second);
+        let probe = scenario.probe.clone();
+        // A figure the scenario has, declared twice.
+        let has = rows_of(&run, b"{}")
+            .scenarios
+            .into_iter()
+            .find(|s| s.probe == probe && s.load == "burn")
+            .unwrap()
+            .figures[0]
+            .name
+            .clone();
+        let sheet = run.probes.get_mut(&probe).unwrap();
+        let twice = sheet.figure(&has).unwrap().clone();
+        sheet.figures.push(twice.clone());
+        let rows = rows_of(&run, b"{}");
+        let burn = rows
+            .scenarios
+            .iter()
+            .find(|s| s.probe == probe && s.load == "burn")
+            .unwrap();
+        let value = |name: &str| {
+            let found: Vec<f64> = burn
+                .figures
+                .iter()
+                .filter(|f| f.name == name)
+                .map(|f| f.value)
+                .collect();
+            assert_eq!(found.len(), 1, "{name}: {:?}", burn.figures);
+            found[0]
+        };
+        assert_eq!(value("work:burn"), 900.0);
+        assert_eq!(value("work:burn#2"), 450.0);
+        assert_eq!(value(&twice.key), value(&format!("{}#2", twice.key)));
     }
 }

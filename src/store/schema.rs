@@ -1,15 +1,35 @@
 //! The store's tables, as migrations embedded in the binary. Both back ends
 //! get the same tables; only the spelling of an identity column, a byte
 //! string and a real number differs. `schema_version` holds the number of
-//! migrations applied: a store of a newer schema than this build knows is
-//! refused, not changed.
+//! migrations applied, `schema_writers` the oldest schema a build may have
+//! to still write a store of each version. A store of a newer schema than
+//! this build knows is used as it is when its migrations allow this
+//! build's writes, else refused with the version it needs; it is never
+//! changed back.
+//!
+//! The rule for a new migration, so one upgraded machine does not stop a
+//! lab's older ones: a migration that only adds (a table, an index, a
+//! column that may be NULL or has a default) keeps the oldest writer of the
+//! migration before it; one that changes or drops what older builds write,
+//! or adds a column they would leave empty and must not, sets it to its own
+//! version.
 
-use super::backend::{Backend, Dialect};
+use super::backend::{Backend, Dialect, Row, Value};
 use super::StoreError;
 
+/// One change of the schema.
+struct Migration {
+    /// The statements; `{id}`, `{blob}` and `{real}` are spelt per dialect.
+    sql: &'static str,
+    /// The oldest schema version a build may have and still write a store
+    /// with this migration applied (see the module's rule).
+    oldest_writer: i64,
+}
+
 /// The migrations, in order; the schema version is how many are applied.
-/// `{id}`, `{blob}` and `{real}` are spelt per dialect.
-const MIGRATIONS: &[&str] = &[r#"
+const MIGRATIONS: &[Migration] = &[Migration {
+    oldest_writer: 1,
+    sql: r#"
 CREATE TABLE machine (
     id {id},
     fingerprint TEXT NOT NULL UNIQUE,
@@ -82,7 +102,8 @@ CREATE TABLE pending (
     since_unix BIGINT NOT NULL,
     PRIMARY KEY (run_key, store)
 );
-"#];
+"#,
+}];
 
 /// The schema version this build writes and reads.
 pub const VERSION: i64 = MIGRATIONS.len() as i64;
@@ -102,8 +123,9 @@ fn spelt(sql: &str, dialect: Dialect) -> String {
         .replace("{real}", real)
 }
 
-/// Brings the store's schema up to [`VERSION`], in one transaction per
-/// migration; refuses a store whose schema is newer.
+/// Brings the store's schema up to [`VERSION`], in one transaction for
+/// every migration missing; leaves a newer store as it is when this build
+/// may write it, else refuses it.
 pub fn migrate(db: &mut dyn Backend) -> Result<(), StoreError> {
     let dialect = db.dialect();
     db.batch(dialect.begin())?;
@@ -127,49 +149,75 @@ fn migrate_in_transaction(db: &mut dyn Backend) -> Result<(), StoreError> {
     }
     let found = applied(db)?;
     if found > VERSION {
-        return Err(StoreError::NewerSchema {
-            found,
-            known: VERSION,
-        });
+        return match oldest_writer(db, found)? {
+            Some(oldest) if oldest <= VERSION => Ok(()),
+            _ => Err(StoreError::NewerSchema {
+                found,
+                known: VERSION,
+            }),
+        };
     }
     if found == VERSION {
         // Nothing to write, so a role that may only read can use the store.
         return Ok(());
     }
     db.batch("CREATE TABLE IF NOT EXISTS schema_version (version BIGINT NOT NULL)")?;
+    db.batch(
+        "CREATE TABLE IF NOT EXISTS schema_writers \
+         (version BIGINT NOT NULL PRIMARY KEY, oldest_writer BIGINT NOT NULL)",
+    )?;
     for (index, migration) in MIGRATIONS.iter().enumerate().skip(found as usize) {
-        db.batch(&spelt(migration, db.dialect()))?;
+        let version = Value::Int(Some(index as i64 + 1));
+        db.batch(&spelt(migration.sql, db.dialect()))?;
         db.execute(
             "INSERT INTO schema_version (version) VALUES (?1)",
-            &[super::backend::Value::Int(Some(index as i64 + 1))],
+            std::slice::from_ref(&version),
+        )?;
+        db.execute(
+            "INSERT INTO schema_writers (version, oldest_writer) VALUES (?1, ?2)",
+            &[version, Value::Int(Some(migration.oldest_writer))],
         )?;
     }
     Ok(())
 }
 
+/// Whether the store has the table `name`.
+fn has_table(db: &mut dyn Backend, name: &str) -> Result<bool, StoreError> {
+    let sql = match db.dialect() {
+        Dialect::Sqlite => "SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name = ?1",
+        Dialect::Postgres => {
+            "SELECT count(*) FROM pg_tables WHERE schemaname = current_schema() AND tablename = ?1"
+        }
+    };
+    Ok(first(db.query(sql, &[Value::text(name)])?).is_some_and(|n| n > 0))
+}
+
+/// The first column of the first row, as an integer.
+fn first(rows: Vec<Row>) -> Option<i64> {
+    rows.first()
+        .and_then(|row| row.first())
+        .and_then(|v| v.as_int())
+}
+
 /// How many migrations the store has had: 0 for a new one.
 fn applied(db: &mut dyn Backend) -> Result<i64, StoreError> {
-    let exists = match db.dialect() {
-        Dialect::Sqlite => {
-            "SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name = 'schema_version'"
-        }
-        Dialect::Postgres => {
-            "SELECT count(*) FROM pg_tables \
-             WHERE schemaname = current_schema() AND tablename = 'schema_version'"
-        }
-    };
-    let first = |rows: Vec<super::backend::Row>| {
-        rows.first()
-            .and_then(|row| row.first())
-            .and_then(|v| v.as_int())
-            .unwrap_or(0)
-    };
-    if first(db.query(exists, &[])?) == 0 {
+    if !has_table(db, "schema_version")? {
         return Ok(0);
     }
-    Ok(first(
-        db.query("SELECT MAX(version) FROM schema_version", &[])?,
-    ))
+    Ok(first(db.query("SELECT MAX(version) FROM schema_version", &[])?).unwrap_or(0))
+}
+
+/// The oldest schema a build may have to write a store of `version`, when
+/// the store says (a store made before builds said is written by its own
+/// version only).
+fn oldest_writer(db: &mut dyn Backend, version: i64) -> Result<Option<i64>, StoreError> {
+    if !has_table(db, "schema_writers")? {
+        return Ok(None);
+    }
+    Ok(first(db.query(
+        "SELECT oldest_writer FROM schema_writers WHERE version = ?1",
+        &[Value::Int(Some(version))],
+    )?))
 }
 
 #[cfg(test)]
@@ -180,7 +228,7 @@ mod tests {
     fn every_placeholder_is_spelt_in_both_dialects() {
         for dialect in [Dialect::Sqlite, Dialect::Postgres] {
             for migration in MIGRATIONS {
-                assert!(!spelt(migration, dialect).contains('{'));
+                assert!(!spelt(migration.sql, dialect).contains('{'));
             }
         }
     }

@@ -18,14 +18,10 @@ pub struct Sqlite {
 }
 
 impl Sqlite {
-    /// Opens the store file at `path`, creating it (and its directory) when
-    /// it is not there.
+    /// Opens the store file at `path`, creating it (and its directory),
+    /// private to its user, when it is not there.
     pub fn open(path: &Path) -> Result<Self, StoreError> {
-        if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
-            std::fs::create_dir_all(dir).map_err(|e| {
-                StoreError::Unreachable(format!("cannot create {}: {e}", dir.display()))
-            })?;
-        }
+        super::private::make(path)?;
         let flags = OpenFlags::SQLITE_OPEN_READ_WRITE
             | OpenFlags::SQLITE_OPEN_CREATE
             | OpenFlags::SQLITE_OPEN_NO_MUTEX;
@@ -110,7 +106,8 @@ fn value_of(value: ValueRef<'_>) -> Value {
 }
 
 /// A SQLite error as the store's: a busy or locked database, a file that
-/// is not a database, or anything else with SQLite's words.
+/// is not a database, a constraint the rows break, or anything else with
+/// SQLite's words.
 fn from_sqlite(error: rusqlite::Error) -> StoreError {
     use rusqlite::ErrorCode;
     match error.sqlite_error_code() {
@@ -123,6 +120,7 @@ fn from_sqlite(error: rusqlite::Error) -> StoreError {
         Some(ErrorCode::CannotOpen | ErrorCode::ReadOnly | ErrorCode::PermissionDenied) => {
             StoreError::Unreachable(error.to_string())
         }
+        Some(ErrorCode::ConstraintViolation) => StoreError::Rejected(error.to_string()),
         _ => StoreError::Failed(error.to_string()),
     }
 }

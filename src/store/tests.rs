@@ -154,3 +154,128 @@ fn a_store_held_by_another_writer_is_called_locked_after_the_wait() {
     holder.execute_batch("ROLLBACK").unwrap();
     assert!(store.runs(&RunFilter::default()).unwrap().is_empty());
 }
+
+// Issue 29: nothing is lost from a store, and a store is its user's.
+
+/// The store file of [`temp_store`], opened beside the store.
+fn beside(dir: &tempfile::TempDir) -> rusqlite::Connection {
+    rusqlite::Connection::open(dir.path().join(STORE_FILE)).unwrap()
+}
+
+#[test]
+fn another_document_under_a_key_the_store_has_is_refused_and_the_first_kept() {
+    let (_dir, _location, mut store) = temp_store();
+    let first = run("r1", 0, "6.1");
+    add(&mut store, &first);
+    let mut other = first.clone();
+    other.run.comment = Some("another run, the same id and host".into());
+    let bytes = serde_json::to_vec(&other).unwrap();
+    let error = store.add(&rows_of(&other, &bytes)).err().unwrap();
+    assert!(matches!(error, StoreError::KeyTaken(ref key) if key == "r1@testhost"));
+    assert!(error.to_string().contains("different run"), "{error}");
+    let kept = store.document_bytes("r1@testhost").unwrap();
+    assert_eq!(kept, serde_json::to_vec(&first).unwrap());
+}
+
+#[test]
+fn a_document_that_does_not_match_its_sha256_is_refused_when_read() {
+    let (dir, _location, mut store) = temp_store();
+    add(&mut store, &run("r1", 0, "6.1"));
+    let changed = fixture::run();
+    let gz = super::rows::rows_of(&changed, &serde_json::to_vec(&changed).unwrap()).doc_gz;
+    beside(&dir)
+        .execute("UPDATE run SET doc_gz = ?1", [gz])
+        .unwrap();
+    let error = store.document_bytes("r1@testhost").err().unwrap();
+    assert!(matches!(error, StoreError::Corrupt(_)), "{error}");
+    assert!(error.to_string().contains("SHA-256"), "{error}");
+}
+
+#[test]
+fn a_run_id_that_two_hosts_share_names_both() {
+    let (_dir, _location, mut store) = temp_store();
+    let first = run("r1", 0, "6.1");
+    let mut elsewhere = first.clone();
+    elsewhere.system.hostname = "elsewhere".into();
+    add(&mut store, &first);
+    add(&mut store, &elsewhere);
+    assert!(matches!(
+        store.find("r1"),
+        Err(StoreError::Ambiguous { count: 2, .. })
+    ));
+    assert_eq!(store.find("r1@elsewhere").unwrap().hostname, "elsewhere");
+}
+
+#[test]
+fn a_series_is_found_by_the_start_of_its_key() {
+    let (_dir, _location, mut store) = temp_store();
+    add(&mut store, &run("r1", 0, "6.1"));
+    let key = store.runs(&RunFilter::default()).unwrap()[0].series.clone();
+    assert_eq!(store.series_keys(&key[..4]).unwrap(), [key]);
+    assert!(store.series_keys("not-a-key").unwrap().is_empty());
+}
+
+#[test]
+fn the_store_is_made_private_to_its_user() {
+    use std::os::unix::fs::PermissionsExt as _;
+    let (dir, _location, mut store) = temp_store();
+    add(&mut store, &run("r1", 0, "6.1"));
+    let mode = |name: &str| {
+        std::fs::metadata(dir.path().join(name))
+            .unwrap()
+            .permissions()
+            .mode()
+            & 0o777
+    };
+    assert_eq!(mode("sub"), 0o700);
+    assert_eq!(mode(STORE_FILE), 0o600);
+    assert_eq!(mode(&format!("{STORE_FILE}-wal")), 0o600);
+}
+
+#[test]
+fn a_newer_schema_is_written_while_its_migrations_allow_this_build() {
+    let (dir, location, store) = temp_store();
+    drop(store);
+    let newer = super::schema::VERSION + 1;
+    beside(&dir)
+        .execute_batch(&format!(
+            "INSERT INTO schema_version (version) VALUES ({newer});
+             INSERT INTO schema_writers (version, oldest_writer) VALUES ({newer}, 1);"
+        ))
+        .unwrap();
+    let mut store = Store::open(&location).unwrap();
+    add(&mut store, &run("r1", 0, "6.1"));
+    drop(store);
+    beside(&dir)
+        .execute(
+            "UPDATE schema_writers SET oldest_writer = ?1 WHERE version = ?1",
+            [newer],
+        )
+        .unwrap();
+    let refused = Store::open(&location).err().unwrap();
+    assert!(
+        matches!(refused, StoreError::NewerSchema { .. }),
+        "{refused}"
+    );
+    assert!(
+        refused.to_string().contains("upgrade feelbench"),
+        "{refused}"
+    );
+}
+
+#[test]
+fn rows_that_break_a_constraint_reject_the_run_not_the_store() {
+    let (_dir, _location, mut store) = temp_store();
+    let first = run("r1", 0, "6.1");
+    let mut rows = rows_of(&first, &serde_json::to_vec(&first).unwrap());
+    let scenario = rows
+        .scenarios
+        .iter_mut()
+        .find(|s| !s.figures.is_empty())
+        .unwrap();
+    scenario.figures.push(scenario.figures[0].clone());
+    let error = store.add(&rows).err().unwrap();
+    assert!(matches!(error, StoreError::Rejected(_)), "{error}");
+    assert!(error.is_about_the_run());
+    add(&mut store, &run("r2", 1, "6.1"));
+}

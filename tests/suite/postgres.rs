@@ -386,3 +386,148 @@ fn a_read_only_role_reads_the_store_and_cannot_write_it() {
     );
     assert_eq!(server.psql("SELECT count(*) FROM run"), "1");
 }
+
+// Issue 29, the store loses nothing: the same tests as tests/suite/store.rs
+// and the store's unit tests, against a real server.
+
+#[test]
+fn pg_a_run_with_two_figures_of_one_name_is_sent_not_called_locked() {
+    let Some(server) = Server::start(false) else {
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let file = crate::store::doctored(dir.path(), "twice.json", crate::store::two_burns);
+    let sent = feelbench_in(
+        dir.path(),
+        &["submit", "--store", &server.url(), file.to_str().unwrap()],
+    );
+    assert!(sent.status.success(), "{}", stderr(&sent));
+    assert_eq!(
+        server.psql("SELECT count(*) FROM figure WHERE name LIKE 'work:burn%'"),
+        "3"
+    );
+}
+
+#[test]
+fn pg_another_run_under_a_taken_key_is_refused_and_a_damaged_document_found() {
+    let Some(server) = Server::start(false) else {
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let url = server.url();
+    let first = crate::store::doctored(dir.path(), "a.json", |_| {});
+    let other = crate::store::doctored(dir.path(), "b.json", |run| {
+        run["run"]["comment"] = "other".into()
+    });
+    let sent = feelbench_in(
+        dir.path(),
+        &["submit", "--store", &url, first.to_str().unwrap()],
+    );
+    assert!(sent.status.success(), "{}", stderr(&sent));
+    let refused = feelbench_in(
+        dir.path(),
+        &["submit", "--store", &url, other.to_str().unwrap()],
+    );
+    assert_eq!(refused.status.code(), Some(1), "{}", stderr(&refused));
+    assert!(
+        stderr(&refused).contains("the store holds a different run"),
+        "{}",
+        stderr(&refused)
+    );
+    assert_eq!(
+        server.psql("SELECT count(*) FROM run WHERE comment = 'other'"),
+        "0"
+    );
+    // Sending it again would fail alike: it does not wait to be sent.
+    let pending = feelbench_in(dir.path(), &["submit", "--pending", "--store", &url]);
+    assert!(pending.status.success(), "{}", stderr(&pending));
+    server.psql("UPDATE run SET doc_sha256 = repeat('0', 64)");
+    let read = feelbench_in(
+        dir.path(),
+        &[
+            "history", "--probe", "x", "--load", "burn", "--figure", "p99", "--store", &url,
+        ],
+    );
+    assert_eq!(read.status.code(), Some(1), "{}", stderr(&read));
+    assert!(stderr(&read).contains("SHA-256"), "{}", stderr(&read));
+}
+
+#[test]
+fn pg_a_newer_schema_is_written_while_its_migrations_allow_this_build() {
+    let Some(server) = Server::start(false) else {
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let url = server.url();
+    let files = run_files();
+    let submit = |file: &Path| {
+        feelbench_in(
+            dir.path(),
+            &["submit", "--store", &url, file.to_str().unwrap()],
+        )
+    };
+    assert!(submit(&files[0]).status.success());
+    let newer: i64 = server
+        .psql("SELECT max(version) + 1 FROM schema_version")
+        .parse()
+        .unwrap();
+    server.psql(&format!(
+        "INSERT INTO schema_version VALUES ({newer}); \
+         INSERT INTO schema_writers VALUES ({newer}, 1)"
+    ));
+    let additive = submit(&files[1]);
+    assert!(additive.status.success(), "{}", stderr(&additive));
+    server.psql(&format!(
+        "UPDATE schema_writers SET oldest_writer = {newer} WHERE version = {newer}"
+    ));
+    let third = crate::store::doctored(dir.path(), "c.json", |run| {
+        run["run"]["id"] = "20261123-114752-1".into()
+    });
+    let refused = submit(&third);
+    assert_eq!(refused.status.code(), Some(1));
+    assert!(
+        stderr(&refused).contains("upgrade feelbench on this machine"),
+        "{}",
+        stderr(&refused)
+    );
+    assert_eq!(server.psql("SELECT count(*) FROM run"), "2");
+}
+
+#[test]
+fn pg_a_damaged_local_store_does_not_stop_the_run_being_sent() {
+    let Some(server) = Server::start(false) else {
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let local = dir.path().join("feelbench/store.sqlite");
+    std::fs::create_dir_all(local.parent().unwrap()).unwrap();
+    std::fs::write(&local, vec![b'x'; 8192]).unwrap();
+    let file = dir.path().join("r.json");
+    let run = feelbench_in(
+        dir.path(),
+        &[
+            "run",
+            "--probe",
+            "x",
+            "--load",
+            "none",
+            "-t",
+            "1",
+            "-o",
+            file.to_str().unwrap(),
+            "--store",
+            &server.url(),
+        ],
+    );
+    assert_eq!(run.status.code(), Some(0), "{}", stderr(&run));
+    let said = stderr(&run);
+    let line = said
+        .lines()
+        .find(|l| l.contains("run stored in postgres://"))
+        .unwrap_or_else(|| panic!("{said}"));
+    assert!(
+        line.contains(&format!("not kept in {}", local.display())),
+        "{line}"
+    );
+    assert_eq!(server.psql("SELECT count(*) FROM run"), "1");
+}

@@ -192,7 +192,12 @@ fn bad_numbers_are_one_line_errors() {
 fn openmetrics_export_of_the_newest_run() {
     let dir = tempfile::tempdir().unwrap();
     let store = step_store(dir.path());
-    let output = feelbench(dir.path(), &["export", "--format", "openmetrics"], &store);
+    // The copies were made on the host vm: --machine, as on any other host.
+    let output = feelbench(
+        dir.path(),
+        &["export", "--format", "openmetrics", "--machine", "vm"],
+        &store,
+    );
     assert_eq!(output.status.code(), Some(0), "{}", common::stderr(&output));
     let text = common::stdout(&output);
     assert!(text.ends_with("# EOF\n"), "{text}");
@@ -231,6 +236,8 @@ fn openmetrics_export_of_the_newest_run() {
             "export",
             "--format",
             "openmetrics",
+            "--machine",
+            "vm",
             "-o",
             file.to_str().unwrap(),
         ],
