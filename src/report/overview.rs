@@ -16,8 +16,8 @@
 //!
 //! One rule judges a cell, for the verdict and the heat map's colours
 //! alike ([`CellFigures::band`]). A probe whose sheet says when its user
-//! notices a figure (`FigureDef.noticeable`: deadlines missed, redraws
-//! later than a refresh, a response past 0.1 s) is judged first by that,
+//! notices a figure (`FigureDef.noticeable`: deadlines missed, frames
+//! past two refreshes, a response past 0.1 s) is judged first by that,
 //! in absolute terms: poor, noticed, or not, with its ratio beside it (a
 //! ratio above [`FINE_RATIO`] that nobody would notice is still said).
 //! A probe without one is judged by its ratio alone: fine when it is at
