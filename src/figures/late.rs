@@ -153,7 +153,8 @@ pub struct LateCauses {
     pub context: Option<LateContext>,
 }
 
-/// The cause that holds most of the late time, and its share of it.
+/// The cause whose late events hold the most delay, and their share of the
+/// late events' delay (their whole delay, every part).
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Dominant {
     pub cause: Cause,
@@ -163,7 +164,7 @@ pub struct Dominant {
 
 impl Dominant {
     /// In words: the cause and its share, or `mixed` (with the largest
-    /// cause) when no cause holds half the late time.
+    /// cause) when no cause's events hold half the late events' delay.
     pub fn words(&self) -> String {
         self.phrase(None)
     }
@@ -305,7 +306,7 @@ impl LateCauses {
         self.tally.samples.get(cause.key())
     }
 
-    /// The causes of late events, most late time first, with none left
+    /// The causes of late events, the most delay first, with none left
     /// out that has an event.
     pub fn causes(&self) -> Vec<Cause> {
         let mut causes: Vec<Cause> = Cause::ALL
@@ -316,7 +317,7 @@ impl LateCauses {
         causes
     }
 
-    /// The cause holding most of the late time; `None` without late
+    /// The cause whose events hold the most delay; `None` without late
     /// events.
     pub fn dominant(&self) -> Option<Dominant> {
         let total: u64 = Cause::ALL.iter().map(|c| self.delay_ns(*c)).sum();
@@ -377,7 +378,10 @@ pub(crate) mod fixture {
     /// blocked 4 ms, of 100 frames in all.
     pub fn causes(run_queue: u64, blocked: u64) -> LateCauses {
         let mut account = LateAccount::new();
-        let before = ThreadSnapshot::default();
+        let before = ThreadSnapshot {
+            run_delay_ns: Some(0),
+            ..ThreadSnapshot::default()
+        };
         let times = EventTimes {
             due_ns: 10 * MS,
             cpu_wanted_ns: Some(MS),
@@ -390,7 +394,7 @@ pub(crate) mod fixture {
         for i in 0..run_queue {
             let woke = ThreadSnapshot {
                 at_ns: (20 + i) * MS,
-                run_delay_ns: (9 + i) * MS,
+                run_delay_ns: Some((9 + i) * MS),
                 ..before
             };
             let ended = ThreadSnapshot {

@@ -390,11 +390,14 @@ mod tests {
     /// Late causes with events spanning `spans` (ms since 1 s) on `cpus`.
     fn late_with(spans: &[(u64, u64, u32)]) -> LateCauses {
         let mut account = LateAccount::new();
-        let before = ThreadSnapshot::default();
+        let before = ThreadSnapshot {
+            run_delay_ns: Some(0),
+            ..ThreadSnapshot::default()
+        };
         for _ in spans {
             let woke = ThreadSnapshot {
                 at_ns: 20 * MS,
-                run_delay_ns: 9 * MS,
+                run_delay_ns: Some(9 * MS),
                 ..before
             };
             let ended = ThreadSnapshot {

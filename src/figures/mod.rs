@@ -22,8 +22,8 @@ pub use late::LateCauses;
 pub use result::{Measured, ProbeResult};
 pub use series::LatencySeries;
 pub use sheet::{
-    latency_figures, Column, ColumnSource, FigureDef, OverviewRole, ProbeSheet, Spread,
-    P99_MIN_SAMPLES,
+    latency_figures, Column, ColumnSource, FigureDef, Notice, Noticeable, OverviewRole, ProbeSheet,
+    Spread, P99_MIN_SAMPLES,
 };
 pub use tally::{Samples, Tally, TallyError};
 

@@ -53,6 +53,59 @@ pub struct FigureDef {
     /// `None` (and in runs older than the field): nothing.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub overview: Option<OverviewRole>,
+    /// When its user would notice it, in absolute terms (the overview's
+    /// first judge); `None` (and in runs older than the field): the
+    /// overview judges the probe by its ratio to `none`.
+    /// (Boxed: most figures have none, and `FigureDef` is held by value.)
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub noticeable: Option<Box<Noticeable>>,
+}
+
+/// When the user of a probe notices a figure, in absolute terms tied to
+/// what the probe does: a value worse than `noticed` (worse as the
+/// figure's `better` says) is noticed now and then, one worse than `poor`
+/// spoils the use. Values are in the figure's stored unit (µs for a
+/// latency, % for a share); `source` says where they come from.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Noticeable {
+    pub noticed: f64,
+    pub poor: f64,
+    pub source: String,
+}
+
+/// How a value stands against its figure's [`Noticeable`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub enum Notice {
+    /// No worse than `noticed`.
+    Unnoticed,
+    /// Worse than `noticed`.
+    Noticed,
+    /// Worse than `poor`.
+    Poor,
+}
+
+impl Noticeable {
+    /// The rule `noticed`/`poor`, from `source`.
+    pub fn new(noticed: f64, poor: f64, source: &str) -> Self {
+        Self {
+            noticed,
+            poor,
+            source: source.to_string(),
+        }
+    }
+
+    /// How `value` of a figure better as `better` stands.
+    pub fn judge(&self, value: f64, better: Better) -> Notice {
+        let worse = |threshold: f64| match better {
+            Better::Lower => value > threshold,
+            Better::Higher => value < threshold,
+        };
+        match (worse(self.poor), worse(self.noticed)) {
+            (true, _) => Notice::Poor,
+            (false, true) => Notice::Noticed,
+            (false, false) => Notice::Unnoticed,
+        }
+    }
 }
 
 /// The part a figure plays in the overview of a run, the answer shown
@@ -186,6 +239,15 @@ impl ProbeSheet {
         self
     }
 
+    /// The same, with the figure called `key` judged by `rule` (see
+    /// [`with_overview`](Self::with_overview) for a key it lacks).
+    pub fn with_noticeable(mut self, key: &str, rule: Noticeable) -> Self {
+        if let Some(figure) = self.figures.iter_mut().find(|f| f.key == key) {
+            figure.noticeable = Some(Box::new(rule));
+        }
+        self
+    }
+
     /// Every figure evaluated over `tally`, by field name; figures the
     /// tally cannot give are left out.
     pub fn evaluate(&self, tally: &Tally) -> BTreeMap<String, f64> {
@@ -237,6 +299,7 @@ impl FigureDef {
             headline: false,
             compared: false,
             overview: None,
+            noticeable: None,
         }
     }
 

@@ -68,11 +68,7 @@ impl ThreadReader {
         // The wall clock first: a wake-up's reading is its latency's end.
         let at_ns = now_ns();
         let cpu_ns = self.cpu_time.read_ns();
-        let run_delay_ns = self
-            .schedstat
-            .as_ref()
-            .and_then(read_run_delay)
-            .unwrap_or(0);
+        let run_delay_ns = self.schedstat.as_ref().and_then(read_run_delay);
         let usage = getrusage(UsageWho::RUSAGE_THREAD).ok();
         let counter = |f: fn(&nix::sys::resource::Usage) -> libc::c_long| {
             usage.as_ref().map_or(0, |u| f(u).max(0) as u64)

@@ -22,8 +22,9 @@ pub struct ThreadSnapshot {
     /// `CLOCK_THREAD_CPUTIME_ID`, the slice running now included).
     pub cpu_ns: u64,
     /// Time the thread has waited runnable for a CPU (schedstat's second
-    /// field: at wake-up and while preempted), ns; 0 when unknown.
-    pub run_delay_ns: u64,
+    /// field: at wake-up and while preempted), ns; `None` when it could not
+    /// be read.
+    pub run_delay_ns: Option<u64>,
     /// Times the thread gave up the CPU by blocking.
     pub voluntary: u64,
     /// Times the thread was switched out while runnable.
@@ -48,7 +49,7 @@ impl DelaySplit {
         ]
         .into_iter()
         .rev()
-        .max_by_key(|(_, ns)| *ns)
+        .max_by_key(|(_, ns)| ns.unwrap_or(0))
         .map_or(Cause::Reclaim, |(cause, _)| cause)
     }
 
@@ -63,7 +64,7 @@ impl DelaySplit {
             (Cause::WriteCopy, self.write_copy_ns),
         ]
         .into_iter()
-        .filter(|(_, ns)| *ns > 0)
+        .filter_map(|(cause, ns)| Some((cause, ns.filter(|ns| *ns > 0)?)))
         .max_by_key(|(_, ns)| *ns)
         .map(|(cause, _)| cause)
     }
@@ -99,18 +100,61 @@ pub struct Parts {
     pub unexplained_ns: u64,
 }
 
+/// One part of an event's delay, named by what its readings measured (run
+/// queue with both run-queue parts); the causes a late event is labelled
+/// with name some parts more finely, by delay accounting or a major fault.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Part {
+    Timer,
+    RunQueue,
+    Blocked,
+    MemoryStall,
+    OffCpu,
+    CpuOverrun,
+    Unexplained,
+}
+
+impl Part {
+    /// The part in words, as the README's table of parts names it.
+    pub fn words(self) -> &'static str {
+        match self {
+            Part::Timer => "timer/wake-up delivery",
+            Part::RunQueue => "run-queue wait",
+            Part::Blocked => "blocked",
+            Part::MemoryStall => "memory stall",
+            Part::OffCpu => "host steal or IRQ",
+            Part::CpuOverrun => "CPU overrun",
+            Part::Unexplained => "unexplained",
+        }
+    }
+}
+
 impl Parts {
-    /// The parts in display order, with the cause each stands for.
-    pub fn by_cause(&self) -> [(Cause, u64); 7] {
+    /// The parts in display order, each with its time.
+    pub fn by_part(&self) -> [(Part, u64); 7] {
         [
-            (Cause::Timer, self.timer_ns),
-            (Cause::RunQueue, self.run_queue_ns()),
-            (Cause::BlockedOther, self.blocked_ns),
-            (Cause::Reclaim, self.memory_stall_ns),
-            (Cause::OffCpu, self.off_cpu_ns),
-            (Cause::CpuOverrun, self.cpu_overrun_ns),
-            (Cause::Unexplained, self.unexplained_ns),
+            Part::Timer,
+            Part::RunQueue,
+            Part::Blocked,
+            Part::MemoryStall,
+            Part::OffCpu,
+            Part::CpuOverrun,
+            Part::Unexplained,
         ]
+        .map(|part| (part, self.of(part)))
+    }
+
+    /// The time of `part`.
+    pub fn of(&self, part: Part) -> u64 {
+        match part {
+            Part::Timer => self.timer_ns,
+            Part::RunQueue => self.run_queue_ns(),
+            Part::Blocked => self.blocked_ns,
+            Part::MemoryStall => self.memory_stall_ns,
+            Part::OffCpu => self.off_cpu_ns,
+            Part::CpuOverrun => self.cpu_overrun_ns,
+            Part::Unexplained => self.unexplained_ns,
+        }
     }
 
     /// The parts with their names, as a run document keeps them.
@@ -173,7 +217,7 @@ impl Parts {
 
     /// The sum of the parts: the delay.
     pub fn total_ns(&self) -> u64 {
-        self.by_cause().iter().map(|(_, ns)| ns).sum()
+        self.by_part().iter().map(|(_, ns)| ns).sum()
     }
 
     /// Adds `other` part by part.
@@ -282,6 +326,24 @@ impl Cause {
         }
     }
 
+    /// The part of an event's delay it names (`None` for `Mixed`).
+    pub fn part(self) -> Option<Part> {
+        match self {
+            Cause::Timer => Some(Part::Timer),
+            Cause::RunQueue => Some(Part::RunQueue),
+            Cause::Reclaim | Cause::Thrashing | Cause::Compaction => Some(Part::MemoryStall),
+            Cause::BlockIo
+            | Cause::SwapIn
+            | Cause::WriteCopy
+            | Cause::MajorFault
+            | Cause::BlockedOther => Some(Part::Blocked),
+            Cause::OffCpu => Some(Part::OffCpu),
+            Cause::CpuOverrun => Some(Part::CpuOverrun),
+            Cause::Unexplained => Some(Part::Unexplained),
+            Cause::Mixed => None,
+        }
+    }
+
     /// Its place in [`Cause::ALL`].
     fn index(self) -> usize {
         Cause::ALL.iter().position(|c| *c == self).unwrap_or(0)
@@ -340,9 +402,10 @@ impl EventSplit {
     /// wait is split as the previous event's delay was (it was late for the
     /// same reasons), and what the previous event's own delay does not
     /// cover (its wanted work ran past this one's start) is CPU overrun.
-    /// Without run-queue figures (`schedstat` false) run-queue wait cannot
-    /// be told from timer delivery nor from steal: the wake-up's own
-    /// lateness and the unblocked time off the CPU are unexplained.
+    /// Without run-queue figures (`schedstat` false, or a reading at
+    /// either end of a span that failed) run-queue wait cannot be told
+    /// from timer delivery nor from steal: the wake-up's own lateness, or
+    /// the unblocked time off the CPU, is unexplained.
     pub fn of(
         times: EventTimes,
         before: &ThreadSnapshot,
@@ -355,40 +418,31 @@ impl EventSplit {
         let wake_late = woke.at_ns.saturating_sub(times.due_ns);
         let behind_previous = before.at_ns.saturating_sub(times.due_ns).min(wake_late);
         let own_wake_late = wake_late - behind_previous;
-        let run_queue_wake = if schedstat {
-            woke.run_delay_ns
-                .saturating_sub(before.run_delay_ns)
-                .min(own_wake_late)
-        } else {
-            0
+        // Run-queue wait between two readings, where both read it.
+        let waited = |from: &ThreadSnapshot, to: &ThreadSnapshot| {
+            let (from, to) = (from.run_delay_ns?, to.run_delay_ns?);
+            schedstat.then(|| to.saturating_sub(from))
         };
+        let run_queue_wake = waited(before, woke).map(|ns| ns.min(own_wake_late));
         let wall = ended_reading.at_ns.saturating_sub(woke.at_ns);
         let cpu_used = ended_reading.cpu_ns.saturating_sub(woke.cpu_ns);
         let on_cpu = cpu_used.min(wall);
-        let preempted = if schedstat {
-            ended_reading
-                .run_delay_ns
-                .saturating_sub(woke.run_delay_ns)
-                .min(wall - on_cpu)
-        } else {
-            0
-        };
-        let off = wall - on_cpu - preempted;
+        let preempted = waited(woke, ended_reading).map(|ns| ns.min(wall - on_cpu));
+        let off = wall - on_cpu - preempted.unwrap_or(0);
         let voluntary = ended_reading.voluntary.saturating_sub(woke.voluntary);
         let mut parts = Parts {
-            run_queue_wake_ns: run_queue_wake,
-            run_queue_preempted_ns: preempted,
+            run_queue_wake_ns: run_queue_wake.unwrap_or(0),
+            run_queue_preempted_ns: preempted.unwrap_or(0),
             cpu_overrun_ns: times
                 .cpu_wanted_ns
                 .map_or(0, |wanted| on_cpu.saturating_sub(wanted)),
             ..Parts::default()
         };
-        if schedstat {
-            parts.timer_ns = own_wake_late - run_queue_wake;
-        } else {
-            parts.unexplained_ns = own_wake_late;
+        match run_queue_wake {
+            Some(waited) => parts.timer_ns = own_wake_late - waited,
+            None => parts.unexplained_ns = own_wake_late,
         }
-        match (schedstat, voluntary > 0) {
+        match (preempted.is_some(), voluntary > 0) {
             (_, true) => parts.blocked_ns = off,
             (true, false) => parts.off_cpu_ns = off,
             (false, false) => parts.unexplained_ns += off,
@@ -450,44 +504,37 @@ impl EventSplit {
         if delay == 0 {
             return Cause::Unexplained;
         }
-        let Some((cause, _)) = self
+        let Some((part, _)) = self
             .parts
-            .by_cause()
+            .by_part()
             .into_iter()
             .find(|(_, ns)| ns * 2 >= delay)
         else {
             return Cause::Mixed;
         };
-        match cause {
-            Cause::BlockedOther => match self.blocked_by.and_then(|split| split.largest()) {
+        match part {
+            Part::Timer => Cause::Timer,
+            Part::RunQueue => Cause::RunQueue,
+            Part::Blocked => match self.blocked_by.and_then(|split| split.largest()) {
                 Some(named) => named,
                 None if self.major_faults > 0 => Cause::MajorFault,
                 None => Cause::BlockedOther,
             },
-            Cause::Reclaim => self
+            Part::MemoryStall => self
                 .blocked_by
                 .map_or(Cause::Reclaim, |split| split.largest_stall()),
-            cause => cause,
+            Part::OffCpu => Cause::OffCpu,
+            Part::CpuOverrun => Cause::CpuOverrun,
+            Part::Unexplained => Cause::Unexplained,
         }
     }
 
     /// The part of the delay its cause stands for (the whole delay for
     /// `Mixed`).
     pub fn part_of(&self, cause: Cause) -> u64 {
-        match cause {
-            Cause::Timer => self.parts.timer_ns,
-            Cause::RunQueue => self.parts.run_queue_ns(),
-            Cause::Reclaim | Cause::Thrashing | Cause::Compaction => self.parts.memory_stall_ns,
-            Cause::BlockIo
-            | Cause::SwapIn
-            | Cause::WriteCopy
-            | Cause::MajorFault
-            | Cause::BlockedOther => self.parts.blocked_ns,
-            Cause::OffCpu => self.parts.off_cpu_ns,
-            Cause::CpuOverrun => self.parts.cpu_overrun_ns,
-            Cause::Unexplained => self.parts.unexplained_ns,
-            Cause::Mixed => self.delay_ns(),
-        }
+        cause
+            .part()
+            .map_or_else(|| self.delay_ns(), |part| self.parts.of(part))
     }
 }
 
@@ -621,7 +668,7 @@ mod tests {
         ThreadSnapshot {
             at_ns: at_ms * MS,
             cpu_ns: cpu_ms * MS,
-            run_delay_ns: run_delay_ms * MS,
+            run_delay_ns: Some(run_delay_ms * MS),
             voluntary,
             ..ThreadSnapshot::default()
         }
@@ -670,8 +717,8 @@ mod tests {
         assert_eq!(split.cause(), Cause::BlockedOther);
         let mut with_swap = split;
         with_swap.blocked_by = Some(DelaySplit {
-            swap_in_ns: 15 * MS,
-            block_io_ns: MS,
+            swap_in_ns: Some(15 * MS),
+            block_io_ns: Some(MS),
             ..DelaySplit::default()
         });
         assert_eq!(with_swap.cause(), Cause::SwapIn);
@@ -712,6 +759,55 @@ mod tests {
     }
 
     #[test]
+    fn a_failed_schedstat_reading_leaves_its_spans_unexplained() {
+        // As the run-queue test above, with the reading at wake-up failed:
+        // neither the wake-up's lateness nor the time off the CPU during
+        // the work can be told apart, and nothing is called run-queue wait
+        // (a reading of 0 made the next span's wait the thread's whole
+        // run delay since it started).
+        let before = reading(90, 10, 50, 3);
+        let woke = ThreadSnapshot {
+            run_delay_ns: None,
+            ..reading(109, 10, 58, 4)
+        };
+        let ended = reading(117, 16, 60, 4);
+        let split = split_of(times(100, 6), &before, &woke, &ended);
+        assert_eq!(split.parts.run_queue_ns(), 0);
+        assert_eq!(split.parts.timer_ns, 0);
+        assert_eq!(split.parts.unexplained_ns, 11 * MS);
+        assert_eq!(split.delay_ns(), 11 * MS);
+        assert_eq!(split.cause(), Cause::Unexplained);
+        // The next event's readings both worked: its wait is its own.
+        let next_woke = reading(125, 16, 63, 5);
+        let next_ended = reading(127, 18, 63, 5);
+        let next = split_of(times(120, 2), &ended, &next_woke, &next_ended);
+        assert_eq!(next.parts.run_queue_wake_ns, 3 * MS);
+        assert_eq!(next.parts.timer_ns, 2 * MS);
+    }
+
+    #[test]
+    fn parts_are_named_by_what_was_measured_and_causes_name_them_finer() {
+        let parts = Parts {
+            blocked_ns: 3,
+            memory_stall_ns: 5,
+            ..Parts::default()
+        };
+        let named: Vec<(&str, u64)> = parts
+            .by_part()
+            .into_iter()
+            .map(|(part, ns)| (part.words(), ns))
+            .filter(|(_, ns)| *ns > 0)
+            .collect();
+        assert_eq!(named, [("blocked", 3), ("memory stall", 5)]);
+        for cause in Cause::ALL {
+            let part = cause.part();
+            assert_eq!(part.is_none(), cause == Cause::Mixed, "{cause:?}");
+        }
+        assert_eq!(Cause::SwapIn.part(), Some(Part::Blocked));
+        assert_eq!(Cause::Thrashing.part(), Some(Part::MemoryStall));
+    }
+
+    #[test]
     fn a_frame_due_while_the_previous_one_ran_carries_its_causes() {
         // The previous frame ended at 30, 20 ms past its due time, 15 of
         // them on a run queue. This one was due at 20: 10 ms behind it.
@@ -749,7 +845,7 @@ mod tests {
         let split = split_of(times, &before, &woke, &ended);
         assert_eq!(split.delay_ns(), 10 * MS);
         let reclaimed = split.with_delays(DelaySplit {
-            reclaim_ns: 35 * MS,
+            reclaim_ns: Some(35 * MS),
             ..DelaySplit::default()
         });
         assert_eq!(reclaimed.parts.memory_stall_ns, 35 * MS);
@@ -763,8 +859,8 @@ mod tests {
             ..times
         };
         let frame = split_of(frame_times, &before, &woke, &ended).with_delays(DelaySplit {
-            reclaim_ns: 4 * MS,
-            compaction_ns: 20 * MS,
+            reclaim_ns: Some(4 * MS),
+            compaction_ns: Some(20 * MS),
             ..DelaySplit::default()
         });
         assert_eq!(frame.parts.memory_stall_ns, 15 * MS);

@@ -58,14 +58,17 @@ pub fn work_cpu_ns(cpu_time: &ThreadCpuTime, loops_per_ms: f64, wanted_ns: u64) 
 
 /// Runs `burn(loops)` in chunks until `cpu_clock` has advanced by
 /// `wanted_ns` since its first reading, reading it after every chunk, and
-/// returns how far it advanced. A
-/// chunk aims, at `loops_per_ms`, at half the CPU time still missing, or at
-/// all of it once that is less than 2 × [`HALVING_FLOOR_NS`]; it is never
-/// less than one loop. So the work takes about
-/// log2(`wanted_ns` / [`HALVING_FLOOR_NS`]) + 2 readings, and overshoots by
-/// the last chunk's error: a clock reading or so when the calibration holds,
-/// less than 2 × [`HALVING_FLOOR_NS`] while the loop runs at least half as
-/// fast as calibrated. The readings' own CPU time counts as work.
+/// returns how far it advanced. The first chunk aims, at `loops_per_ms`,
+/// at a quarter of the CPU time wanted; every later one at half the CPU
+/// time still missing at the speed the loop has shown in this work so far
+/// (the clock's advance per loop burnt), or at all of it once that is less
+/// than 2 × [`HALVING_FLOOR_NS`]; a chunk is never less than one loop. So
+/// the work takes about log2(`wanted_ns` / [`HALVING_FLOOR_NS`]) + 3
+/// readings, and overshoots by the last chunk's error: a clock reading or
+/// so while the loop keeps its speed within the work, less than 2 ×
+/// [`HALVING_FLOOR_NS`] while it does not halve, however far it is from
+/// the calibration (the first chunk overshoots only at a quarter of the
+/// calibrated speed). The readings' own CPU time counts as work.
 pub fn work_until(
     loops_per_ms: f64,
     wanted_ns: u64,
@@ -74,15 +77,28 @@ pub fn work_until(
 ) -> u64 {
     let start_ns = cpu_clock();
     let mut used_ns = 0;
+    let mut burnt = 0;
+    if wanted_ns > 0 {
+        burnt = loops_for_ns(loops_per_ms, wanted_ns / 4).max(1);
+        burn(burnt);
+        used_ns = cpu_clock().saturating_sub(start_ns);
+    }
     while used_ns < wanted_ns {
-        burn(chunk_loops(loops_per_ms, wanted_ns - used_ns));
+        // The speed shown so far; the calibration's until the clock moved.
+        let speed = match used_ns {
+            0 => loops_per_ms,
+            ns => burnt as f64 * 1e6 / ns as f64,
+        };
+        let loops = chunk_loops(speed, wanted_ns - used_ns);
+        burn(loops);
+        burnt += loops;
         used_ns = cpu_clock().saturating_sub(start_ns);
     }
     used_ns
 }
 
 /// Loops of the next chunk when `missing_ns` of CPU time is still missing
-/// (see [`work_until`]).
+/// and the loop runs `loops_per_ms` (see [`work_until`]).
 fn chunk_loops(loops_per_ms: f64, missing_ns: u64) -> u64 {
     let half_ns = missing_ns / 2;
     let aim_ns = if half_ns >= HALVING_FLOOR_NS {
@@ -147,8 +163,11 @@ mod tests {
 
     #[test]
     fn work_stops_once_the_clock_advanced_by_the_wanted_time() {
-        // The loop from 3.3 times faster to 1.9 times slower than calibrated.
-        for ns_per_loop in [0.3, 1.0, 1.08, 1.9] {
+        // The loop from 3.3 times faster to 3.5 times slower than
+        // calibrated (beyond 2 times, aiming every chunk by the calibration
+        // overshot: the first half-chunk alone ran 1.25 times the work at
+        // 2.5 times slower).
+        for ns_per_loop in [0.3, 1.0, 1.08, 1.9, 2.5, 3.5] {
             let clock = Scripted::new(ns_per_loop, 0.0);
             let used_ns = clock.work(2_500_000);
             assert!(used_ns >= 2_500_000, "{ns_per_loop}: {used_ns}");
@@ -161,10 +180,10 @@ mod tests {
     }
 
     #[test]
-    fn chunks_halve_what_is_missing_then_aim_at_the_rest() {
+    fn a_quarter_first_then_chunks_halve_what_is_missing_then_aim_at_the_rest() {
         let clock = Scripted::new(1.0, 0.0);
         let used_ns = clock.work(1_280_000);
-        let expected = [640, 320, 160, 80, 40, 20, 10, 10].map(|us| us * 1_000);
+        let expected = [320, 480, 240, 120, 60, 30, 15, 15].map(|us| us * 1_000);
         assert_eq!(clock.chunks.borrow()[..], expected);
         // A calibration that holds and free readings: not one loop too many.
         assert_eq!(used_ns, 1_280_000);

@@ -25,7 +25,8 @@ use super::MeasureError;
 use crate::figures::result::MEASURED_S;
 use crate::figures::LateCauses;
 use crate::figures::{
-    Better, Column, FigureDef, Formula, Measured, OverviewRole, ProbeSheet, Spread, Tally, Unit,
+    Better, Column, FigureDef, Formula, Measured, Noticeable, OverviewRole, ProbeSheet, Spread,
+    Tally, Unit,
 };
 use crate::measure::clock::sleep_until_ns;
 use crate::measure::late::EventTimes;
@@ -238,6 +239,17 @@ pub fn sheet(summary: &str, _params: Option<&WorkParams>) -> ProbeSheet {
         figures,
     }
     .with_overview("mean", OverviewRole::ratio("later"))
+    .with_noticeable(
+        "max",
+        Noticeable::new(
+            100_000.0,
+            1_000_000.0,
+            "the slowest response against the limits people perceive: past 0.1 s it no longer \
+             feels instantaneous, past 1 s it interrupts the flow of thought (Card, Robertson \
+             and Mackinlay 1991, Nielsen 1993; Web Vitals band a page's interaction latency at \
+             200 and 500 ms)",
+        ),
+    )
 }
 
 #[cfg(test)]

@@ -17,8 +17,8 @@ use super::{MeasureError, Probe, ProbeDef};
 use crate::figures::result::MEASURED_S;
 use crate::figures::LateCauses;
 use crate::figures::{
-    latency_figures, Better, Column, FigureDef, Formula, LatencySeries, Measured, OverviewRole,
-    ProbeSheet, Spread, Tally, Unit,
+    latency_figures, Better, Column, FigureDef, Formula, LatencySeries, Measured, Noticeable,
+    OverviewRole, ProbeSheet, Spread, Tally, Unit,
 };
 use crate::measure::batches::{batch_of, batch_seconds, BatchLatency, BATCHES};
 use crate::measure::clock::sleep_until_ns;
@@ -120,6 +120,17 @@ fn sheet(summary: &str, _params: Option<&WorkParams>) -> ProbeSheet {
     }
     .with_overview("fps", OverviewRole::ratio("slower"))
     .with_overview("desired", OverviewRole::Share)
+    .with_noticeable(
+        "low1",
+        Noticeable::new(
+            30.0,
+            10.0,
+            "a 1 % low below 30 FPS: 1 % of frames took longer than two 60 Hz refreshes (the \
+             probe's own late rule), a visible hitch; below 10 FPS, longer than 100 ms, past \
+             which a response stops feeling immediate (Card, Robertson and Mackinlay 1991, \
+             Nielsen 1993)",
+        ),
+    )
 }
 
 struct GamingProbe {

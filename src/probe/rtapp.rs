@@ -20,8 +20,8 @@
 use super::{BuildError, MeasureError, Probe, ProbeDef};
 use crate::figures::result::MEASURED_S;
 use crate::figures::{
-    latency_figures, Better, Column, FigureDef, Formula, LateCauses, Measured, OverviewRole,
-    ProbeSheet, Spread, Tally, Unit,
+    latency_figures, Better, Column, FigureDef, Formula, LateCauses, Measured, Noticeable,
+    OverviewRole, ProbeSheet, Spread, Tally, Unit,
 };
 use crate::measure::batches::{batch_seconds, BATCHES};
 use crate::measure::latency::LatencyHistogram;
@@ -151,6 +151,16 @@ fn sheet(summary: &str, params: Option<&WorkParams>) -> ProbeSheet {
         figures,
     }
     .with_overview("mean", OverviewRole::ratio("later"))
+    .with_noticeable(
+        "negative_slack_pct",
+        Noticeable::new(
+            0.0,
+            1.0,
+            "an activation with negative slack ended after its period, rt-app's missed \
+             deadline: any is noticed; poor from 1 % of activations (feelbench's choice, as \
+             audio's)",
+        ),
+    )
 }
 
 /// The figures of a task or phase whose keys begin with `prefix`

@@ -3,7 +3,7 @@
 //! in runs with confidence intervals, each interval's bounds and which of
 //! them were cut at a limit (`FIELD_ci_cut`: `low`, `high` or `both`);
 //! in runs whose probes split their late events, last, the events split,
-//! the late ones and the dominant cause's key and share of the late time
+//! the late ones and the dominant cause's key and share of the late delay
 //! (`late_cause`, `late_cause_pct`).
 
 use super::estimate::Cut;

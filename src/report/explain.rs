@@ -1,6 +1,6 @@
 //! `feelbench report --explain`: per scenario, why its events were late. A
 //! table of causes (late events, their share of the late events and of
-//! the late time, the median and 99th percentile of the part each cause
+//! their delay, the median and 99th percentile of the part each cause
 //! stands for), where the late time went by part, then, as `rtla timerlat`'s
 //! auto-analysis does, the worst events broken down part by part with the
 //! tasks that ran instead and their inferred context, the scenario's
@@ -49,7 +49,7 @@ fn scenario_text(scenario: &ScenarioResult, worst: usize) -> String {
     );
     if causes.late() > 0 {
         out.push_str(&cause_table(&late::cause_rows(causes)));
-        out.push_str(&format!("late time: {}\n", late_time_text(causes)));
+        out.push_str(&format!("late time by part: {}\n", late_time_text(causes)));
         out.push_str(&worst_text(causes, worst));
     }
     out.push_str(&late_context::scenario_lines(scenario, causes));
@@ -67,16 +67,16 @@ fn scenario_text(scenario: &ScenarioResult, worst: usize) -> String {
 fn cause_table(rows: &[CauseRow]) -> String {
     let ms = |v: Option<f64>| v.map_or_else(|| "-".to_string(), |v| format!("{v:.3}"));
     let mut out = format!(
-        "{:<26}{:>6}{:>10}{:>15}{:>11}{:>11}\n",
-        "Cause", "Late", "% late", "% late time", "p50 (ms)", "p99 (ms)"
+        "{:<26}{:>6}{:>10}{:>17}{:>11}{:>11}\n",
+        "Cause", "Late", "% late", "% of late delay", "p50 (ms)", "p99 (ms)"
     );
     for r in rows {
         out.push_str(&format!(
-            "{:<26}{:>6}{:>10.1}{:>15.1}{:>11}{:>11}\n",
+            "{:<26}{:>6}{:>10.1}{:>17.1}{:>11}{:>11}\n",
             r.cause.words(),
             r.count,
             r.events_pct,
-            r.time_pct,
+            r.delay_pct,
             ms(r.part_p50_ms),
             ms(r.part_p99_ms)
         ));
@@ -90,7 +90,7 @@ fn late_time_text(causes: &LateCauses) -> String {
     late::late_time_shares(causes)
         .into_iter()
         .filter(|(_, pct)| *pct > 0.0)
-        .map(|(cause, pct)| format!("{} {pct:.1} %", cause.words()))
+        .map(|(part, pct)| format!("{} {pct:.1} %", part.words()))
         .collect::<Vec<_>>()
         .join(", ")
 }
@@ -234,7 +234,7 @@ fn blocked_text(event: &LateEvent) -> String {
         kinds.extend(
             named
                 .into_iter()
-                .filter(|(_, ns)| *ns > 0)
+                .filter_map(|(name, ns)| Some((name, ns.filter(|ns| *ns > 0)?)))
                 .map(|(name, ns)| format!("{name} {:.2}", ns as f64 / 1e6)),
         );
     }
@@ -329,9 +329,10 @@ mod tests {
         assert_eq!(cells[2..5], ["3", "75.0", "89.2"], "{text}");
         let ms = |cell: &str| cell.parse::<f64>().unwrap();
         assert!((ms(cells[5]) - 10.0).abs() < 0.05 && (ms(cells[6]) - 11.0).abs() < 0.05);
-        assert!(row("blocked (other)").contains("     1      25.0           10.8"));
+        assert!(row("blocked (other)").contains("     1      25.0             10.8"));
+        assert!(lines[header].contains("% late  % of late delay"), "{text}");
         assert!(text.contains(
-            "late time: timer/wake-up delivery 8.1 %, run-queue wait 81.1 %, blocked (other) 10.8 %\n"
+            "late time by part: timer/wake-up delivery 8.1 %, run-queue wait 81.1 %, blocked 10.8 %\n"
         ), "{text}");
         assert!(text.contains("worst 2 of 4 late:\n  1. due 0.010000 s (monotonic) on CPU 0, 12.00 ms late, run-queue wait: timer 1.00 | run queue 11.00: burn#2 7.6, burn#1 3.0, kworker/1:2 0.4 | on-CPU 1.00 of 1.00 wanted | blocked 0 | off-CPU 0.00 | unexplained 0.00 ms\n  2. "), "{text}");
         assert!(!text.contains("  3. "), "{text}");
@@ -355,8 +356,8 @@ mod tests {
         let mut late = causes(0, 1);
         let event = &mut late.worst[0];
         event.blocked_by = Some(crate::measure::late::DelaySplit {
-            block_io_ns: 3 * MS,
-            swap_in_ns: MS,
+            block_io_ns: Some(3 * MS),
+            swap_in_ns: Some(MS),
             ..Default::default()
         });
         event.major_faults = 2;

@@ -1,8 +1,10 @@
 //! The top of the HTML page: the run's overview (`overview`) as a probe ×
-//! load heat map, each cell coloured by how much worse the probe did under
-//! the load than under `none` and linked to its row, then the verdicts, the
-//! summary line and a table of contents. Knows no probe: everything comes
-//! from the overview, which reads the sheets.
+//! load heat map, each cell coloured by the rule the verdict follows
+//! (`CellFigures::band`: what the probe's user would notice, where its
+//! sheet says, else how much worse it did than under `none`) and linked to
+//! its row, then the verdicts, the summary line, each probe's rule and a
+//! table of contents. Knows no probe: everything comes from the overview,
+//! which reads the sheets.
 
 use super::html::escape;
 use super::overview::{self, Cell, Overview, ProbeOverview};
@@ -18,12 +20,13 @@ pub const STYLE: &str = ".heat td{text-align:center;min-width:5em}.heat td.figur
     nav ul{padding:0}nav li{display:inline;margin-right:1.5em}\
     #overview p{font-size:90%;margin:.3em 0}";
 
-/// The bands as the legend names them, fine to bad.
+/// The bands as the legend names them, fine to bad: by a probe's rule,
+/// then (after `|`) by ratio and share for a probe without one.
 const BANDS: [&str; 4] = [
-    "ratio ≤ 1.2× (or within the intervals), share ≥ 95 %",
-    "ratio ≤ 2×, share ≥ 80 %",
-    "ratio < 5×, share ≥ 50 %",
-    "ratio ≥ 5× or share < 50 %",
+    "not noticed | ratio ≤ 1.5× (or within the intervals), share ≥ 95 %",
+    "not noticed, ratio > 1.5× | ratio ≤ 2×, share ≥ 80 %",
+    "noticed | ratio < 5×, share ≥ 50 %",
+    "poor | ratio ≥ 5× or share < 50 %",
 ];
 
 /// The anchor of `probe`'s section.
@@ -54,7 +57,11 @@ pub fn render(run: &RunDocument, sections: &[&str]) -> String {
             let _ = writeln!(out, "<li>{}</li>", escape(&p.verdict()));
         }
         out += "</ul>\n";
-        for line in overview.summary().into_iter().chain(overview::legend()) {
+        for line in overview
+            .summary()
+            .into_iter()
+            .chain(overview::legend(&overview))
+        {
             let _ = writeln!(out, "<p>{}</p>", escape(&line));
         }
         out += &band_legend();
@@ -63,7 +70,8 @@ pub fn render(run: &RunDocument, sections: &[&str]) -> String {
 }
 
 /// The table: a row per probe, a column per load, each cell its ratio (or,
-/// under `none`, its value) with its share below, coloured by its band.
+/// under `none`, its value) with its share and the figure its rule judges
+/// below, coloured by its band.
 fn heat_map(overview: &Overview) -> String {
     let mut out = String::from("<table class=\"heat\">\n<tr><th>probe</th><th>figure</th>");
     for load in &overview.loads {
@@ -71,10 +79,14 @@ fn heat_map(overview: &Overview) -> String {
     }
     out += "</tr>\n";
     for p in &overview.probes {
-        let figure = match &p.share {
-            Some(share) => format!("{}<br><small>{}</small>", escape(&p.figure), escape(share)),
-            None => escape(&p.figure),
-        };
+        let small = |label: &str| format!("<br><small>{}</small>", escape(label));
+        let figure = escape(&p.figure)
+            + &p.share.as_deref().map(small).unwrap_or_default()
+            + &p.rule
+                .as_ref()
+                .filter(|r| !r.is_share)
+                .map(|r| small(&r.figure))
+                .unwrap_or_default();
         let _ = write!(
             out,
             "<tr><th><a href=\"#{}\">{}</a></th><td class=\"figure\">{figure}</td>",
@@ -92,19 +104,28 @@ fn heat_map(overview: &Overview) -> String {
     out + "</table>\n"
 }
 
-/// One cell: its text and share, linked to its row, in its band's colour
-/// (grey when it has none: failed, or no `none` to compare with).
+/// One cell: its text, share and the figure its rule judges (when not
+/// the share), linked to its row, in its band's colour (grey when it has
+/// none: failed, or neither a rule's judgement nor a `none` to compare
+/// with).
 fn heat_cell(p: &ProbeOverview, cell: &Cell) -> String {
     let class = match &cell.figures {
-        Some(f) if p.has_reference => format!("b{}", f.band()),
+        Some(f) if p.has_reference || f.notice.is_some() => format!("b{}", f.band()),
         _ => "na".to_string(),
     };
     let share = match &p.share {
         Some(_) => format!("<br><small>{} %</small>", overview::share_text(cell)),
         None => String::new(),
     };
+    let judged = match p.rule.as_ref().filter(|r| !r.is_share) {
+        Some(_) => format!(
+            "<br><small>{}</small>",
+            escape(&overview::judged_text(cell))
+        ),
+        None => String::new(),
+    };
     format!(
-        "<td class=\"{class}\"><a href=\"#{}\">{}{share}</a></td>",
+        "<td class=\"{class}\"><a href=\"#{}\">{}{share}{judged}</a></td>",
         scenario_anchor(cell.scenario),
         escape(&overview::cell_text(p, cell))
     )
@@ -146,16 +167,27 @@ mod tests {
     fn each_cell_is_coloured_by_its_band_and_links_to_its_row() {
         let run = fixture::run();
         let html = render(&run, &["audio", "gaming"]);
-        // audio under burn: 23.5× (red), its row the run's second scenario.
+        // audio under burn: 23.5×, red as its rule says of 90 % deadlines
+        // met, its row the run's second scenario.
         assert!(
             html.contains(
                 "<td class=\"b3\"><a href=\"#scenario-1\">23.5×<br><small>90.0 %</small></a></td>"
             ),
             "{html}"
         );
-        // Under none the value, in the band of its share (90 %: yellow).
+        // Under none the value, judged by the same rule: poor too.
         assert!(
-            html.contains("<td class=\"b1\"><a href=\"#scenario-0\">0.052<br>"),
+            html.contains("<td class=\"b3\"><a href=\"#scenario-0\">0.052<br>"),
+            "{html}"
+        );
+        // Gaming's rule judges its 1 % low, shown under its share; 41.5
+        // FPS is not noticed, and its ratio is 1: green.
+        assert!(
+            html.contains("<td class=\"b0\"><a href=\"#scenario-4\">58.2<br><small>93.3 %</small><br><small>41.5</small></a></td>"),
+            "{html}"
+        );
+        assert!(
+            html.contains("<p>gaming: 1% low FPS noticed below 30.0"),
             "{html}"
         );
         // Failed: grey; a load the probe did not run: empty.
@@ -168,7 +200,7 @@ mod tests {
             html.contains("<a href=\"#probe-gaming\">gaming</a>"),
             "{html}"
         );
-        assert!(html.contains("<li>audio: 38× later under"), "{html}");
+        assert!(html.contains("<li>audio: poor under "), "{html}");
         assert_eq!(html.matches("<li><a href=\"#probe-").count(), 2, "{html}");
         assert_eq!(probe_anchor("micro:fork"), "probe-micro-fork");
     }

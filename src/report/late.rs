@@ -2,13 +2,14 @@
 //! it: the dominant cause in words with the late events' count (a line
 //! under the console row, a column of Markdown and CSV), the causes with
 //! their shares and part distributions, and where the late time went by
-//! part. Everything is read from the `LateCauses` the run stored, so it
+//! part (each part named by what was measured, never by a cause that
+//! names only some of it). Everything is read from the `LateCauses` the run stored, so it
 //! knows no probe; a scenario without one (a probe that does not split its
 //! events, a run older than the split) shows nothing.
 
 use super::schema::ScenarioResult;
 use crate::figures::late::{LateCauses, LateEvent};
-use crate::measure::late::Cause;
+use crate::measure::late::{Cause, Part};
 
 /// The late causes a scenario stored, when its probe split its events.
 pub fn causes_of(scenario: &ScenarioResult) -> Option<&LateCauses> {
@@ -37,8 +38,8 @@ pub const CSV_COLUMNS: [&str; 4] = [
 ];
 
 /// A scenario's late-event columns: events split, late events, the
-/// dominant cause's key (`mixed` when none holds half the late time) and
-/// its share of the late time in %; empty where it has no split.
+/// dominant cause's key (`mixed` when its events hold less than half the
+/// late events' delay) and that share in %; empty where it has no split.
 pub fn csv_fields(late: Option<&LateCauses>) -> [String; 4] {
     let Some(late) = late else {
         return Default::default();
@@ -62,16 +63,20 @@ pub struct CauseRow {
     pub cause: Cause,
     /// Late events labelled with it.
     pub count: u64,
-    /// Its share of the late events and of their delay, %.
+    /// Its share of the late events, %.
     pub events_pct: f64,
-    pub time_pct: f64,
+    /// The whole delay of the late events labelled with it (every part of
+    /// each, not only the part the cause names), as a share of the delay
+    /// of every late event, %: not the share of the late time spent in
+    /// its part, which [`late_time_shares`] gives.
+    pub delay_pct: f64,
     /// The median and 99th percentile of the part it stands for, over its
     /// events, ms; `None` when the stored distribution cannot be read.
     pub part_p50_ms: Option<f64>,
     pub part_p99_ms: Option<f64>,
 }
 
-/// The causes of `late`'s late events, most late time first.
+/// The causes of `late`'s late events, the most delay first.
 pub fn cause_rows(late: &LateCauses) -> Vec<CauseRow> {
     let events = late.late().max(1) as f64;
     let time: u64 = Cause::ALL.iter().map(|c| late.delay_ns(*c)).sum();
@@ -84,7 +89,7 @@ pub fn cause_rows(late: &LateCauses) -> Vec<CauseRow> {
                 cause,
                 count: late.count(cause),
                 events_pct: 100.0 * late.count(cause) as f64 / events,
-                time_pct: match time {
+                delay_pct: match time {
                     0 => 0.0,
                     _ => 100.0 * late.delay_ns(cause) as f64 / time as f64,
                 },
@@ -95,20 +100,21 @@ pub fn cause_rows(late: &LateCauses) -> Vec<CauseRow> {
         .collect()
 }
 
-/// The parts of the late events' delay (timer, run queue, blocked, off
-/// CPU, CPU overrun, unexplained), each with its share of their sum in %.
-pub fn late_time_shares(late: &LateCauses) -> Vec<(Cause, f64)> {
+/// The parts of the late events' delay (timer, run queue, blocked,
+/// memory stall, off CPU, CPU overrun, unexplained), each with its share
+/// of their sum in %.
+pub fn late_time_shares(late: &LateCauses) -> Vec<(Part, f64)> {
     let parts = late.late_parts();
     let total = parts.total_ns();
     parts
-        .by_cause()
+        .by_part()
         .into_iter()
-        .map(|(cause, ns)| {
+        .map(|(part, ns)| {
             let pct = match total {
                 0 => 0.0,
                 _ => 100.0 * ns as f64 / total as f64,
             };
-            (cause, pct)
+            (part, pct)
         })
         .collect()
 }
@@ -221,13 +227,13 @@ pub(crate) mod tests {
         assert_eq!(rows[0].cause, Cause::RunQueue);
         assert_eq!(rows[0].count, 3);
         assert_eq!(rows[0].events_pct, 75.0);
-        assert!((rows[0].time_pct - 100.0 * 33.0 / 37.0).abs() < 1e-9);
+        assert!((rows[0].delay_pct - 100.0 * 33.0 / 37.0).abs() < 1e-9);
         // The run-queue parts are 9, 10 and 11 ms.
         let p50 = rows[0].part_p50_ms.unwrap();
         assert!((p50 - 10.0).abs() < 0.05, "{p50}");
         assert!((rows[0].part_p99_ms.unwrap() - 11.0).abs() < 0.05);
         assert_eq!(rows[1].cause, Cause::BlockedOther);
-        let total: f64 = rows.iter().map(|r| r.time_pct).sum();
+        let total: f64 = rows.iter().map(|r| r.delay_pct).sum();
         assert!((total - 100.0).abs() < 1e-9);
     }
 
@@ -236,8 +242,18 @@ pub(crate) mod tests {
         let shares = late_time_shares(&causes(3, 1));
         let total: f64 = shares.iter().map(|(_, pct)| pct).sum();
         assert!((total - 100.0).abs() < 1e-9, "{shares:?}");
-        let run_queue = shares.iter().find(|(c, _)| *c == Cause::RunQueue).unwrap();
+        let run_queue = shares.iter().find(|(p, _)| *p == Part::RunQueue).unwrap();
         assert!((run_queue.1 - 100.0 * 30.0 / 37.0).abs() < 1e-9);
+        // The run-queue events hold 89 % of the delay, and 81 % of the
+        // late time is run-queue wait: two figures, two names.
+        let rows = cause_rows(&causes(3, 1));
+        assert!(rows[0].delay_pct > run_queue.1);
+        let named: Vec<&str> = shares.iter().map(|(p, _)| p.words()).collect();
+        assert!(named.contains(&"blocked"), "{named:?}");
+        assert!(named.contains(&"memory stall"), "{named:?}");
+        assert!(!named
+            .iter()
+            .any(|n| n.contains("other") || n.contains("reclaim")));
         assert!(late_time_shares(&causes(0, 0))
             .iter()
             .all(|(_, p)| *p == 0.0));

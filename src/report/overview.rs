@@ -12,20 +12,32 @@
 //! first headline figure, a worse value said as "worse".
 //!
 //! Every ratio is "how many times worse": the figure over its value under
-//! `none` when lower is better, the inverse when higher is. A load is
-//! fine for a probe when the ratio is at most [`FINE_RATIO`] (or within
-//! the 95 % intervals of the two, when both have one: a difference the
-//! intervals cannot tell apart is not called) and its share is at least
-//! [`FINE_SHARE_PCT`]. Pure over the run document.
+//! `none` when lower is better, the inverse when higher is.
+//!
+//! One rule judges a cell, for the verdict and the heat map's colours
+//! alike ([`CellFigures::band`]). A probe whose sheet says when its user
+//! notices a figure (`FigureDef.noticeable`: deadlines missed, frames
+//! past two refreshes, a response past 0.1 s) is judged first by that,
+//! in absolute terms: poor, noticed, or not, with its ratio beside it (a
+//! ratio above [`FINE_RATIO`] that nobody would notice is still said).
+//! A probe without one is judged by its ratio alone: fine when it is at
+//! most [`FINE_RATIO`] (or within the 95 % intervals of the two, when both
+//! have one: a difference the intervals cannot tell apart is not called)
+//! and its share is at least [`FINE_SHARE_PCT`]. Pure over the run
+//! document.
 
 use super::estimate::{estimate, RUN_LEVEL};
 use super::figure::Figure;
 use super::markdown::pipe_row;
 use super::schema::{RunDocument, ScenarioResult, ScenarioStatus};
-use crate::figures::{Better, FigureDef, OverviewRole, ProbeSheet};
+use crate::figures::{Better, FigureDef, Notice, Noticeable, OverviewRole, ProbeSheet};
 
-/// The largest ratio to `none` that is still fine.
+/// The largest ratio to `none` that is still fine (verdict and heat map).
 pub const FINE_RATIO: f64 = 1.5;
+/// The ratios from which a probe without a rule of what its user notices
+/// is in the heat map's two worst bands.
+const BAD_RATIO: f64 = 2.0;
+const WORST_RATIO: f64 = 5.0;
 /// The smallest share (deadlines met, desired CPU) that is still fine.
 pub const FINE_SHARE_PCT: f64 = 95.0;
 /// The load every ratio is to.
@@ -53,10 +65,46 @@ pub struct ProbeOverview {
     pub share: Option<String>,
     /// How the verdict says a worse value (`later`).
     pub worse: String,
+    /// What its user notices, when its sheet says: the verdict's and the
+    /// heat map's first judge.
+    pub rule: Option<Rule>,
     /// Whether it was measured under `none`, so that ratios exist.
     pub has_reference: bool,
     /// One per scenario of the probe, in run order.
     pub cells: Vec<Cell>,
+}
+
+/// A probe's rule of what its user notices, as the overview shows it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Rule {
+    /// The label of the figure it judges (`deadlines met %`).
+    pub figure: String,
+    /// Whether that figure is the probe's share, shown already.
+    pub is_share: bool,
+    /// `noticed below 100.0, poor below 99.0`, in the figure's shown unit.
+    pub thresholds: String,
+    /// Where the thresholds come from.
+    pub source: String,
+}
+
+impl Rule {
+    /// The rule of `def` as the overview says it.
+    fn of(def: &FigureDef, rule: &Noticeable, share: Option<&FigureDef>) -> Self {
+        let side = match def.better {
+            Better::Lower => "above",
+            Better::Higher => "below",
+        };
+        Rule {
+            figure: def.label.clone(),
+            is_share: share.is_some_and(|s| s.key == def.key),
+            thresholds: format!(
+                "noticed {side} {}, poor {side} {}",
+                def.show(rule.noticed),
+                def.show(rule.poor)
+            ),
+            source: rule.source.clone(),
+        }
+    }
 }
 
 /// One probe under one load.
@@ -81,6 +129,10 @@ pub struct CellFigures {
     pub clear: bool,
     /// The share figure's value, in %.
     pub share: Option<f64>,
+    /// How the figure the probe's rule judges stands (`None`: no rule, or
+    /// no value), and that value as shown, without its unit.
+    pub notice: Option<Notice>,
+    pub judged: Option<String>,
 }
 
 impl CellFigures {
@@ -101,23 +153,41 @@ impl CellFigures {
         self.share.is_some_and(|s| s < FINE_SHARE_PCT)
     }
 
-    /// How bad it looks, 0 (fine) to 3, the worse of its ratio's band
-    /// (≤ 1.2, ≤ 2, < 5, ≥ 5) and its share's (≥ 95, ≥ 80, ≥ 50, < 50 %);
-    /// a ratio within the intervals counts as 1. The heat map's colours.
+    /// How bad it looks, 0 (fine) to 3: the heat map's colours, and the
+    /// verdict's "fine" (0). Judged by the probe's rule of what its user
+    /// notices where it has one: poor 3, noticed 2, not noticed 0, or 1
+    /// when its ratio is above [`FINE_RATIO`] all the same. Else the worse
+    /// of its ratio's band (≤ [`FINE_RATIO`], ≤ 2, < 5, ≥ 5; a ratio within
+    /// the intervals counts as 1 above [`FINE_RATIO`], 0 below) and its
+    /// share's (≥ 95, ≥ 80, ≥ 50, < 50 %).
     pub fn band(&self) -> usize {
-        let ratio = match self.ratio.filter(|_| self.clear) {
-            Some(r) if r >= 5.0 => 3,
-            Some(r) if r > 2.0 => 2,
-            Some(r) if r > 1.2 => 1,
+        match self.notice {
+            Some(Notice::Poor) => 3,
+            Some(Notice::Noticed) => 2,
+            Some(Notice::Unnoticed) => self.ratio_band().min(1),
+            None => self.ratio_band().max(self.share_band()),
+        }
+    }
+
+    /// The band of its ratio alone.
+    fn ratio_band(&self) -> usize {
+        match self.ratio {
+            Some(r) if r > FINE_RATIO && !self.clear => 1,
+            Some(r) if r >= WORST_RATIO => 3,
+            Some(r) if r > BAD_RATIO => 2,
+            Some(r) if r > FINE_RATIO => 1,
             _ => 0,
-        };
-        let share = match self.share {
+        }
+    }
+
+    /// The band of its share alone.
+    fn share_band(&self) -> usize {
+        match self.share {
             Some(s) if s < 50.0 => 3,
             Some(s) if s < 80.0 => 2,
             Some(s) if s < FINE_SHARE_PCT => 1,
             _ => 0,
-        };
-        ratio.max(share)
+        }
     }
 }
 
@@ -146,6 +216,8 @@ struct Declared<'a> {
     ratio: Vec<&'a FigureDef>,
     worse: String,
     share: Option<&'a FigureDef>,
+    /// The figure its user's notice is judged by, and the rule.
+    rule: Option<(&'a FigureDef, &'a Noticeable)>,
 }
 
 /// What `sheet` declares for the overview, or its first headline figure
@@ -167,10 +239,15 @@ fn declared(sheet: &ProbeSheet) -> Option<Declared<'_>> {
     if ratio.is_empty() {
         ratio.extend(sheet.figures.iter().find(|f| f.headline));
     }
+    let rule = sheet
+        .figures
+        .iter()
+        .find_map(|def| Some((def, def.noticeable.as_deref()?)));
     (!ratio.is_empty()).then(|| Declared {
         ratio,
         worse: worse.unwrap_or_else(|| "worse".to_string()),
         share,
+        rule,
     })
 }
 
@@ -201,6 +278,9 @@ fn probe_overview(run: &RunDocument, probe: &str) -> Option<ProbeOverview> {
         probe: probe.to_string(),
         figure,
         share: declared.share.map(|d| d.label.clone()),
+        rule: declared
+            .rule
+            .map(|(def, rule)| Rule::of(def, rule, declared.share)),
         worse: declared.worse,
         has_reference: reference.is_some(),
         cells,
@@ -248,11 +328,16 @@ fn cell_figures(
         [one] => value_of(scenario, one).map(|v| one.show(v)),
         _ => None,
     };
+    let judged = declared
+        .rule
+        .and_then(|(def, rule)| Some((def, rule, value_of(scenario, def)?)));
     CellFigures {
         value,
         ratio: geometric_mean(ratios.iter().map(|r| r.0)),
         clear: ratios.iter().any(|r| r.1),
         share: declared.share.and_then(|def| value_of(scenario, def)),
+        notice: judged.map(|(def, rule, v)| rule.judge(v, def.better)),
+        judged: judged.map(|(def, _, v)| def.show(v)),
     }
 }
 
@@ -352,9 +437,14 @@ impl ProbeOverview {
             .filter_map(|c| Some((c, c.figures.as_ref()?)))
     }
 
-    /// The one-line verdict: `x: 3.1× later under burn, 1.8× under hack;
-    /// 8 % deadlines met under hack; fine under read`.
+    /// The one-line verdict: by the probe's rule of what its user notices
+    /// where it has one ([`judged_verdict`](Self::judged_verdict)), else
+    /// by ratios: `job: 3.1× slower under burn, 1.8× under hack; fine
+    /// under read`.
     pub fn verdict(&self) -> String {
+        if self.rule.is_some() {
+            return self.judged_verdict();
+        }
         let name = &self.probe;
         if !self.has_reference {
             return format!(
@@ -381,7 +471,7 @@ impl ProbeOverview {
         unclear.sort_by(|a, b| b.1.total_cmp(&a.1));
         let fine: Vec<&str> = self
             .loaded()
-            .filter(|(_, f)| !f.worse() && !f.unclear() && !f.low_share())
+            .filter(|(_, f)| f.band() == 0)
             .map(|(c, _)| c.load.as_str())
             .collect();
         let failed: Vec<&str> = self
@@ -417,6 +507,115 @@ impl ProbeOverview {
             _ => {}
         }
         if !fine.is_empty() && !parts.is_empty() {
+            parts.push(format!("fine under {}", fine.join(", ")));
+        }
+        if !failed.is_empty() {
+            parts.push(format!("failed under {}", failed.join(", ")));
+        }
+        format!("{name}: {}", parts.join("; "))
+    }
+
+    /// The verdict by the probe's rule: `audio: poor under hack (deadlines
+    /// met % 85.0, 3.1× later); noticed under read (deadlines met % 99.5,
+    /// 1.2× later); 25× later under burn, not noticed; fine under write`. Every load is
+    /// judged, `none` too (its user notices there as well), and needs no
+    /// `none` to be judged; the ratio is said beside where there is one.
+    fn judged_verdict(&self) -> String {
+        let name = &self.probe;
+        let figure = self.rule.as_ref().map_or("", |r| r.figure.as_str());
+        let judged = |notice: Notice| -> Vec<(String, &str)> {
+            let mut cells: Vec<(&Cell, &CellFigures)> = self
+                .cells
+                .iter()
+                .filter_map(|c| Some((c, c.figures.as_ref()?)))
+                .filter(|(_, f)| f.notice == Some(notice))
+                .collect();
+            cells.sort_by(|a, b| {
+                b.1.ratio
+                    .unwrap_or(0.0)
+                    .total_cmp(&a.1.ratio.unwrap_or(0.0))
+            });
+            cells
+                .into_iter()
+                .map(|(c, f)| {
+                    let mark = if f.clear { "" } else { "°" };
+                    let ratio = f
+                        .ratio
+                        .filter(|_| c.load != REFERENCE)
+                        .map(|r| format!(", {}{mark} {}", ratio_words(r), self.worse));
+                    let judged = f.judged.as_deref().unwrap_or_default();
+                    let text = format!("({figure} {judged}{})", ratio.unwrap_or_default());
+                    (text, c.load.as_str())
+                })
+                .collect()
+        };
+        let mut parts = Vec::new();
+        for (notice, words) in [(Notice::Poor, "poor"), (Notice::Noticed, "noticed")] {
+            let items: Vec<String> = judged(notice)
+                .iter()
+                .take(NAMED)
+                .map(|(value, load)| format!("{load} {value}"))
+                .collect();
+            let more = judged(notice).len().saturating_sub(NAMED);
+            if !items.is_empty() {
+                let more = (more > 0).then(|| format!(" and {more} more"));
+                parts.push(format!(
+                    "{words} under {}{}",
+                    items.join(", "),
+                    more.unwrap_or_default()
+                ));
+            }
+        }
+        let mut unnoticed: Vec<(&Cell, f64)> = self
+            .loaded()
+            .filter(|(_, f)| f.notice == Some(Notice::Unnoticed) && f.band() > 0)
+            .filter_map(|(c, f)| Some((c, f.ratio?)))
+            .collect();
+        unnoticed.sort_by(|a, b| b.1.total_cmp(&a.1));
+        let unnoticed: Vec<(String, &str)> = unnoticed
+            .iter()
+            .map(|(c, r)| {
+                let mark = if c.figures.as_ref().is_some_and(|f| f.clear) {
+                    ""
+                } else {
+                    "°"
+                };
+                (format!("{}{mark}", ratio_words(*r)), c.load.as_str())
+            })
+            .collect();
+        parts.extend(listed(&unnoticed, &self.worse).map(|text| format!("{text}, not noticed")));
+        let unjudged: Vec<&str> = self
+            .cells
+            .iter()
+            .filter(|c| c.figures.as_ref().is_some_and(|f| f.notice.is_none()))
+            .map(|c| c.load.as_str())
+            .collect();
+        let fine: Vec<&str> = self
+            .loaded()
+            .filter(|(_, f)| f.notice.is_some() && f.band() == 0)
+            .map(|(c, _)| c.load.as_str())
+            .collect();
+        let failed: Vec<&str> = self
+            .cells
+            .iter()
+            .filter(|c| c.figures.is_none())
+            .map(|c| c.load.as_str())
+            .collect();
+        let loaded = self.cells.iter().any(|c| c.load != REFERENCE);
+        if !unjudged.is_empty() {
+            parts.push(format!(
+                "not judged under {} (no {figure})",
+                unjudged.join(", ")
+            ));
+        }
+        match (parts.is_empty(), loaded, failed.is_empty()) {
+            (true, false, true) => {
+                return format!("{name}: fine under {REFERENCE}, measured only there")
+            }
+            (true, true, true) => return format!("{name}: fine under every load"),
+            _ => {}
+        }
+        if !fine.is_empty() {
             parts.push(format!("fine under {}", fine.join(", ")));
         }
         if !failed.is_empty() {
@@ -478,15 +677,24 @@ impl Overview {
     }
 }
 
-/// What the overview's ratios, marks and thresholds mean, line by line.
-pub fn legend() -> [String; 2] {
-    [
+/// What the overview's ratios, marks and thresholds mean, line by line,
+/// with the rule of each probe of `overview` that has one.
+pub fn legend(overview: &Overview) -> Vec<String> {
+    let general = [
         format!("ratio: times worse than under {REFERENCE} (the figure over its value there; the inverse when higher is better)"),
         format!(
-            "°: within the {:.0} % intervals of both, not called; fine: a ratio of at most {FINE_RATIO} and a share of at least {FINE_SHARE_PCT:.0} %",
+            "°: within the {:.0} % intervals of both, not called; a probe with a rule below is judged by what its user notices, its ratio beside; one without is fine at a ratio of at most {FINE_RATIO} and a share of at least {FINE_SHARE_PCT:.0} %",
             RUN_LEVEL * 100.0
         ),
-    ]
+    ];
+    let rules = overview.probes.iter().filter_map(|p| {
+        let rule = p.rule.as_ref()?;
+        Some(format!(
+            "{}: {} {}: {}",
+            p.probe, rule.figure, rule.thresholds, rule.source
+        ))
+    });
+    general.into_iter().chain(rules).collect()
 }
 
 /// The text of a cell: the value under `none` (a set's ratio, 1) or
@@ -511,6 +719,14 @@ pub fn cell_text(probe: &ProbeOverview, cell: &Cell) -> String {
     }
 }
 
+/// The text of the figure a cell's rule judges, `-` when it has none.
+pub fn judged_text(cell: &Cell) -> String {
+    cell.figures
+        .as_ref()
+        .and_then(|f| f.judged.clone())
+        .unwrap_or_else(|| "-".to_string())
+}
+
 /// The text of a cell's share, `-` when it has none.
 pub fn share_text(cell: &Cell) -> String {
     cell.figures
@@ -520,7 +736,8 @@ pub fn share_text(cell: &Cell) -> String {
 }
 
 /// The overview's table: a header row (the loads), then a row per probe
-/// (its figure's label and a cell per load) and one more for its share.
+/// (its figure's label and a cell per load), one more for its share and
+/// one for the figure its rule judges when that is not the share.
 fn table_rows(overview: &Overview) -> Vec<Vec<String>> {
     let header = ["probe", "figure"].map(String::from);
     let mut rows: Vec<Vec<String>> =
@@ -548,6 +765,15 @@ fn table_rows(overview: &Overview) -> Vec<Vec<String>> {
         if let Some(share) = &p.share {
             rows.push([vec![String::new(), share.clone()], cells(&share_text)].concat());
         }
+        if let Some(rule) = p.rule.as_ref().filter(|r| !r.is_share) {
+            rows.push(
+                [
+                    vec![String::new(), rule.figure.clone()],
+                    cells(&judged_text),
+                ]
+                .concat(),
+            );
+        }
     }
     rows
 }
@@ -560,7 +786,7 @@ fn closing_lines(overview: &Overview) -> Vec<String> {
         .iter()
         .map(ProbeOverview::verdict)
         .chain(overview.summary())
-        .chain(legend())
+        .chain(legend(overview))
         .collect()
 }
 
@@ -633,6 +859,16 @@ mod tests {
             df: 19.0,
             samples: 20,
         }
+    }
+
+    /// The fixture run with no probe's rule of what its user notices: its
+    /// probes judged by their ratios alone, as runs older than the rules.
+    fn by_ratio_alone() -> RunDocument {
+        let mut run = fixture::run();
+        for sheet in run.probes.values_mut() {
+            sheet.figures.iter_mut().for_each(|f| f.noticeable = None);
+        }
+        run
     }
 
     fn with_intervals(figures: Vec<FigureInterval>) -> Option<Intervals> {
@@ -709,14 +945,14 @@ mod tests {
 
     #[test]
     fn the_verdict_names_the_worst_loads_and_a_low_share() {
-        let overview = of(&fixture::run());
+        let overview = of(&by_ratio_alone());
         assert_eq!(
             overview.probes[0].verdict(),
             "audio: 38× later under cmd:stress-ng --cpu 2, 24× under burn; \
              90 % deadlines met under none, 90 % under burn, 90 % under cmd:stress-ng --cpu 2; \
              failed under video"
         );
-        let mut run = fixture::run();
+        let mut run = by_ratio_alone();
         for s in &mut run.scenarios {
             let figures = &mut s.outcome.result.as_mut().map(|r| &mut r.figures);
             if let Some(figures) = figures {
@@ -754,7 +990,7 @@ mod tests {
 
     #[test]
     fn a_ratio_within_the_intervals_is_not_called_worse() {
-        let mut run = fixture::run();
+        let mut run = by_ratio_alone();
         run.scenarios[0].intervals = with_intervals(vec![interval("mean", 40.0, 1300.0)]);
         run.scenarios[1].intervals = with_intervals(vec![interval("mean", 1000.0, 1500.0)]);
         let overview = of(&run);
@@ -782,7 +1018,7 @@ mod tests {
 
     #[test]
     fn a_set_of_figures_takes_the_geometric_mean_of_their_ratios() {
-        let mut run = fixture::run();
+        let mut run = by_ratio_alone();
         let sheet = run.probes.get_mut("audio").unwrap();
         for f in &mut sheet.figures {
             f.overview = match f.key.as_str() {
@@ -861,9 +1097,12 @@ mod tests {
             ratio: Some(ratio),
             clear: true,
             share,
+            notice: None,
+            judged: None,
         };
         assert_eq!(cell(1.1, None).band(), 0);
-        assert_eq!(cell(1.5, Some(99.0)).band(), 1);
+        assert_eq!(cell(1.5, Some(99.0)).band(), 0, "fine up to FINE_RATIO");
+        assert_eq!(cell(1.6, Some(99.0)).band(), 1);
         assert_eq!(cell(3.0, Some(99.0)).band(), 2);
         assert_eq!(cell(5.0, None).band(), 3);
         assert_eq!(cell(1.0, Some(40.0)).band(), 3);
@@ -886,7 +1125,13 @@ mod tests {
         );
         assert!(lines[3].ends_with("failed"), "{text}");
         assert!(lines[4].starts_with("        deadlines met %"), "{text}");
-        assert!(text.contains("\naudio: 38× later under"), "{text}");
+        // Gaming's rule judges its 1 % low, which gets a row of its own.
+        assert!(lines[7].starts_with("        1% low FPS"), "{text}");
+        assert!(text.contains("\naudio: poor under "), "{text}");
+        assert!(
+            text.contains("\naudio: deadlines met % noticed below 100.0, poor below 99.0: "),
+            "{text}"
+        );
         assert!(
             text.contains("\ngeometric mean of the ratios to none, the run: "),
             "{text}"
@@ -900,7 +1145,121 @@ mod tests {
             md.contains("\n| audio | latency mean (ms) | 0.052 | 23.5× |"),
             "{md}"
         );
-        assert!(md.contains("\n- audio: 38× later under"), "{md}");
+        assert!(md.contains("\n- audio: poor under "), "{md}");
         assert!(md.contains("none, suite interbench: 9.64×"), "{md}");
+    }
+
+    /// The fixture run with audio's deadlines met at `burn_pct` under
+    /// burn and 100 % elsewhere.
+    fn audio_meeting(burn_pct: f64) -> RunDocument {
+        let mut run = fixture::run();
+        for s in run.scenarios.iter_mut().filter(|s| s.probe == "audio") {
+            if let Some(result) = s.outcome.result.as_mut() {
+                let met = if s.load == "burn" { burn_pct } else { 100.0 };
+                result.figures.insert("deadlines_met_pct".into(), met);
+            }
+        }
+        run.scenarios.retain(|s| s.load != "video");
+        run
+    }
+
+    #[test]
+    fn a_probe_is_judged_first_by_what_its_user_notices() {
+        // 24× later under burn with every deadline met: nobody hears it.
+        let overview = of(&audio_meeting(100.0));
+        let audio = &overview.probes[0];
+        let burn = audio.cells[1].figures.as_ref().unwrap();
+        assert!(burn.worse(), "the ratio is still far above 1.5");
+        assert_eq!(burn.notice, Some(Notice::Unnoticed));
+        assert_eq!(burn.band(), 1, "not red: only worse than none");
+        assert_eq!(
+            audio.verdict(),
+            "audio: 38× later under cmd:stress-ng --cpu 2, 24× under burn, not noticed"
+        );
+        assert_eq!(audio.cells[0].figures.as_ref().unwrap().band(), 0);
+        // A few deadlines missed, at a ratio of 24: noticed, said with it.
+        let overview = of(&audio_meeting(99.5));
+        let audio = &overview.probes[0];
+        assert_eq!(audio.cells[1].figures.as_ref().unwrap().band(), 2);
+        assert_eq!(
+            audio.verdict(),
+            "audio: noticed under burn (deadlines met % 99.5, 24× later); \
+             38× later under cmd:stress-ng --cpu 2, not noticed"
+        );
+        // 4 % missed: poor, whatever the ratio.
+        let overview = of(&audio_meeting(96.0));
+        let burn = overview.probes[0].cells[1].figures.as_ref().unwrap();
+        assert_eq!((burn.notice, burn.band()), (Some(Notice::Poor), 3));
+        // Judged without a `none` as well: the rule needs no ratio.
+        let mut run = audio_meeting(96.0);
+        run.scenarios.retain(|s| s.load != "none");
+        let overview = of(&run);
+        let audio = &overview.probes[0];
+        assert!(!audio.has_reference);
+        assert_eq!(
+            audio.verdict(),
+            "audio: poor under burn (deadlines met % 96.0); fine under cmd:stress-ng --cpu 2"
+        );
+        let html = crate::report::heat_map::render(&run, &["audio"]);
+        assert!(html.contains("<td class=\"b3\">"), "{html}");
+    }
+
+    #[test]
+    fn the_verdict_and_the_heat_map_follow_one_rule() {
+        // A probe judged by ratio: "fine" in the verdict exactly when the
+        // heat map colours the cell as fine (1.3× was fine and yellow).
+        for ratio in [1.0, 1.3, 1.5, 1.6, 2.5, 6.0] {
+            for met in [100.0, 96.0, 90.0, 60.0] {
+                let mut run = by_ratio_alone();
+                run.scenarios.retain(|s| s.load != "video");
+                for s in run.scenarios.iter_mut().filter(|s| s.probe == "audio") {
+                    let figures = &mut s.outcome.result.as_mut().unwrap().figures;
+                    let mean = if s.load == "burn" { 52.5 * ratio } else { 52.5 };
+                    figures.insert("latency_mean_us".into(), mean);
+                    figures.insert("deadlines_met_pct".into(), met);
+                }
+                let overview = of(&run);
+                let audio = &overview.probes[0];
+                let band = audio.cells[1].figures.as_ref().unwrap().band();
+                let verdict = audio.verdict();
+                let fine = verdict.contains("fine under burn")
+                    || verdict.ends_with("fine under every load");
+                assert_eq!(fine, band == 0, "{ratio}, {met}: {verdict} (band {band})");
+            }
+        }
+    }
+
+    #[test]
+    fn every_rule_of_what_a_user_notices_is_whole() {
+        let mut judged = Vec::new();
+        for def in crate::probe::PROBES {
+            let sheet = def.sheet();
+            let rules: Vec<&FigureDef> = sheet
+                .figures
+                .iter()
+                .filter(|f| f.noticeable.is_some())
+                .collect();
+            assert!(rules.len() <= 1, "{}: one rule per probe", def.name);
+            let Some(figure) = rules.first() else {
+                continue;
+            };
+            let rule = figure.noticeable.as_ref().unwrap();
+            let poor_is_worse = match figure.better {
+                Better::Lower => rule.poor > rule.noticed,
+                Better::Higher => rule.poor < rule.noticed,
+            };
+            assert!(poor_is_worse, "{}: {rule:?}", def.name);
+            assert!(
+                rule.source.len() > 40,
+                "{}: say where it comes from",
+                def.name
+            );
+            judged.push(def.name);
+        }
+        for probe in [
+            "x", "audio", "video", "gaming", "fragment", "response", "command", "rtapp",
+        ] {
+            assert!(judged.contains(&probe), "{probe} has no rule: {judged:?}");
+        }
     }
 }

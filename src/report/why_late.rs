@@ -55,14 +55,14 @@ fn late_time_chart(probe: &str, split: &[(&str, &LateCauses, f64)]) -> Result<St
         .map(|(_, causes, measured_s)| {
             causes
                 .late_parts()
-                .by_cause()
+                .by_part()
                 .into_iter()
-                .map(|(cause, ns)| {
+                .map(|(part, ns)| {
                     let per_s = match *measured_s > 0.0 {
                         true => ns as f64 / 1e6 / measured_s,
                         false => 0.0,
                     };
-                    (cause.words().to_string(), per_s)
+                    (part.words().to_string(), per_s)
                 })
                 .collect()
         })
@@ -87,8 +87,9 @@ fn late_time_chart(probe: &str, split: &[(&str, &LateCauses, f64)]) -> Result<St
     chart::stacked_bars(labels, &bars, &layers)
 }
 
-/// A row per load and cause: its late events, their shares and the
-/// cause's part's p50 and p99.
+/// A row per load and cause: its late events, their share of the late
+/// events and of the late events' delay, and the cause's part's p50 and
+/// p99.
 fn cause_table(split: &[(&str, &LateCauses, f64)]) -> String {
     let ms = |v: Option<f64>| v.map_or_else(|| "-".to_string(), |v| format!("{v:.3}"));
     let rows: Vec<Vec<(String, &str)>> = split
@@ -102,7 +103,7 @@ fn cause_table(split: &[(&str, &LateCauses, f64)]) -> String {
                         (r.cause.words().to_string(), ""),
                         (r.count.to_string(), "num"),
                         (format!("{:.1}", r.events_pct), "num"),
-                        (format!("{:.1}", r.time_pct), "num"),
+                        (format!("{:.1}", r.delay_pct), "num"),
                         (ms(r.part_p50_ms), "num"),
                         (ms(r.part_p99_ms), "num"),
                     ]
@@ -115,7 +116,7 @@ fn cause_table(split: &[(&str, &LateCauses, f64)]) -> String {
             "Cause",
             "Late",
             "% of late",
-            "% of late time",
+            "% of late delay",
             "p50 of its part (ms)",
             "p99 of its part (ms)",
         ],
@@ -142,6 +143,7 @@ mod tests {
             "<td>burn</td><td>run-queue wait</td><td class=\"num\">3</td><td class=\"num\">75.0</td><td class=\"num\">89.2</td>"
         ), "{html}");
         assert!(html.contains("<td>blocked (other)</td><td class=\"num\">1</td>"));
+        assert!(html.contains("<th>% of late delay</th>"), "{html}");
         let mut with_context = causes(3, 1);
         with_context.context = Some(crate::figures::late_context::LateContext {
             basis: "inferred".into(),

@@ -46,7 +46,9 @@ const REPLY_BYTES: usize = 2048;
 /// How long a reply may take before the read fails.
 const REPLY_TIMEOUT_MS: i64 = 200;
 
-/// Byte offsets of the fields read in `struct taskstats`.
+/// Byte offsets of the fields read in `struct taskstats`, and the struct
+/// version that added each one appended after version 1 (the kernel's
+/// `TASKSTATS_VERSION` at the commit that appended it).
 mod offset {
     pub const CPU_DELAY: usize = 24;
     pub const BLKIO_DELAY: usize = 40;
@@ -56,26 +58,41 @@ mod offset {
     pub const THRASHING_DELAY: usize = 336;
     pub const COMPACT_DELAY: usize = 360;
     pub const WPCOPY_DELAY: usize = 408;
+    pub const FREEPAGES_SINCE: u16 = 7;
+    pub const THRASHING_SINCE: u16 = 9;
+    pub const COMPACT_SINCE: u16 = 11;
+    pub const WPCOPY_SINCE: u16 = 13;
 }
 
 /// How long a thread waited on each of the kinds of block that delay
 /// accounting tells apart, ns (each the wall time of the operation:
 /// reclaim, thrashing and compaction include the CPU spent in them, so they
-/// label blocked time rather than add up to it).
+/// label blocked time rather than add up to it). A kind the kernel's
+/// `struct taskstats` is too old to have is `None`: it was never counted,
+/// which is not a wait of 0.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct DelaySplit {
-    pub block_io_ns: u64,
-    pub swap_in_ns: u64,
-    /// In direct reclaim (`freepages`).
-    pub reclaim_ns: u64,
-    pub thrashing_ns: u64,
-    pub compaction_ns: u64,
-    pub write_copy_ns: u64,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub block_io_ns: Option<u64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub swap_in_ns: Option<u64>,
+    /// In direct reclaim (`freepages`, struct version 7).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reclaim_ns: Option<u64>,
+    /// Struct version 9.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub thrashing_ns: Option<u64>,
+    /// Struct version 11.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub compaction_ns: Option<u64>,
+    /// Struct version 13.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub write_copy_ns: Option<u64>,
 }
 
 impl DelaySplit {
     /// The kinds in field order.
-    fn kinds(&self) -> [u64; 6] {
+    fn kinds(&self) -> [Option<u64>; 6] {
         [
             self.block_io_ns,
             self.swap_in_ns,
@@ -87,7 +104,7 @@ impl DelaySplit {
     }
 
     /// The split of `kinds`, in field order.
-    fn of_kinds(kinds: [u64; 6]) -> Self {
+    fn of_kinds(kinds: [Option<u64>; 6]) -> Self {
         let [block_io_ns, swap_in_ns, reclaim_ns, thrashing_ns, compaction_ns, write_copy_ns] =
             kinds;
         Self {
@@ -101,11 +118,11 @@ impl DelaySplit {
     }
 
     /// What changed from `earlier` to these totals, kind by kind (a kind
-    /// that went backwards gives 0).
+    /// that went backwards gives 0; one that either lacks is `None`).
     pub fn since(&self, earlier: &DelaySplit) -> DelaySplit {
         let (now, before) = (self.kinds(), earlier.kinds());
         Self::of_kinds(std::array::from_fn(|kind| {
-            now[kind].saturating_sub(before[kind])
+            Some(now[kind]?.saturating_sub(before[kind]?))
         }))
     }
 
@@ -114,18 +131,23 @@ impl DelaySplit {
     /// by hours at once, a wait whose start it never stamped), and whether
     /// any was cut.
     pub fn cut_to(&self, span_ns: u64) -> (DelaySplit, bool) {
-        let cut = self.kinds().iter().any(|ns| *ns > span_ns);
-        (Self::of_kinds(self.kinds().map(|ns| ns.min(span_ns))), cut)
+        let cut = self.kinds().iter().flatten().any(|ns| *ns > span_ns);
+        let kinds = self.kinds().map(|ns| ns.map(|ns| ns.min(span_ns)));
+        (Self::of_kinds(kinds), cut)
     }
 
-    /// Time in direct reclaim, compaction and thrashing.
+    /// Time in direct reclaim, compaction and thrashing, of those the
+    /// kernel counts.
     pub fn stall_ns(&self) -> u64 {
-        self.reclaim_ns + self.compaction_ns + self.thrashing_ns
+        [self.reclaim_ns, self.compaction_ns, self.thrashing_ns]
+            .into_iter()
+            .flatten()
+            .sum()
     }
 }
 
-/// One reading of a thread's delay totals, ns since it started; a field the
-/// kernel's `struct taskstats` is too old to have is 0 (it never counted).
+/// One reading of a thread's delay totals, ns since it started; a kind the
+/// kernel's `struct taskstats` is too old to have is `None` in `waits`.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct Delays {
     /// Waiting runnable for a CPU (the same figure as schedstat's).
@@ -317,21 +339,21 @@ fn parse_stats(reply: &[u8]) -> Result<Delays, TaskstatsError> {
         .and_then(|aggregate| attribute(aggregate, TASKSTATS_TYPE_STATS))
         .ok_or(TaskstatsError::Malformed("no stats"))?;
     let version = u16_at(stats, 0).ok_or(TaskstatsError::Malformed("no version"))?;
-    let field = |at| u64_at(stats, at).unwrap_or(0);
-    if stats.len() < offset::NVCSW + 8 {
-        return Err(TaskstatsError::Malformed("stats too short"));
-    }
+    let field = |at| u64_at(stats, at).ok_or(TaskstatsError::Malformed("stats too short"));
+    // A field appended in a later version than the kernel's, or past the
+    // struct it sent, was never counted.
+    let since = |added: u16, at| (version >= added).then(|| u64_at(stats, at)).flatten();
     Ok(Delays {
-        cpu_ns: field(offset::CPU_DELAY),
+        cpu_ns: field(offset::CPU_DELAY)?,
         waits: DelaySplit {
-            block_io_ns: field(offset::BLKIO_DELAY),
-            swap_in_ns: field(offset::SWAPIN_DELAY),
-            reclaim_ns: field(offset::FREEPAGES_DELAY),
-            thrashing_ns: field(offset::THRASHING_DELAY),
-            compaction_ns: field(offset::COMPACT_DELAY),
-            write_copy_ns: field(offset::WPCOPY_DELAY),
+            block_io_ns: Some(field(offset::BLKIO_DELAY)?),
+            swap_in_ns: Some(field(offset::SWAPIN_DELAY)?),
+            reclaim_ns: since(offset::FREEPAGES_SINCE, offset::FREEPAGES_DELAY),
+            thrashing_ns: since(offset::THRASHING_SINCE, offset::THRASHING_DELAY),
+            compaction_ns: since(offset::COMPACT_SINCE, offset::COMPACT_DELAY),
+            write_copy_ns: since(offset::WPCOPY_SINCE, offset::WPCOPY_DELAY),
         },
-        voluntary: field(offset::NVCSW),
+        voluntary: field(offset::NVCSW)?,
         version,
     })
 }
@@ -361,9 +383,10 @@ mod tests {
         bytes
     }
 
-    fn stats(length: usize) -> Vec<u8> {
+    /// A `struct taskstats` of `length` bytes and `version`.
+    fn stats_of(version: u16, length: usize) -> Vec<u8> {
         let mut stats = vec![0u8; length];
-        stats[0..2].copy_from_slice(&13u16.to_ne_bytes());
+        stats[0..2].copy_from_slice(&version.to_ne_bytes());
         for (at, value) in [
             (offset::CPU_DELAY, 1u64),
             (offset::BLKIO_DELAY, 2),
@@ -381,6 +404,18 @@ mod tests {
         stats
     }
 
+    fn stats(length: usize) -> Vec<u8> {
+        stats_of(13, length)
+    }
+
+    /// A reply carrying `stats`.
+    fn reply_of(stats: &[u8]) -> Vec<u8> {
+        message(
+            27,
+            &attr(TASKSTATS_TYPE_AGGR_PID, &attr(TASKSTATS_TYPE_STATS, stats)),
+        )
+    }
+
     #[test]
     fn a_reply_holds_the_stats_inside_the_aggregate() {
         let mut nested = attr(1, &42u32.to_ne_bytes());
@@ -392,27 +427,46 @@ mod tests {
             Delays {
                 cpu_ns: 1,
                 waits: DelaySplit {
-                    block_io_ns: 2,
-                    swap_in_ns: 3,
-                    reclaim_ns: 5,
-                    thrashing_ns: 6,
-                    compaction_ns: 7,
-                    write_copy_ns: 8,
+                    block_io_ns: Some(2),
+                    swap_in_ns: Some(3),
+                    reclaim_ns: Some(5),
+                    thrashing_ns: Some(6),
+                    compaction_ns: Some(7),
+                    write_copy_ns: Some(8),
                 },
                 voluntary: 4,
                 version: 13,
             }
         );
-        // An older kernel's shorter struct: what it lacks is 0.
-        let old = message(
-            27,
-            &attr(
-                TASKSTATS_TYPE_AGGR_PID,
-                &attr(TASKSTATS_TYPE_STATS, &stats(400)),
-            ),
-        );
-        assert_eq!(parse_stats(&old).unwrap().waits.write_copy_ns, 0);
-        assert_eq!(parse_stats(&old).unwrap().waits.compaction_ns, 7);
+    }
+
+    #[test]
+    fn a_kind_the_kernel_does_not_count_is_absent_not_zero() {
+        // A struct cut before `wpcopy`: what it lacks was never counted.
+        let short = parse_stats(&reply_of(&stats(400))).unwrap().waits;
+        assert_eq!(short.write_copy_ns, None);
+        assert_eq!(short.compaction_ns, Some(7));
+        // A version 10 kernel (no compaction nor copy-on-write fields),
+        // whatever bytes follow the fields it has.
+        let v10 = parse_stats(&reply_of(&stats_of(10, 416))).unwrap().waits;
+        assert_eq!((v10.compaction_ns, v10.write_copy_ns), (None, None));
+        assert_eq!((v10.reclaim_ns, v10.thrashing_ns), (Some(5), Some(6)));
+        let v8 = parse_stats(&reply_of(&stats_of(8, 416))).unwrap().waits;
+        assert_eq!(v8.thrashing_ns, None);
+        // Deltas and stalls keep it absent, and count only what was
+        // counted.
+        let later = DelaySplit {
+            reclaim_ns: Some(9),
+            ..v8
+        };
+        let delta = later.since(&v8);
+        assert_eq!(delta.reclaim_ns, Some(4));
+        assert_eq!(delta.thrashing_ns, None);
+        assert_eq!(delta.stall_ns(), 4);
+        let serialized = serde_json::to_value(delta).unwrap();
+        assert!(serialized.get("thrashing_ns").is_none(), "{serialized}");
+        let read: DelaySplit = serde_json::from_value(serialized).unwrap();
+        assert_eq!(read, delta);
     }
 
     #[test]
@@ -458,31 +512,31 @@ mod tests {
     #[test]
     fn deltas_never_go_below_zero() {
         let earlier = DelaySplit {
-            block_io_ns: 10,
-            swap_in_ns: 5,
+            block_io_ns: Some(10),
+            swap_in_ns: Some(5),
             ..DelaySplit::default()
         };
         let later = DelaySplit {
-            block_io_ns: 25,
-            swap_in_ns: 4,
+            block_io_ns: Some(25),
+            swap_in_ns: Some(4),
             ..DelaySplit::default()
         };
         let delta = later.since(&earlier);
-        assert_eq!((delta.block_io_ns, delta.swap_in_ns), (15, 0));
+        assert_eq!((delta.block_io_ns, delta.swap_in_ns), (Some(15), Some(0)));
     }
 
     #[test]
     fn a_wait_longer_than_the_time_between_readings_is_cut_to_it() {
         let delta = DelaySplit {
-            block_io_ns: 25_000 * 1_000_000_000,
-            swap_in_ns: 3_000_000,
+            block_io_ns: Some(25_000 * 1_000_000_000),
+            swap_in_ns: Some(3_000_000),
             ..DelaySplit::default()
         };
         let (split, cut) = delta.cut_to(180_000_000);
         assert!(cut);
         assert_eq!(
             (split.block_io_ns, split.swap_in_ns),
-            (180_000_000, 3_000_000)
+            (Some(180_000_000), Some(3_000_000))
         );
         assert!(!delta.cut_to(u64::MAX).1);
     }

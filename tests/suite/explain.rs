@@ -50,15 +50,17 @@ fn under_burn_late_frames_name_the_burn_workers() {
     }
     let mounted_before = tracefs_mounts();
     let dir = tempfile::tempdir().unwrap();
-    let output = explained_run(
+    // Twice as many CPU hogs as this machine has CPUs, given explicitly so
+    // that the count asserted below does not rest on `-L`'s default.
+    let hogs = 2 * std::thread::available_parallelism().map_or(1, |n| n.get());
+    let mut command = explained_run(
         feelbench(&new_tag(), dir.path()),
         dir.path(),
         "x",
         "burn",
         "2",
-    )
-    .output()
-    .unwrap();
+    );
+    let output = command.args(["-L", &hogs.to_string()]).output().unwrap();
     assert!(output.status.success(), "{}", stderr(&output));
     assert_eq!(
         tracefs_mounts(),
@@ -94,8 +96,8 @@ fn under_burn_late_frames_name_the_burn_workers() {
         .filter(|t| t["name"].as_str().unwrap().starts_with("burn#") && t["pid"] == t["tid"])
         .map(|t| t["pid"].as_u64().unwrap())
         .collect();
-    assert_eq!(burn_pids.len(), 4, "{tasks:?}");
-    // Four CPU hogs on two CPUs: the probe waits behind them. The late
+    assert_eq!(burn_pids.len(), hogs, "{tasks:?}");
+    // Twice as many CPU hogs as CPUs: the probe waits behind them. The late
     // frames that waited on a run queue name them, by the run's names and
     // pids.
     let worst = late["worst"].as_array().expect("late frames under burn");

@@ -14,13 +14,13 @@ fn ok(dir: &Path, args: &[&str]) -> String {
     stdout(&output)
 }
 
-/// The cause rows of one scenario's explanation: (% of late, % of late time).
+/// The cause rows of one scenario's explanation: (% of late, % of late delay).
 fn cause_shares(block: &str) -> Vec<(f64, f64)> {
     block
         .lines()
         .skip_while(|l| !l.starts_with("Cause "))
         .skip(1)
-        .take_while(|l| !l.starts_with("late time: "))
+        .take_while(|l| !l.starts_with("late time by part: "))
         .map(|l| {
             let cells: Vec<f64> = l
                 .split_whitespace()
@@ -130,7 +130,7 @@ fn a_real_run_says_why_its_events_were_late() {
                     "shares add up to 100 %: {block}"
                 );
             }
-            assert!(block.contains("\nlate time: "), "{block}");
+            assert!(block.contains("\nlate time by part: "), "{block}");
         } else {
             assert!(shares.is_empty(), "{block}");
         }
