@@ -14,7 +14,7 @@ use std::path::PathBuf;
 pub struct StoreArgs {
     /// The store: a SQLite file's path, or a postgres:// URL [default:
     /// $FEELBENCH_STORE, else $XDG_DATA_HOME/feelbench/store.sqlite].
-    #[arg(long = "store", value_name = "PATH|URL", value_parser = parse_location)]
+    #[arg(long = "store", value_name = "PATH|URL", value_parser = LocationParser)]
     pub store: Option<StoreLocation>,
 }
 
@@ -32,9 +32,34 @@ impl StoreArgs {
     }
 }
 
-/// A store named on the command line.
-pub fn parse_location(text: &str) -> Result<StoreLocation, String> {
-    StoreLocation::parse(text)
+/// `--store`'s value parser: a store named on the command line. Its error
+/// says what is wrong without the value, which may hold a password (clap's
+/// own error for a value it cannot use repeats the value).
+#[derive(Debug, Clone, Copy)]
+pub struct LocationParser;
+
+impl clap::builder::TypedValueParser for LocationParser {
+    type Value = StoreLocation;
+
+    fn parse_ref(
+        &self,
+        cmd: &clap::Command,
+        arg: Option<&clap::Arg>,
+        value: &std::ffi::OsStr,
+    ) -> Result<StoreLocation, clap::Error> {
+        let option = arg.and_then(clap::Arg::get_long).unwrap_or("store");
+        let location = match value.to_str() {
+            Some(text) => StoreLocation::parse(text),
+            None => Err("it is not valid UTF-8".to_string()),
+        };
+        location.map_err(|why| {
+            clap::Error::raw(
+                clap::error::ErrorKind::ValueValidation,
+                format!("invalid value for --{option}: {why}\n"),
+            )
+            .with_cmd(cmd)
+        })
+    }
 }
 
 /// `feelbench store ...`.
