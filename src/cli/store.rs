@@ -4,6 +4,7 @@
 use crate::commands::compare::RunSource;
 use crate::commands::store::{RunsFormat, RunsSettings, StoreTask};
 use crate::exit::UsageError;
+use crate::store::location::without_argument_passwords;
 use crate::store::query::RunFilter;
 use crate::store::StoreLocation;
 use clap::{Args, Subcommand, ValueEnum};
@@ -60,6 +61,21 @@ impl clap::builder::TypedValueParser for LocationParser {
             .with_cmd(cmd)
         })
     }
+}
+
+/// The command line parsed, as `Cli::parse` does, except that an error of
+/// clap's that repeats an argument holding a PostgreSQL URL (a URL given
+/// where an option or a file was expected) shows it without its password.
+pub fn parse_command_line() -> super::Cli {
+    <super::Cli as clap::Parser>::try_parse().unwrap_or_else(|error| {
+        let said = error.render().to_string();
+        let hidden = without_argument_passwords(&said);
+        if hidden == said {
+            error.exit()
+        }
+        eprint!("{hidden}");
+        std::process::exit(error.exit_code())
+    })
 }
 
 /// `feelbench store ...`.

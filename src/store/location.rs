@@ -104,11 +104,7 @@ impl PostgresUrl {
 /// what is kept or shown of a command line: a URL that cannot be split
 /// safely is left out from its scheme on.
 pub fn without_password(arg: &str) -> String {
-    let start = ["postgres://", "postgresql://"]
-        .iter()
-        .filter_map(|scheme| arg.find(scheme))
-        .min();
-    let Some(at) = start else {
+    let Some(at) = url_start(arg) else {
         return arg.to_string();
     };
     let (head, url) = arg.split_at(at);
@@ -116,6 +112,35 @@ pub fn without_password(arg: &str) -> String {
         Ok(Some(split)) => format!("{head}{}", split.shown()),
         _ => format!("{head}postgres://(not shown)"),
     }
+}
+
+/// `text` (a message) with every PostgreSQL URL that an argument of this
+/// process holds shown without its password: for a message that repeats an
+/// argument given where no URL was expected (a run file, an argument clap
+/// does not take).
+pub fn without_argument_passwords(text: &str) -> String {
+    let args: Vec<String> = std::env::args_os()
+        .filter_map(|arg| arg.into_string().ok())
+        .collect();
+    without_passwords_of(text, &args)
+}
+
+/// `text` with the PostgreSQL URL in each of `args`, wherever it appears,
+/// shown without its password.
+fn without_passwords_of(text: &str, args: &[String]) -> String {
+    args.iter()
+        .filter_map(|arg| Some(&arg[url_start(arg)?..]))
+        .fold(text.to_string(), |text, url| {
+            text.replace(url, &without_password(url))
+        })
+}
+
+/// Where the first PostgreSQL URL in `text` starts.
+fn url_start(text: &str) -> Option<usize> {
+    ["postgres://", "postgresql://"]
+        .iter()
+        .filter_map(|scheme| text.find(scheme))
+        .min()
 }
 
 impl fmt::Display for PostgresUrl {
@@ -242,6 +267,24 @@ mod tests {
                 format!("psql {shown} -c 'x'")
             );
         }
+    }
+
+    #[test]
+    fn a_message_repeating_an_argument_shows_its_url_without_the_password() {
+        let args = [
+            "feelbench",
+            "compare",
+            "postgres://lab:s3/c et@db/fb",
+            "--x=postgres://u:pw@h",
+        ]
+        .map(String::from);
+        assert_eq!(
+            without_passwords_of(
+                "cannot read postgres://lab:s3/c et@db/fb: no such file; '--x=postgres://u:pw@h'",
+                &args
+            ),
+            "cannot read postgres://lab@db/fb: no such file; '--x=postgres://u@h'"
+        );
     }
 
     #[test]

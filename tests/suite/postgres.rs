@@ -564,7 +564,9 @@ fn a_url_that_cannot_be_used_is_refused_in_one_line_without_its_text() {
     for url in &urls {
         let commands: [&[&str]; 4] = [
             &["runs", "--store", url],
-            &["history", "--probe", "x", "--figure", "p99", "--store", url],
+            &[
+                "history", "--probe", "x", "--load", "none", "--figure", "p99", "--store", url,
+            ],
             &["submit", "--store", url],
             &["run", "--probe", "x", "--load", "none", "--store", url],
         ];
@@ -603,6 +605,28 @@ fn a_url_that_cannot_be_used_is_refused_in_one_line_without_its_text() {
         );
         assert_no_half("FEELBENCH_STORE's error", &said);
     }
+}
+
+#[test]
+fn a_url_given_where_none_was_expected_is_repeated_without_its_password() {
+    let dir = tempfile::tempdir().unwrap();
+    let [before, after] = HALVES;
+    let url = format!("postgres://lab:{before}/{after}@db.example/fb");
+    let shown = "postgres://lab@db.example/fb";
+    let unexpected = feelbench_hiding(dir.path(), &["runs", &url]);
+    assert_eq!(unexpected.status.code(), Some(2));
+    assert!(
+        stderr(&unexpected).contains(&format!("unexpected argument '{shown}'")),
+        "{}",
+        stderr(&unexpected)
+    );
+    let not_a_file = feelbench_hiding(dir.path(), &["compare", &url, "other.json"]);
+    assert_eq!(not_a_file.status.code(), Some(2));
+    assert!(
+        stderr(&not_a_file).contains(&format!("cannot read {shown}")),
+        "{}",
+        stderr(&not_a_file)
+    );
 }
 
 /// Whether `openssl` can make the test's certificates; says the test is
