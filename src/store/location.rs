@@ -61,12 +61,6 @@ impl PostgresUrl {
             None => None,
         };
         let root_certificate = split.parameter("sslrootcert").map(|p| PathBuf::from(&*p));
-        if root_certificate.as_deref() == Some(Path::new("system")) {
-            return Err(unusable(
-                &"sslrootcert=system (the system's roots) is not supported: give the root \
-                  certificate's file",
-            ));
-        }
         let connection = split.for_connection();
         if let Err(error) = connection.parse::<::postgres::Config>() {
             let cause = std::error::Error::source(&error)
@@ -296,7 +290,6 @@ mod tests {
             "postgres://u:s3cret@db/fb?sslmode=sometimes",
             "postgres://u:s3cret@db/fb?colour=red",
             "postgres://db/fb?password=s3cret@db",
-            "postgres://u:s3cret@db/fb?sslrootcert=system",
         ] {
             let why = StoreLocation::parse(url).unwrap_err();
             assert!(

@@ -178,31 +178,41 @@ fn password_in(config: &Config, file: &std::path::Path) -> PassFile {
     libpq_env::password_for(file, &host, port, &database, &user)
 }
 
-/// The TLS of the connection, as libpq's `sslmode` (the URL's, else
-/// `PGSSLMODE`, else `prefer`) and root certificate file say: set in
-/// `config`, and what is checked of the server's certificate. As libpq,
-/// a root certificate file that is there is used in every mode that
-/// encrypts, and the `verify-` modes refuse to go on without one.
+/// The TLS of the connection, as libpq's `sslmode` and root certificate
+/// file say: set in `config`, and what is checked of the server's
+/// certificate.
 fn tls_of(url: &PostgresUrl, config: &mut Config) -> Result<Check, StoreError> {
     use ::postgres::config::SslMode as CrateMode;
-    let mode = match (url.ssl_mode(), libpq_env::var("PGSSLMODE")) {
-        (Some(mode), _) => mode,
-        (None, Some(word)) => SslMode::parse(&word).ok_or_else(|| {
-            StoreError::Unreachable(format!(
-                "PGSSLMODE={word} is not a mode: give {}",
-                SslMode::CHOICES
-            ))
-        })?,
-        (None, None) => SslMode::Prefer,
-    };
+    let mode = ssl_mode(url)?;
     config.ssl_mode(match mode {
         SslMode::Disable => CrateMode::Disable,
         SslMode::Allow | SslMode::Prefer => CrateMode::Prefer,
         SslMode::Require | SslMode::VerifyCa | SslMode::VerifyFull => CrateMode::Require,
     });
-    if mode == SslMode::Disable {
-        return Ok(Check::Nothing);
+    match mode {
+        SslMode::Disable => Ok(Check::Nothing),
+        _ => certificate_check(url, mode),
     }
+}
+
+/// The URL's `sslmode`, else `PGSSLMODE`'s, else `prefer`.
+fn ssl_mode(url: &PostgresUrl) -> Result<SslMode, StoreError> {
+    match (url.ssl_mode(), libpq_env::var("PGSSLMODE")) {
+        (Some(mode), _) => Ok(mode),
+        (None, Some(word)) => SslMode::parse(&word).ok_or_else(|| {
+            StoreError::Unreachable(format!(
+                "PGSSLMODE={word} is not a mode: give {}",
+                SslMode::CHOICES
+            ))
+        }),
+        (None, None) => Ok(SslMode::Prefer),
+    }
+}
+
+/// What is checked of the server's certificate in `mode` (one that
+/// encrypts): as libpq, a root certificate file that is there is used in
+/// every such mode, and the `verify-` modes refuse to go on without one.
+fn certificate_check(url: &PostgresUrl, mode: SslMode) -> Result<Check, StoreError> {
     let file = libpq_env::root_certificate_file(url.root_certificate());
     if file.as_deref() == Some(Path::new("system")) {
         return Err(StoreError::Unreachable(
