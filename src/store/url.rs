@@ -70,7 +70,7 @@ const CONNECTION_PARAMETERS: [&str; 19] = [
 
 /// The parameters feelbench reads itself, and leaves out of what it gives
 /// the parser (which refuses them or some of their values).
-pub const OWN_PARAMETERS: [&str; 2] = ["sslmode", "sslrootcert"];
+const OWN_PARAMETERS: [&str; 2] = ["sslmode", "sslrootcert"];
 
 /// libpq's other parameters: named when refused, being no secret.
 const UNSUPPORTED: [&str; 21] = [
@@ -97,24 +97,26 @@ const UNSUPPORTED: [&str; 21] = [
     "fallback_application_name",
 ];
 
-/// One parameter as written: `key=value`.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Param<'a> {
+/// One parameter as written: `key=value` (no `Debug`: the value may be a
+/// password).
+#[derive(Clone, PartialEq, Eq)]
+struct Param<'a> {
     /// The key, percent-decoded (as the parser compares it).
-    pub key: String,
+    key: String,
     /// The value as written.
-    pub raw_value: &'a str,
+    raw_value: &'a str,
 }
 
 impl Param<'_> {
     /// The value percent-decoded, as the parser reads it.
-    pub fn value(&self) -> Cow<'_, str> {
+    fn value(&self) -> Cow<'_, str> {
         decoded(self.raw_value)
     }
 }
 
-/// A URL in its parts, as the connection's parser splits it.
-#[derive(Debug, Clone, PartialEq, Eq)]
+/// A URL in its parts, as the connection's parser splits it (`Debug`
+/// shows it without its password).
+#[derive(Clone, PartialEq, Eq)]
 pub struct Split<'a> {
     /// `postgres` or `postgresql`.
     scheme: &'a str,
@@ -223,6 +225,12 @@ impl<'a> Split<'a> {
             url.push_str(&kept.join("&"));
         }
         url
+    }
+}
+
+impl std::fmt::Debug for Split<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "Split({})", self.shown())
     }
 }
 
