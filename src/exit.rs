@@ -96,7 +96,11 @@ pub fn finish(outcome: anyhow::Result<ExitCode>) -> ExitCode {
     match outcome {
         Ok(code) => code,
         Err(error) => {
-            say!("{}", message_of(&error));
+            // A URL given where a file was expected may be repeated.
+            say!(
+                "{}",
+                crate::store::location::without_argument_passwords(&message_of(&error))
+            );
             code_of(&error)
         }
     }

@@ -34,13 +34,12 @@ mod stats;
 mod store;
 mod system;
 
-use clap::Parser as _;
-use cli::{Cli, Command, Machine, UserCommand};
+use cli::{Command, Machine, UserCommand};
 use exit::ExitCode;
 use std::path::Path;
 
 fn main() {
-    let code = match Cli::parse().command {
+    let code = match cli::parse_command_line().command {
         Command::Worker { spec } => engine::worker::run(&spec),
         Command::JobStep { spec } => sim::job::step::run(&spec),
         Command::User(command) => exit::finish(dispatch(command)) as i32,

@@ -30,6 +30,7 @@ use crate::system::cpulist::CpuList;
 use clap::{Args, Parser, Subcommand, ValueEnum};
 use run::RunArgs;
 use std::path::PathBuf;
+pub use store::parse_command_line;
 pub use suite::resolve as apply_suite;
 
 /// How a Linux system feels under load: latency of simulated interactive tasks

@@ -407,7 +407,7 @@ struct OutputArgs {
     /// Add the run to this store when it ends: a SQLite file's path or a
     /// postgres:// URL [default: $FEELBENCH_STORE, else
     /// $XDG_DATA_HOME/feelbench/store.sqlite].
-    #[arg(long = "store", value_name = "PATH|URL", value_parser = super::store::parse_location)]
+    #[arg(long = "store", value_name = "PATH|URL", value_parser = super::store::LocationParser)]
     store: Option<StoreLocation>,
     /// Do not add the run to any store.
     #[arg(long = "no-store", conflicts_with = "store")]

@@ -4,6 +4,7 @@
 use crate::commands::compare::RunSource;
 use crate::commands::store::{RunsFormat, RunsSettings, StoreTask};
 use crate::exit::UsageError;
+use crate::store::location::without_argument_passwords;
 use crate::store::query::RunFilter;
 use crate::store::StoreLocation;
 use clap::{Args, Subcommand, ValueEnum};
@@ -14,7 +15,7 @@ use std::path::PathBuf;
 pub struct StoreArgs {
     /// The store: a SQLite file's path, or a postgres:// URL [default:
     /// $FEELBENCH_STORE, else $XDG_DATA_HOME/feelbench/store.sqlite].
-    #[arg(long = "store", value_name = "PATH|URL", value_parser = parse_location)]
+    #[arg(long = "store", value_name = "PATH|URL", value_parser = LocationParser)]
     pub store: Option<StoreLocation>,
 }
 
@@ -32,9 +33,49 @@ impl StoreArgs {
     }
 }
 
-/// A store named on the command line.
-pub fn parse_location(text: &str) -> Result<StoreLocation, String> {
-    StoreLocation::parse(text)
+/// `--store`'s value parser: a store named on the command line. Its error
+/// says what is wrong without the value, which may hold a password (clap's
+/// own error for a value it cannot use repeats the value).
+#[derive(Debug, Clone, Copy)]
+pub struct LocationParser;
+
+impl clap::builder::TypedValueParser for LocationParser {
+    type Value = StoreLocation;
+
+    fn parse_ref(
+        &self,
+        cmd: &clap::Command,
+        arg: Option<&clap::Arg>,
+        value: &std::ffi::OsStr,
+    ) -> Result<StoreLocation, clap::Error> {
+        let option = arg.and_then(clap::Arg::get_long).unwrap_or("store");
+        let location = match value.to_str() {
+            Some(text) => StoreLocation::parse(text),
+            None => Err("it is not valid UTF-8".to_string()),
+        };
+        location.map_err(|why| {
+            clap::Error::raw(
+                clap::error::ErrorKind::ValueValidation,
+                format!("invalid value for --{option}: {why}\n"),
+            )
+            .with_cmd(cmd)
+        })
+    }
+}
+
+/// The command line parsed, as `Cli::parse` does, except that an error of
+/// clap's that repeats an argument holding a PostgreSQL URL (a URL given
+/// where an option or a file was expected) shows it without its password.
+pub fn parse_command_line() -> super::Cli {
+    <super::Cli as clap::Parser>::try_parse().unwrap_or_else(|error| {
+        let said = error.render().to_string();
+        let hidden = without_argument_passwords(&said);
+        if hidden == said {
+            error.exit()
+        }
+        eprint!("{hidden}");
+        std::process::exit(error.exit_code())
+    })
 }
 
 /// `feelbench store ...`.

@@ -19,7 +19,7 @@ pub struct SubmitArgs {
     pending: bool,
     /// The store to send to: a postgres:// URL (or a SQLite file's path)
     /// [default: $FEELBENCH_STORE].
-    #[arg(long = "store", value_name = "URL|PATH", value_parser = super::store::parse_location)]
+    #[arg(long = "store", value_name = "URL|PATH", value_parser = super::store::LocationParser)]
     store: Option<StoreLocation>,
 }
 

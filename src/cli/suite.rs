@@ -23,8 +23,8 @@ enum Choice {
 const DEFAULT_SUITE: &str = "default";
 
 /// Options a suite cannot give: the groups choose probes and loads, and
-/// what a run writes and prints is the user's.
-const NOT_FOR_SUITES: [&str; 13] = [
+/// what a run writes, prints and where it is stored are the user's.
+const NOT_FOR_SUITES: [&str; 15] = [
     "probe",
     "load",
     "with-probe",
@@ -38,6 +38,8 @@ const NOT_FOR_SUITES: [&str; 13] = [
     "console-only",
     "comment",
     "quiet",
+    "store",
+    "no-store",
 ];
 
 impl RunArgs {
@@ -124,7 +126,7 @@ fn check_setting(setting: &Setting, machine: &Machine) -> Result<(), FileError> 
     let key = setting.key.as_str();
     if NOT_FOR_SUITES.contains(&key) {
         return Err(setting.error(format!(
-            "{key}: a suite cannot set --{key} (its [[group]]s choose probes and loads; output is the user's)"
+            "{key}: a suite cannot set --{key} (its [[group]]s choose probes and loads; output and the store are the user's)"
         )));
     }
     let command = Cli::command();
@@ -240,6 +242,17 @@ mod tests {
         );
         let group = check_setting(&setting("load", &["burn"], false), &machine()).unwrap_err();
         assert!(group.to_string().contains("cannot set --load"), "{group}");
+        for (key, values, switch) in [
+            ("store", &["postgres://lab:s3cret@db/fb"][..], false),
+            ("no-store", &["true"][..], true),
+        ] {
+            let store = check_setting(&setting(key, values, switch), &machine()).unwrap_err();
+            assert!(
+                store.to_string().contains("the store are the user's"),
+                "{store}"
+            );
+            assert!(!store.to_string().contains("s3cret"), "{store}");
+        }
         let switch = check_setting(&setting("rt", &["1"], false), &machine()).unwrap_err();
         assert!(switch.to_string().contains("is a switch"), "{switch}");
     }

@@ -1,8 +1,10 @@
 //! What libpq would read beside a connection URL: its environment
-//! (`PGHOST`, `PGPORT`, `PGUSER`, `PGPASSWORD`, `PGDATABASE`, `PGSSLMODE`)
-//! and its password file (`PGPASSFILE`, else `~/.pgpass`), so a lab keeps
-//! credentials where its other PostgreSQL tools find them, and never in a
-//! URL that a shell history or a run document would keep.
+//! (`PGHOST`, `PGPORT`, `PGUSER`, `PGPASSWORD`, `PGDATABASE`, `PGSSLMODE`,
+//! `PGSSLROOTCERT`), its password file (`PGPASSFILE`, else `~/.pgpass`) and
+//! its root certificate file (`~/.postgresql/root.crt`), so a lab keeps
+//! credentials and its authority where its other PostgreSQL tools find
+//! them, and never in a URL that a shell history or a run document would
+//! keep.
 
 use std::os::unix::fs::PermissionsExt as _;
 use std::path::{Path, PathBuf};
@@ -17,6 +19,17 @@ pub fn password_file() -> Option<PathBuf> {
     var("PGPASSFILE")
         .map(PathBuf::from)
         .or_else(|| var("HOME").map(|home| Path::new(&home).join(".pgpass")))
+}
+
+/// The root certificate file libpq reads: `given` (the URL's
+/// `sslrootcert`), else `PGSSLROOTCERT`, else `~/.postgresql/root.crt`;
+/// `None` without a home. It need not exist.
+pub fn root_certificate_file(given: Option<&Path>) -> Option<PathBuf> {
+    given
+        .filter(|path| !path.as_os_str().is_empty())
+        .map(Path::to_path_buf)
+        .or_else(|| var("PGSSLROOTCERT").map(PathBuf::from))
+        .or_else(|| var("HOME").map(|home| Path::new(&home).join(".postgresql/root.crt")))
 }
 
 /// What looking in the password file found.

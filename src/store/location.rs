@@ -3,8 +3,10 @@
 //! `store.sqlite` in the user's data directory (`$XDG_DATA_HOME/feelbench`,
 //! else `~/.local/share/feelbench`).
 
+use super::tls::SslMode;
+use super::url::Split;
 use std::fmt;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 /// The environment variable that names the store when `--store` does not.
 pub const STORE_VAR: &str = "FEELBENCH_STORE";
@@ -18,85 +20,132 @@ pub enum StoreLocation {
     Postgres(PostgresUrl),
 }
 
-/// A `postgres://` or `postgresql://` URL as given. It may hold a
-/// password, so it is shown (`Display`, `Debug`) without one, and only
-/// the connection reads it whole.
+/// A `postgres://` or `postgresql://` URL, checked and split as the
+/// connection's parser splits it ([`super::url`]). It may hold a password,
+/// so it is shown (`Display`, `Debug`) without what that parser takes as
+/// the password, and only the connection reads it whole.
 #[derive(Clone, PartialEq, Eq)]
-pub struct PostgresUrl(String);
+pub struct PostgresUrl(Box<UrlParts>);
+
+/// What a [`PostgresUrl`] keeps (boxed: a command's options hold one).
+#[derive(Clone, PartialEq, Eq)]
+struct UrlParts {
+    /// For the connection's parser: password and all, without the
+    /// parameters feelbench reads itself.
+    connection: String,
+    /// The URL without its password.
+    shown: String,
+    /// `sslmode`, when the URL gives it.
+    ssl_mode: Option<SslMode>,
+    /// `sslrootcert`, when the URL gives it.
+    root_certificate: Option<PathBuf>,
+}
 
 impl PostgresUrl {
-    /// The URL `text`, when it is one of PostgreSQL's.
-    fn parse(text: &str) -> Option<Self> {
-        let scheme = text.split_once("://")?.0;
-        matches!(scheme, "postgres" | "postgresql").then(|| Self(text.to_string()))
-    }
-
-    /// The URL whole, password and all: for the connection only.
-    pub fn secret_text(&self) -> &str {
-        &self.0
-    }
-
-    /// The value of the query parameter `key`, when the URL gives it.
-    pub fn parameter(&self, key: &str) -> Option<&str> {
-        let query = self.0.split_once('?')?.1;
-        query
-            .split('&')
-            .filter_map(|pair| pair.split_once('='))
-            .find(|(k, _)| *k == key)
-            .map(|(_, v)| v)
-    }
-
-    /// The URL without its password (in the user part or as a parameter).
-    fn redacted(&self) -> String {
-        let (scheme, rest) = self.0.split_once("://").unwrap_or(("postgres", &self.0));
-        let (head, query) = match rest.split_once('?') {
-            Some((head, query)) => (head, Some(query)),
-            None => (rest, None),
+    /// The URL `text`, when it is one of PostgreSQL's; why it cannot be
+    /// used, in words that never repeat it.
+    fn parse(text: &str) -> Result<Option<Self>, String> {
+        let unusable = |why: &dyn fmt::Display| {
+            format!(
+                "a postgres:// URL that cannot be used (not shown: it may hold a password): {why}"
+            )
         };
-        let (authority, path) = match head.find('/') {
-            Some(at) => head.split_at(at),
-            None => (head, ""),
+        let Some(split) = Split::of(text).map_err(|e| unusable(&e))? else {
+            return Ok(None);
         };
-        let authority = match authority.rsplit_once('@') {
-            Some((user, host)) => format!("{}@{host}", user.split(':').next().unwrap_or("")),
-            None => authority.to_string(),
+        let ssl_mode = match split.parameter("sslmode") {
+            Some(word) => Some(
+                SslMode::parse(&word)
+                    .ok_or_else(|| unusable(&format!("sslmode takes {}", SslMode::CHOICES)))?,
+            ),
+            None => None,
         };
-        let query = query.map(|q| {
-            q.split('&')
-                .filter(|pair| !pair.starts_with("password="))
-                .collect::<Vec<_>>()
-                .join("&")
-        });
-        match query.filter(|q| !q.is_empty()) {
-            Some(q) => format!("{scheme}://{authority}{path}?{q}"),
-            None => format!("{scheme}://{authority}{path}"),
+        let root_certificate = split.parameter("sslrootcert").map(|p| PathBuf::from(&*p));
+        let connection = split.for_connection();
+        if let Err(error) = connection.parse::<::postgres::Config>() {
+            let cause = std::error::Error::source(&error)
+                .map(|c| format!(": {c}"))
+                .unwrap_or_default();
+            return Err(unusable(&format!("{error}{cause}")));
         }
+        Ok(Some(Self(Box::new(UrlParts {
+            connection,
+            shown: split.shown(),
+            ssl_mode,
+            root_certificate,
+        }))))
+    }
+
+    /// The URL for the connection's parser, password and all: for the
+    /// connection only.
+    pub(super) fn connection_text(&self) -> &str {
+        &self.0.connection
+    }
+
+    /// The `sslmode` the URL gives.
+    pub(super) fn ssl_mode(&self) -> Option<SslMode> {
+        self.0.ssl_mode
+    }
+
+    /// The `sslrootcert` the URL gives.
+    pub(super) fn root_certificate(&self) -> Option<&Path> {
+        self.0.root_certificate.as_deref()
     }
 }
 
 /// A command-line argument with the password of any PostgreSQL URL in it
 /// left out (`postgres://u:pw@h/db`, `--store=postgres://u:pw@h/db`), for
-/// what is kept or shown of a command line.
+/// what is kept or shown of a command line: a URL that cannot be split
+/// safely is left out from its scheme on.
 pub fn without_password(arg: &str) -> String {
-    let start = ["postgres://", "postgresql://"]
-        .iter()
-        .filter_map(|scheme| arg.find(scheme))
-        .min();
-    match start.and_then(|at| PostgresUrl::parse(&arg[at..]).map(|url| (at, url))) {
-        Some((at, url)) => format!("{}{url}", &arg[..at]),
-        None => arg.to_string(),
+    let Some(at) = url_start(arg) else {
+        return arg.to_string();
+    };
+    let (head, url) = arg.split_at(at);
+    match Split::of(url) {
+        Ok(Some(split)) => format!("{head}{}", split.shown()),
+        _ => format!("{head}postgres://(not shown)"),
     }
+}
+
+/// `text` (a message) with every PostgreSQL URL that an argument of this
+/// process holds shown without its password: for a message that repeats an
+/// argument given where no URL was expected (a run file, an argument clap
+/// does not take).
+pub fn without_argument_passwords(text: &str) -> String {
+    let args: Vec<String> = std::env::args_os()
+        .filter_map(|arg| arg.into_string().ok())
+        .collect();
+    without_passwords_of(text, &args)
+}
+
+/// `text` with the PostgreSQL URL in each of `args`, wherever it appears,
+/// shown without its password.
+fn without_passwords_of(text: &str, args: &[String]) -> String {
+    args.iter()
+        .filter_map(|arg| Some(&arg[url_start(arg)?..]))
+        .fold(text.to_string(), |text, url| {
+            text.replace(url, &without_password(url))
+        })
+}
+
+/// Where the first PostgreSQL URL in `text` starts.
+fn url_start(text: &str) -> Option<usize> {
+    ["postgres://", "postgresql://"]
+        .iter()
+        .filter_map(|scheme| text.find(scheme))
+        .min()
 }
 
 impl fmt::Display for PostgresUrl {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(&self.redacted())
+        f.write_str(&self.0.shown)
     }
 }
 
 impl fmt::Debug for PostgresUrl {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "PostgresUrl({})", self.redacted())
+        write!(f, "PostgresUrl({})", self.0.shown)
     }
 }
 
@@ -106,13 +155,7 @@ impl StoreLocation {
         if text.is_empty() {
             return Err("the store is an empty name: give a path or a postgres:// URL".into());
         }
-        if let Some(url) = PostgresUrl::parse(text) {
-            if let Err(error) = url.secret_text().parse::<::postgres::Config>() {
-                let cause = std::error::Error::source(&error)
-                    .map(|c| format!(": {c}"))
-                    .unwrap_or_default();
-                return Err(format!("{url}: {error}{cause}"));
-            }
+        if let Some(url) = PostgresUrl::parse(text)? {
             return Ok(StoreLocation::Postgres(url));
         }
         if let Some((scheme, _)) = text.split_once("://") {
@@ -131,7 +174,9 @@ impl StoreLocation {
             let text = named
                 .into_string()
                 .map_err(|_| format!("{STORE_VAR} is not valid UTF-8"))?;
-            return Self::parse(&text).map(Some);
+            return Self::parse(&text)
+                .map(Some)
+                .map_err(|why| format!("{STORE_VAR}: {why}"));
         }
         Ok(Self::local_default())
     }
@@ -202,9 +247,68 @@ mod tests {
     }
 
     #[test]
+    fn a_password_holding_what_ends_a_host_or_path_is_still_left_out() {
+        for password in ["s3/cret", "s3?cret", "s3/c?ret#x", "s3:cr[e]t %"] {
+            let url = format!("postgres://lab:{password}@db:5433/feelbench?sslmode=require");
+            let shown = "postgres://lab@db:5433/feelbench?sslmode=require";
+            assert_eq!(StoreLocation::parse(&url).unwrap().to_string(), shown);
+            assert_eq!(
+                without_password(&format!("--store={url}")),
+                format!("--store={shown}")
+            );
+            assert_eq!(
+                without_password(&format!("psql {url} -c 'x'")),
+                format!("psql {shown} -c 'x'")
+            );
+        }
+    }
+
+    #[test]
+    fn a_message_repeating_an_argument_shows_its_url_without_the_password() {
+        let args = [
+            "feelbench",
+            "compare",
+            "postgres://lab:s3/c et@db/fb",
+            "--x=postgres://u:pw@h",
+        ]
+        .map(String::from);
+        assert_eq!(
+            without_passwords_of(
+                "cannot read postgres://lab:s3/c et@db/fb: no such file; '--x=postgres://u:pw@h'",
+                &args
+            ),
+            "cannot read postgres://lab@db/fb: no such file; '--x=postgres://u@h'"
+        );
+    }
+
+    #[test]
+    fn a_url_that_cannot_be_used_is_never_repeated() {
+        for url in [
+            "postgres://u:s3cret@[::1",
+            "postgres://u:s3@cret@db/fb",
+            "postgres://u:s3cret@db:port/fb",
+            "postgres://u:s3cret@db/fb?sslmode=sometimes",
+            "postgres://u:s3cret@db/fb?colour=red",
+            "postgres://db/fb?password=s3cret@db",
+        ] {
+            let why = StoreLocation::parse(url).unwrap_err();
+            assert!(
+                why.starts_with("a postgres:// URL that cannot be used"),
+                "{why}"
+            );
+            for piece in ["s3", "cret", "[::1"] {
+                assert!(!why.contains(piece), "{url}: {why}");
+            }
+            let kept = without_password(&format!("x {url}"));
+            assert!(!kept.contains("s3") && !kept.contains("cret"), "{kept}");
+        }
+    }
+
+    #[test]
     fn other_schemes_are_refused_and_paths_are_sqlite() {
         assert!(StoreLocation::parse("mysql://db").is_err());
         assert!(StoreLocation::parse("postgres://db?sslmode=sometimes").is_err());
+        assert!(StoreLocation::parse("postgres://db?sslmode=verify-full").is_ok());
         assert!(StoreLocation::parse("").is_err());
         assert_eq!(
             StoreLocation::parse("runs.sqlite").unwrap(),

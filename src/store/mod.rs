@@ -17,6 +17,7 @@ pub mod rows;
 pub mod schema;
 mod sqlite;
 mod tls;
+mod url;
 
 pub use location::StoreLocation;
 

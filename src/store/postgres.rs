@@ -3,17 +3,21 @@
 //! async code here). The URL is completed from libpq's environment and
 //! password file ([`super::libpq_env`]); TLS is used when the server offers
 //! it (`sslmode=prefer`, libpq's default), required with `require`, never
-//! with `disable`.
+//! with `disable`, and the server's certificate checked as libpq checks it
+//! ([`super::tls`]).
 
 use super::backend::{Backend, Dialect, Row, Value};
 use super::libpq_env::{self, PassFile};
 use super::location::PostgresUrl;
-use super::{tls, StoreError};
+use super::tls::{self, Check, SslMode};
+use super::StoreError;
 use ::postgres::error::SqlState;
 use ::postgres::types::{FromSql, ToSql, Type};
 use ::postgres::{Client, Config, Statement};
 use std::collections::HashMap;
 use std::error::Error as _;
+use std::path::Path;
+use std::sync::Arc;
 use std::time::Duration;
 
 /// How long connecting may take before the server is called unreachable,
@@ -31,9 +35,10 @@ pub struct Postgres {
 impl Postgres {
     /// Connects to the database `url` names.
     pub fn connect(url: &PostgresUrl) -> Result<Self, StoreError> {
-        let (config, ignored_passfile) = config_of(url)?;
-        let connector =
-            tls::connector().map_err(|e| StoreError::Failed(format!("cannot set up TLS: {e}")))?;
+        let (mut config, ignored_passfile) = config_of(url)?;
+        let check = tls_of(url, &mut config)?;
+        let connector = tls::connector(check)
+            .map_err(|e| StoreError::Failed(format!("cannot set up TLS: {e}")))?;
         let client = config.connect(connector).map_err(|error| {
             let said = describe(&error);
             let denied = error
@@ -107,7 +112,7 @@ impl Backend for Postgres {
 /// ignored, when it was.
 fn config_of(url: &PostgresUrl) -> Result<(Config, Option<String>), StoreError> {
     let mut config: Config = url
-        .secret_text()
+        .connection_text()
         .parse()
         .map_err(|e| StoreError::Unreachable(describe(&e)))?;
     if config.get_hosts().is_empty() {
@@ -133,11 +138,6 @@ fn config_of(url: &PostgresUrl) -> Result<(Config, Option<String>), StoreError> 
     if config.get_dbname().is_none() {
         if let Some(database) = libpq_env::var("PGDATABASE") {
             config.dbname(&database);
-        }
-    }
-    if url.parameter("sslmode").is_none() {
-        if let Some(mode) = libpq_env::var("PGSSLMODE") {
-            config.ssl_mode(ssl_mode(&mode)?);
         }
     }
     if config.get_connect_timeout().is_none() {
@@ -178,19 +178,70 @@ fn password_in(config: &Config, file: &std::path::Path) -> PassFile {
     libpq_env::password_for(file, &host, port, &database, &user)
 }
 
-/// `PGSSLMODE`'s value as the crate's mode; the modes that check the
-/// server's certificate are refused rather than weakened.
-fn ssl_mode(mode: &str) -> Result<::postgres::config::SslMode, StoreError> {
-    use ::postgres::config::SslMode;
+/// The TLS of the connection, as libpq's `sslmode` and root certificate
+/// file say: set in `config`, and what is checked of the server's
+/// certificate.
+fn tls_of(url: &PostgresUrl, config: &mut Config) -> Result<Check, StoreError> {
+    use ::postgres::config::SslMode as CrateMode;
+    let mode = ssl_mode(url)?;
+    config.ssl_mode(match mode {
+        SslMode::Disable => CrateMode::Disable,
+        SslMode::Allow | SslMode::Prefer => CrateMode::Prefer,
+        SslMode::Require | SslMode::VerifyCa | SslMode::VerifyFull => CrateMode::Require,
+    });
     match mode {
-        "disable" => Ok(SslMode::Disable),
-        "allow" | "prefer" => Ok(SslMode::Prefer),
-        "require" => Ok(SslMode::Require),
-        other => Err(StoreError::Unreachable(format!(
-            "PGSSLMODE={other} is not supported: use require (encrypted, the certificate \
-             not checked), prefer or disable"
-        ))),
+        SslMode::Disable => Ok(Check::Nothing),
+        _ => certificate_check(url, mode),
     }
+}
+
+/// The URL's `sslmode`, else `PGSSLMODE`'s, else `prefer`.
+fn ssl_mode(url: &PostgresUrl) -> Result<SslMode, StoreError> {
+    match (url.ssl_mode(), libpq_env::var("PGSSLMODE")) {
+        (Some(mode), _) => Ok(mode),
+        (None, Some(word)) => SslMode::parse(&word).ok_or_else(|| {
+            StoreError::Unreachable(format!(
+                "PGSSLMODE={word} is not a mode: give {}",
+                SslMode::CHOICES
+            ))
+        }),
+        (None, None) => Ok(SslMode::Prefer),
+    }
+}
+
+/// What is checked of the server's certificate in `mode` (one that
+/// encrypts): as libpq, a root certificate file that is there is used in
+/// every such mode, and the `verify-` modes refuse to go on without one.
+fn certificate_check(url: &PostgresUrl, mode: SslMode) -> Result<Check, StoreError> {
+    let file = libpq_env::root_certificate_file(url.root_certificate());
+    if file.as_deref() == Some(Path::new("system")) {
+        return Err(StoreError::Unreachable(
+            "sslrootcert=system (the system's roots) is not supported: give the root \
+             certificate's file"
+                .to_string(),
+        ));
+    }
+    let roots = match file {
+        Some(file) if file.exists() => {
+            Arc::new(tls::root_certificates(&file).map_err(StoreError::Unreachable)?)
+        }
+        _ if !mode.verifies() => return Ok(Check::Nothing),
+        file => {
+            let which = file.map_or(
+                "there is no home to find ~/.postgresql/root.crt in".to_string(),
+                |f| format!("{} does not exist", f.display()),
+            );
+            return Err(StoreError::Unreachable(format!(
+                "sslmode=verify-ca and verify-full check the server against a root \
+                 certificate, and {which}: give sslrootcert=FILE in the URL or \
+                 PGSSLROOTCERT, or use sslmode=require, which does not check the server"
+            )));
+        }
+    };
+    Ok(match mode {
+        SslMode::VerifyFull => Check::ChainAndName(roots),
+        _ => Check::Chain(roots),
+    })
 }
 
 /// `sql` with its `?N` parameters spelt `$N`, as PostgreSQL wants them
@@ -326,11 +377,5 @@ mod tests {
             dollar_numbered("SELECT a FROM t WHERE b = ?1 AND c = ?12 AND d = '?3'"),
             "SELECT a FROM t WHERE b = $1 AND c = $12 AND d = '?3'"
         );
-    }
-
-    #[test]
-    fn certificate_checking_ssl_modes_are_refused_not_weakened() {
-        assert!(ssl_mode("require").is_ok());
-        assert!(ssl_mode("verify-full").is_err());
     }
 }

@@ -3,10 +3,11 @@
 //! installed): `submit` stores a run once however often it is sent, a run
 //! that cannot be sent waits and `submit --pending` sends it, a server that
 //! is down or a wrong password is said in one line, both back ends answer
-//! the same queries alike, TLS when the server wants it, and no output
-//! ever shows a password.
+//! the same queries alike, TLS when the server wants it, the server's
+//! certificate checked as libpq's sslmode says, and no output ever shows a
+//! password, whatever characters it holds.
 
-use crate::common::postgres_server::{Server, PASSWORD, ROLE};
+use crate::common::postgres_server::{certificate_authority, Server, PASSWORD, ROLE};
 use crate::common::{feelbench, new_tag, stderr, stdout};
 use std::path::{Path, PathBuf};
 use std::process::Output;
@@ -19,11 +20,19 @@ fn run_files() -> Vec<PathBuf> {
 
 /// `feelbench ARGS` with `dir` as its home for data (the local store).
 fn feelbench_in(dir: &Path, args: &[&str]) -> Output {
+    feelbench_with(dir, args, &[])
+}
+
+/// [`feelbench_in`] with the environment variables `env` set too.
+fn feelbench_with(dir: &Path, args: &[&str], env: &[(&str, &str)]) -> Output {
     let output = feelbench(&new_tag(), dir)
         .args(args)
         .env_remove("PGPASSWORD")
         .env_remove("PGPASSFILE")
+        .env_remove("PGSSLMODE")
+        .env_remove("PGSSLROOTCERT")
         .env("HOME", dir)
+        .envs(env.iter().copied())
         .output()
         .unwrap();
     assert_no_password(&output);
@@ -530,4 +539,340 @@ fn pg_a_damaged_local_store_does_not_stop_the_run_being_sent() {
         "{line}"
     );
     assert_eq!(server.psql("SELECT count(*) FROM run"), "1");
+}
+
+// ---------------------------------------------------------------------------
+// Passwords that hold what a URL gives a meaning to, URLs that cannot be
+// used, and the server's certificate checked (issue 29, items 15 and 17).
+
+/// The two halves of every special test password: neither may be shown.
+const HALVES: [&str; 2] = ["Kw7xPre", "Zq9yPost"];
+
+/// Each character a URL gives a meaning to, as it goes in a URL's
+/// password: all raw but `@`, which the connection's parser would end the
+/// password at, so it is written `%40` (`%` followed by no hex digits is
+/// taken as it is).
+const SPECIAL: [(&str, &str); 15] = [
+    ("/", "/"),
+    ("?", "?"),
+    ("#", "#"),
+    (":", ":"),
+    ("%", "%"),
+    ("[", "["),
+    ("]", "]"),
+    (" ", " "),
+    ("&", "&"),
+    ("=", "="),
+    ("+", "+"),
+    (",", ","),
+    ("@", "%40"),
+    ("/?#:%[] &=", "/?#:%[] &="),
+    ("'\"\\;$!*()~", "'\"\\;$!*()~"),
+];
+
+/// `text` (an output, a file or a store, named `what`) holds neither half
+/// of a special password.
+fn assert_no_half(what: &str, text: &str) {
+    for half in HALVES {
+        assert!(!text.contains(half), "{what} shows the password: {text}");
+    }
+}
+
+/// A login role `name` with `password`, allowed everything.
+fn role_with(server: &Server, name: &str, password: &str) {
+    let quoted = password.replace('\'', "''");
+    server.psql(&format!(
+        "CREATE ROLE {name} LOGIN SUPERUSER PASSWORD '{quoted}'"
+    ));
+}
+
+/// `feelbench ARGS`, checking that neither half of a special password is
+/// in its output.
+fn feelbench_hiding(dir: &Path, args: &[&str]) -> Output {
+    let output = feelbench_in(dir, args);
+    assert_no_half(
+        "the output",
+        &format!("{}{}", stdout(&output), stderr(&output)),
+    );
+    output
+}
+
+#[test]
+fn a_password_with_any_url_character_connects_and_is_never_shown() {
+    let Some(server) = Server::start(false) else {
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    for (i, (character, written)) in SPECIAL.iter().enumerate() {
+        let role = format!("lab{i}");
+        let [before, after] = HALVES;
+        role_with(&server, &role, &format!("{before}{character}{after}"));
+        let url = format!(
+            "postgres://{role}:{before}{written}{after}@127.0.0.1:{}/postgres",
+            server.port
+        );
+        let output = feelbench_hiding(dir.path(), &["runs", "--store", &url]);
+        assert!(
+            output.status.success(),
+            "password with {character:?}: {}",
+            stderr(&output)
+        );
+    }
+    // An @ left raw ends the password where the connection's parser
+    // would: the URL is refused, saying how to write it.
+    let raw_at = format!(
+        "postgres://lab0:{}@{}@127.0.0.1:{}/postgres",
+        HALVES[0], HALVES[1], server.port
+    );
+    let refused = feelbench_hiding(dir.path(), &["runs", "--store", &raw_at]);
+    assert_eq!(refused.status.code(), Some(2), "{}", stderr(&refused));
+    assert!(stderr(&refused).contains("%40"), "{}", stderr(&refused));
+}
+
+#[test]
+fn a_run_with_such_a_password_keeps_it_nowhere() {
+    let Some(mut server) = Server::start(false) else {
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let [before, after] = HALVES;
+    let special = "/?#:%[] &=";
+    role_with(&server, "lab", &format!("{before}{special}{after}"));
+    let url = format!(
+        "postgres://lab:{before}{special}{after}@127.0.0.1:{}/postgres",
+        server.port
+    );
+    // The server stops as if it crashed, and commits without waiting for
+    // the disk: the role must be written first.
+    server.psql("CHECKPOINT");
+    server.stop();
+    let file = dir.path().join("r.json");
+    let run = feelbench_hiding(
+        dir.path(),
+        &[
+            "run",
+            "--probe",
+            "x",
+            "--load",
+            "none",
+            "-t",
+            "1",
+            "-o",
+            file.to_str().unwrap(),
+            "--store",
+            &url,
+        ],
+    );
+    assert_eq!(run.status.code(), Some(0), "{}", stderr(&run));
+    // The warning and the command it suggests name the store without the
+    // password, and that command finds the run waiting.
+    let shown = format!("postgres://lab@127.0.0.1:{}/postgres", server.port);
+    let warning = stderr(&run);
+    assert!(
+        warning.contains(&format!("submit --pending --store {shown}")),
+        "{warning}"
+    );
+    let document = std::fs::read_to_string(&file).unwrap();
+    assert_no_half("the run document", &document);
+    assert!(
+        document.contains(&shown),
+        "the document's command line: {document}"
+    );
+    // The local store: the waiting run's row names the store shown (the
+    // document inside is compressed: checked above).
+    for name in ["store.sqlite", "store.sqlite-wal"] {
+        if let Ok(bytes) = std::fs::read(dir.path().join("feelbench").join(name)) {
+            assert_no_half(name, &String::from_utf8_lossy(&bytes));
+        }
+    }
+    server.restart();
+    let sent = feelbench_hiding(dir.path(), &["submit", "--pending", "--store", &url]);
+    assert!(
+        stdout(&sent).starts_with("1 sent, 0 already there, 0 failed"),
+        "{}{}",
+        stdout(&sent),
+        stderr(&sent)
+    );
+}
+
+#[test]
+fn a_url_that_cannot_be_used_is_refused_in_one_line_without_its_text() {
+    let dir = tempfile::tempdir().unwrap();
+    let [before, after] = HALVES;
+    let urls = [
+        format!("postgres://u:{before}@[::1"),
+        format!("postgres://u:{before}@{after}@db/fb"),
+        format!("postgres://u:{before}@db:port{after}/fb"),
+        format!("postgres://u:{before}@db/fb?sslmode={after}"),
+        format!("postgres://db/fb?password={before}&{after}=1"),
+        format!("postgres://db/fb?password={before}@{after}"),
+    ];
+    for url in &urls {
+        let commands: [&[&str]; 4] = [
+            &["runs", "--store", url],
+            &[
+                "history", "--probe", "x", "--load", "none", "--figure", "p99", "--store", url,
+            ],
+            &["submit", "--store", url],
+            &["run", "--probe", "x", "--load", "none", "--store", url],
+        ];
+        for args in commands {
+            let output = feelbench_hiding(dir.path(), args);
+            assert_eq!(
+                output.status.code(),
+                Some(2),
+                "{args:?}: {}",
+                stderr(&output)
+            );
+            let said = stderr(&output);
+            let lines: Vec<&str> = said.lines().filter(|l| !l.is_empty()).collect();
+            assert!(
+                lines[0].starts_with("error: invalid value for --store: a postgres:// URL"),
+                "{said}"
+            );
+            assert!(
+                lines[1..]
+                    .iter()
+                    .all(|l| l.starts_with("For more information")),
+                "{said}"
+            );
+        }
+        let from_env = feelbench(&new_tag(), dir.path())
+            .args(["runs"])
+            .env("FEELBENCH_STORE", url)
+            .output()
+            .unwrap();
+        assert_eq!(from_env.status.code(), Some(2));
+        let said = stderr(&from_env);
+        assert_eq!(said.trim().lines().count(), 1, "{said}");
+        assert!(
+            said.contains("FEELBENCH_STORE: a postgres:// URL"),
+            "{said}"
+        );
+        assert_no_half("FEELBENCH_STORE's error", &said);
+    }
+}
+
+#[test]
+fn a_url_given_where_none_was_expected_is_repeated_without_its_password() {
+    let dir = tempfile::tempdir().unwrap();
+    let [before, after] = HALVES;
+    let url = format!("postgres://lab:{before}/{after}@db.example/fb");
+    let shown = "postgres://lab@db.example/fb";
+    let unexpected = feelbench_hiding(dir.path(), &["runs", &url]);
+    assert_eq!(unexpected.status.code(), Some(2));
+    assert!(
+        stderr(&unexpected).contains(&format!("unexpected argument '{shown}'")),
+        "{}",
+        stderr(&unexpected)
+    );
+    let not_a_file = feelbench_hiding(dir.path(), &["compare", &url, "other.json"]);
+    assert_eq!(not_a_file.status.code(), Some(2));
+    assert!(
+        stderr(&not_a_file).contains(&format!("cannot read {shown}")),
+        "{}",
+        stderr(&not_a_file)
+    );
+}
+
+/// Whether `openssl` can make the test's certificates; says the test is
+/// skipped when not.
+fn openssl_installed() -> bool {
+    let there = std::process::Command::new("openssl")
+        .arg("version")
+        .output()
+        .is_ok();
+    if !there {
+        crate::common::skip("openssl is not installed to make the server's certificate");
+    }
+    there
+}
+
+#[test]
+fn verify_full_checks_the_chain_and_the_host_name_and_verify_ca_the_chain() {
+    if !openssl_installed() {
+        return;
+    }
+    let Some(server) = Server::start(true) else {
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let root = server.root_certificate();
+    let root = root.to_str().unwrap();
+    let other = certificate_authority(dir.path(), "other");
+    let other = other.to_str().unwrap();
+    let url = |host: &str, query: &str| {
+        format!(
+            "postgres://{ROLE}:{PASSWORD}@{host}:{}/postgres?{query}",
+            server.port
+        )
+    };
+    let runs = |url: &str, env: &[(&str, &str)]| {
+        feelbench_with(dir.path(), &["runs", "--store", url], env)
+    };
+    let works = |url: String, env: &[(&str, &str)]| {
+        let output = runs(&url, env);
+        assert!(
+            output.status.success(),
+            "{url} {env:?}: {}",
+            stderr(&output)
+        );
+    };
+    let fails = |url: String, env: &[(&str, &str)], because: &str| {
+        let output = runs(&url, env);
+        let said = stderr(&output);
+        assert_eq!(output.status.code(), Some(1), "{url} {env:?}: {said}");
+        assert_eq!(said.trim().lines().count(), 1, "{said}");
+        assert!(said.contains(because), "{url} {env:?}: {said}");
+    };
+    // The certificate names localhost, signed by `root`.
+    works(
+        url(
+            "localhost",
+            &format!("sslmode=verify-full&sslrootcert={root}"),
+        ),
+        &[],
+    );
+    works(
+        url("localhost", "sslmode=verify-full"),
+        &[("PGSSLROOTCERT", root)],
+    );
+    works(
+        url(
+            "127.0.0.1",
+            &format!("sslmode=verify-ca&sslrootcert={root}"),
+        ),
+        &[],
+    );
+    fails(
+        url(
+            "127.0.0.1",
+            &format!("sslmode=verify-full&sslrootcert={root}"),
+        ),
+        &[],
+        "not valid for name",
+    );
+    fails(
+        url(
+            "localhost",
+            &format!("sslmode=verify-ca&sslrootcert={other}"),
+        ),
+        &[],
+        "UnknownIssuer",
+    );
+    fails(
+        url("localhost", "sslmode=verify-full"),
+        &[],
+        "root.crt does not exist",
+    );
+    // Without a root certificate, require encrypts and checks nothing; with
+    // one in ~/.postgresql, as libpq, it checks the chain.
+    works(url("127.0.0.1", "sslmode=require"), &[]);
+    let home_root = dir.path().join(".postgresql/root.crt");
+    std::fs::create_dir_all(home_root.parent().unwrap()).unwrap();
+    std::fs::copy(other, &home_root).unwrap();
+    fails(url("127.0.0.1", "sslmode=require"), &[], "UnknownIssuer");
+    std::fs::copy(root, &home_root).unwrap();
+    works(url("localhost", "sslmode=verify-full"), &[]);
+    works(url("127.0.0.1", "sslmode=require"), &[]);
 }

@@ -202,3 +202,47 @@ fn bad_suites_are_refused_with_the_file_and_line_and_nothing_runs() {
     let missing = d.join("missing.toml").display().to_string();
     assert_refused(d, &["--suite-file", &missing], "cannot read suite file");
 }
+
+#[test]
+fn a_suite_cannot_choose_the_store_and_shows_the_commands_it_runs() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    for (setting, line) in [
+        (
+            "store = \"postgres://lab:Kw7x-secret@db.example/fb\"",
+            "store",
+        ),
+        ("no-store = true", "no-store"),
+    ] {
+        let file = write_suite(
+            d,
+            &TWO_GROUPS.replace("duration = 5", &format!("duration = 5\n{setting}")),
+        );
+        let output = feelbench(&new_tag(), d)
+            .args(["run", "--suite-file", &file, "-c", "-q"])
+            .output()
+            .unwrap();
+        let said = stderr(&output);
+        assert_eq!(output.status.code(), Some(2), "{said}");
+        assert!(
+            said.contains(&format!("{file}:8: {line}: a suite cannot set --{line}")),
+            "{said}"
+        );
+        assert!(!said.contains("Kw7x-secret"), "{said}");
+    }
+    let file = write_suite(
+        d,
+        &TWO_GROUPS
+            .replace("duration = 5", "duration = 5\njob = \"make -j4\"")
+            .replace(
+                r#"["none", "burn"]"#,
+                r#"["none", "cmd:stress-ng --cpu 2"]"#,
+            ),
+    );
+    let shown = run(&["suite", "show", &file]);
+    assert!(
+        stdout(&shown).contains("runs commands: --job 'make -j4', --load 'cmd:stress-ng --cpu 2'"),
+        "{}",
+        stdout(&shown)
+    );
+}

@@ -15,6 +15,7 @@ pub use file::FileError;
 use crate::load::LoadMix;
 use crate::probe;
 use crate::report::schema::{SuiteGroup, SuiteRecord};
+use crate::store::location::without_password;
 use file::{RawSuite, Source};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -203,7 +204,8 @@ impl Suite {
     }
 
     /// What a run stores of the suite: `options` and `root_left_out` as
-    /// the run applied them, `left_out` the members it could not run.
+    /// the run applied them (without the password of any store URL in
+    /// them), `left_out` the members it could not run.
     pub fn record(
         &self,
         options: Vec<String>,
@@ -215,8 +217,8 @@ impl Suite {
             version: self.version,
             summary: self.summary.clone(),
             source: self.origin.to_string(),
-            options,
-            root_options_left_out: root_left_out,
+            options: options.iter().map(|o| without_password(o)).collect(),
+            root_options_left_out: root_left_out.iter().map(|o| without_password(o)).collect(),
             groups: self
                 .groups
                 .iter()
@@ -385,6 +387,23 @@ mod tests {
     }
 
     const HEAD: &str = "name = \"mine\"\nversion = 2\nsummary = \"s\"\n";
+
+    #[test]
+    fn the_recorded_options_keep_no_password() {
+        let suite = Suite::built_in("resp1").unwrap();
+        let timed = "psql postgres://lab:s3/cret@db/fb -c 'select 1'";
+        let record = suite.record(
+            vec!["--command".into(), timed.into()],
+            vec!["--job".into(), format!("{timed} && true")],
+            Vec::new(),
+        );
+        assert_eq!(
+            record.options,
+            ["--command", "psql postgres://lab@db/fb -c 'select 1'"]
+        );
+        let kept = serde_json::to_string(&record).unwrap();
+        assert!(!kept.contains("s3") && !kept.contains("cret"), "{kept}");
+    }
 
     #[test]
     fn every_built_in_suite_reads_and_is_named_as_its_file() {

@@ -57,6 +57,18 @@ pub fn show(suite: &Suite) -> String {
             options(&suite.root_settings)
         );
     }
+    let commands = commands(suite);
+    let _ = writeln!(
+        out,
+        "runs commands: {}",
+        match commands.is_empty() {
+            true => "none".to_string(),
+            false => format!(
+                "{} (as the user running feelbench, root included)",
+                commands.join(", ")
+            ),
+        }
+    );
     for (i, group) in suite.groups.iter().enumerate() {
         let repeat = group
             .repeat
@@ -83,6 +95,38 @@ pub fn show(suite: &Suite) -> String {
     };
     let _ = writeln!(out, "Run it: feelbench run {run}");
     out
+}
+
+/// The options of `run` whose value is a command it runs (`/bin/sh -c`).
+const COMMAND_OPTIONS: [&str; 2] = ["command", "job"];
+
+/// The commands `suite` runs, as arguments of `run`: the values of its
+/// command options (root-only ones too) and its `cmd:` loads, each once.
+fn commands(suite: &Suite) -> Vec<String> {
+    let options = suite
+        .settings
+        .iter()
+        .chain(&suite.root_settings)
+        .filter(|s| COMMAND_OPTIONS.contains(&s.key.as_str()))
+        .flat_map(|s| {
+            let option = format!("--{}", s.key);
+            s.values
+                .iter()
+                .map(move |value| shell_words::join([option.as_str(), value.as_str()]))
+        });
+    let loads = suite
+        .groups
+        .iter()
+        .flat_map(|g| &g.loads)
+        .filter(|load| load.contains("cmd:"))
+        .map(|load| shell_words::join(["--load", load.as_str()]));
+    let mut commands = Vec::new();
+    for command in options.chain(loads) {
+        if !commands.contains(&command) {
+            commands.push(command);
+        }
+    }
+    commands
 }
 
 #[cfg(test)]
@@ -116,6 +160,29 @@ mod tests {
             "{text}"
         );
         assert!(text.contains("7 scenarios"), "{text}");
+        assert!(text.contains("runs commands: none"), "{text}");
         assert!(text.contains("feelbench run --suite resp1"), "{text}");
+    }
+
+    #[test]
+    fn show_names_the_commands_a_suite_runs() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("mine.toml");
+        std::fs::write(
+            &path,
+            "name = \"mine\"\nversion = 1\nsummary = \"s\"\n[settings]\njob = \"make -j4\"\n\
+             [root-settings]\ncommand = \"sync\"\n[[group]]\nprobes = [\"audio\"]\n\
+             loads = [\"none\", \"cmd:stress-ng --cpu 2\"]\n[[group]]\nprobes = [\"x\"]\n\
+             loads = [\"cmd:stress-ng --cpu 2\"]\n",
+        )
+        .unwrap();
+        let text = show(&Suite::from_file(&path).unwrap());
+        assert!(
+            text.contains(
+                "runs commands: --job 'make -j4', --command sync, --load 'cmd:stress-ng --cpu 2' \
+                 (as the user running feelbench, root included)"
+            ),
+            "{text}"
+        );
     }
 }

@@ -152,31 +152,71 @@ impl Server {
         output
     }
 
-    /// A self-signed certificate and its key in the data directory.
+    /// The server's certificate and key in the data directory, signed by
+    /// a certificate authority of the test's ([`Server::root_certificate`]),
+    /// for the name `localhost` only (not 127.0.0.1, so that checking the
+    /// host name can fail).
     fn make_certificate(&self) {
         let data = self.data();
-        let output = Command::new("openssl")
-            .args([
-                "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "1",
-            ])
-            .args([
+        let root = certificate_authority(self.dir.path(), "root");
+        openssl(
+            &data,
+            &[
+                "req",
+                "-new",
+                "-newkey",
+                "ec",
+                "-pkeyopt",
+                "ec_paramgen_curve:prime256v1",
+                "-nodes",
                 "-subj",
-                "/CN=127.0.0.1",
+                "/CN=localhost",
                 "-keyout",
                 "server.key",
                 "-out",
+                "server.csr",
+            ],
+        );
+        let extensions = data.join("server.ext");
+        std::fs::write(
+            &extensions,
+            "basicConstraints = critical,CA:FALSE\nkeyUsage = critical,digitalSignature\n\
+             extendedKeyUsage = serverAuth\nsubjectAltName = DNS:localhost\n",
+        )
+        .unwrap();
+        let (ca_cert, ca_key) = (root.to_str().unwrap(), self.dir.path().join("root.key"));
+        openssl(
+            &data,
+            &[
+                "x509",
+                "-req",
+                "-in",
+                "server.csr",
+                "-CA",
+                ca_cert,
+                "-CAkey",
+                ca_key.to_str().unwrap(),
+                "-CAcreateserial",
+                "-days",
+                "1",
+                "-out",
                 "server.crt",
-            ])
-            .current_dir(&data)
-            .output()
-            .expect("openssl is not installed");
-        assert!(output.status.success(), "{output:?}");
+                "-extfile",
+                extensions.to_str().unwrap(),
+            ],
+        );
         for file in ["server.key", "server.crt"] {
             let path = data.join(file);
             std::fs::set_permissions(&path, std::os::unix::fs::PermissionsExt::from_mode(0o600))
                 .unwrap();
             self.hand_over(&path);
         }
+    }
+
+    /// The root certificate the server's certificate (with `tls`) is
+    /// signed by.
+    pub fn root_certificate(&self) -> PathBuf {
+        self.dir.path().join("root.crt")
     }
 
     /// Starts the server on its port; false when it did not come up.
@@ -269,4 +309,52 @@ impl Drop for Server {
     fn drop(&mut self) {
         self.stop();
     }
+}
+
+/// A certificate authority made in `dir`: `NAME.crt` (returned) and its key
+/// `NAME.key`.
+pub fn certificate_authority(dir: &Path, name: &str) -> PathBuf {
+    let config = dir.join(format!("{name}.cnf"));
+    std::fs::write(
+        &config,
+        format!(
+            "[req]\ndistinguished_name = dn\nx509_extensions = ca\nprompt = no\n\
+             [dn]\nCN = feelbench test authority {name}\n\
+             [ca]\nbasicConstraints = critical,CA:TRUE\nkeyUsage = critical,keyCertSign,cRLSign\n\
+             subjectKeyIdentifier = hash\n"
+        ),
+    )
+    .unwrap();
+    let (cert, key) = (format!("{name}.crt"), format!("{name}.key"));
+    openssl(
+        dir,
+        &[
+            "req",
+            "-x509",
+            "-newkey",
+            "ec",
+            "-pkeyopt",
+            "ec_paramgen_curve:prime256v1",
+            "-nodes",
+            "-days",
+            "1",
+            "-config",
+            config.to_str().unwrap(),
+            "-keyout",
+            &key,
+            "-out",
+            &cert,
+        ],
+    );
+    dir.join(cert)
+}
+
+/// `openssl ARGS` in `dir`, which must succeed.
+fn openssl(dir: &Path, args: &[&str]) {
+    let output = Command::new("openssl")
+        .args(args)
+        .current_dir(dir)
+        .output()
+        .expect("openssl is not installed");
+    assert!(output.status.success(), "openssl {args:?}: {output:?}");
 }
