@@ -437,6 +437,15 @@ impl ProbeOverview {
             .filter_map(|c| Some((c, c.figures.as_ref()?)))
     }
 
+    /// The loads whose scenario gave no figures.
+    fn failed_loads(&self) -> Vec<&str> {
+        self.cells
+            .iter()
+            .filter(|c| c.figures.is_none())
+            .map(|c| c.load.as_str())
+            .collect()
+    }
+
     /// The one-line verdict: by the probe's rule of what its user notices
     /// where it has one ([`judged_verdict`](Self::judged_verdict)), else
     /// by ratios: `job: 3.1× slower under burn, 1.8× under hack; fine
@@ -474,12 +483,7 @@ impl ProbeOverview {
             .filter(|(_, f)| f.band() == 0)
             .map(|(c, _)| c.load.as_str())
             .collect();
-        let failed: Vec<&str> = self
-            .cells
-            .iter()
-            .filter(|c| c.figures.is_none())
-            .map(|c| c.load.as_str())
-            .collect();
+        let failed = self.failed_loads();
         let worse: Vec<(String, &str)> = worse
             .iter()
             .map(|(c, r)| (ratio_words(*r), c.load.as_str()))
@@ -595,12 +599,7 @@ impl ProbeOverview {
             .filter(|(_, f)| f.notice.is_some() && f.band() == 0)
             .map(|(c, _)| c.load.as_str())
             .collect();
-        let failed: Vec<&str> = self
-            .cells
-            .iter()
-            .filter(|c| c.figures.is_none())
-            .map(|c| c.load.as_str())
-            .collect();
+        let failed = self.failed_loads();
         let loaded = self.cells.iter().any(|c| c.load != REFERENCE);
         if !unjudged.is_empty() {
             parts.push(format!(

@@ -144,7 +144,9 @@ pub fn base_of(series: &str) -> &str {
 /// recorded none): runs of one series, or of every series under
 /// `regressions --any-series`, are cut where it changes.
 pub fn methods_of(series: &str) -> &str {
-    series.split_once(METHODS_MARK).map_or("", |(_, methods)| methods)
+    series
+        .split_once(METHODS_MARK)
+        .map_or("", |(_, methods)| methods)
 }
 
 #[cfg(test)]

@@ -18,6 +18,15 @@ fn run_files() -> Vec<PathBuf> {
     vec![data.join("v1-run.json"), data.join("v1-nice19.json")]
 }
 
+/// The arguments of a 1 s run of `x` under no load, written to `file` and
+/// stored in `store`.
+fn one_second_run<'a>(file: &'a Path, store: &'a str) -> [&'a str; 11] {
+    let file = file.to_str().unwrap();
+    [
+        "run", "--probe", "x", "--load", "none", "-t", "1", "-o", file, "--store", store,
+    ]
+}
+
 /// `feelbench ARGS` with `dir` as its home for data (the local store).
 fn feelbench_in(dir: &Path, args: &[&str]) -> Output {
     feelbench_with(dir, args, &[])
@@ -124,22 +133,7 @@ fn a_run_the_server_missed_waits_and_is_sent_with_pending() {
     server.stop();
     let dir = tempfile::tempdir().unwrap();
     let file = dir.path().join("r.json");
-    let run = feelbench_in(
-        dir.path(),
-        &[
-            "run",
-            "--probe",
-            "x",
-            "--load",
-            "none",
-            "-t",
-            "1",
-            "-o",
-            file.to_str().unwrap(),
-            "--store",
-            &server.url(),
-        ],
-    );
+    let run = feelbench_in(dir.path(), &one_second_run(&file, &server.url()));
     assert_eq!(run.status.code(), Some(0), "{}", stderr(&run));
     let said = stderr(&run);
     let warnings: Vec<&str> = said.lines().filter(|l| l.contains("not sent")).collect();
@@ -512,22 +506,7 @@ fn pg_a_damaged_local_store_does_not_stop_the_run_being_sent() {
     std::fs::create_dir_all(local.parent().unwrap()).unwrap();
     std::fs::write(&local, vec![b'x'; 8192]).unwrap();
     let file = dir.path().join("r.json");
-    let run = feelbench_in(
-        dir.path(),
-        &[
-            "run",
-            "--probe",
-            "x",
-            "--load",
-            "none",
-            "-t",
-            "1",
-            "-o",
-            file.to_str().unwrap(),
-            "--store",
-            &server.url(),
-        ],
-    );
+    let run = feelbench_in(dir.path(), &one_second_run(&file, &server.url()));
     assert_eq!(run.status.code(), Some(0), "{}", stderr(&run));
     let said = stderr(&run);
     let line = said
@@ -647,22 +626,7 @@ fn a_run_with_such_a_password_keeps_it_nowhere() {
     server.psql("CHECKPOINT");
     server.stop();
     let file = dir.path().join("r.json");
-    let run = feelbench_hiding(
-        dir.path(),
-        &[
-            "run",
-            "--probe",
-            "x",
-            "--load",
-            "none",
-            "-t",
-            "1",
-            "-o",
-            file.to_str().unwrap(),
-            "--store",
-            &url,
-        ],
-    );
+    let run = feelbench_hiding(dir.path(), &one_second_run(&file, &url));
     assert_eq!(run.status.code(), Some(0), "{}", stderr(&run));
     // The warning and the command it suggests name the store without the
     // password, and that command finds the run waiting.
