@@ -12,8 +12,8 @@
  *          number, as the probe's --micro-mode lmbench times them
  *          (src/probe/micro/batch.rs; LMbench's own loops are a mean too);
  *          the page fault as lat_pagefault gives it and the probe's lmbench
- *          mode does: every page of a fresh mapping read, scattered, over
- *          its pages;
+ *          mode does: every page of a fresh mapping read, scattered, and
+ *          the mapping unmapped, over its pages;
  *   paced  every operation started at once and run in turns at the probe's
  *          rhythm (src/probe/micro/rhythm.rs: each at 50 Hz, in slots
  *          spread evenly over each 20 ms), one operation an instance, for
@@ -679,6 +679,10 @@ static int instance(struct op *op, int keep)
     for (uint64_t i = 0; i < n; i++)
         if (op->run(op) < 0)
             goto failed;
+    /* b2b's fault: the unmapping of the pages read is timed too, as
+     * lat_pagefault's difference keeps it (files.rs). */
+    if (op->fault_pages)
+        unmap_batch(op);
     uint64_t elapsed_ns = now_ns() - started_ns;
     if (op->tidy(op) < 0)
         goto failed;
