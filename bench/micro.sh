@@ -4,8 +4,9 @@
 # machine, one after the other: micro_ref (bench/micro_ref.c, built here with
 # gcc -O2: each of the 18 operations with the probe's system calls and sizes,
 # paced at the probe's rhythm, and back to back on CPU 0 as LMbench's loops
-# and the probe's lmbench mode run them, its page fault then per page of a
-# mapping), perf bench sched pipe (a pipe round trip, so one context switch as
+# and the probe's lmbench mode run them, each instance a loop of about 1 ms
+# divided by its operations, its page fault then per page of a mapping),
+# perf bench sched pipe (a pipe round trip, so one context switch as
 # timed is half of it) and stress-ng stressors with --metrics-brief (bogo
 # ops/s turned into µs per op). Prints per operation each mode's median
 # against micro_ref's matching one and their ratio, then the other

@@ -7,18 +7,23 @@
  *
  *   b2b    one operation at a time, instances back to back as LMbench's
  *          loops run them (after 10 untimed ones), for -b seconds and at
- *          least 500 instances (at most 100 000); the page fault as
- *          lat_pagefault gives it and the probe's --micro-mode lmbench does:
- *          every page of a fresh mapping read, scattered, over its pages;
+ *          least 500 instances (at most 100 000), each instance a loop of
+ *          operations sized to take about 1 ms, its time divided by their
+ *          number, as the probe's --micro-mode lmbench times them
+ *          (src/probe/micro/batch.rs; LMbench's own loops are a mean too);
+ *          the page fault as lat_pagefault gives it and the probe's lmbench
+ *          mode does: every page of a fresh mapping read, scattered, and
+ *          the mapping unmapped, over its pages;
  *   paced  every operation started at once and run in turns at the probe's
  *          rhythm (src/probe/micro/rhythm.rs: each at 50 Hz, in slots
- *          spread evenly over each 20 ms), for -p seconds; the page fault
- *          one read of the middle page.
+ *          spread evenly over each 20 ms), one operation an instance, for
+ *          -p seconds; the page fault one read of the middle page.
  *
  * Like the probe: round trips follow an untimed one; a context switch is
  * lat_ctx's: half a round trip less the median of its overhead (a pass over
  * the working set, the token written to a pipe of its own and read back,
- * timed warm just before each round trip), with half the round trip as timed
+ * timed warm just before each instance, in a loop as long as its round
+ * trips'), with half the round trip as timed
  * beside it (OP_raw); partners are forked from this process and nothing is
  * pinned (the probe runs on every CPU unless --probe-cpus; its lmbench mode
  * moves to one CPU: run this under taskset -c 0 to match); timer slack 1 ns.
@@ -48,6 +53,7 @@
 #include <sys/mman.h>
 #include <sys/prctl.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -62,6 +68,13 @@
 #define MMAP_STRIDE (16 << 10)     /* mmap reads a byte every 16 KiB */
 #define REPLY_TIMEOUT_S 2          /* SO_RCVTIMEO of the probe's sockets */
 #define FAULT_PAGE_STEP 97         /* pages apart of two pages b2b's fault reads */
+#define MMAP_WRITTEN (MAPPED_BYTES / 10) /* mmap writes its first tenth */
+#define DATAGRAM_BYTES 4           /* udp's message (lat_udp's); the others' 1 */
+#define INSTANCE_NS 1000000ULL     /* b2b: an instance lasts about this */
+#define MOST_GROWTH 8              /* b2b: an instance grows at most 8x */
+#define MOST_OPS 10000             /* b2b: most operations an instance */
+#define FILES_PER_INSTANCE 100     /* b2b: most files (lat_fs's per directory) */
+#define MAPPINGS_PER_INSTANCE 16   /* b2b: most fresh mappings of the fault */
 
 static volatile uint64_t sink; /* keeps sums and reads from being dropped */
 
@@ -87,6 +100,7 @@ enum channel { PIPES, UNIX_STREAM, TCP, UDP };
 struct op {
     const char *name;
     int per_instance;
+    uint64_t most; /* most operations an instance may hold in b2b */
     int (*start)(struct op *);
     int (*prepare)(struct op *);
     int (*run)(struct op *);
@@ -108,13 +122,18 @@ struct op {
     int self_pipe[2];
     /* connect */
     struct sockaddr_in address;
-    /* files */
+    /* files: create and delete make new files DIR/NAME/NUMBER, mmap and
+     * fault map DIR/NAME */
     char path[4096];
     size_t bytes;
     unsigned char *data;
+    uint64_t next_file, first_left; /* files first_left..next_file-1 exist */
     int fd;
     unsigned char *map;
+    unsigned char *maps[MAPPINGS_PER_INSTANCE]; /* the fault's fresh mappings */
+    size_t mapped, maps_read;
     size_t fault_pages; /* pages a fault instance reads: 0 for the middle one */
+    uint64_t batch, batch_most; /* operations of the next instance, most */
     /* samples of the current mode, ns per operation, and overheads */
     uint64_t *samples, *overheads;
     size_t count, capacity;
@@ -122,6 +141,8 @@ struct op {
 };
 
 static const char *dir = ".";
+
+static int run_fault(struct op *op);
 
 static int fail(struct op *op, const char *why)
 {
@@ -188,24 +209,30 @@ static unsigned char *new_working_set(size_t bytes)
     return ws;
 }
 
-static ssize_t send_byte(enum channel channel, int fd, const unsigned char *byte)
+static size_t message_bytes(enum channel channel)
+{
+    return channel == UDP ? DATAGRAM_BYTES : 1;
+}
+
+static ssize_t send_message(enum channel channel, int fd, const unsigned char *message)
 {
     /* The probe writes pipes and AF_UNIX sockets with write, TCP and UDP
      * sockets with send (Rust's std). */
     if (channel == TCP || channel == UDP)
-        return send(fd, byte, 1, MSG_NOSIGNAL);
-    return write(fd, byte, 1);
+        return send(fd, message, message_bytes(channel), MSG_NOSIGNAL);
+    return write(fd, message, message_bytes(channel));
 }
 
 static void echo(struct op *op)
 {
     unsigned char *ws = new_working_set(op->working_bytes);
-    unsigned char byte;
+    unsigned char message[DATAGRAM_BYTES];
+    ssize_t bytes = (ssize_t)message_bytes(op->channel);
     if (!ws)
         return;
-    while (read(op->their_rx, &byte, 1) == 1) {
+    while (read(op->their_rx, message, (size_t)bytes) == bytes) {
         pass(ws, op->working_bytes);
-        if (send_byte(op->channel, op->their_tx, &byte) != 1)
+        if (send_message(op->channel, op->their_tx, message) != bytes)
             return;
     }
 }
@@ -272,10 +299,11 @@ static int open_channel(struct op *op)
         op->rx = a[0], op->their_tx = a[1], op->their_rx = b[0], op->tx = b[1];
         return 0;
     case UNIX_STREAM:
+        /* No read timeout, as lat_unix: a partner gone closes its end. */
         if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, a) < 0)
             return fail(op, "cannot make an AF_UNIX socket pair");
         op->rx = op->tx = a[0], op->their_rx = op->their_tx = a[1];
-        return set_reply_timeout(a[0]) < 0 ? fail(op, "cannot set a socket's timeout") : 0;
+        return 0;
     case TCP: {
         int listener = loopback_socket(SOCK_STREAM, &ours);
         if (listener < 0)
@@ -287,8 +315,8 @@ static int open_channel(struct op *op)
         close(listener);
         if (a[1] < 0)
             return fail(op, "cannot accept on 127.0.0.1");
-        if (set_reply_timeout(a[0]) < 0 ||
-            setsockopt(a[0], IPPROTO_TCP, TCP_NODELAY, &one, sizeof one) < 0 ||
+        /* No read timeout, as lat_tcp: a partner gone closes its end. */
+        if (setsockopt(a[0], IPPROTO_TCP, TCP_NODELAY, &one, sizeof one) < 0 ||
             setsockopt(a[1], IPPROTO_TCP, TCP_NODELAY, &one, sizeof one) < 0)
             return fail(op, "cannot set a socket's options");
         op->rx = op->tx = a[0], op->their_rx = op->their_tx = a[1];
@@ -334,11 +362,12 @@ static int start_round_trip(struct op *op)
 
 static int run_round_trip(struct op *op)
 {
-    unsigned char byte = 1;
+    unsigned char message[DATAGRAM_BYTES] = {1};
+    ssize_t bytes = (ssize_t)message_bytes(op->channel);
     pass(op->working_set, op->working_bytes);
-    if (send_byte(op->channel, op->tx, &byte) != 1)
+    if (send_message(op->channel, op->tx, message) != bytes)
         return fail(op, "cannot send to the partner process");
-    if (read(op->rx, &byte, 1) != 1)
+    if (read(op->rx, message, (size_t)bytes) != bytes)
         return fail(op, "no reply from the partner process");
     return 0;
 }
@@ -353,15 +382,17 @@ static int overhead_pass(struct op *op)
     return 0;
 }
 
-/* The overhead, warm (after an untimed one), in ns; 0 when it failed. */
-static uint64_t timed_overhead(struct op *op)
+/* The overhead, warm (after an untimed one), each of n passes in a loop, in
+ * ns; 0 when it failed. */
+static uint64_t timed_overhead(struct op *op, uint64_t n)
 {
     if (overhead_pass(op) < 0)
         return 0;
     uint64_t started_ns = now_ns();
-    if (overhead_pass(op) < 0)
-        return 0;
-    return now_ns() - started_ns;
+    for (uint64_t i = 0; i < n; i++)
+        if (overhead_pass(op) < 0)
+            return 0;
+    return (now_ns() - started_ns) / n;
 }
 
 static void stop_round_trip(struct op *op)
@@ -411,9 +442,12 @@ static int run_connect(struct op *op)
 
 /* --- files: create (open, write, close) and delete (unlink) ------------ */
 
+/* Files of op->bytes; create and delete make new ones (never a name used
+ * before) in a directory of their own, as lat_fs and files.rs do. */
 static int start_file(struct op *op)
 {
     snprintf(op->path, sizeof op->path, "%s/%s", dir, op->name);
+    op->next_file = op->first_left = 0;
     op->data = malloc(op->bytes ? op->bytes : 1);
     if (!op->data)
         return fail(op, "cannot allocate a file's data");
@@ -421,9 +455,16 @@ static int start_file(struct op *op)
     return 0;
 }
 
-static int write_file(struct op *op)
+static int start_new_files(struct op *op)
 {
-    int fd = open(op->path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0666);
+    if (start_file(op) < 0)
+        return -1;
+    return mkdir(op->path, 0777) < 0 ? fail(op, "cannot make a directory") : 0;
+}
+
+static int write_to(struct op *op, const char *path)
+{
+    int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0666);
     size_t done = 0;
     if (fd < 0)
         return fail(op, "cannot create a file");
@@ -439,71 +480,128 @@ static int write_file(struct op *op)
     return 0;
 }
 
-static int remove_file(struct op *op)
+static void file_path(struct op *op, uint64_t number, char *path, size_t size)
 {
-    return unlink(op->path) < 0 ? fail(op, "cannot delete a file") : 0;
+    snprintf(path, size, "%s/%llu", op->path, (unsigned long long)number);
 }
 
-static void stop_file(struct op *op)
+/* Makes the next new file. */
+static int make_file(struct op *op)
 {
-    unlink(op->path); /* absent already when the last instance removed it */
+    char path[4200];
+    file_path(op, op->next_file++, path, sizeof path);
+    return write_to(op, path);
+}
+
+/* Removes the oldest file left. */
+static int remove_oldest(struct op *op)
+{
+    char path[4200];
+    if (op->first_left == op->next_file) {
+        errno = ENOENT;
+        return fail(op, "cannot delete a file");
+    }
+    file_path(op, op->first_left++, path, sizeof path);
+    return unlink(path) < 0 ? fail(op, "cannot delete a file") : 0;
+}
+
+static int remove_all(struct op *op)
+{
+    while (op->first_left < op->next_file)
+        if (remove_oldest(op) < 0)
+            return -1;
+    return 0;
+}
+
+static int make_batch(struct op *op)
+{
+    for (uint64_t i = 0; i < op->batch; i++)
+        if (make_file(op) < 0)
+            return -1;
+    return 0;
+}
+
+static void stop_new_files(struct op *op)
+{
+    remove_all(op);
+    rmdir(op->path);
     free(op->data);
     op->data = NULL;
 }
 
 /* --- mmap and fault: a cached 1 MiB file, kept open -------------------- */
 
+static void stop_file(struct op *op)
+{
+    unlink(op->path);
+    free(op->data);
+    op->data = NULL;
+}
+
 static int start_mapped(struct op *op)
 {
-    if (start_file(op) < 0 || write_file(op) < 0)
+    if (start_file(op) < 0 || write_to(op, op->path) < 0)
         return -1;
-    op->fd = open(op->path, O_RDONLY | O_CLOEXEC);
+    /* mmap maps it read-write (lat_mmap), fault read-only (lat_pagefault). */
+    op->fd = open(op->path, (op->run == run_fault ? O_RDONLY : O_RDWR) | O_CLOEXEC);
+    op->mapped = op->maps_read = 0;
     return op->fd < 0 ? fail(op, "cannot open a file") : 0;
 }
 
-static int map_file(struct op *op)
+/* The fault's instance: the batch's fresh mappings, read-only. */
+static int map_batch(struct op *op)
 {
-    void *map = mmap(NULL, op->bytes, PROT_READ, MAP_SHARED, op->fd, 0);
-    if (map == MAP_FAILED)
-        return fail(op, "cannot map a file");
-    op->map = map;
+    op->mapped = op->maps_read = 0;
+    for (uint64_t i = 0; i < op->batch; i++) {
+        void *map = mmap(NULL, op->bytes, PROT_READ, MAP_SHARED, op->fd, 0);
+        if (map == MAP_FAILED)
+            return fail(op, "cannot map a file");
+        op->maps[op->mapped++] = map;
+    }
     return 0;
 }
 
-static int unmap_file(struct op *op)
+static int unmap_batch(struct op *op)
 {
-    munmap(op->map, op->bytes);
-    op->map = NULL;
+    while (op->mapped > 0)
+        munmap(op->maps[--op->mapped], op->bytes);
     return 0;
 }
 
+/* As lat_mmap: map shared, read-write, write a byte every 16 KiB of the
+ * first tenth, unmap. */
 static int run_mmap(struct op *op)
 {
-    uint64_t sum = 0;
-    if (map_file(op) < 0)
-        return -1;
-    for (size_t i = 0; i < op->bytes; i += MMAP_STRIDE)
-        sum += ((volatile unsigned char *)op->map)[i];
-    sink = sum;
-    return unmap_file(op);
+    unsigned char *map = mmap(NULL, op->bytes, PROT_READ | PROT_WRITE, MAP_SHARED, op->fd, 0);
+    if (map == MAP_FAILED)
+        return fail(op, "cannot map a file");
+    for (size_t i = 0; i < MMAP_WRITTEN; i += MMAP_STRIDE)
+        ((volatile unsigned char *)map)[i] = 0;
+    munmap(map, op->bytes);
+    return 0;
 }
 
 static int run_fault(struct op *op)
 {
     size_t page = (size_t)sysconf(_SC_PAGESIZE), pages = op->bytes / page;
+    volatile unsigned char *map;
+    if (op->maps_read == op->mapped) {
+        errno = EINVAL;
+        return fail(op, "no fresh mapping left");
+    }
+    map = op->maps[op->maps_read++];
     if (op->fault_pages == 0) {
-        sink = ((volatile unsigned char *)op->map)[op->bytes / 2];
+        sink = map[op->bytes / 2];
         return 0;
     }
     for (size_t k = 0; k < pages; k++)
-        sink = ((volatile unsigned char *)op->map)[(k * FAULT_PAGE_STEP) % pages * page];
+        sink = map[(k * FAULT_PAGE_STEP) % pages * page];
     return 0;
 }
 
 static void stop_mapped(struct op *op)
 {
-    if (op->map)
-        unmap_file(op);
+    unmap_batch(op);
     close(op->fd);
     stop_file(op);
 }
@@ -521,11 +619,13 @@ static char *const sh_argv[] = {"sh", "-c", "/bin/true", NULL};
      .run = run_round_trip, .tidy = no_step, .stop = stop_round_trip, .channel = chan, \
      .working_bytes = ws, .less_overhead = per == 2}
 #define CREATE(n, size) \
-    {.name = n, .per_instance = 1, .start = start_file, .prepare = no_step, .run = write_file, \
-     .tidy = remove_file, .stop = stop_file, .bytes = size}
+    {.name = n, .per_instance = 1, .most = FILES_PER_INSTANCE, .start = start_new_files, \
+     .prepare = no_step, .run = make_file, .tidy = remove_all, .stop = stop_new_files, \
+     .bytes = size}
 #define DELETE(n, size) \
-    {.name = n, .per_instance = 1, .start = start_file, .prepare = write_file, \
-     .run = remove_file, .tidy = no_step, .stop = stop_file, .bytes = size}
+    {.name = n, .per_instance = 1, .most = FILES_PER_INSTANCE, .start = start_new_files, \
+     .prepare = make_batch, .run = remove_oldest, .tidy = no_step, .stop = stop_new_files, \
+     .bytes = size}
 
 static struct op ops[] = {
     SPAWN("fork", NULL, NULL),
@@ -547,33 +647,51 @@ static struct op ops[] = {
     DELETE("delete10k", 10 << 10),
     {.name = "mmap", .per_instance = 1, .start = start_mapped, .prepare = no_step,
      .run = run_mmap, .tidy = no_step, .stop = stop_mapped, .bytes = MAPPED_BYTES},
-    {.name = "fault", .per_instance = 1, .start = start_mapped, .prepare = map_file,
-     .run = run_fault, .tidy = unmap_file, .stop = stop_mapped, .bytes = MAPPED_BYTES},
+    {.name = "fault", .per_instance = 1, .most = MAPPINGS_PER_INSTANCE, .start = start_mapped,
+     .prepare = map_batch, .run = run_fault, .tidy = unmap_batch, .stop = stop_mapped,
+     .bytes = MAPPED_BYTES},
 };
 #define OPS (sizeof ops / sizeof ops[0])
 
 /* --- timing and figures ------------------------------------------------ */
 
-/* One instance: prepare, run (timed), tidy; records ns per operation when
- * `keep`. Returns -1 when the operation failed (and marks it). */
+/* The size of the instance after one of op->batch that took elapsed_ns:
+ * as many as take INSTANCE_NS at that pace, growing at most MOST_GROWTH
+ * times, between 1 and op->batch_most (batch.rs). */
+static void size_batch(struct op *op, uint64_t elapsed_ns)
+{
+    uint64_t fit = op->batch * INSTANCE_NS / (elapsed_ns ? elapsed_ns : 1);
+    uint64_t most = op->batch * MOST_GROWTH < op->batch_most ? op->batch * MOST_GROWTH : op->batch_most;
+    op->batch = fit < 1 ? 1 : fit > most ? most : fit;
+}
+
+/* One instance of op->batch operations: prepare, run them (timed), tidy;
+ * records ns per operation when `keep`, then sizes the next. Returns -1
+ * when the operation failed (and marks it). */
 static int instance(struct op *op, int keep)
 {
-    uint64_t overhead_ns = 0;
+    uint64_t overhead_ns = 0, n = op->batch;
     if (op->prepare(op) < 0)
         goto failed;
-    if (op->less_overhead && (overhead_ns = timed_overhead(op)) == 0)
+    if (op->less_overhead && (overhead_ns = timed_overhead(op, n)) == 0)
         goto failed;
     uint64_t started_ns = now_ns();
-    if (op->run(op) < 0)
-        goto failed;
+    for (uint64_t i = 0; i < n; i++)
+        if (op->run(op) < 0)
+            goto failed;
+    /* b2b's fault: the unmapping of the pages read is timed too, as
+     * lat_pagefault's difference keeps it (files.rs). */
+    if (op->fault_pages)
+        unmap_batch(op);
     uint64_t elapsed_ns = now_ns() - started_ns;
     if (op->tidy(op) < 0)
         goto failed;
     if (keep && op->count < op->capacity) {
         uint64_t per = op->fault_pages ? op->fault_pages : (uint64_t)op->per_instance;
         op->overheads[op->count] = overhead_ns;
-        op->samples[op->count++] = elapsed_ns / per;
+        op->samples[op->count++] = elapsed_ns / (per * n);
     }
+    size_batch(op, elapsed_ns);
     return 0;
 failed:
     op->failed = 1;
@@ -631,10 +749,13 @@ static void report(const char *mode, struct op *op)
     fflush(stdout);
 }
 
-/* Starts `op` for `capacity` instances; `per_page`: its page fault, if it is
- * the fault, read over every page (b2b, LMbench's way). */
-static int begin(struct op *op, size_t capacity, int per_page)
+/* Starts `op` for `capacity` instances; `b2b`: LMbench's way, instances
+ * of loops of operations and its page fault, if it is the fault, read over
+ * every page; else one operation an instance. */
+static int begin(struct op *op, size_t capacity, int b2b)
 {
+    op->batch = 1;
+    op->batch_most = b2b ? (op->most ? op->most : MOST_OPS) : 1;
     op->failed = 0;
     op->why = NULL;
     op->error = 0;
@@ -643,7 +764,7 @@ static int begin(struct op *op, size_t capacity, int per_page)
     op->samples = malloc(capacity * sizeof *op->samples);
     op->overheads = malloc(capacity * sizeof *op->overheads);
     op->fd = -1;
-    op->fault_pages = per_page && op->run == run_fault ? op->bytes / (size_t)sysconf(_SC_PAGESIZE) : 0;
+    op->fault_pages = b2b && op->run == run_fault ? op->bytes / (size_t)sysconf(_SC_PAGESIZE) : 0;
     if (!op->samples || !op->overheads || op->start(op) < 0) {
         op->failed = 1;
         return -1;

@@ -36,12 +36,14 @@ impl ThreadReader {
     /// A reader of the calling thread, with the cost of one reading timed.
     /// Without a readable `/proc/thread-self/schedstat` (a kernel without
     /// `CONFIG_SCHED_INFO`, no /proc) it reads everything else.
-    pub fn open() -> Self {
+    /// It reads the thread's CPU time from `cpu_time` (the thread's,
+    /// opened on it).
+    pub fn open(cpu_time: ThreadCpuTime) -> Self {
         let mut reader = Self {
             schedstat: File::open("/proc/thread-self/schedstat")
                 .ok()
                 .filter(|file| read_run_delay(file).is_some()),
-            cpu_time: ThreadCpuTime::open(),
+            cpu_time,
             reads: 0,
             ns_per_read: 0.0,
         };
@@ -258,7 +260,13 @@ impl EventSplitter {
     /// A splitter of the calling thread's events into `account` (normally
     /// empty, its storage allocated).
     pub fn open(account: LateAccount) -> Self {
-        let mut reader = ThreadReader::open();
+        Self::open_on(account, ThreadCpuTime::open())
+    }
+
+    /// A splitter as [`EventSplitter::open`] makes it, that reads the
+    /// thread's CPU time from `cpu_time`.
+    pub fn open_on(account: LateAccount, cpu_time: ThreadCpuTime) -> Self {
+        let mut reader = ThreadReader::open(cpu_time);
         let delays = DelayReader::open();
         let last = reader.read();
         Self {
@@ -369,6 +377,16 @@ impl Splitting {
         }
     }
 
+    /// Splitting as [`Splitting::open`] does, reading the thread's CPU time
+    /// from its CPU clock, with no counter on the thread (see
+    /// [`ThreadCpuTime::cpu_clock`]).
+    pub fn open_on_cpu_clock(account: Option<LateAccount>) -> Self {
+        Self {
+            splitter: account
+                .map(|account| EventSplitter::open_on(account, ThreadCpuTime::cpu_clock())),
+        }
+    }
+
     /// The calling thread's CPU time, for work done to it: the counter the
     /// split reads, or one of its own when nothing splits (one counter per
     /// thread either way). It must be read on the thread that opened this.
@@ -423,7 +441,7 @@ mod tests {
 
     #[test]
     fn a_reading_of_this_thread_moves_forward() {
-        let mut reader = ThreadReader::open();
+        let mut reader = ThreadReader::open(ThreadCpuTime::open());
         assert!(reader.ns_per_read() > 0.0);
         let first = reader.read();
         let mut x = 0u64;
@@ -436,6 +454,18 @@ mod tests {
         assert!(second.cpu_ns > first.cpu_ns);
         assert!(second.run_delay_ns >= first.run_delay_ns);
         assert_eq!(reader.reads(), 2);
+    }
+
+    /// The splitting of a probe that times its own context switches opens
+    /// no counter on its thread, and still reads its CPU time.
+    #[test]
+    fn splitting_on_the_cpu_clock_opens_no_counter() {
+        let splitting = Splitting::open_on_cpu_clock(Some(LateAccount::new()));
+        let cpu_time = splitting.cpu_time();
+        assert!(!cpu_time.has_counter());
+        assert!(cpu_time.read_ns() > 0);
+        assert!(splitting.splitter().is_some());
+        assert!(Splitting::open_on_cpu_clock(None).splitter().is_none());
     }
 
     #[test]

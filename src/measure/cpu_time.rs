@@ -42,6 +42,21 @@ impl ThreadCpuTime {
         Self { task_clock }
     }
 
+    /// The calling thread's CPU time from its CPU clock alone, with no
+    /// counter on the thread: for a thread that times its own context
+    /// switches (the micro probes' round trips), at each of which a perf
+    /// counter of the thread is switched out and in, and that reads its
+    /// CPU time only between what it times.
+    pub fn cpu_clock() -> Self {
+        Self { task_clock: None }
+    }
+
+    /// Whether it reads a perf counter of the thread (its task clock).
+    #[cfg(test)]
+    pub fn has_counter(&self) -> bool {
+        self.task_clock.is_some()
+    }
+
     /// The thread's CPU time, ns, on the scale of its CPU clock.
     pub fn read_ns(&self) -> u64 {
         self.task_clock
@@ -54,6 +69,14 @@ impl ThreadCpuTime {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_cpu_clock_alone_opens_no_counter_and_reads_the_cpu_clock() {
+        let cpu_time = ThreadCpuTime::cpu_clock();
+        assert!(!cpu_time.has_counter());
+        let (before_ns, read_ns) = (thread_cpu_ns(), cpu_time.read_ns());
+        assert!(before_ns <= read_ns && read_ns <= thread_cpu_ns());
+    }
 
     #[test]
     fn it_reads_the_threads_cpu_time_on_its_cpu_clocks_scale() {

@@ -36,6 +36,13 @@ impl LateSplit {
     pub fn open(self) -> Splitting {
         Splitting::open(self.account)
     }
+
+    /// Starts splitting as [`LateSplit::open`] does, reading the thread's
+    /// CPU time from its CPU clock: for a probe that times the thread's own
+    /// context switches, which a perf counter on the thread would slow.
+    pub fn open_on_cpu_clock(self) -> Splitting {
+        Splitting::open_on_cpu_clock(self.account)
+    }
 }
 
 /// A rule "ended more than `threshold_ns` after it was due", in words

@@ -2,9 +2,9 @@
 //! `micro` has samples and ordered figures, `micro:pipe` runs alone, the
 //! table is LMbench's (one median column per operation), LMbench's mode
 //! (`--micro-mode lmbench`) gives lat_ctx's switches and a fault per page
-//! and is recorded, and nothing is left behind — no partner process, no
-//! file — after a normal end or a SIGKILL of the orchestrator. No test
-//! asserts a latency.
+//! and is recorded, the spawner that forks is small, and nothing is left
+//! behind — no partner process, no file — after a normal end or a SIGKILL
+//! of the orchestrator. No test asserts a latency.
 
 use crate::common::{
     feelbench, leftovers, new_tag, read_json, require_root, stderr, stdout, tagged_processes,
@@ -205,6 +205,55 @@ fn sigkill_of_the_orchestrator_takes_the_partners_along() {
     child.wait().unwrap();
     let left = wait_for_no_tagged(&tag, Duration::from_secs(5));
     assert!(left.is_empty(), "left running: {left:?}");
+}
+
+/// The anonymous memory of process `pid`, KiB (`smaps_rollup`).
+fn anonymous_kib(pid: u32) -> Option<u64> {
+    let rollup = std::fs::read_to_string(format!("/proc/{pid}/smaps_rollup")).ok()?;
+    rollup
+        .lines()
+        .find_map(|line| line.strip_prefix("Anonymous:"))?
+        .trim()
+        .trim_end_matches("kB")
+        .trim()
+        .parse()
+        .ok()
+}
+
+/// A fork copies the forking process's page tables and the child's exit
+/// takes them down, so the spawner that forks must be small, as LMbench's
+/// lat_proc is: it was forked after the late split's account had been
+/// allocated, 4.3 MiB of anonymous memory in every fork.
+#[test]
+fn the_spawner_forks_without_the_probes_accounts() {
+    let dir = tempfile::tempdir().unwrap();
+    let tag = new_tag();
+    let mut child = feelbench(&tag, dir.path())
+        .args(["run", "--probe", "micro:fork", "--load", "none", "-t", "20"])
+        .args(["--warmup", "0.2", "-l", LOOPS_PER_MS, "-q"])
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let deadline = Instant::now() + Duration::from_secs(15);
+    let spawner = loop {
+        if let Some(&pid) = named(&tag, "fb-micro-spawn").first() {
+            break pid;
+        }
+        assert!(Instant::now() < deadline, "no spawner started");
+        std::thread::sleep(Duration::from_millis(50));
+    };
+    // Once the account would have been allocated: the window is open.
+    std::thread::sleep(Duration::from_secs(2));
+    let anonymous = anonymous_kib(spawner);
+    kill(Pid::from_raw(child.id() as i32), Signal::SIGKILL).unwrap();
+    child.wait().unwrap();
+    assert!(wait_for_no_tagged(&tag, Duration::from_secs(5)).is_empty());
+    let anonymous = anonymous.expect("the spawner's smaps_rollup");
+    assert!(
+        anonymous < 2048,
+        "the spawner has {anonymous} KiB anonymous"
+    );
 }
 
 #[test]

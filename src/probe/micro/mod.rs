@@ -1,8 +1,10 @@
 //! `micro` and `micro:OP`: LMbench's micro-latencies measured under load.
 //! Each operation (fork, exec, a pipe round trip, a file create, a page
 //! fault, ... see `ops`) runs at a steady rhythm for the scenario's
-//! duration, or in LMbench's warm back-to-back loops with `--micro-mode
-//! lmbench` (`rhythm`), each instance timed into a histogram of its own
+//! duration, one at a time, or in LMbench's warm back-to-back loops with
+//! `--micro-mode lmbench` (`rhythm`, and `batch`: an instance is then a
+//! loop of them, its time divided by their number, as LMbench times), each
+//! instance timed into a histogram of its own
 //! (`record`); `micro` runs them all, taking turns, and shows LMbench's
 //! table (one median column per operation, the loads as rows); `micro:OP`
 //! runs one. The registry entries come from one generic definition, [`def`],
@@ -28,11 +30,19 @@
 //! add two to the gap between back-to-back instances), and late when it is
 //! done more than [`LATE_AFTER_NS`] after that.
 //!
+//! The thread that times reads its CPU time for the split from its CPU
+//! clock, not from a perf task clock as the other probes do: a counter on
+//! the thread is switched at each of its context switches, which the
+//! round trips and switches time (it added about 1 µs to a pipe round trip
+//! of 5 µs on this project's VM), and the CPU clock is read only between
+//! instances.
+//!
 //! The probe shares its memory ([`MemoryPolicy::Shared`]): it faults and
 //! maps on purpose, and with locked memory (`MCL_FUTURE`) every new mapping
 //! would be populated at once, so `mmap` would read no page lazily and
 //! `fault` would time no fault.
 
+mod batch;
 mod files;
 mod ops;
 mod partner;
@@ -55,6 +65,7 @@ use crate::measure::window::Window;
 use crate::sim::micro::MicroMode;
 use crate::sim::{SettingsGroup, WorkParams};
 use crate::system::cpulist::CpuList;
+use batch::Batch;
 use ops::{OpDef, Operation, Timed, OPS};
 use record::OpRecord;
 use rhythm::Turns;
@@ -116,7 +127,7 @@ fn build<const OP: usize>(params: &WorkParams) -> Result<Box<dyn Probe>, super::
         ops: ops_of(OP),
         mode: params.micro,
         ready: None,
-        late: Some(LateSplit::new(params)),
+        params: params.clone(),
     }))
 }
 
@@ -149,8 +160,11 @@ struct MicroProbe {
     mode: MicroMode,
     /// The operations started and their records, once prepared.
     ready: Option<Ready>,
-    /// The account its instances are split into, until it measures.
-    late: Option<LateSplit>,
+    /// The run's parameters, for the account its instances are split
+    /// into: allocated only once the spawners and partners are forked (its
+    /// histograms are about 4 MiB, which a spawner would otherwise copy
+    /// into each fork, see `procs`).
+    params: WorkParams,
 }
 
 /// What the probe measures with, made before its window.
@@ -167,6 +181,8 @@ struct Running {
     /// Index of its record.
     record: usize,
     operation: Box<dyn Operation>,
+    /// The size of its next instance.
+    batch: Batch,
 }
 
 impl Probe for MicroProbe {
@@ -184,7 +200,7 @@ impl Probe for MicroProbe {
             .map(|op| (op.start)(dir, self.mode))
             .collect();
         // Only now, so that the spawners and partners were forked without
-        // the histograms (see `procs`).
+        // the histograms (see `procs`), and the account below too.
         let mut records: Vec<OpRecord> = self.ops.iter().map(OpRecord::new).collect();
         let mut running = Vec::new();
         for (index, started) in started.into_iter().enumerate() {
@@ -192,12 +208,13 @@ impl Probe for MicroProbe {
                 Ok(operation) => running.push(Running {
                     record: index,
                     operation,
+                    batch: Batch::new(self.mode, self.ops[index].most),
                 }),
                 Err(error) => records[index].fail(error.to_string()),
             }
         }
         warm_up(&mut running, &mut records);
-        let splitting = self.late.take().unwrap_or_else(LateSplit::off).open();
+        let splitting = LateSplit::new(&self.params).open_on_cpu_clock();
         self.ready = Some(Ready {
             running,
             records,
@@ -238,10 +255,14 @@ impl Probe for MicroProbe {
 /// Runs each operation once, untimed, as LMbench's loops start with
 /// untimed rounds: the first fork of a spawner, exec of a program, file of a
 /// directory or round trip of a pair costs more than the next, and happens
-/// here rather than in the window. An operation that fails leaves the set.
+/// here rather than in the window; it sizes the first instance of
+/// LMbench's way. An operation that fails leaves the set.
 fn warm_up(running: &mut Vec<Running>, records: &mut [OpRecord]) {
-    running.retain_mut(|op| match time_instance(op.operation.as_mut()) {
-        Ok(_) => true,
+    running.retain_mut(|op| match time_instance(op.operation.as_mut(), 1) {
+        Ok((_, timed)) => {
+            op.batch.after(timed.elapsed_ns);
+            true
+        }
         Err(error) => {
             records[op.record].fail(error.to_string());
             false
@@ -284,7 +305,7 @@ fn repeat(
         sleep_until_ns(at_ns);
         let op = &mut running[turn];
         splitting.woke();
-        let instance = time_instance(op.operation.as_mut());
+        let instance = time_instance(op.operation.as_mut(), op.batch.n());
         let times = EventTimes {
             due_ns: at_ns,
             cpu_wanted_ns: None,
@@ -293,6 +314,7 @@ fn repeat(
         match instance {
             Ok((started_ns, timed)) => {
                 records[op.record].record(window, started_ns, timed);
+                op.batch.after(timed.elapsed_ns);
             }
             Err(error) => {
                 records[op.record].fail(error.to_string());
@@ -305,12 +327,12 @@ fn repeat(
     }
 }
 
-/// One instance of `operation`: when its timed part started, and what it
-/// measured.
-fn time_instance(operation: &mut dyn Operation) -> Result<(u64, Timed), ops::OpError> {
-    operation.prepare()?;
+/// One instance of `n` operations of `operation`: when its timed part
+/// started, and what it measured.
+fn time_instance(operation: &mut dyn Operation, n: u64) -> Result<(u64, Timed), ops::OpError> {
+    operation.prepare(n)?;
     let started_ns = now_ns();
-    let timed = operation.timed()?;
+    let timed = operation.timed(n)?;
     operation.tidy()?;
     Ok((started_ns, timed))
 }
@@ -365,6 +387,27 @@ mod tests {
             err,
             "no micro-operation could run: fork: cannot fork: no; exec: cannot exec: no"
         );
+    }
+
+    /// The thread that times opens no perf counter on itself for the
+    /// split (one would be switched at each context switch it times).
+    #[test]
+    fn the_timing_thread_splits_on_its_cpu_clock() {
+        let dir = tempfile::tempdir().unwrap();
+        let params = WorkParams {
+            micro: MicroMode::Lmbench,
+            ..WorkParams::for_tests()
+        };
+        let mut probe = MicroProbe {
+            ops: ops_of(5),
+            mode: params.micro,
+            ready: None,
+            params: params.clone(),
+        };
+        probe.prepare(&dir.path().join("micro")).unwrap();
+        let ready = probe.ready.as_ref().unwrap();
+        assert!(ready.splitting.splitter().is_some());
+        assert!(!ready.splitting.cpu_time().has_counter());
     }
 
     /// Sub-window sample counts of every operation of `micro` in a

@@ -1,10 +1,11 @@
 //! The micro-operations, in LMbench's order: their names, what each times,
 //! and how each is made ready ([`OpDef::start`]). An [`Operation`] is repeated by
-//! the probe's loop; only [`Operation::run`] is timed, and an instance says
-//! how many operations it held and what LMbench subtracts from each
-//! ([`Timed`]). Where the machine cannot do one (no loopback, no room), its
-//! `start` or an instance fails with an [`OpError`] and the probe leaves
-//! that operation out.
+//! the probe's loop, an instance at a time: `n` operations back to back
+//! (one when paced, LMbench's loop in its mode, see `batch`), of which only
+//! [`Operation::run`] is timed; an instance says how many operations it
+//! held and what LMbench subtracts from each ([`Timed`]). Where the machine
+//! cannot do one (no loopback, no room), its `start` or an instance fails
+//! with an [`OpError`] and the probe leaves that operation out.
 
 use super::files::{Create, Delete, Fault, Mmap};
 use super::procs::Spawn;
@@ -27,6 +28,9 @@ pub struct OpDef {
     /// median of the token passing and summing timed without a switch
     /// (`OP_overhead`), with the switch as timed kept beside them.
     pub less_overhead: bool,
+    /// The most operations an instance holds (LMbench's 100 files per
+    /// directory; a few mappings of the fault's file at a time).
+    pub most: u64,
     /// Makes it ready in the probe's private directory, for the mode of the
     /// run (partners started, files written): what is not timed and
     /// happens once.
@@ -46,13 +50,34 @@ impl OpDef {
 /// Bytes of the working set each process of `ctx64` sums per pass.
 const CTX_LARGE_BYTES: usize = 64 << 10;
 
+/// The most operations of an instance where nothing else bounds them:
+/// more than LMbench's loop of the quickest (a round trip of a few µs)
+/// holds in a `batch::INSTANCE_NS`.
+const MOST: u64 = 10_000;
+
+/// The most files an instance of a file operation makes or removes: as
+/// lat_fs, which puts at most 100 files in a directory.
+const FILES_PER_INSTANCE: u64 = 100;
+
+/// The most fresh mappings of the fault's file an instance reads.
+const MAPPINGS_PER_INSTANCE: u64 = 16;
+
 /// An operation whose figure is its time as taken.
 const fn op(probe: &'static str, summary: &'static str, start: Start) -> OpDef {
     OpDef {
         probe,
         summary,
         less_overhead: false,
+        most: MOST,
         start,
+    }
+}
+
+/// A file operation: at most [`FILES_PER_INSTANCE`] an instance.
+const fn file_op(probe: &'static str, summary: &'static str, start: Start) -> OpDef {
+    OpDef {
+        most: FILES_PER_INSTANCE,
+        ..op(probe, summary, start)
     }
 }
 
@@ -120,65 +145,72 @@ pub const OPS: [OpDef; 18] = [
         "LMbench TCP connect: connect to a partner listening on loopback, close",
         |_, _| Ok(Box::new(Connect::start()?)),
     ),
-    op(
+    file_op(
         "micro:create0",
-        "LMbench 0K file create: create and close an empty file",
-        |dir, _| Ok(Box::new(Create::new(dir, "create0", 0))),
+        "LMbench 0K file create: create and close a new empty file",
+        |dir, _| Ok(Box::new(Create::new(dir, "create0", 0)?)),
     ),
-    op(
+    file_op(
         "micro:delete0",
         "LMbench 0K file delete: unlink an empty file",
-        |dir, _| Ok(Box::new(Delete::new(dir, "delete0", 0))),
+        |dir, _| Ok(Box::new(Delete::new(dir, "delete0", 0)?)),
     ),
-    op(
+    file_op(
         "micro:create1k",
-        "LMbench 1K file create: create, write 1 KiB, close",
-        |dir, _| Ok(Box::new(Create::new(dir, "create1k", 1 << 10))),
+        "LMbench 1K file create: create a new file, write 1 KiB, close",
+        |dir, _| Ok(Box::new(Create::new(dir, "create1k", 1 << 10)?)),
     ),
-    op(
+    file_op(
         "micro:delete1k",
         "LMbench 1K file delete: unlink a 1 KiB file",
-        |dir, _| Ok(Box::new(Delete::new(dir, "delete1k", 1 << 10))),
+        |dir, _| Ok(Box::new(Delete::new(dir, "delete1k", 1 << 10)?)),
     ),
-    op(
+    file_op(
         "micro:create10k",
-        "LMbench 10K file create: create, write 10 KiB, close",
-        |dir, _| Ok(Box::new(Create::new(dir, "create10k", 10 << 10))),
+        "LMbench 10K file create: create a new file, write 10 KiB, close",
+        |dir, _| Ok(Box::new(Create::new(dir, "create10k", 10 << 10)?)),
     ),
-    op(
+    file_op(
         "micro:delete10k",
         "LMbench 10K file delete: unlink a 10 KiB file",
-        |dir, _| Ok(Box::new(Delete::new(dir, "delete10k", 10 << 10))),
+        |dir, _| Ok(Box::new(Delete::new(dir, "delete10k", 10 << 10)?)),
     ),
     op(
         "micro:mmap",
-        "LMbench mmap latency: map a 1 MiB cached file, read a byte every 16 KiB, unmap",
+        "LMbench mmap latency: map a 1 MiB cached file shared, write a byte every 16 KiB of its first tenth, unmap",
         |dir, _| Ok(Box::new(Mmap::new(dir)?)),
     ),
-    op(
-        "micro:fault",
-        "LMbench page fault: first read of a page of a fresh mapping of a cached file (lmbench mode: all its pages, per page)",
-        |dir, mode| Ok(Box::new(Fault::new(dir, mode)?)),
-    ),
+    OpDef {
+        most: MAPPINGS_PER_INSTANCE,
+        ..op(
+            "micro:fault",
+            "LMbench page fault: first read of a page of a fresh mapping of a cached file (lmbench mode: all its pages, per page)",
+            |dir, mode| Ok(Box::new(Fault::new(dir, mode)?)),
+        )
+    },
 ];
 
-/// One micro-operation, ready to be repeated.
+/// One micro-operation, ready to be repeated an instance at a time.
 pub trait Operation {
-    /// Gets the next instance ready, untimed (the file a delete removes).
-    fn prepare(&mut self) -> Result<(), OpError> {
+    /// Gets the next instance of `n` operations ready, untimed (the files
+    /// a delete removes).
+    fn prepare(&mut self, _n: u64) -> Result<(), OpError> {
         Ok(())
     }
-    /// One instance: what is timed.
+    /// One operation: what is timed.
     fn run(&mut self) -> Result<(), OpError>;
-    /// One instance timed: [`Operation::run`] timed here, unless the
-    /// operation is timed where it happens (in a partner), holds more than
-    /// one operation or has an overhead to subtract.
-    fn timed(&mut self) -> Result<Timed, OpError> {
+    /// An instance of `n` operations back to back, timed as one (as
+    /// LMbench's loops are): [`Operation::run`] `n` times, timed here,
+    /// unless the operation is timed where it happens (in a partner), holds
+    /// more than one operation a run or has an overhead to subtract.
+    fn timed(&mut self, n: u64) -> Result<Timed, OpError> {
         let started_ns = now_ns();
-        self.run()?;
-        Ok(Timed::one(now_ns() - started_ns))
+        for _ in 0..n {
+            self.run()?;
+        }
+        Ok(Timed::of(now_ns() - started_ns, n))
     }
-    /// Cleans up after an instance, untimed (the file a create made).
+    /// Cleans up after an instance, untimed (the files a create made).
     fn tidy(&mut self) -> Result<(), OpError> {
         Ok(())
     }
@@ -189,21 +221,22 @@ pub trait Operation {
 pub struct Timed {
     /// How long the instance took, in ns.
     pub elapsed_ns: u64,
-    /// How many operations it held (a round trip two switches, LMbench's
-    /// page-fault instance a page each); at least 1.
+    /// How many operations it held (LMbench's loop of them; a round trip
+    /// two switches, LMbench's page-fault instance a page each); at least 1.
     pub ops: u64,
     /// What LMbench subtracts from each operation, in ns (lat_ctx's token
-    /// passing and summing, timed without a switch), for the operations
-    /// that have it.
+    /// passing and summing, timed without a switch, each's time in a loop
+    /// of them), for the operations that have it.
     pub overhead_ns: Option<u64>,
 }
 
 impl Timed {
-    /// One operation that took `elapsed_ns`, nothing to subtract.
-    pub fn one(elapsed_ns: u64) -> Self {
+    /// `ops` operations that took `elapsed_ns` together, nothing to
+    /// subtract.
+    pub fn of(elapsed_ns: u64, ops: u64) -> Self {
         Self {
             elapsed_ns,
-            ops: 1,
+            ops,
             overhead_ns: None,
         }
     }
@@ -263,9 +296,9 @@ mod tests {
         assert_eq!(round_trip.per_op_ns(), 5_000);
         let faults = Timed {
             ops: 256,
-            ..Timed::one(25_600)
+            ..Timed::of(25_600, 1)
         };
         assert_eq!(faults.per_op_ns(), 100);
-        assert_eq!(Timed::one(7).per_op_ns(), 7);
+        assert_eq!(Timed::of(7, 1).per_op_ns(), 7);
     }
 }

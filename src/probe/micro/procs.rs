@@ -5,9 +5,10 @@
 //! operation starts, before the probe allocates its histograms: the cost of
 //! a fork grows with the anonymous memory of the process that forks (every
 //! page is shared with the child and released again at its exit), and the
-//! probe's histograms are about 20 MiB of it, where LMbench's lat_proc is a
-//! small program. The spawner times each fork to the end of the wait itself
-//! and sends the time back. The program's path and arguments are made
+//! probe's histograms are about 20 MiB of it and the late split's account
+//! 4 MiB, where LMbench's lat_proc is a small program. The spawner times the forks it is asked for (one, or
+//! LMbench's loop of them), each to the end of its wait, back to back, and
+//! sends the time back. The program's path and arguments are made
 //! before it is forked, so after each fork the child only calls `execv` and
 //! `_exit`, which are safe after a fork.
 
@@ -26,8 +27,12 @@ struct Program {
     argv: Vec<*const c_char>,
 }
 
-/// A spawner's answer to a request: the time of the fork to the end of the
-/// wait, or why the child failed.
+/// A request to a spawner: how many forks (each with its wait), back to
+/// back.
+type Request = [u8; 8];
+
+/// A spawner's answer to a request: the time of the forks to the end of
+/// the last wait, or why a child failed.
 type Reply = [u8; 8];
 
 /// What a spawner answers when the child did not exit with 0.
@@ -72,12 +77,13 @@ impl Spawn {
 
 impl Operation for Spawn {
     fn run(&mut self) -> Result<(), OpError> {
-        self.timed().map(drop)
+        self.timed(1).map(drop)
     }
 
-    fn timed(&mut self) -> Result<Timed, OpError> {
+    fn timed(&mut self, n: u64) -> Result<Timed, OpError> {
+        let request: Request = n.to_ne_bytes();
         self.requests
-            .write_all(&[1])
+            .write_all(&request)
             .map_err(OpError::of("cannot ask the spawner process"))?;
         let mut reply: Reply = [0; 8];
         self.replies
@@ -88,37 +94,41 @@ impl Operation for Spawn {
                 what: "the child process failed",
                 error: io::Error::other("it did not exit with 0 (is the program there?)"),
             }),
-            elapsed_ns => Ok(Timed::one(elapsed_ns)),
+            elapsed_ns => Ok(Timed::of(elapsed_ns, n)),
         }
     }
 }
 
-/// The spawner: for each request, forks a child, waits for it and answers
-/// with the time that took, until the worker's end is gone.
+/// The spawner: for each request of `n`, forks a child, waits for it, `n`
+/// times back to back, and answers with the time that took, until the
+/// worker's end is gone.
 fn serve(mut requests: PipeReader, mut replies: PipeWriter, program: Option<&Program>) {
-    let mut request = [0_u8; 1];
+    let mut request: Request = [0; 8];
     while requests.read_exact(&mut request).is_ok() {
-        let answer = fork_and_wait(program).unwrap_or(FAILED);
+        let n = u64::from_ne_bytes(request);
+        let started_ns = now_ns();
+        let all_exited = (0..n).all(|_| fork_and_wait(program));
+        let answer = match all_exited {
+            true => now_ns() - started_ns,
+            false => FAILED,
+        };
         if replies.write_all(&answer.to_ne_bytes()).is_err() {
             return;
         }
     }
 }
 
-/// Forks a child that runs `program` (or exits) and waits for it; the
-/// time that took, `None` when the child failed.
-fn fork_and_wait(program: Option<&Program>) -> Option<u64> {
-    let started_ns = now_ns();
+/// Forks a child that runs `program` (or exits) and waits for it; whether
+/// the child exited with 0.
+fn fork_and_wait(program: Option<&Program>) -> bool {
     // SAFETY: the spawner is single-threaded; the child only calls
     // async-signal-safe functions on what was made before the fork.
     let child = match unsafe { fork() } {
         Ok(ForkResult::Child) => run_child(program),
         Ok(ForkResult::Parent { child }) => child,
-        Err(_) => return None,
+        Err(_) => return false,
     };
-    let status = waitpid(child, None);
-    let elapsed_ns = now_ns() - started_ns;
-    matches!(status, Ok(WaitStatus::Exited(_, 0))).then_some(elapsed_ns)
+    matches!(waitpid(child, None), Ok(WaitStatus::Exited(_, 0)))
 }
 
 /// The child: runs the program, if any, else exits.

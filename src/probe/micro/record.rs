@@ -149,8 +149,8 @@ mod tests {
         let (fork, ctx) = (&OPS[0], &OPS[3]);
         let mut forks = OpRecord::new(fork);
         let mut switches = OpRecord::new(ctx);
-        forks.record(WINDOW, WINDOW.start_ns, Timed::one(100_000));
-        forks.record(WINDOW, WINDOW.start_ns + 60 * MS, Timed::one(300_000));
+        forks.record(WINDOW, WINDOW.start_ns, Timed::of(100_000, 1));
+        forks.record(WINDOW, WINDOW.start_ns + 60 * MS, Timed::of(300_000, 1));
         let round_trip = Timed {
             elapsed_ns: 8_000,
             ops: 2,
@@ -175,7 +175,7 @@ mod tests {
     #[test]
     fn a_failed_operation_has_no_samples_and_is_counted() {
         let mut udp = OpRecord::new(&OPS[7]);
-        udp.record(WINDOW, WINDOW.start_ns, Timed::one(50_000));
+        udp.record(WINDOW, WINDOW.start_ns, Timed::of(50_000, 1));
         udp.fail("no reply".into());
         assert_eq!(udp.failure(), Some("no reply"));
         let measured = tallies(&[udp, OpRecord::new(&OPS[8])], WINDOW, 1_000 * MS);
