@@ -47,9 +47,11 @@ while getopts ":b:t:r:k:a:w:h" opt; do
 done
 shift $((OPTIND - 1))
 
-# One run with the build, its own XDG_DATA_HOME, into the store $1.
+# One run with the build, its own XDG_DATA_HOME, into the store $1; a run
+# whose file is there already is kept (runs adds to a set made before).
 run() {
     local store=$1 out=$2; shift 2
+    [[ -f $out ]] && return
     (cd "$work" && XDG_DATA_HOME=$work/xdg FEELBENCH_STORE=$store "$build" run -q -t "$secs" "$@" -o "$out" \
         >"$out.out" 2>"$out.log") || { echo "run $out failed:" >&2; tail -5 "$out.log" >&2; }
 }

@@ -51,6 +51,8 @@ pub struct BetweenRuns {
     pub df: f64,
     /// Runs the spread came from.
     pub runs: usize,
+    /// The column whose series the spread is of.
+    pub of_column: usize,
 }
 
 impl History {
@@ -137,15 +139,23 @@ impl History {
     /// two are compared as like for like). `None` when neither has one.
     pub fn between(&self, column: usize, other: usize, figure: &FigureOf) -> Option<BetweenRuns> {
         let own = self.columns.get(column)?;
-        let spread = own
-            .spreads
-            .get(figure)
-            .or_else(|| self.columns.get(other)?.spreads.get(figure))?;
+        let (spread, of_column) = match own.spreads.get(figure) {
+            Some(spread) => (spread, column),
+            None => (self.columns.get(other)?.spreads.get(figure)?, other),
+        };
         Some(BetweenRuns {
             se: (spread.variance / own.merged as f64).sqrt(),
             df: spread.df,
             runs: spread.runs,
+            of_column,
         })
+    }
+
+    /// Whether two spreads are one estimate: of one series (or one
+    /// borrowed from the other's).
+    pub fn same_estimate(&self, a: &BetweenRuns, b: &BetweenRuns) -> bool {
+        let series = |c: usize| self.columns.get(c).map(|s| s.series.as_str());
+        series(a.of_column) == series(b.of_column)
     }
 }
 

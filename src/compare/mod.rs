@@ -365,7 +365,10 @@ fn row(
         .enumerate()
         .map(|(i, e)| {
             e.map(|e| {
-                let between = (history.between(0, i, &key), history.between(i, 0, &key));
+                let between = match (history.between(0, i, &key), history.between(i, 0, &key)) {
+                    (Some(b), Some(t)) => Some((b, t, history.same_estimate(&b, &t))),
+                    _ => None,
+                };
                 cell(figure, base.filter(|_| i > 0), e, i == 0, alpha, between)
             })
         })
@@ -383,14 +386,15 @@ fn row(
 }
 
 /// A cell of `this` against `base`; `between` is the history's spread of
-/// the baseline's value and of this one's, where the store has one.
+/// the baseline's value and of this one's, where the store has both, and
+/// whether they are one estimate.
 fn cell(
     figure: &Figure,
     base: Option<FigureEstimate>,
     this: FigureEstimate,
     is_baseline: bool,
     alpha: f64,
-    between: (Option<BetweenRuns>, Option<BetweenRuns>),
+    between: Option<(BetweenRuns, BetweenRuns, bool)>,
 ) -> Cell {
     let mut cell = Cell {
         value: this.value,
@@ -414,16 +418,24 @@ fn cell(
         ChangeUnit::Points => Some(this.value - base.value),
         ChangeUnit::Percent => (base.value != 0.0).then(|| 100.0 * (this.value / base.value - 1.0)),
     };
+    let one_estimate = between.is_some_and(|(_, _, one)| one);
     let Some((spread, base_e, this_e)) = judged(&base, &this, between) else {
         cell.verdict = Verdict::Untested;
         cell.untested = Some(Untested::WithoutInterval);
         return cell;
     };
-    let Some(outcome) = welch::test(&base_e, &this_e) else {
+    let Some(mut outcome) = welch::test(&base_e, &this_e) else {
         cell.verdict = Verdict::Untested;
         cell.untested = Some(Untested::WithoutSpread);
         return cell;
     };
+    if one_estimate {
+        // Both runs are widened by one estimate of one series' spread,
+        // not two independent ones: no more degrees of freedom than the
+        // fewer of the two.
+        outcome.df = outcome.df.min(base_e.df).min(this_e.df);
+        outcome.p = crate::stats::two_sided_p(outcome.t, outcome.df);
+    }
     cell.spread = Some(spread);
     cell.p = Some(outcome.p);
     let difference = this.value - base.value;
@@ -447,9 +459,9 @@ fn cell(
 fn judged(
     base: &FigureEstimate,
     this: &FigureEstimate,
-    between: (Option<BetweenRuns>, Option<BetweenRuns>),
+    between: Option<(BetweenRuns, BetweenRuns, bool)>,
 ) -> Option<(Spread, Estimate, Estimate)> {
-    if let (Some(b), Some(t)) = between {
+    if let Some((b, t, _)) = between {
         return Some((Spread::History, widened(base, b), widened(this, t)));
     }
     let ((base_e, base_m), (this_e, this_m)) = (base.uncertainty?, this.uncertainty?);

@@ -128,8 +128,8 @@ fn audio_row(figure: &str, base: FigureEstimate, this: FigureEstimate) -> Row {
         better: figure.better(),
         change_unit: figure.change_unit(),
         cells: vec![
-            Some(cell(&figure, None, base, true, 0.01, (None, None))),
-            Some(cell(&figure, Some(base), this, false, 0.01, (None, None))),
+            Some(cell(&figure, None, base, true, 0.01, None)),
+            Some(cell(&figure, Some(base), this, false, 0.01, None)),
         ],
     }
 }
@@ -609,4 +609,28 @@ fn a_verdict_within_the_run_alone_cannot_fail_the_gate() {
     let text = text::render(&c, Layout::Columns);
     assert!(text.contains("worse [w]"), "{text}");
     assert!(text.contains("--fail-on leaves these out"), "{text}");
+}
+
+#[test]
+fn runs_of_one_series_share_one_estimate_of_its_spread() {
+    // Four other runs: differences 300, -600, 500 µs, a variance of
+    // 700000 / 6 with 2 (n - 1)² / (3n - 4) = 2.25 degrees of freedom. Both
+    // runs are widened by that one estimate, so the test has 2.25, not the
+    // 4.5 two independent estimates would give.
+    let runs = [synthetic_run(1.0, 1), synthetic_run(2.0, 2)];
+    let keys: Vec<String> = runs.iter().map(crate::store::rows::run_key).collect();
+    let points = history_points(&runs[0], "mean", &[1000.0, 1300.0, 700.0, 1200.0]);
+    let history = History::of_points("s".into(), &runs, &[1, 1], &keys, &points);
+    let c = compare_with(&runs, "mean", &history);
+    let row = c.rows.iter().find(|r| r.cells[1].is_some()).unwrap();
+    let (base, this) = (
+        row.cells[0].as_ref().unwrap(),
+        row.cells[1].as_ref().unwrap(),
+    );
+    let t = (this.value - base.value) / (2.0 * 700_000.0 / 6.0_f64).sqrt();
+    let expected = crate::stats::two_sided_p(t, 2.25);
+    assert!(
+        (this.p.unwrap() - expected).abs() < 1e-9,
+        "{this:?} {expected}"
+    );
 }
