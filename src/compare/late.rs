@@ -392,4 +392,63 @@ mod tests {
         let cell = rows[0].cells[1].as_ref().unwrap();
         assert_eq!(cell.untested, Some(Untested::MissingBaseline));
     }
+
+    #[test]
+    fn causes_are_corrected_together() {
+        // 40 → 22 of 100 late for the run queue (p about 0.006) and 20 → 7
+        // blocked (about 0.007): each alone passes 0.01, the two together
+        // do not (Holm: 0.012 for the smaller).
+        let runs = [
+            run_with(Some(causes(40, 20))),
+            run_with(Some(causes(22, 7))),
+        ];
+        let rows = rows(&runs, 0.01);
+        assert_eq!(rows.len(), 2);
+        for row in &rows {
+            let cell = row.cells[1].as_ref().unwrap();
+            assert!(cell.p.unwrap() < 0.01, "{cell:?}");
+            assert!(cell.p_adjusted.unwrap() >= 0.01, "{cell:?}");
+            assert_eq!(cell.verdict, Verdict::NoDifference, "{cell:?}");
+            assert_eq!(cell.spread, Some(Spread::WithinRun));
+        }
+    }
+
+    /// The fixture run whose audio under burn has three repeats, `late[i]`
+    /// of 100 events late for the run queue in repeat `i`.
+    fn run_with_repeats(late: [u64; 3]) -> RunDocument {
+        let mut run = run_with(Some(causes(late.iter().sum::<u64>() / 3, 0)));
+        let scenario = &mut run.scenarios[1];
+        scenario.repeats = late
+            .iter()
+            .map(|&n| {
+                let mut m = scenario.outcome.clone();
+                m.result.as_mut().unwrap().late = Some(causes(n, 0));
+                m
+            })
+            .collect();
+        run
+    }
+
+    #[test]
+    fn repeats_are_tested_by_their_spread() {
+        let runs = [
+            run_with_repeats([40, 42, 38]),
+            run_with_repeats([22, 25, 20]),
+        ];
+        let called = rows(&runs, 0.01);
+        let cell = called[0].cells[1].as_ref().unwrap();
+        assert_eq!(cell.spread, Some(Spread::Repeats), "{cell:?}");
+        assert_eq!(cell.verdict, Verdict::Better, "{cell:?}");
+        // Repeats that scatter as widely as they differ are not called.
+        let runs = [
+            run_with_repeats([10, 70, 13]),
+            run_with_repeats([40, 6, 20]),
+        ];
+        let scattered = rows(&runs, 0.01);
+        let cell = scattered[0].cells[1].as_ref().unwrap();
+        assert_eq!(
+            (cell.spread, cell.verdict),
+            (Some(Spread::Repeats), Verdict::NoDifference)
+        );
+    }
 }
