@@ -197,7 +197,7 @@ fn bad_options_are_refused_with_exit_2() {
 /// A store in `dir` of six copies of the nice-0 run of tests/data (runs
 /// 1–6, one series), each figure of copy `i` scaled by `factors[i]`: a
 /// history whose run-to-run spread is as wide as the factors make it.
-fn store_with_spread(dir: &Path, factors: [f64; 6]) -> PathBuf {
+pub fn store_with_spread(dir: &Path, factors: [f64; 6]) -> PathBuf {
     let runs = dir.join("history");
     std::fs::create_dir_all(&runs).unwrap();
     let nice0 = read_json(Path::new(NICE0));
