@@ -400,10 +400,16 @@ pub struct CompareArgs {
     #[arg(short = 'o', long = "output", value_name = "FILE")]
     output: Option<PathBuf>,
     /// `worse`: exit 3 when a figure got significantly worse than the
-    /// baseline by more than its minimum effect (each said on stderr; the
-    /// comparison is still written).
+    /// baseline by more than its minimum effect, judged against a spread
+    /// between runs (the store's runs of the series, or repeats); a verdict
+    /// on the spread within each run alone never fails (each said on
+    /// stderr; the comparison is still written).
     #[arg(long = "fail-on", value_name = "WHAT", value_enum)]
     fail_on: Option<regressions::FailOnChoice>,
+    /// Judge each difference on the runs alone, not against the store's
+    /// run-to-run spread of their series.
+    #[arg(long = "no-history")]
+    no_history: bool,
     #[command(flatten)]
     store: store::StoreArgs,
 }
@@ -434,8 +440,9 @@ impl CompareArgs {
         Ok(CompareSettings {
             store: match from_store {
                 true => Some(self.store.location()?),
-                false => None,
+                false => self.store.location().ok(),
             },
+            history: !self.no_history,
             sources,
             fail_on_worse: self.fail_on == Some(regressions::FailOnChoice::Worse),
             names: self.names,

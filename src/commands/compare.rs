@@ -1,18 +1,23 @@
 //! `feelbench compare RUN RUN ...`: reads the runs (files, runs of the
 //! store by id, or queries of the store whose runs are merged into one
-//! column), compares them against the first, renders the comparison in
-//! the chosen format and, with `--fail-on worse`, exits 3 when a figure
-//! got significantly worse.
+//! column), reads from the store how much each figure of their series moves
+//! from run to run, compares them against the first, renders the comparison
+//! in the chosen format and, with `--fail-on worse`, exits 3 when a figure
+//! got significantly worse against a spread between runs.
 
 use super::store::{open, stored_run};
 use super::Format;
-use crate::compare::{column_names, csv, html, markdown, text, CompareOptions, Comparison, Layout};
+use crate::compare::history::History;
+use crate::compare::{
+    column_names, csv, html, markdown, text, CompareOptions, Comparison, Layout, Spread,
+};
 use crate::exit::{ExitCode, UsageError};
 use crate::probe;
 use crate::report::file::read_run;
 use crate::report::merge::runs::merge_runs;
 use crate::report::schema::RunDocument;
 use crate::store::query::RunFilter;
+use crate::store::rows::run_key;
 use crate::store::{Store, StoreLocation};
 use anyhow::Context as _;
 use std::path::PathBuf;
@@ -37,8 +42,12 @@ pub enum RunSource {
 pub struct CompareSettings {
     /// The runs; the first is the baseline.
     pub sources: Vec<RunSource>,
-    /// The store, when a run comes from one.
+    /// The store runs come from and the history is read from; `None` when
+    /// there is none (no home directory).
     pub store: Option<StoreLocation>,
+    /// Judge differences against the store's run-to-run spread of the
+    /// runs' series (off with `--no-history`).
+    pub history: bool,
     /// One column name per run, or none for the defaults.
     pub names: Vec<String>,
     /// The significance level and the figures, checked.
@@ -60,6 +69,8 @@ struct Loaded {
     origin: String,
     /// Its column's name unless `--name` gives one (a query's text).
     name: Option<String>,
+    /// The store keys of the runs it is, or merges.
+    keys: Vec<String>,
 }
 
 /// Compares the runs `settings` name, writes the rendering and, with
@@ -95,8 +106,16 @@ fn render(settings: &CompareSettings) -> anyhow::Result<(String, Comparison)> {
             .collect(),
     };
     let names = column_names(&runs, &given);
-    let origins = loaded.into_iter().map(|l| l.origin).collect();
-    let comparison = Comparison::build(&runs, names, origins, &settings.options);
+    let merged: Vec<usize> = loaded.iter().map(|l| l.keys.len()).collect();
+    let exclude: Vec<String> = loaded.iter().flat_map(|l| l.keys.clone()).collect();
+    let origins: Vec<String> = loaded.into_iter().map(|l| l.origin).collect();
+    let alone = Comparison::build(&runs, names.clone(), origins.clone(), &settings.options);
+    let history = match settings.history {
+        true => history(settings, &runs, &merged, &exclude, &alone.figure_keys()),
+        false => History::default(),
+    };
+    let comparison =
+        Comparison::build_with_history(&runs, names, origins, &settings.options, &history);
     let text = match settings.format {
         Format::Table => text::render(&comparison, settings.layout),
         Format::Md => markdown::render(&comparison, settings.layout),
@@ -116,11 +135,15 @@ fn load(settings: &CompareSettings) -> anyhow::Result<Vec<Loaded>> {
     let mut loaded = Vec::new();
     for source in &settings.sources {
         loaded.push(match source {
-            RunSource::File(path) => Loaded {
-                run: read_run(path, &probe::sheet_of)?,
-                origin: path.display().to_string(),
-                name: None,
-            },
+            RunSource::File(path) => {
+                let run = read_run(path, &probe::sheet_of)?;
+                Loaded {
+                    keys: vec![run_key(&run)],
+                    run,
+                    origin: path.display().to_string(),
+                    name: None,
+                }
+            }
             RunSource::Stored(id) => stored(opened(&mut store, settings)?.0, id)?,
             RunSource::Query { text, filter } => {
                 let (store, location) = opened(&mut store, settings)?;
@@ -150,6 +173,7 @@ fn stored(store: &mut Store, id: &str) -> anyhow::Result<Loaded> {
         run: stored_run(store, &found.run_key)?,
         origin: format!("store:{}", found.run_key),
         name: None,
+        keys: vec![found.run_key],
     })
 }
 
@@ -192,11 +216,48 @@ fn queried(
         run,
         origin: format!("store:{text} ({} run(s))", keys.len()),
         name: Some(text.to_string()),
+        keys,
+    })
+}
+
+/// The store's history of the runs' series for `figures`; none, with a
+/// warning when the store exists but cannot be read, when there is no store
+/// or it does not exist yet (nothing is created to read it).
+fn history(
+    settings: &CompareSettings,
+    runs: &[RunDocument],
+    merged: &[usize],
+    exclude: &[String],
+    figures: &[String],
+) -> History {
+    let Some(location) = &settings.store else {
+        return History::default();
+    };
+    if let StoreLocation::Sqlite(path) = location {
+        if !path.exists() {
+            return History::default();
+        }
+    }
+    let read = open(location).and_then(|mut store| {
+        History::read(
+            &mut store,
+            location.to_string(),
+            runs,
+            merged,
+            exclude,
+            figures,
+        )
+        .with_context(|| format!("store {location}"))
+    });
+    read.unwrap_or_else(|e| {
+        say!("warning: no run-to-run spread from the store ({e:#}); verdicts use the runs' own spread");
+        History::default()
     })
 }
 
 /// One line per figure that got significantly worse than the baseline by
-/// more than its minimum effect: scenario, figure, values, change and p.
+/// more than its minimum effect, against a spread between runs: scenario,
+/// figure, values, the spread and p.
 fn worse_lines(c: &Comparison) -> Vec<String> {
     let base = c.runs.first().map_or("", |r| r.name.as_str());
     c.worse()
@@ -204,7 +265,7 @@ fn worse_lines(c: &Comparison) -> Vec<String> {
             let shown = |v: f64| format!("{}{}", row.unit.show(v), row.unit.suffix());
             let before = row.cells[0].as_ref().map_or("—".into(), |b| shown(b.value));
             format!(
-                "worse: {}/{} {}: {} → {} in {} against {} (p = {:.2e})",
+                "worse: {}/{} {}: {} → {} in {} against {} (p = {:.2e}, against {})",
                 row.probe,
                 row.load,
                 row.figure,
@@ -212,7 +273,11 @@ fn worse_lines(c: &Comparison) -> Vec<String> {
                 shown(cell.value),
                 c.runs[column].name,
                 base,
-                cell.p.unwrap_or(f64::NAN)
+                cell.p.unwrap_or(f64::NAN),
+                match cell.spread {
+                    Some(Spread::History) => "the store's run-to-run spread",
+                    _ => "the spread of repeats",
+                }
             )
         })
         .collect()

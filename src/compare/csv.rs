@@ -1,6 +1,6 @@
 //! The comparison as CSV in long form: one record per row × run, with the
 //! stored value (µs for latencies), its standard error, the change, the
-//! p-value and the verdict, for spreadsheets and scripts; then the % of
+//! p-value, the verdict and the spread it was judged against, for spreadsheets and scripts; then the % of
 //! events late for each cause (figure `late:CAUSE`, see `compare::late`).
 
 use super::Comparison;
@@ -20,6 +20,7 @@ const HEADER: &[&str] = &[
     "p",
     "verdict",
     "untested",
+    "spread",
 ];
 
 /// The comparison as CSV with a header row; runs lacking a scenario have no record.
@@ -42,6 +43,7 @@ pub fn render(c: &Comparison) -> String {
                 opt(cell.p),
                 name(cell.verdict),
                 cell.untested.map(name).unwrap_or_default(),
+                cell.spread.map(name).unwrap_or_default(),
             ];
             writer.write_record(&record).expect("writing to memory");
         }
@@ -62,6 +64,7 @@ pub fn render(c: &Comparison) -> String {
                 opt(cell.p),
                 name(cell.verdict),
                 cell.untested.map(name).unwrap_or_default(),
+                String::new(),
             ];
             writer.write_record(&record).expect("writing to memory");
         }

@@ -31,6 +31,9 @@ pub fn render(c: &Comparison, runs: &[RunDocument]) -> Result<String> {
         escape(&c.runs[0].name),
         c.alpha
     );
+    for line in super::history::legend(c.history_store.as_deref(), &c.history, &c.spreads()) {
+        let _ = writeln!(body, "<p>{}</p>", escape(&line));
+    }
     body += &figures_table(c);
     body += &late_table(c);
     for (probe, load) in scenario_keys(runs) {
@@ -116,12 +119,18 @@ fn figures_table(c: &Comparison) -> String {
                         .change
                         .map(|c| format!(" ({})", change_text(row, c)))
                         .unwrap_or_default();
-                    let class = match cell.verdict {
-                        Verdict::Better => "better",
-                        Verdict::Worse => "worse",
-                        _ => "",
+                    let (class, marker) = match (cell.verdict, cell.spread) {
+                        (Verdict::Better, spread) => ("better", spread),
+                        (Verdict::Worse, spread) => ("worse", spread),
+                        _ => ("", None),
                     };
-                    (format!("{}{change}", value_text(row, cell.value)), class)
+                    let marker = marker
+                        .map(|s| format!(" {}", s.marker()))
+                        .unwrap_or_default();
+                    (
+                        format!("{}{change}{marker}", value_text(row, cell.value)),
+                        class,
+                    )
                 }
             }));
             cells

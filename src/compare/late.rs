@@ -3,19 +3,24 @@
 //! that were late with that cause: late events labelled with it over the
 //! events split (both stored exact in `LateCauses`, and merged by adding,
 //! so a merge or `--repeat` compares the union). A run is tested against
-//! the baseline with the two-proportion z test on those counts
-//! (`stats::proportions`): the run document keeps no per-sub-window
-//! values of the split, so Welch's test on a spread is not possible, and
-//! counts of events are what it keeps exactly. The test treats events as
-//! independent trials; late events that come in bursts (a wait behind a
-//! burst of load delays several frames) are not, which makes it
-//! overstate significance somewhat: the legend says so.
+//! the baseline by Welch's test on each repeat's share where both have 3
+//! or more repeats that split their events (spread over the run, bursts
+//! included); else by the two-proportion z test on the counts
+//! (`stats::proportions`), which treats events as independent trials:
+//! late events come in bursts (a wait behind a burst of load delays
+//! several frames), and the split is kept for the whole measurement only,
+//! not per sub-window, so that test overstates significance, and the
+//! legend says so. Either way the p-values of every cause and scenario of
+//! a run are corrected together (Holm's): up to 14 causes per scenario
+//! are tested at once.
 
-use super::{scenario_keys, Comparison, Untested, Verdict};
+use super::{scenario_keys, Comparison, Spread, Untested, Verdict};
+use crate::figures::late::LateCauses;
 use crate::measure::late::Cause;
+use crate::report::estimate::MIN_REPEATS;
 use crate::report::late::causes_of;
-use crate::report::schema::RunDocument;
-use crate::stats::proportions;
+use crate::report::schema::{RunDocument, ScenarioResult, ScenarioStatus};
+use crate::stats::{holm, proportions, welch, Estimate};
 use serde::Serialize;
 
 /// One run's share of events late with a row's cause.
@@ -29,9 +34,16 @@ pub struct LateCell {
     /// Change of `pct_of_events` against the baseline, in %; `None` in the
     /// baseline, or when the baseline had none.
     pub change: Option<f64>,
-    /// The two-proportion test's two-sided p-value.
+    /// The test's two-sided p-value, before correction.
     pub p: Option<f64>,
+    /// `p` corrected for every cause and scenario tested in this run
+    /// (Holm's): what the verdict is decided by.
+    pub p_adjusted: Option<f64>,
     pub verdict: Verdict,
+    /// The spread the test judged against: the repeats' ([`Spread::Repeats`])
+    /// or none but chance over independent events ([`Spread::WithinRun`]).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub spread: Option<Spread>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub untested: Option<Untested>,
 }
@@ -47,35 +59,82 @@ pub struct LateRow {
     pub cells: Vec<Option<LateCell>>,
 }
 
+/// One run's counts of a row's cause: late with it and events split, and
+/// each repeat's share in % when the run has enough repeats that split.
+#[derive(Debug, Clone)]
+struct Counts {
+    late: u64,
+    events: u64,
+    shares: Option<Vec<f64>>,
+}
+
+impl Counts {
+    fn of(scenario: &ScenarioResult, causes: &LateCauses, cause: Cause) -> Self {
+        Self {
+            late: causes.count(cause),
+            events: causes.events(),
+            shares: repeat_shares(scenario, cause),
+        }
+    }
+}
+
+/// Each repeat's share of events late with `cause`, in %: `None` with
+/// fewer than [`MIN_REPEATS`] repeats or one that did not split events.
+fn repeat_shares(scenario: &ScenarioResult, cause: Cause) -> Option<Vec<f64>> {
+    let ok: Vec<_> = scenario
+        .measurements()
+        .iter()
+        .filter(|m| m.status == ScenarioStatus::Ok)
+        .collect();
+    if scenario.repeats.len() < MIN_REPEATS || ok.len() < MIN_REPEATS {
+        return None;
+    }
+    ok.iter()
+        .map(|m| {
+            let late = m.result.as_ref()?.late.as_ref()?;
+            (late.events() > 0).then(|| pct(late.count(cause), late.events()))
+        })
+        .collect()
+}
+
+/// `late` in % of `events` (0 without events).
+fn pct(late: u64, events: u64) -> f64 {
+    match events {
+        0 => 0.0,
+        _ => 100.0 * late as f64 / events as f64,
+    }
+}
+
 /// The rows of `runs` (the first the baseline): every scenario whose late
-/// events some run split, every cause some run has a late event of.
+/// events some run split, every cause some run has a late event of; each
+/// run's verdicts decided by its p-values corrected together.
 pub fn rows(runs: &[RunDocument], alpha: f64) -> Vec<LateRow> {
     let mut rows = Vec::new();
     for (probe, load) in scenario_keys(runs) {
-        let split: Vec<Option<_>> = runs
+        let split: Vec<Option<(&ScenarioResult, &LateCauses)>> = runs
             .iter()
             .map(|run| {
-                run.scenarios
+                let s = run
+                    .scenarios
                     .iter()
-                    .find(|s| s.probe == probe && s.load == load)
-                    .and_then(causes_of)
+                    .find(|s| s.probe == probe && s.load == load)?;
+                Some((s, causes_of(s)?))
             })
             .collect();
         for cause in Cause::ALL {
-            if !split.iter().flatten().any(|c| c.count(cause) > 0) {
+            if !split.iter().flatten().any(|(_, c)| c.count(cause) > 0) {
                 continue;
             }
-            let counts: Vec<Option<(u64, u64)>> = split
+            let counts: Vec<Option<Counts>> = split
                 .iter()
-                .map(|c| c.map(|c| (c.count(cause), c.events())))
+                .map(|c| c.map(|(s, c)| Counts::of(s, c, cause)))
                 .collect();
             let cells = counts
                 .iter()
                 .enumerate()
                 .map(|(i, c)| {
-                    c.map(|(late, events)| {
-                        cell(late, events, counts[0].filter(|_| i > 0), i == 0, alpha)
-                    })
+                    c.as_ref()
+                        .map(|c| cell(c, counts[0].as_ref().filter(|_| i > 0), i == 0))
                 })
                 .collect();
             rows.push(LateRow {
@@ -86,50 +145,77 @@ pub fn rows(runs: &[RunDocument], alpha: f64) -> Vec<LateRow> {
             });
         }
     }
+    for run in 1..runs.len() {
+        judge(&mut rows, run, alpha);
+    }
     rows
 }
 
-/// One run's cell, tested against `base` (late, events).
-fn cell(
-    late: u64,
-    events: u64,
-    base: Option<(u64, u64)>,
-    is_baseline: bool,
-    alpha: f64,
-) -> LateCell {
-    let pct = |late: u64, events: u64| match events {
-        0 => 0.0,
-        _ => 100.0 * late as f64 / events as f64,
-    };
+/// Corrects the p-values of run `run`'s cells together and decides their
+/// verdicts at `alpha`.
+fn judge(rows: &mut [LateRow], run: usize, alpha: f64) {
+    let tested: Vec<(usize, f64)> = rows
+        .iter()
+        .enumerate()
+        .filter_map(|(i, r)| Some((i, r.cells.get(run)?.as_ref()?.p?)))
+        .collect();
+    let adjusted = holm(&tested.iter().map(|(_, p)| *p).collect::<Vec<_>>());
+    for ((i, _), p) in tested.into_iter().zip(adjusted) {
+        let cell = rows[i].cells[run].as_mut().expect("tested above");
+        cell.p_adjusted = Some(p);
+        let up = cell.verdict == Verdict::Worse;
+        cell.verdict = match (p < alpha, up) {
+            (false, _) => Verdict::NoDifference,
+            (true, false) => Verdict::Better,
+            (true, true) => Verdict::Worse,
+        };
+    }
+}
+
+/// One run's cell, tested against `base`; its verdict holds only the
+/// direction (`Worse` for a larger share) until [`judge`] decides.
+fn cell(this: &Counts, base: Option<&Counts>, is_baseline: bool) -> LateCell {
     let mut cell = LateCell {
-        events,
-        late,
-        pct_of_events: pct(late, events),
+        events: this.events,
+        late: this.late,
+        pct_of_events: pct(this.late, this.events),
         change: None,
         p: None,
+        p_adjusted: None,
         verdict: Verdict::Baseline,
+        spread: None,
         untested: None,
     };
     if is_baseline {
         return cell;
     }
-    let Some((base_late, base_events)) = base else {
+    let Some(base) = base else {
         cell.verdict = Verdict::Untested;
         cell.untested = Some(Untested::MissingBaseline);
         return cell;
     };
-    let base_pct = pct(base_late, base_events);
+    let base_pct = pct(base.late, base.events);
     cell.change = (base_pct > 0.0).then(|| 100.0 * (cell.pct_of_events / base_pct - 1.0));
-    let Some(test) = proportions::test(base_late, base_events, late, events) else {
+    let across_repeats = base
+        .shares
+        .as_deref()
+        .zip(this.shares.as_deref())
+        .and_then(|(b, t)| welch::test(&Estimate::of_samples(b)?, &Estimate::of_samples(t)?))
+        .map(|t| (Spread::Repeats, t.p, t.t));
+    let test = across_repeats.or_else(|| {
+        proportions::test(base.late, base.events, this.late, this.events)
+            .map(|t| (Spread::WithinRun, t.p, t.z))
+    });
+    let Some((spread, p, direction)) = test else {
         cell.verdict = Verdict::Untested;
         cell.untested = Some(Untested::WithoutSpread);
         return cell;
     };
-    cell.p = Some(test.p);
-    cell.verdict = match (test.p < alpha, test.z < 0.0) {
-        (false, _) => Verdict::NoDifference,
-        (true, true) => Verdict::Better,
-        (true, false) => Verdict::Worse,
+    cell.p = Some(p);
+    cell.spread = Some(spread);
+    cell.verdict = match direction > 0.0 {
+        true => Verdict::Worse,
+        false => Verdict::Better,
     };
     cell
 }
@@ -141,7 +227,11 @@ fn cell_text(cell: Option<&LateCell>) -> String {
     };
     let mut parts = vec![format!("{:.1} %", cell.pct_of_events)];
     parts.extend(cell.change.map(|c| format!("{c:+.0} %")));
-    parts.push(super::text::verdict_text(cell.verdict).to_string());
+    let word = super::text::verdict_text(cell.verdict);
+    parts.push(match cell.spread {
+        Some(spread) if !word.is_empty() => format!("{word} {}", spread.marker()),
+        _ => word.to_string(),
+    });
     parts.retain(|p| !p.is_empty());
     parts.join(" ")
 }
@@ -175,16 +265,32 @@ pub fn legend(c: &Comparison) -> Vec<String> {
     if c.late.is_empty() {
         return Vec::new();
     }
-    let tests = c
+    let cells: Vec<&LateCell> = c
         .late
         .iter()
         .flat_map(|r| r.cells.iter().flatten())
         .filter(|cell| cell.p.is_some())
-        .count();
-    vec![format!(
-        "late for: the % of the probe's events that were late with that cause (late events labelled with it / events split), its change against {} in %, better / worse: significant at alpha {} by a two-proportion z test on those counts ({tests} tests); it treats events as independent, and late events that come in bursts are not, so it overstates significance somewhat",
-        c.runs[0].name, c.alpha
-    )]
+        .collect();
+    let by = |spread: Spread| cells.iter().filter(|c| c.spread == Some(spread)).count();
+    let mut lines = vec![format!(
+        "late for: the % of the probe's events that were late with that cause (late events labelled with it / events split), its change against {} in %; better / worse: significant at alpha {} once the {} tests of each run are corrected together (Holm's)",
+        c.runs[0].name,
+        c.alpha,
+        cells.len()
+    )];
+    if by(Spread::Repeats) > 0 {
+        lines.push(format!(
+            "late for [r]: {} test(s) by Welch's t-test on each repeat's share (3 or more repeats in both runs)",
+            by(Spread::Repeats)
+        ));
+    }
+    if by(Spread::WithinRun) > 0 {
+        lines.push(format!(
+            "late for [w]: {} test(s) by a two-proportion z test on the counts, which treats events as independent; late events come in bursts and the split is not kept per sub-window, so these overstate significance: repeat the runs (--repeat 3) for a test across repeats",
+            by(Spread::WithinRun)
+        ));
+    }
+    lines
 }
 
 #[cfg(test)]
@@ -245,21 +351,25 @@ mod tests {
         let c = Comparison::build(&runs, names, files, &options);
         let text = crate::compare::text::render(&c, crate::compare::Layout::Columns);
         assert!(
-            text.contains("Why late: % of events late for each cause\nprobe  load  late for         base    nice\naudio  burn  run-queue wait   40.0 %  8.0 % -80 % better\naudio  burn  blocked (other)  2.0 %   2.0 % +0 % n.s.\n"),
+            text.contains("Why late: % of events late for each cause\nprobe  load  late for         base    nice\naudio  burn  run-queue wait   40.0 %  8.0 % -80 % better [w]\naudio  burn  blocked (other)  2.0 %   2.0 % +0 % n.s. [w]\n"),
             "{text}"
         );
         assert!(
-            text.contains("two-proportion z test on those counts (2 tests)"),
+            text.contains("once the 2 tests of each run are corrected together (Holm's)"),
+            "{text}"
+        );
+        assert!(
+            text.contains("late for [w]: 2 test(s) by a two-proportion z test"),
             "{text}"
         );
         let md = crate::compare::markdown::render(&c, crate::compare::Layout::Columns);
         assert!(
-            md.contains("| audio | burn | run-queue wait | 40.0 % | 8.0 % -80 % better |"),
+            md.contains("| audio | burn | run-queue wait | 40.0 % | 8.0 % -80 % better [w] |"),
             "{md}"
         );
         let csv = crate::compare::csv::render(&c);
         assert!(
-            csv.contains("\naudio,burn,late:run_queue,base,40,,,,percent,,baseline,\n"),
+            csv.contains("\naudio,burn,late:run_queue,base,40,,,,percent,,baseline,,\n"),
             "{csv}"
         );
         assert!(
@@ -268,7 +378,7 @@ mod tests {
         );
         let html = crate::compare::html::render(&c, &runs).unwrap();
         assert!(
-            html.contains("<td>run-queue wait</td><td>40.0 %</td><td class=\"better\">8.0 % -80 % better</td>"),
+            html.contains("<td>run-queue wait</td><td>40.0 %</td><td class=\"better\">8.0 % -80 % better [w]</td>"),
             "{html}"
         );
         let json = serde_json::to_value(&c).unwrap();
@@ -281,5 +391,64 @@ mod tests {
         let rows = rows(&[run_with(None), run_with(Some(causes(2, 0)))], 0.01);
         let cell = rows[0].cells[1].as_ref().unwrap();
         assert_eq!(cell.untested, Some(Untested::MissingBaseline));
+    }
+
+    #[test]
+    fn causes_are_corrected_together() {
+        // 40 → 22 of 100 late for the run queue (p about 0.006) and 20 → 7
+        // blocked (about 0.007): each alone passes 0.01, the two together
+        // do not (Holm: 0.012 for the smaller).
+        let runs = [
+            run_with(Some(causes(40, 20))),
+            run_with(Some(causes(22, 7))),
+        ];
+        let rows = rows(&runs, 0.01);
+        assert_eq!(rows.len(), 2);
+        for row in &rows {
+            let cell = row.cells[1].as_ref().unwrap();
+            assert!(cell.p.unwrap() < 0.01, "{cell:?}");
+            assert!(cell.p_adjusted.unwrap() >= 0.01, "{cell:?}");
+            assert_eq!(cell.verdict, Verdict::NoDifference, "{cell:?}");
+            assert_eq!(cell.spread, Some(Spread::WithinRun));
+        }
+    }
+
+    /// The fixture run whose audio under burn has three repeats, `late[i]`
+    /// of 100 events late for the run queue in repeat `i`.
+    fn run_with_repeats(late: [u64; 3]) -> RunDocument {
+        let mut run = run_with(Some(causes(late.iter().sum::<u64>() / 3, 0)));
+        let scenario = &mut run.scenarios[1];
+        scenario.repeats = late
+            .iter()
+            .map(|&n| {
+                let mut m = scenario.outcome.clone();
+                m.result.as_mut().unwrap().late = Some(causes(n, 0));
+                m
+            })
+            .collect();
+        run
+    }
+
+    #[test]
+    fn repeats_are_tested_by_their_spread() {
+        let runs = [
+            run_with_repeats([40, 42, 38]),
+            run_with_repeats([22, 25, 20]),
+        ];
+        let called = rows(&runs, 0.01);
+        let cell = called[0].cells[1].as_ref().unwrap();
+        assert_eq!(cell.spread, Some(Spread::Repeats), "{cell:?}");
+        assert_eq!(cell.verdict, Verdict::Better, "{cell:?}");
+        // Repeats that scatter as widely as they differ are not called.
+        let runs = [
+            run_with_repeats([10, 70, 13]),
+            run_with_repeats([40, 6, 20]),
+        ];
+        let scattered = rows(&runs, 0.01);
+        let cell = scattered[0].cells[1].as_ref().unwrap();
+        assert_eq!(
+            (cell.spread, cell.verdict),
+            (Some(Spread::Repeats), Verdict::NoDifference)
+        );
     }
 }

@@ -1,11 +1,15 @@
 //! `feelbench compare`: runs side by side. One row per probe × load ×
 //! figure, one cell per run with its change against the first run (the
-//! baseline) and a verdict from Welch's t-test on the figures' standard
-//! errors — or no verdict, and the reason, where the data cannot support one
-//! or the difference is too small to show in the figure's shown digits;
-//! then how the split of late events changed (`late`).
+//! baseline) and a verdict from Welch's t-test — or no verdict, and the
+//! reason, where the data cannot support one or the difference is too small
+//! to show in the figure's shown digits; then how the split of late events
+//! changed (`late`). Each verdict says which spread it was judged against
+//! ([`Spread`]): the store's run-to-run spread of the runs' series
+//! (`history`), the spread of repeats over the run, or, with neither, the
+//! spread within each run only, which `--fail-on` leaves out.
 
 pub mod csv;
+pub mod history;
 pub mod html;
 pub mod late;
 pub mod markdown;
@@ -17,7 +21,8 @@ use crate::figures::{Better, ChangeUnit, Unit};
 use crate::report::estimate::{estimate, FigureEstimate};
 use crate::report::figure::Figure;
 use crate::report::schema::{IntervalMethod, RunDocument, ScenarioResult};
-use crate::stats::welch;
+use crate::stats::{welch, Estimate};
+use history::{BetweenRuns, History};
 use serde::Serialize;
 use summary::RunSummary;
 
@@ -70,6 +75,33 @@ pub enum Verdict {
     Untested,
 }
 
+/// Which spread a verdict was judged against: what makes a difference
+/// between two runs larger than chance.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Spread {
+    /// The run-to-run spread of the store's other runs of the same series
+    /// (or each run's own standard error, where larger).
+    History,
+    /// Each run's spread across 3 or more repeats, measured in turn over the
+    /// run.
+    Repeats,
+    /// Only the spread within each run (batch means): drift between runs is
+    /// not in it, so `--fail-on` leaves the verdict out.
+    WithinRun,
+}
+
+impl Spread {
+    /// The cell's marker, explained in the legend.
+    pub fn marker(self) -> &'static str {
+        match self {
+            Spread::History => "[h]",
+            Spread::Repeats => "[r]",
+            Spread::WithinRun => "[w]",
+        }
+    }
+}
+
 /// Why a cell was not tested.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
 #[serde(rename_all = "snake_case")]
@@ -112,6 +144,9 @@ pub struct Cell {
     /// The test's two-sided p-value.
     pub p: Option<f64>,
     pub verdict: Verdict,
+    /// The spread the test judged against, when tested.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub spread: Option<Spread>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub untested: Option<Untested>,
 }
@@ -151,15 +186,35 @@ pub struct Comparison {
     /// How the split of late events changed, per scenario and cause.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub late: Vec<late::LateRow>,
+    /// The store the between-run spread was read from, if any.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub history_store: Option<String>,
+    /// Each run's series in that store and how many of its other runs it
+    /// holds.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub history: Vec<history::SeriesHistory>,
 }
 
 impl Comparison {
-    /// Compares `runs` (named `names`, from `files`), the first being the baseline.
+    /// Compares `runs` (named `names`, from `files`), the first being the
+    /// baseline, on what the runs hold alone.
     pub fn build(
         runs: &[RunDocument],
         names: Vec<String>,
         files: Vec<String>,
         options: &CompareOptions,
+    ) -> Self {
+        Self::build_with_history(runs, names, files, options, &History::default())
+    }
+
+    /// [`Comparison::build`], judging differences against `history`'s
+    /// spread between runs where it has the figure.
+    pub fn build_with_history(
+        runs: &[RunDocument],
+        names: Vec<String>,
+        files: Vec<String>,
+        options: &CompareOptions,
+        history: &History,
     ) -> Self {
         let columns = runs
             .iter()
@@ -191,7 +246,7 @@ impl Comparison {
                     .collect();
                 figures_of(runs, &found, &options.figures)
                     .into_iter()
-                    .map(|figure| row(&probe, &load, &figure, &found, options.alpha))
+                    .map(|figure| row(&probe, &load, &figure, &found, options.alpha, history))
                     .collect::<Vec<_>>()
             })
             .collect::<Vec<_>>();
@@ -204,13 +259,29 @@ impl Comparison {
             rows,
             summaries,
             late: late::rows(runs, options.alpha),
+            history_store: history.store.clone(),
+            history: history.columns.clone(),
         }
+    }
+
+    /// The figure keys of the rows, each once.
+    pub fn figure_keys(&self) -> Vec<String> {
+        let mut keys: Vec<String> = Vec::new();
+        for row in &self.rows {
+            if !keys.contains(&row.figure) {
+                keys.push(row.figure.clone());
+            }
+        }
+        keys
     }
 }
 
 impl Comparison {
     /// Each cell significantly worse than the baseline by more than its
-    /// figure's minimum effect (`--fail-on worse`), with its row and column.
+    /// figure's minimum effect (`--fail-on worse`), judged against a spread
+    /// between runs, with its row and column. A verdict on the spread
+    /// within each run alone is left out: drift between two runs of one
+    /// setting passes it.
     pub fn worse(&self) -> impl Iterator<Item = (&Row, usize, &Cell)> {
         self.rows.iter().flat_map(|row| {
             row.cells
@@ -219,9 +290,23 @@ impl Comparison {
                 .filter_map(move |(column, cell)| {
                     cell.as_ref()
                         .filter(|c| c.verdict == Verdict::Worse)
+                        .filter(|c| c.spread != Some(Spread::WithinRun))
                         .map(|c| (row, column, c))
                 })
         })
+    }
+
+    /// The sources of spread the verdicts used, in legend order.
+    pub fn spreads(&self) -> Vec<Spread> {
+        let mut used: Vec<Spread> = self
+            .rows
+            .iter()
+            .flat_map(|r| r.cells.iter().flatten())
+            .filter_map(|c| c.spread)
+            .collect();
+        used.sort();
+        used.dedup();
+        used
     }
 }
 
@@ -267,16 +352,26 @@ fn row(
     figure: &Figure,
     found: &[Option<&ScenarioResult>],
     alpha: f64,
+    history: &History,
 ) -> Row {
     let estimates: Vec<Option<FigureEstimate>> = found
         .iter()
         .map(|s| s.and_then(|s| estimate(s, figure)))
         .collect();
     let base = estimates[0];
+    let key = (probe.to_string(), load.to_string(), figure.key());
     let cells = estimates
         .iter()
         .enumerate()
-        .map(|(i, e)| e.map(|e| cell(figure, base.filter(|_| i > 0), e, i == 0, alpha)))
+        .map(|(i, e)| {
+            e.map(|e| {
+                let between = match (history.between(0, i, &key), history.between(i, 0, &key)) {
+                    (Some(b), Some(t)) => Some((b, t, history.same_estimate(&b, &t))),
+                    _ => None,
+                };
+                cell(figure, base.filter(|_| i > 0), e, i == 0, alpha, between)
+            })
+        })
         .collect();
     Row {
         probe: probe.to_string(),
@@ -290,12 +385,16 @@ fn row(
     }
 }
 
+/// A cell of `this` against `base`; `between` is the history's spread of
+/// the baseline's value and of this one's, where the store has both, and
+/// whether they are one estimate.
 fn cell(
     figure: &Figure,
     base: Option<FigureEstimate>,
     this: FigureEstimate,
     is_baseline: bool,
     alpha: f64,
+    between: Option<(BetweenRuns, BetweenRuns, bool)>,
 ) -> Cell {
     let mut cell = Cell {
         value: this.value,
@@ -304,6 +403,7 @@ fn cell(
         change: None,
         p: None,
         verdict: Verdict::Baseline,
+        spread: None,
         untested: None,
     };
     if is_baseline {
@@ -318,16 +418,25 @@ fn cell(
         ChangeUnit::Points => Some(this.value - base.value),
         ChangeUnit::Percent => (base.value != 0.0).then(|| 100.0 * (this.value / base.value - 1.0)),
     };
-    let (Some((base_e, _)), Some((this_e, _))) = (base.uncertainty, this.uncertainty) else {
+    let one_estimate = between.is_some_and(|(_, _, one)| one);
+    let Some((spread, base_e, this_e)) = judged(&base, &this, between) else {
         cell.verdict = Verdict::Untested;
         cell.untested = Some(Untested::WithoutInterval);
         return cell;
     };
-    let Some(outcome) = welch::test(&base_e, &this_e) else {
+    let Some(mut outcome) = welch::test(&base_e, &this_e) else {
         cell.verdict = Verdict::Untested;
         cell.untested = Some(Untested::WithoutSpread);
         return cell;
     };
+    if one_estimate {
+        // Both runs are widened by one estimate of one series' spread,
+        // not two independent ones: no more degrees of freedom than the
+        // fewer of the two.
+        outcome.df = outcome.df.min(base_e.df).min(this_e.df);
+        outcome.p = crate::stats::two_sided_p(outcome.t, outcome.df);
+    }
+    cell.spread = Some(spread);
     cell.p = Some(outcome.p);
     let difference = this.value - base.value;
     cell.verdict = if outcome.p >= alpha {
@@ -340,6 +449,42 @@ fn cell(
         Verdict::Worse
     };
     cell
+}
+
+/// The two estimates a test compares, and the spread they hold: with the
+/// history's spread of both values, each value's own uncertainty widened to
+/// it (or the history's alone, for a figure the run gives no interval);
+/// else the runs' own, from repeats or from within each run. `None` when a
+/// value has no uncertainty at all.
+fn judged(
+    base: &FigureEstimate,
+    this: &FigureEstimate,
+    between: Option<(BetweenRuns, BetweenRuns, bool)>,
+) -> Option<(Spread, Estimate, Estimate)> {
+    if let Some((b, t, _)) = between {
+        return Some((Spread::History, widened(base, b), widened(this, t)));
+    }
+    let ((base_e, base_m), (this_e, this_m)) = (base.uncertainty?, this.uncertainty?);
+    let spread = match (base_m, this_m) {
+        (IntervalMethod::Repeats, IntervalMethod::Repeats) => Spread::Repeats,
+        _ => Spread::WithinRun,
+    };
+    Some((spread, base_e, this_e))
+}
+
+/// `value`'s own estimate, or, when the history's spread between runs is
+/// larger or the value has none, the value with that spread.
+fn widened(value: &FigureEstimate, between: BetweenRuns) -> Estimate {
+    let from_history = Estimate {
+        value: value.value,
+        se: between.se,
+        df: between.df,
+        samples: between.runs,
+    };
+    match value.uncertainty {
+        Some((own, _)) if own.se >= between.se => own,
+        _ => from_history,
+    }
 }
 
 /// Column names: `--name` values, else each run's comment, else its kernel

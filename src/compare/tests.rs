@@ -128,8 +128,8 @@ fn audio_row(figure: &str, base: FigureEstimate, this: FigureEstimate) -> Row {
         better: figure.better(),
         change_unit: figure.change_unit(),
         cells: vec![
-            Some(cell(&figure, None, base, true, 0.01)),
-            Some(cell(&figure, Some(base), this, false, 0.01)),
+            Some(cell(&figure, None, base, true, 0.01, None)),
+            Some(cell(&figure, Some(base), this, false, 0.01, None)),
         ],
     }
 }
@@ -166,13 +166,13 @@ fn a_called_change_shows_in_the_printed_values_and_change() {
     let row = audio_row("desired", estimated(100.0, 0.01), estimated(99.8, 0.01));
     let cell = row.cells[1].as_ref().unwrap();
     assert_eq!(cell.verdict, Verdict::Worse);
-    assert_eq!(text::cell_text(&row, Some(cell)), "99.8 -0.2pt worse");
+    assert_eq!(text::cell_text(&row, Some(cell)), "99.8 -0.2pt worse [w]");
     // 2 µs on a mean of 100 ms: +0.002 %, which one decimal would show as +0.0 %.
     let row = audio_row("mean", estimated(100_000.0, 0.1), estimated(100_002.0, 0.1));
     let cell = row.cells[1].as_ref().unwrap();
     assert_eq!(cell.verdict, Verdict::Worse);
     let shown = text::cell_text(&row, Some(cell));
-    assert_eq!(shown, "100.002 +0.002% worse");
+    assert_eq!(shown, "100.002 +0.002% worse [w]");
     assert_ne!(
         text::value_text(&row, row.cells[0].as_ref().unwrap().value),
         text::value_text(&row, cell.value)
@@ -466,4 +466,171 @@ fn wide_rows_layout_snapshot() {
 #[test]
 fn markdown_rows_layout_snapshot() {
     insta::assert_snapshot!(markdown::render(&wide_comparison(), Layout::Rows));
+}
+
+/// A store's points of `run`'s series: `values[i]` as `figure` of every
+/// scenario of a run `i` (keys `h-i@host`), one run an hour.
+fn history_points(
+    run: &RunDocument,
+    figure: &str,
+    values: &[f64],
+) -> Vec<crate::store::query::Point> {
+    let machine = crate::store::fingerprint::machine_of(run);
+    let series = crate::store::fingerprint::series_key(
+        &machine,
+        &crate::store::fingerprint::settings_hash(run),
+        run,
+    );
+    let mut points = Vec::new();
+    for (i, value) in values.iter().enumerate() {
+        for s in run.scenarios.iter().filter(|s| s.outcome.result.is_some()) {
+            points.push(crate::store::query::Point {
+                series: series.clone(),
+                run_key: format!("h-{i}@host"),
+                run_id: format!("h-{i}"),
+                hostname: "host".into(),
+                machine: machine.fingerprint.clone(),
+                started: String::new(),
+                started_unix: i as i64 * 3600,
+                kernel_release: "6.18".into(),
+                comment: None,
+                suite: None,
+                probe: s.probe.clone(),
+                load: s.load.clone(),
+                figure: figure.into(),
+                unit: "micros".into(),
+                better: "lower".into(),
+                value: *value,
+                ci_low: None,
+                ci_high: None,
+            });
+        }
+    }
+    points
+}
+
+/// `runs` compared on `figure` with `history` of their series.
+fn compare_with(runs: &[RunDocument], figure: &str, history: &History) -> Comparison {
+    let names = column_names(runs, &[]);
+    let files = (0..runs.len()).map(|i| format!("run{i}.json")).collect();
+    Comparison::build_with_history(runs, names, files, &options(&[figure]), history)
+}
+
+#[test]
+fn a_difference_within_the_run_to_run_spread_of_the_store_is_not_marked() {
+    // Two runs 10 % apart, each with a tight batch-means interval: within
+    // the runs alone, the difference is significant.
+    let runs = [synthetic_run(1.0, 1), synthetic_run(1.1, 2)];
+    let alone = compare(&runs, &["mean"]);
+    assert!(
+        verdicts(&alone, "mean").contains(&Verdict::Worse),
+        "{alone:?}"
+    );
+    // The store's runs of the series move by about 13 % from one to the
+    // next (a run-to-run SD of 131 µs): 10 % is within that.
+    let levels = [1000.0, 1150.0, 990.0, 860.0, 1100.0, 900.0, 1120.0, 950.0];
+    let points = history_points(&runs[0], "mean", &levels);
+    let keys = runs
+        .iter()
+        .map(crate::store::rows::run_key)
+        .collect::<Vec<_>>();
+    let history = History::of_points("s.sqlite".into(), &runs, &[1, 1], &keys, &points);
+    let judged = compare_with(&runs, "mean", &history);
+    let cells: Vec<&Cell> = judged
+        .rows
+        .iter()
+        .filter_map(|r| r.cells[1].as_ref())
+        .filter(|c| c.p.is_some())
+        .collect();
+    assert!(!cells.is_empty());
+    for cell in cells {
+        assert_eq!(cell.spread, Some(Spread::History), "{cell:?}");
+        assert_eq!(cell.verdict, Verdict::NoDifference, "{cell:?}");
+    }
+    assert_eq!(judged.history[0].runs, levels.len());
+    let text = text::render(&judged, Layout::Columns);
+    assert!(text.contains("n.s. [h]"), "{text}");
+    assert!(
+        text.contains("[h]: judged against the run-to-run spread"),
+        "{text}"
+    );
+    // A change far beyond that spread is still called.
+    let far = [synthetic_run(1.0, 1), synthetic_run(2.0, 2)];
+    let history = History::of_points("s.sqlite".into(), &far, &[1, 1], &keys, &points);
+    let judged = compare_with(&far, "mean", &history);
+    assert!(
+        verdicts(&judged, "mean")
+            .iter()
+            .all(|v| *v == Verdict::Worse),
+        "{judged:?}"
+    );
+    assert!(judged.worse().count() > 0);
+}
+
+#[test]
+fn the_compared_runs_and_short_histories_are_not_a_history() {
+    let runs = [synthetic_run(1.0, 1), synthetic_run(1.05, 2)];
+    let keys = runs
+        .iter()
+        .map(crate::store::rows::run_key)
+        .collect::<Vec<_>>();
+    // Three other runs are too few.
+    let points = history_points(&runs[0], "mean", &[1000.0, 1300.0, 700.0]);
+    let history = History::of_points("s".into(), &runs, &[1, 1], &keys, &points);
+    let judged = compare_with(&runs, "mean", &history);
+    let spreads = judged.spreads();
+    assert_eq!(spreads, [Spread::WithinRun], "{judged:?}");
+    // The compared runs' own points are left out of their history.
+    let mut own = history_points(&runs[0], "mean", &[1000.0, 1300.0, 700.0, 1200.0]);
+    for p in &mut own {
+        p.run_key = keys[0].clone();
+    }
+    let history = History::of_points("s".into(), &runs, &[1, 1], &keys, &own);
+    assert_eq!(history.columns[0].runs, 0);
+}
+
+#[test]
+fn a_verdict_within_the_run_alone_cannot_fail_the_gate() {
+    let runs = [synthetic_run(1.0, 1), synthetic_run(2.0, 2)];
+    let c = compare(&runs, &["mean"]);
+    let worse: Vec<&Cell> = c
+        .rows
+        .iter()
+        .filter_map(|r| r.cells[1].as_ref())
+        .filter(|c| c.verdict == Verdict::Worse)
+        .collect();
+    assert!(!worse.is_empty(), "{c:?}");
+    assert!(worse.iter().all(|c| c.spread == Some(Spread::WithinRun)));
+    assert_eq!(
+        c.worse().count(),
+        0,
+        "a within-run verdict fails --fail-on worse"
+    );
+    let text = text::render(&c, Layout::Columns);
+    assert!(text.contains("worse [w]"), "{text}");
+    assert!(text.contains("--fail-on leaves these out"), "{text}");
+}
+
+#[test]
+fn runs_of_one_series_share_one_estimate_of_its_spread() {
+    // Four other runs: differences 300, -600, 500 µs, a variance of
+    // 700000 / 6 with 2 (n - 1)² / (3n - 4) = 2.25 degrees of freedom. Both
+    // runs are widened by that one estimate, so the test has 2.25, not the
+    // 4.5 two independent estimates would give.
+    let runs = [synthetic_run(1.0, 1), synthetic_run(2.0, 2)];
+    let keys: Vec<String> = runs.iter().map(crate::store::rows::run_key).collect();
+    let points = history_points(&runs[0], "mean", &[1000.0, 1300.0, 700.0, 1200.0]);
+    let history = History::of_points("s".into(), &runs, &[1, 1], &keys, &points);
+    let c = compare_with(&runs, "mean", &history);
+    let row = c.rows.iter().find(|r| r.cells[1].is_some()).unwrap();
+    let (base, this) = (
+        row.cells[0].as_ref().unwrap(),
+        row.cells[1].as_ref().unwrap(),
+    );
+    let t = (this.value - base.value) / (2.0 * 700_000.0 / 6.0_f64).sqrt();
+    let expected = crate::stats::two_sided_p(t, 2.25);
+    assert!(
+        (this.p.unwrap() - expected).abs() < 1e-9,
+        "{this:?} {expected}"
+    );
 }

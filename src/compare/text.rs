@@ -46,6 +46,16 @@ pub fn verdict_text(verdict: Verdict) -> &'static str {
     }
 }
 
+/// The verdict's word and the marker of the spread it was judged against
+/// (`worse [h]`); empty without a verdict.
+pub fn judged_text(cell: &Cell) -> String {
+    let word = verdict_text(cell.verdict);
+    match cell.spread {
+        Some(spread) if !word.is_empty() => format!("{word} {}", spread.marker()),
+        _ => word.to_string(),
+    }
+}
+
 /// A whole cell: value, change and verdict.
 pub fn cell_text(row: &Row, cell: Option<&Cell>) -> String {
     let Some(cell) = cell else {
@@ -53,7 +63,7 @@ pub fn cell_text(row: &Row, cell: Option<&Cell>) -> String {
     };
     let mut parts = vec![value_text(row, cell.value)];
     parts.extend(cell.change.map(|c| change_text(row, c)));
-    parts.push(verdict_text(cell.verdict).to_string());
+    parts.push(judged_text(cell));
     parts.retain(|p| !p.is_empty());
     parts.join(" ")
 }
@@ -117,16 +127,21 @@ pub fn legend(c: &Comparison) -> Vec<String> {
             c.runs[0].name
         ),
         format!(
-            "better / worse: significant at alpha {} (Welch's t-test, two-sided, on the standard errors below); n.s.: no significant difference",
+            "better / worse: significant at alpha {} (Welch's t-test, two-sided, against the spread the marker after it names); n.s.: no significant difference",
             c.alpha
         ),
     ];
+    lines.extend(super::history::legend(
+        c.history_store.as_deref(),
+        &c.history,
+        &c.spreads(),
+    ));
     let used = |m: IntervalMethod| cells.iter().any(|cell| cell.method == Some(m));
     if used(IntervalMethod::Repeats) {
         lines.push("standard errors from repeats: the spread of a scenario's figure across its 3 or more repeats (drift between repeats included)".into());
     }
     if used(IntervalMethod::BatchMeans) {
-        lines.push("standard errors from batch means: the spread over sub-windows of each measurement, neighbours merged while correlated; within-run spread only, not run-to-run drift (use --repeat 3 or more for that)".into());
+        lines.push("standard errors from batch means: the spread over sub-windows of each measurement, neighbours merged while correlated; within-run spread only, not run-to-run drift (runs of the series in the store, or --repeat 3 or more, give that)".into());
     }
     let mut reasons: Vec<Untested> = cells.iter().filter_map(|cell| cell.untested).collect();
     reasons.sort();

@@ -2,12 +2,17 @@
 //! settings and suite; one probe, load and figure), in run order, cut
 //! where an annotation says something changed or the method versions of
 //! its runs change (`method`), is divided where its level
-//! changes (E-Divisive means with Student's t-test, `stats::changepoint`).
-//! Every division tried in every series is one test: Benjamini–Hochberg
-//! q-values over all of them keep the false discoveries at the rate asked,
-//! and a change is reported only when it is also at least a minimum effect
-//! and larger than the step its figure is shown with. Which way is worse
-//! comes from the figure's declared direction.
+//! changes (E-Divisive means, each division's largest t calibrated by
+//! permutation, `stats::changepoint`). Every division tried in every series
+//! is one test: Benjamini–Hochberg q-values over all of them keep the false
+//! discoveries near the rate asked (measured, not proven: the README gives
+//! the rates), and a change is reported only when it is also at least a
+//! minimum effect and larger than the step its figure is shown with. The
+//! effect is relative to the level before for a figure measured on a
+//! positive scale (a latency, a rate), and absolute, in the figure's unit,
+//! where a ratio means nothing: a level of 0 before, or a figure that takes
+//! values of 0 or below (slack, a performance index, a share that is often
+//! 0). Which way is worse comes from the figure's declared direction.
 
 pub mod method;
 pub mod render;
@@ -22,11 +27,9 @@ use std::collections::BTreeMap;
 pub const MIN_SEGMENT: usize = 3;
 
 /// The p-value a division must have for E-Divisive to keep it and divide
-/// its two sides again. The best of every possible split is tested, so its
-/// p-value is smaller than a single test's would be: on long series of
-/// noise alone a looser limit keeps dividing into short segments whose
-/// means differ by chance. Benjamini–Hochberg then judges the divisions
-/// kept against every division tried.
+/// its two sides again: on long series a looser limit keeps dividing into
+/// short segments, each division one more test. Benjamini–Hochberg then
+/// judges the divisions kept against every division tried.
 pub const DIVISION_P: f64 = 0.001;
 
 /// How changes are judged.
@@ -111,13 +114,16 @@ pub struct Change {
     /// changes and cuts), in the stored unit.
     pub before: f64,
     pub after: f64,
-    /// `(after - before) / |before|` in %.
-    pub change_pct: f64,
+    /// `after - before`, in the stored unit.
+    pub difference: f64,
+    /// `(after - before) / before` in %, for a figure on a positive scale;
+    /// `None` where a ratio means nothing (see [`Effect`]).
+    pub change_pct: Option<f64>,
     /// How many runs each segment holds.
     pub runs_before: usize,
     pub runs_after: usize,
-    /// Student's p-value between the segments, and its Benjamini–Hochberg
-    /// q-value over every test made.
+    /// The calibrated p-value of the division that found it, and its
+    /// Benjamini–Hochberg q-value over every test made.
     pub p: f64,
     pub q: f64,
     /// The command that checks the change again.
@@ -271,15 +277,59 @@ fn unit_of(name: &str) -> Option<Unit> {
     serde_json::from_value(serde_json::Value::String(name.to_string())).ok()
 }
 
-/// Whether the change is at least `min_effect_pct` of the level before and
+/// How large a change must be to matter.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Effect {
+    /// At least this % of the level before: the figure's values in the
+    /// part are all above 0, so a ratio means something.
+    Relative(f64),
+    /// At least this much in the figure's stored unit: a ratio would divide
+    /// by 0 or by a level whose sign or zero is arbitrary.
+    Absolute(f64),
+}
+
+impl Effect {
+    /// The effect that decides for a part of `values` (of `unit`), with
+    /// `min_effect_pct` the relative minimum: relative when every value is
+    /// above 0; else the same share of the figure's scale, in its unit —
+    /// of 100 for a share in % (so 5 % reads as 5 percentage points), of 1
+    /// for a ratio (1 = as expected), of the part's mean magnitude for
+    /// anything else (a slack in µs).
+    pub fn of(values: &[f64], unit: Option<Unit>, min_effect_pct: f64) -> Self {
+        if values.iter().all(|v| *v > 0.0) {
+            return Effect::Relative(min_effect_pct);
+        }
+        let scale = match unit {
+            Some(Unit::Percent) => 100.0,
+            Some(Unit::Ratio) => 1.0,
+            _ => values.iter().map(|v| v.abs()).sum::<f64>() / values.len().max(1) as f64,
+        };
+        Effect::Absolute(scale * min_effect_pct / 100.0)
+    }
+
+    /// Whether going from `before` to `after` is at least this effect.
+    pub fn reached(self, before: f64, after: f64) -> bool {
+        let difference = (after - before).abs();
+        match self {
+            Effect::Relative(pct) => difference >= before.abs() * pct / 100.0,
+            Effect::Absolute(least) => difference >= least,
+        }
+    }
+}
+
+/// The values of a candidate's part.
+fn values_of(candidate: &Candidate) -> Vec<f64> {
+    candidate.part.iter().map(|p| p.value).collect()
+}
+
+/// Whether the change is at least the minimum effect (see [`Effect`]) and
 /// more than the step its figure is shown with.
 fn large_enough(candidate: &Candidate, min_effect_pct: f64) -> bool {
     let ChangePoint { before, after, .. } = candidate.found;
-    let difference = (after - before).abs();
-    let relative = difference / before.abs() * 100.0;
-    let step =
-        unit_of(&candidate.part[0].unit).map_or(0.0, |u| u.step_at(before.abs().max(after.abs())));
-    relative >= min_effect_pct && difference > step
+    let unit = unit_of(&candidate.part[0].unit);
+    let effect = Effect::of(&values_of(candidate), unit, min_effect_pct);
+    let step = unit.map_or(0.0, |u| u.step_at(before.abs().max(after.abs())));
+    effect.reached(before, after) && (after - before).abs() > step
 }
 
 /// The change `candidate` describes, with its q-value.
@@ -316,7 +366,11 @@ fn change_of(candidate: &Candidate, q: f64, settings: &Settings) -> Change {
         last_before: RunRef::of(previous),
         before,
         after,
-        change_pct: (after - before) / before.abs() * 100.0,
+        difference: after - before,
+        change_pct: match Effect::of(&values_of(candidate), unit_of(&first.unit), 0.0) {
+            Effect::Relative(_) => Some((after - before) / before * 100.0),
+            Effect::Absolute(_) => None,
+        },
         runs_before: candidate.segment.0,
         runs_after: candidate.segment.1,
         p,

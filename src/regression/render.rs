@@ -57,7 +57,7 @@ fn changes_table(changes: &[&Change]) -> String {
             c.first_after.started.clone(),
             shown(c.before, &c.unit),
             shown(c.after, &c.unit),
-            format!("{:+.1} %", c.change_pct),
+            change_text(c),
             format!("{}|{}", c.runs_before, c.runs_after),
             format!("{:.1e}", c.q),
         ]);
@@ -82,6 +82,20 @@ fn changes_table(changes: &[&Change]) -> String {
         ));
     }
     out
+}
+
+/// The change: in % of the level before where a ratio means something,
+/// else the difference in the figure's unit (`+0.4 pt`, `+0.012 ms`).
+fn change_text(c: &Change) -> String {
+    match (c.change_pct, super::unit_of(&c.unit)) {
+        (Some(pct), _) => format!("{pct:+.1} %"),
+        (None, Some(crate::figures::Unit::Percent)) => format!("{:+.1} pt", c.difference),
+        (None, Some(unit)) => {
+            let sign = if c.difference < 0.0 { "-" } else { "+" };
+            format!("{sign}{}{}", unit.show(c.difference.abs()), unit.suffix())
+        }
+        (None, None) => format!("{:+}", c.difference),
+    }
 }
 
 /// `value` as its unit shows it, with the unit's symbol.

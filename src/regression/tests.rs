@@ -77,7 +77,8 @@ fn a_step_is_found_at_the_run_where_it_starts() {
     assert_eq!(change.last_before.run_key, "run-09@vm");
     assert_eq!((change.runs_before, change.runs_after), (10, 10));
     assert!(change.worse, "p99 is better lower and went up");
-    assert!(change.change_pct > 20.0 && change.change_pct < 40.0);
+    let pct = change.change_pct.expect("a latency has a relative change");
+    assert!(pct > 20.0 && pct < 40.0);
     assert!(change.q <= 0.05 && change.q >= change.p);
 }
 
@@ -213,4 +214,80 @@ fn a_change_of_method_versions_cuts_the_series_and_is_never_a_change() {
         text.contains("(2 part(s) once annotations and 1 change(s) of method version cut them)"),
         "{text}"
     );
+}
+
+/// `values` as points of a figure of `unit`, better lower.
+fn of_unit(unit: &str, values: &[f64]) -> Vec<Point> {
+    let mut points = series("s1", values);
+    for p in &mut points {
+        p.unit = unit.into();
+    }
+    points
+}
+
+#[test]
+fn a_change_from_a_level_of_0_is_judged_in_the_figures_unit() {
+    // A share of deadlines missed: 0 % for ten runs, then 3 %. A ratio to
+    // 0 is infinite; 3 percentage points is less than the 5 points asked.
+    let values: Vec<f64> = (0..20).map(|i| if i < 10 { 0.0 } else { 3.0 }).collect();
+    let analysis = analyse(&of_unit("percent", &values), &[], &SETTINGS);
+    assert!(analysis.changes.is_empty(), "{:?}", analysis.changes);
+    assert_eq!(analysis.too_small, 1);
+    // 0 % to 8 % is reported, as points, with no ratio.
+    let values: Vec<f64> = (0..20).map(|i| if i < 10 { 0.0 } else { 8.0 }).collect();
+    let analysis = analyse(&of_unit("percent", &values), &[], &SETTINGS);
+    let change = &analysis.changes[0];
+    assert_eq!((change.change_pct, change.difference), (None, 8.0));
+    let text = render::table(&analysis);
+    assert!(text.contains("+8.0 pt"), "{text}");
+    assert!(!text.contains("inf"), "{text}");
+    let json: serde_json::Value = serde_json::from_str(&render::json(&analysis)).unwrap();
+    assert_eq!(json["changes"][0]["change_pct"], serde_json::Value::Null);
+}
+
+#[test]
+fn a_signed_figure_near_0_is_judged_in_its_unit() {
+    // A performance index (1 = as expected) from +0.01 to -0.01: -200 %
+    // of the level before, but 0.02 of a scale of 1, below 5 % of it.
+    let mut values = noise(10, 1.0, 7);
+    values.extend(noise(10, 1.0, 8));
+    let values: Vec<f64> = values
+        .iter()
+        .enumerate()
+        .map(|(i, v)| (v - 1.0) * 0.05 + if i < 10 { 0.01 } else { -0.01 })
+        .collect();
+    let analysis = analyse(&of_unit("ratio", &values), &[], &SETTINGS);
+    assert!(analysis.changes.is_empty(), "{:?}", analysis.changes);
+    // A slack in µs from +200 to -200 (mean magnitude 200): a change of
+    // 400 µs is reported in µs.
+    let values: Vec<f64> = (0..20)
+        .map(|i| if i < 10 { 200.0 } else { -200.0 })
+        .collect();
+    let analysis = analyse(&of_unit("micros", &values), &[], &SETTINGS);
+    let change = &analysis.changes[0];
+    assert_eq!(change.change_pct, None);
+    assert!(render::table(&analysis).contains("-0.400 ms"));
+}
+
+#[test]
+fn the_effect_is_relative_only_on_a_positive_scale() {
+    assert_eq!(
+        Effect::of(&[1.0, 2.0], Some(Unit::Micros), 5.0),
+        Effect::Relative(5.0)
+    );
+    assert_eq!(
+        Effect::of(&[0.0, 2.0], Some(Unit::Percent), 5.0),
+        Effect::Absolute(5.0)
+    );
+    assert_eq!(
+        Effect::of(&[-0.5, 0.5], Some(Unit::Ratio), 5.0),
+        Effect::Absolute(0.05)
+    );
+    assert_eq!(
+        Effect::of(&[-100.0, 300.0], Some(Unit::Micros), 5.0),
+        Effect::Absolute(10.0)
+    );
+    assert!(Effect::Relative(5.0).reached(100.0, 105.0));
+    assert!(!Effect::Relative(5.0).reached(100.0, 104.0));
+    assert!(Effect::Absolute(5.0).reached(0.0, -5.0));
 }

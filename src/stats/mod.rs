@@ -1,11 +1,14 @@
 //! The statistics behind confidence intervals and comparisons: estimates
 //! with a standard error and Student t degrees of freedom, batch means that
-//! respect autocorrelation, Welch's test between two estimates and the
-//! two-proportion test between two shares of events.
+//! respect autocorrelation, Welch's test between two estimates, the
+//! two-proportion test between two shares of events, and how much a figure
+//! moves from one run to the next (`run_to_run`); Holm's correction for
+//! many tests.
 
 pub mod batch_means;
 pub mod changepoint;
 pub mod proportions;
+pub mod run_to_run;
 pub mod welch;
 
 use statrs::distribution::{ContinuousCDF as _, StudentsT};
@@ -55,6 +58,24 @@ impl Estimate {
     }
 }
 
+/// Holm's step-down adjustment of `p_values`: each is a discovery at
+/// `alpha` when its adjusted value is below `alpha`, and the chance of any
+/// false one among them all is then at most `alpha` (whatever their
+/// dependence). The `k`-th smallest is multiplied by `m − k + 1`, then
+/// made no smaller than those before it.
+pub fn holm(p_values: &[f64]) -> Vec<f64> {
+    let m = p_values.len();
+    let mut order: Vec<usize> = (0..m).collect();
+    order.sort_by(|&a, &b| p_values[a].total_cmp(&p_values[b]));
+    let mut adjusted = vec![1.0; m];
+    let mut largest = 0.0_f64;
+    for (rank, &i) in order.iter().enumerate() {
+        largest = largest.max((p_values[i] * (m - rank) as f64).min(1.0));
+        adjusted[i] = largest;
+    }
+    adjusted
+}
+
 /// The `p` quantile of Student t with `df` degrees of freedom.
 pub fn t_quantile(p: f64, df: f64) -> f64 {
     student_t(df).inverse_cdf(p)
@@ -88,6 +109,21 @@ mod tests {
     fn too_few_or_broken_samples_give_no_estimate() {
         assert!(Estimate::of_samples(&[1.0]).is_none());
         assert!(Estimate::of_samples(&[1.0, f64::NAN]).is_none());
+    }
+
+    #[test]
+    fn holm_by_hand() {
+        // Sorted 0.001, 0.01, 0.02, 0.5: times 4, 3, 2, 1 = 0.004, 0.03,
+        // 0.04, 0.5.
+        let adjusted = holm(&[0.02, 0.5, 0.001, 0.01]);
+        let expected = [0.04, 0.5, 0.004, 0.03];
+        for (a, e) in adjusted.iter().zip(expected) {
+            assert!((a - e).abs() < 1e-12, "{adjusted:?}");
+        }
+        // Never below an earlier one, never above 1.
+        assert_eq!(holm(&[0.3, 0.2]), [0.4, 0.4]);
+        assert_eq!(holm(&[0.9, 0.8, 0.7]), [1.0, 1.0, 1.0]);
+        assert!(holm(&[]).is_empty());
     }
 
     #[test]

@@ -4,6 +4,7 @@
 //! `bench/significance.sh -p nice`.
 
 use crate::common::{feelbench, new_tag, read_json, stderr, stdout, LOOPS_PER_MS};
+use crate::regressions::{run_id, write_copy, NICE0, NICE19};
 use serde_json::Value;
 use std::path::{Path, PathBuf};
 
@@ -191,4 +192,114 @@ fn bad_options_are_refused_with_exit_2() {
             stderr(&output)
         );
     }
+}
+
+/// A store in `dir` of six copies of the nice-0 run of tests/data (runs
+/// 1–6, one series), each figure of copy `i` scaled by `factors[i]`: a
+/// history whose run-to-run spread is as wide as the factors make it.
+pub fn store_with_spread(dir: &Path, factors: [f64; 6]) -> PathBuf {
+    let runs = dir.join("history");
+    std::fs::create_dir_all(&runs).unwrap();
+    let nice0 = read_json(Path::new(NICE0));
+    for i in 1..=6 {
+        write_copy(&runs, i, NICE0, &nice0);
+    }
+    let store = dir.join("store.sqlite");
+    let _ = std::fs::remove_file(&store);
+    let output = feelbench(&new_tag(), dir)
+        .args(["store", "import", runs.to_str().unwrap(), "--store"])
+        .arg(&store)
+        .output()
+        .unwrap();
+    assert!(output.status.success(), "{}", stderr(&output));
+    let db = rusqlite::Connection::open(&store).unwrap();
+    for (i, factor) in factors.iter().enumerate() {
+        db.execute(
+            "UPDATE figure SET value = value * ?1 WHERE scenario_id IN \
+             (SELECT s.id FROM scenario s JOIN run r ON r.id = s.run_id WHERE r.run_id = ?2)",
+            rusqlite::params![factor, run_id(i + 1)],
+        )
+        .unwrap();
+    }
+    store
+}
+
+/// `compare BASE NEW --format json --fail-on worse ARGS --store STORE`:
+/// its exit code and the cell of gaming under burn's mean.
+fn gate(dir: &Path, store: &Path, files: [&Path; 2], args: &[&str]) -> (Option<i32>, Value) {
+    let output = feelbench(&new_tag(), dir)
+        .arg("compare")
+        .args(files)
+        .args(["--format", "json", "--fail-on", "worse", "--store"])
+        .arg(store)
+        .args(args)
+        .output()
+        .unwrap();
+    let c: Value = serde_json::from_str(&stdout(&output))
+        .unwrap_or_else(|e| panic!("{e}: {}", stderr(&output)));
+    let row = c["rows"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|r| r["probe"] == "gaming" && r["load"] == "burn" && r["figure"] == "mean")
+        .expect("gaming under burn's mean")
+        .clone();
+    (output.status.code(), row["cells"][1].clone())
+}
+
+#[test]
+fn verdicts_across_runs_are_judged_against_the_stores_spread_of_the_series() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    // The baseline: nice 19's figures under nice 0's settings (one series
+    // with the history); the new run: nice 0's, gaming under burn 95 times
+    // later (0.319 ms → 30.369 ms).
+    let nice0 = read_json(Path::new(NICE0));
+    let compared = d.join("compared");
+    std::fs::create_dir(&compared).unwrap();
+    write_copy(&compared, 11, NICE19, &nice0);
+    write_copy(&compared, 12, NICE0, &nice0);
+    let (base, new) = (compared.join("run-11.json"), compared.join("run-12.json"));
+
+    // Runs of the series that agree within 2 %: the change is called, and
+    // fails the gate, against the store's spread.
+    let store = store_with_spread(d, [1.0, 1.02, 0.98, 1.0, 1.02, 0.98]);
+    let (code, cell) = gate(d, &store, [&base, &new], &[]);
+    assert_eq!(code, Some(3), "{cell}");
+    assert_eq!(
+        (&cell["verdict"], &cell["spread"]),
+        (&"worse".into(), &"history".into())
+    );
+
+    // Runs of the series that move 100-fold from one to the next: the same
+    // difference is within that, and nothing fails.
+    let store = store_with_spread(d, [1.0, 100.0, 0.01, 50.0, 0.02, 100.0]);
+    let (code, cell) = gate(d, &store, [&base, &new], &[]);
+    assert_eq!(code, Some(0), "{cell}");
+    assert_eq!(
+        (&cell["verdict"], &cell["spread"]),
+        (&"no_difference".into(), &"history".into())
+    );
+
+    // On the runs' own within-run spread the change is marked, but as
+    // within-run only, which never fails the gate.
+    let (code, cell) = gate(d, &store, [&base, &new], &["--no-history"]);
+    assert_eq!(code, Some(0), "{cell}");
+    assert_eq!(
+        (&cell["verdict"], &cell["spread"]),
+        (&"worse".into(), &"within_run".into())
+    );
+    let table = feelbench(&new_tag(), d)
+        .arg("compare")
+        .args([&base, &new])
+        .arg("--store")
+        .arg(&store)
+        .output()
+        .unwrap();
+    let text = stdout(&table);
+    assert!(text.contains("n.s. [h]"), "{text}");
+    assert!(
+        text.contains("[h]: judged against the run-to-run spread"),
+        "{text}"
+    );
 }

@@ -11,16 +11,17 @@ use serde_json::Value;
 use std::path::{Path, PathBuf};
 use std::process::Output;
 
-const NICE0: &str = "tests/data/v1-run.json";
-const NICE19: &str = "tests/data/v1-nice19.json";
+pub const NICE0: &str = "tests/data/v1-run.json";
+pub const NICE19: &str = "tests/data/v1-nice19.json";
 
 /// The id of copy `i` (1-based).
-fn run_id(i: usize) -> String {
+pub fn run_id(i: usize) -> String {
     format!("20261124-{:02}0000-{i}", i % 24)
 }
 
-/// Writes copy `i` of `source` to `dir`, with `settings_from`'s settings.
-fn write_copy(dir: &Path, i: usize, source: &str, settings_from: &Value) {
+/// Writes copy `i` of `source` to `dir` (`run-II.json`), with
+/// `settings_from`'s settings.
+pub fn write_copy(dir: &Path, i: usize, source: &str, settings_from: &Value) {
     let mut run: Value = serde_json::from_str(&std::fs::read_to_string(source).unwrap()).unwrap();
     run["settings"] = settings_from["settings"].clone();
     run["run"]["id"] = run_id(i).into();
