@@ -76,6 +76,21 @@ pub fn render(workload: &Workload, rights: &Rights) -> String {
         &workload.sha256[..16.min(workload.sha256.len())],
         policy_name(workload.default_policy)
     );
+    let buffered = workload
+        .tasks
+        .iter()
+        .flat_map(|t| &t.phases)
+        .flat_map(|p| &p.events);
+    if buffered
+        .into_iter()
+        .any(|e| matches!(e, Event::Mem { .. } | Event::Iorun { .. }))
+    {
+        let _ = writeln!(
+            out,
+            "mem/iorun buffer: {} B per thread (mem_buffer_size)",
+            workload.mem_buffer_bytes
+        );
+    }
     for task in &workload.tasks {
         render_task(&mut out, task, workload.default_policy);
     }
@@ -236,8 +251,10 @@ fn describe(event: &Event) -> String {
             )
         }
         Event::Barrier { name } => format!("barrier  {name:?}"),
-        Event::Suspend { name } => format!("suspend  until resumed on {name:?}"),
-        Event::Resume { name } => format!("resume   {name:?}"),
+        Event::Suspend { name } => format!("suspend  until the next resume of {name:?}"),
+        Event::Resume { name } => {
+            format!("resume   {name:?} (every thread suspended on it then; lost if none)")
+        }
         Event::Lock { mutex } => format!("lock     mutex {mutex:?}"),
         Event::Unlock { mutex } => format!("unlock   mutex {mutex:?}"),
         Event::Wait { cond, mutex } => format!("wait     on {cond:?} with mutex {mutex:?}"),
@@ -247,8 +264,10 @@ fn describe(event: &Event) -> String {
             format!("sync     signal {cond:?} and wait on it with mutex {mutex:?}")
         }
         Event::Fork { task } => format!("fork     a thread of task {task:?}"),
-        Event::Mem { bytes } => format!("mem      write {bytes} B of the thread's buffer"),
-        Event::Iorun { bytes } => format!("iorun    write {bytes} B to a feelbench-owned file"),
+        Event::Mem { bytes } => format!("mem      write {bytes} B to the thread's buffer"),
+        Event::Iorun { bytes } => {
+            format!("iorun    write {bytes} B from the thread's buffer to /dev/null")
+        }
         Event::Yield => "yield".into(),
     }
 }
