@@ -161,14 +161,20 @@ fn a_task_of_two_phases_has_figures_per_phase_and_its_late_work_split() {
     assert!(f("pulse.slow.period_mean_us") > f("pulse.fast.period_mean_us"));
     // Each activation's work is one event, ended by the next timer event
     // (the last one's perhaps by none), late exactly when that one's slack
-    // is negative.
+    // is negative (the task waits only at its timer); the first activation
+    // ends no event, and on a busy machine its slack too can be negative
+    // (its grid starts with the window).
     let late = &scenario["result"]["late"];
     assert!(late["rule"].as_str().unwrap().contains("negative slack"));
     let count = |key: &str| late["tally"]["counts"][key].as_f64().unwrap();
     let activations = f("activations");
     assert!(count("events") <= activations && count("events") >= activations - 1.0);
     let negative = (f("negative_slack_pct") * activations / 100.0).round();
-    assert_eq!(count("late"), negative);
+    assert!(
+        count("late") <= negative && count("late") >= negative - 1.0,
+        "{} late events, {negative} activations with negative slack",
+        count("late")
+    );
     let threads = scenario["result"]["sched"]["tasks"].as_array().unwrap();
     assert!(
         threads.iter().any(|t| t["name"] == "pulse"),
