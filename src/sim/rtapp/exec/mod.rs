@@ -3,7 +3,8 @@
 //! task), each running its phases in order, each phase its `loops` times,
 //! the task's `loop` times or until the deadline; every wait ends at the
 //! deadline; `mem` and `iorun` go through a buffer of the workload's
-//! `mem_buffer_size` per thread, `iorun` writing to the null device. Each thread records its activations and phase loops into a
+//! `mem_buffer_size` per thread, `iorun` writing to the null device. Each
+//! thread records its activations and phase loops into a
 //! [`ThreadRecord`] made when the executor is built. Used by the `rtapp`
 //! probe (which measures the records) and the `rtapp` load (which counts
 //! the phase loops done). Inside the window nothing is allocated but by
