@@ -28,7 +28,7 @@ examples=/usr/share/doc/rt-app/examples
 # spins SCHED_FIFO for 0.9 s at a time: left out on a shared machine. The
 # other examples have no timer.
 WORKLOADS=${WORKLOADS:-"periodic audio-chain compositor browser-tab template.json tutorial/example2.json tutorial/example3.json"}
-WITH_BURN=${WITH_BURN:-"periodic audio-chain"}
+WITH_BURN=${WITH_BURN-"periodic audio-chain"}
 work=$(mktemp -d)
 hogs=()
 stop_hogs() { for pid in "${hogs[@]}"; do kill "$pid" 2>/dev/null || true; done; hogs=(); }
