@@ -15,6 +15,10 @@ pub enum RtappCommand {
     Check {
         /// A shipped workload's name (`audio-chain`) or an rt-app JSON file.
         workload: String,
+        /// Refuse the file when it has a key rt-app ignores (a misspelt
+        /// one) instead of listing it.
+        #[arg(long)]
+        strict: bool,
     },
 }
 
@@ -23,7 +27,9 @@ impl RtappCommand {
     pub fn text(self) -> Result<String, UsageError> {
         match self {
             RtappCommand::List => Ok(rtapp::list()),
-            RtappCommand::Check { workload } => rtapp::check(&workload).map_err(UsageError::input),
+            RtappCommand::Check { workload, strict } => {
+                rtapp::check(&workload, strict).map_err(UsageError::input)
+            }
         }
     }
 }

@@ -14,11 +14,13 @@ const NAME: &str = "rtapp";
 
 /// Shortens every `rtapp:SPEC` of `names` (with `mixes`, of each part of a
 /// `+` mix) to `rtapp` and reads the one workload they name; `option`
-/// names them in errors. Two different specs are refused.
+/// names them in errors. Two different specs are refused. A key rt-app
+/// ignores is said in a warning and left out, or refused when `strict`.
 pub fn take_workload(
     option: &str,
     names: &mut [String],
     mixes: bool,
+    strict: bool,
 ) -> Result<Option<Workload>, UsageError> {
     let mut spec: Option<String> = None;
     for name in names.iter_mut() {
@@ -43,10 +45,15 @@ pub fn take_workload(
         }
         *name = shortened.join("+");
     }
-    spec.map(|spec| {
-        parse::load(&spec).map_err(|e| UsageError::new(format!("{option} rtapp:{spec}: {e}")))
-    })
-    .transpose()
+    let Some(spec) = spec else {
+        return Ok(None);
+    };
+    let workload = parse::load(&spec, strict)
+        .map_err(|e| UsageError::new(format!("{option} rtapp:{spec}: {e}")))?;
+    for warning in workload.warnings() {
+        say!("warning: {warning}");
+    }
+    Ok(Some(workload))
 }
 
 #[cfg(test)]
@@ -56,14 +63,16 @@ mod tests {
     #[test]
     fn names_without_a_spec_are_left_alone() {
         let mut names = vec!["audio".to_string(), "burn+x".to_string()];
-        assert!(take_workload("--load", &mut names, true).unwrap().is_none());
+        assert!(take_workload("--load", &mut names, true, false)
+            .unwrap()
+            .is_none());
         assert_eq!(names, ["audio", "burn+x"]);
     }
 
     #[test]
     fn a_missing_file_is_a_usage_error_naming_it() {
         let mut names = vec!["burn+rtapp:/nonexistent/w.json".to_string()];
-        let err = take_workload("--load", &mut names, true).unwrap_err();
+        let err = take_workload("--load", &mut names, true, false).unwrap_err();
         assert!(err.to_string().contains("/nonexistent/w.json"), "{err}");
         assert_eq!(names, ["burn+rtapp"]);
     }
@@ -71,7 +80,7 @@ mod tests {
     #[test]
     fn two_workloads_are_refused() {
         let mut names = vec!["rtapp:a".to_string(), "rtapp:b".to_string()];
-        let err = take_workload("--probe", &mut names, false).unwrap_err();
+        let err = take_workload("--probe", &mut names, false, false).unwrap_err();
         assert!(err.to_string().contains("two rt-app workloads"), "{err}");
     }
 }

@@ -176,6 +176,10 @@ pub struct SelectionArgs {
     /// Remove a load from the list (interbench -x).
     #[arg(short = 'x', long = "without-load", value_name = "LOAD")]
     pub without_loads: Vec<String>,
+    /// Refuse an rt-app file (rtapp:FILE) that has a key rt-app ignores (a
+    /// misspelt one), instead of warning and leaving the key out.
+    #[arg(long = "rtapp-strict")]
+    pub rtapp_strict: bool,
 }
 
 /// How the probe is scheduled.
@@ -582,19 +586,26 @@ impl SelectionArgs {
     /// The rt-app workloads named as `rtapp:SPEC`, each name shortened to
     /// `rtapp` (see `cli::rtapp`).
     fn take_rtapp(&mut self) -> Result<RtappSettings, UsageError> {
+        let strict = self.rtapp_strict;
         let no_list: &mut [String] = &mut [];
         let probe = [
             take_workload(
                 "--probe",
                 self.probes.as_deref_mut().unwrap_or(no_list),
                 false,
+                strict,
             )?,
-            take_workload("-W/--with-probe", &mut self.with_probes, false)?,
+            take_workload("-W/--with-probe", &mut self.with_probes, false, strict)?,
         ];
         let no_list: &mut [String] = &mut [];
         let load = [
-            take_workload("--load", self.loads.as_deref_mut().unwrap_or(no_list), true)?,
-            take_workload("-w/--with-load", &mut self.with_loads, true)?,
+            take_workload(
+                "--load",
+                self.loads.as_deref_mut().unwrap_or(no_list),
+                true,
+                strict,
+            )?,
+            take_workload("-w/--with-load", &mut self.with_loads, true, strict)?,
         ];
         Ok(RtappSettings {
             probe: one_workload("--probe", probe)?,

@@ -55,9 +55,10 @@ pub fn list() -> String {
     out
 }
 
-/// `feelbench rtapp check SPEC` on this machine.
-pub fn check(spec: &str) -> Result<String, RtappError> {
-    let workload = parse::load(spec)?;
+/// `feelbench rtapp check SPEC` on this machine; `strict`: a key rt-app
+/// ignores is refused.
+pub fn check(spec: &str, strict: bool) -> Result<String, RtappError> {
+    let workload = parse::load(spec, strict)?;
     Ok(render(&workload, &Rights::here()))
 }
 
@@ -75,16 +76,43 @@ pub fn render(workload: &Workload, rights: &Rights) -> String {
         &workload.sha256[..16.min(workload.sha256.len())],
         policy_name(workload.default_policy)
     );
+    let buffered = workload
+        .tasks
+        .iter()
+        .flat_map(|t| &t.phases)
+        .flat_map(|p| &p.events);
+    if buffered
+        .into_iter()
+        .any(|e| matches!(e, Event::Mem { .. } | Event::Iorun { .. }))
+    {
+        let _ = writeln!(
+            out,
+            "mem/iorun buffer: {} B per thread (mem_buffer_size)",
+            workload.mem_buffer_bytes
+        );
+    }
     for task in &workload.tasks {
         render_task(&mut out, task, workload.default_policy);
     }
     out += "\nrun: calibrated work as rt-app means it (loops, not time), sized by feelbench's own calibration (recorded in the run)\n";
-    if workload.ignored.is_empty() {
+    let recorded: Vec<_> = workload
+        .ignored
+        .iter()
+        .filter(|i| i.unknown.is_none())
+        .collect();
+    if recorded.is_empty() {
         out += "ignored keys: none\n";
     } else {
         out += "ignored keys (read, recorded, not acted on):\n";
-        for i in &workload.ignored {
+        for i in recorded {
             let _ = writeln!(out, "  line {:>3}: {} in {}", i.line, i.key, i.place);
+        }
+    }
+    let unknown = workload.warnings();
+    if !unknown.is_empty() {
+        out += "keys rt-app ignores, left out (--strict refuses the file):\n";
+        for line in unknown {
+            let _ = writeln!(out, "  {line}");
         }
     }
     let problems = problems_here(workload, rights);
@@ -223,8 +251,10 @@ fn describe(event: &Event) -> String {
             )
         }
         Event::Barrier { name } => format!("barrier  {name:?}"),
-        Event::Suspend { name } => format!("suspend  until resumed on {name:?}"),
-        Event::Resume { name } => format!("resume   {name:?}"),
+        Event::Suspend { name } => format!("suspend  until the next resume of {name:?}"),
+        Event::Resume { name } => {
+            format!("resume   {name:?} (every thread suspended on it then; lost if none)")
+        }
         Event::Lock { mutex } => format!("lock     mutex {mutex:?}"),
         Event::Unlock { mutex } => format!("unlock   mutex {mutex:?}"),
         Event::Wait { cond, mutex } => format!("wait     on {cond:?} with mutex {mutex:?}"),
@@ -234,8 +264,10 @@ fn describe(event: &Event) -> String {
             format!("sync     signal {cond:?} and wait on it with mutex {mutex:?}")
         }
         Event::Fork { task } => format!("fork     a thread of task {task:?}"),
-        Event::Mem { bytes } => format!("mem      write {bytes} B of the thread's buffer"),
-        Event::Iorun { bytes } => format!("iorun    write {bytes} B to a feelbench-owned file"),
+        Event::Mem { bytes } => format!("mem      write {bytes} B to the thread's buffer"),
+        Event::Iorun { bytes } => {
+            format!("iorun    write {bytes} B from the thread's buffer to /dev/null")
+        }
         Event::Yield => "yield".into(),
     }
 }
@@ -324,7 +356,7 @@ mod tests {
     #[test]
     fn shipped_workloads_render_and_run_as_probes_for_a_user() {
         for (name, _, text) in SHIPPED {
-            let workload = parse(name, text).unwrap();
+            let workload = parse(name, text, false).unwrap();
             let out = render(&workload, &user());
             assert!(out.contains("as a probe: yes"), "{name}:\n{out}");
             assert!(out.contains("as a load:  yes"), "{name}:\n{out}");
@@ -339,7 +371,7 @@ mod tests {
             "nice": {"priority": -5, "loop": 3, "run": 100},
             "spin": {"loop": -1, "run": 100}
         }}"#;
-        let workload = parse("f.json", text).unwrap();
+        let workload = parse("f.json", text, false).unwrap();
         let problems = problems_here(&workload, &user());
         assert_eq!(problems.len(), 3, "{problems:?}");
         assert!(problems[0].contains("SCHED_FIFO priority 50"));

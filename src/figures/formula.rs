@@ -42,7 +42,9 @@ pub enum Formula {
     InverseQuantile { samples: String, q: f64, scale: f64 },
     /// A count as it is.
     Total { count: String },
-    /// `scale · num / den` of two counts; none when `den` is 0.
+    /// `scale · num / den` of two counts; none when `den` is 0 or either
+    /// was never counted (a sub-window that does not count `num` has no
+    /// value, not 0).
     Ratio {
         num: String,
         den: String,
@@ -128,8 +130,9 @@ impl<'a> Evaluator<'a> {
             }
             Formula::Total { count } => self.tally.counts.get(count.as_str()).copied(),
             Formula::Ratio { num, den, scale } => {
-                let den = self.tally.count(den);
-                (den != 0.0).then(|| scale * self.tally.count(num) / den)
+                let num = self.tally.counts.get(num.as_str())?;
+                let den = self.tally.counts.get(den.as_str())?;
+                (*den != 0.0).then(|| scale * num / den)
             }
             Formula::Largest { maximum } => self.tally.maxima.get(maximum.as_str()).copied(),
             Formula::Excess { value, less } => {
@@ -366,6 +369,12 @@ mod tests {
             scale: 1.0,
         };
         assert_eq!(e.value(&ratio), None);
+        let without_num = Tally::default().with_count("periods", 4.0);
+        assert_eq!(
+            Evaluator::new(&without_num).value(&ratio),
+            None,
+            "a numerator never counted is no value, not 0"
+        );
         assert_eq!(
             e.value(&Formula::Total {
                 count: "met".into()

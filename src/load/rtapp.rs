@@ -7,7 +7,7 @@
 use super::{Load, LoadDef, LoadError};
 use crate::measure::clock::{now_ns, sleep_until_ns};
 use crate::measure::window::Window;
-use crate::sim::rtapp::exec::{iorun_bytes, Executor, Running};
+use crate::sim::rtapp::exec::{Executor, Running};
 use crate::sim::{SettingsGroup, SimError};
 
 /// How long one step waits for the threads' work.
@@ -20,7 +20,7 @@ pub const DEF: LoadDef = LoadDef {
     method: 1,
     unit: "phase loops",
     takes_arg: false,
-    disk_bytes: |params| params.rtapp.load.as_ref().map_or(0, iorun_bytes),
+    disk_bytes: |_| 0,
     check: |params, _| match params.rtapp.load {
         Some(_) => Ok(()),
         None => Err(SimError::NoRtappWorkload("load").into()),
@@ -43,8 +43,12 @@ pub const DEF: LoadDef = LoadDef {
             end_ns: u64::MAX / 2,
         };
         // A load's delays are not split: it measures nothing.
-        let running =
-            Executor::new(&endless, context.params.loops_per_ms, false).start(window, &context.dir);
+        let running = Executor::new(&endless, context.params.loops_per_ms, false)
+            .start(window)
+            .map_err(|e| LoadError::Io {
+                what: "iorun cannot open /dev/null for writing (rt-app's io_device)".to_string(),
+                error: e.0,
+            })?;
         Ok(Box::new(RtappLoad {
             running,
             counted: 0,

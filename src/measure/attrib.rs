@@ -304,10 +304,12 @@ impl EventSplitter {
     }
 
     /// Takes the reading at the end of an event whose lateness the caller
-    /// judged by its own rule (`late`), splits and accounts it.
-    pub fn ended_judged(&mut self, times: EventTimes, late: bool) -> EventSplit {
+    /// judged by its own rule (`late`), splits and accounts it; `own_wait_ns`
+    /// of its time off the CPU was waiting its own work asked for (a
+    /// workload's scripted sleep), which is no delay and is taken out.
+    pub fn ended_judged(&mut self, times: EventTimes, late: bool, own_wait_ns: u64) -> EventSplit {
         let ended = self.reader.read();
-        self.finish(times, Some(ended), late)
+        self.finish_less(times, Some(ended), late, own_wait_ns)
     }
 
     /// Accounts an event dropped at its wake-up (it did no work).
@@ -321,6 +323,18 @@ impl EventSplitter {
         ended: Option<ThreadSnapshot>,
         late: bool,
     ) -> EventSplit {
+        self.finish_less(times, ended, late, 0)
+    }
+
+    /// Splits and accounts an event, `own_wait_ns` of its time off the CPU
+    /// taken out as wanted.
+    fn finish_less(
+        &mut self,
+        times: EventTimes,
+        ended: Option<ThreadSnapshot>,
+        late: bool,
+        own_wait_ns: u64,
+    ) -> EventSplit {
         let mut split = EventSplit::of(
             times,
             &self.last,
@@ -329,6 +343,7 @@ impl EventSplitter {
             ended.as_ref(),
             self.reader.has_schedstat(),
         );
+        less_own_wait(&mut split.parts, own_wait_ns);
         // What the work waited on, read when it blocked or was late (the
         // sleep before the wake-up is no block delay accounting names). An
         // on-time event that neither blocked nor was read leaves what it
@@ -358,6 +373,23 @@ impl EventSplitter {
     /// unavailable when it is).
     pub fn delays(&self) -> &DelayReader {
         &self.delays
+    }
+}
+
+/// Takes `own_wait_ns` out of the parts that hold time off the CPU while
+/// not waiting for one (blocked, then off the CPU unblocked, then
+/// unexplained): waiting the event's own work asked for is no delay. The
+/// run-queue parts stay: a thread resumed but not yet run was delayed.
+fn less_own_wait(parts: &mut Parts, own_wait_ns: u64) {
+    let mut left = own_wait_ns;
+    for part in [
+        &mut parts.blocked_ns,
+        &mut parts.off_cpu_ns,
+        &mut parts.unexplained_ns,
+    ] {
+        let taken = (*part).min(left);
+        *part -= taken;
+        left -= taken;
     }
 }
 
@@ -414,10 +446,12 @@ impl Splitting {
         }
     }
 
-    /// Takes the reading at the end of an event, late by the caller's rule.
-    pub fn ended_judged(&mut self, times: EventTimes, late: bool) {
+    /// Takes the reading at the end of an event, late by the caller's
+    /// rule, `own_wait_ns` of it waiting its own work asked for (see
+    /// [`EventSplitter::ended_judged`]).
+    pub fn ended_judged(&mut self, times: EventTimes, late: bool, own_wait_ns: u64) {
         if let Some(splitter) = &mut self.splitter {
-            splitter.ended_judged(times, late);
+            splitter.ended_judged(times, late, own_wait_ns);
         }
     }
 
@@ -490,5 +524,23 @@ mod tests {
             .map(|c| splitter.account.cause(*c).count)
             .sum();
         assert_eq!(labelled, 1);
+    }
+
+    /// A 20 ms sleep the event's own work asked for is no delay: it is
+    /// not in the event's blocked part (it was all of it).
+    #[test]
+    fn an_events_own_wait_is_taken_out_of_its_blocked_time() {
+        let mut splitter = EventSplitter::open(LateAccount::new());
+        let due_ns = splitter.woke();
+        std::thread::sleep(std::time::Duration::from_millis(20));
+        let times = EventTimes {
+            due_ns,
+            cpu_wanted_ns: None,
+        };
+        let split = splitter.ended_judged(times, true, 20_000_000);
+        assert!(split.ended_ns - split.woke_ns >= 20_000_000, "{split:?}");
+        let off_ns = split.parts.blocked_ns + split.parts.off_cpu_ns + split.parts.unexplained_ns;
+        assert!(off_ns < 20_000_000, "{split:?}");
+        assert!(split.delay_ns() < 20_000_000, "{split:?}");
     }
 }

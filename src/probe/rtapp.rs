@@ -2,7 +2,9 @@
 //! shipped workload), run on threads by `sim::rtapp::exec` for the
 //! window, every activation (timer event) measured as rt-app measures it:
 //! wake-up latency (wake − expiry, 0 when the thread was already late),
-//! slack (expiry − the event's start, negative when late), LISA's
+//! slack (expiry − the event's start, negative when late), the start delay
+//! (the wake-up latency, or −slack when late: the overview figure, which
+//! unlike the wake-up latency grows as deadlines are missed), LISA's
 //! performance index (slack / (period − run)) and each phase loop's
 //! achieved period.
 //!
@@ -28,7 +30,7 @@ use crate::measure::latency::LatencyHistogram;
 use crate::measure::sched::MemoryPolicy;
 use crate::measure::window::Window;
 use crate::sim::rtapp::exec::record::PhaseRecord;
-use crate::sim::rtapp::exec::{iorun_bytes, Executor, ThreadRecord};
+use crate::sim::rtapp::exec::{Executor, ThreadRecord};
 use crate::sim::rtapp::model::{Task, Workload};
 use crate::sim::{SettingsGroup, SimError, WorkParams};
 use std::path::Path;
@@ -50,13 +52,16 @@ pub const DEF: ProbeDef = ProbeDef {
     default: |_| false,
     uses: &[SettingsGroup::Rtapp],
     pace: super::Pace::Duration,
-    disk_bytes: |params| params.rtapp.probe.as_ref().map_or(0, iorun_bytes),
+    disk_bytes: |_| 0,
     memory: MemoryPolicy::Locked,
     run_figure: is_task_figure,
 };
 
 /// Wake-up latency of each activation.
 const WAKEUP: &str = "wakeup";
+/// Start delay of each activation: its wake-up latency, or how late it
+/// began when late.
+const START_DELAY: &str = "start_delay";
 /// How late each late activation began (−slack).
 const OVERRUN: &str = "overrun";
 /// The slack of the other activations.
@@ -128,6 +133,7 @@ fn sheet(summary: &str, params: Option<&WorkParams>) -> ProbeSheet {
             ..f
         })
         .collect();
+    figures.extend(start_delay_figures());
     figures.extend(activation_figures("", "", true));
     let tasks = params.and_then(|p| p.rtapp.probe.as_ref());
     for task in tasks.iter().flat_map(|w| &w.tasks) {
@@ -150,7 +156,7 @@ fn sheet(summary: &str, params: Option<&WorkParams>) -> ProbeSheet {
         columns,
         figures,
     }
-    .with_overview("mean", OverviewRole::ratio("later"))
+    .with_overview("start_delay_mean", OverviewRole::ratio("later"))
     .with_noticeable(
         "negative_slack_pct",
         Noticeable::new(
@@ -161,6 +167,37 @@ fn sheet(summary: &str, params: Option<&WorkParams>) -> ProbeSheet {
              audio's)",
         ),
     )
+}
+
+/// The start delay's mean (the overview figure: unlike the wake-up
+/// latency, which counts a late activation as 0, it grows with every
+/// deadline missed) and p99.
+fn start_delay_figures() -> Vec<FigureDef> {
+    let figure = |name: &str, label: &str, formula: Formula| {
+        FigureDef::new(
+            &format!("start_delay_{name}"),
+            &format!("start_delay_{name}_us"),
+            &format!("start delay {label} (ms; the wake-up latency, or how late a late activation began)"),
+            Unit::Micros,
+            Better::Lower,
+            formula,
+        )
+    };
+    let samples = || START_DELAY.to_string();
+    vec![
+        figure("mean", "mean", Formula::Mean { samples: samples() })
+            .spread(Spread::SubWindows)
+            .headline()
+            .compared(),
+        figure(
+            "p99",
+            "p99",
+            Formula::Quantile {
+                samples: samples(),
+                q: 0.99,
+            },
+        ),
+    ]
 }
 
 /// The figures of a task or phase whose keys begin with `prefix`
@@ -300,13 +337,16 @@ struct RtappProbe {
 }
 
 impl Probe for RtappProbe {
-    fn measure(self: Box<Self>, window: Window, dir: &Path) -> Result<Measured, MeasureError> {
-        let records = self.executor.run(window, dir);
+    fn measure(self: Box<Self>, window: Window, _dir: &Path) -> Result<Measured, MeasureError> {
+        let records = self.executor.run(window).map_err(|e| MeasureError::Io {
+            what: "iorun cannot open /dev/null for writing (rt-app's io_device)",
+            error: e.0,
+        })?;
         let mut measured = tallies(&records, &self.tasks, window);
         measured.left_out = records
             .iter()
             .filter_map(|r| {
-                let why = r.sched_failure.as_ref()?;
+                let why = r.failure.as_ref()?;
                 Some(format!("task {}: {why}", self.tasks[r.task].name))
             })
             .collect();
@@ -351,14 +391,20 @@ fn tallies(records: &[ThreadRecord], tasks: &[TaskNames], window: Window) -> Mea
     let batches = (0..BATCHES)
         .map(|b| {
             let mut wakeup = LatencyHistogram::new();
-            let mut sum_ns = 0;
+            let mut start_delay = LatencyHistogram::new();
+            let (mut sum_ns, mut start_sum_ns, mut negative) = (0, 0, 0);
             for record in records {
                 wakeup.add(record.batches[b].histogram());
                 sum_ns += record.batches[b].sum_ns();
+                start_delay.add(record.start_batches[b].histogram());
+                start_sum_ns += record.start_batches[b].sum_ns();
+                negative += record.negative_batches[b];
             }
             Tally::default()
                 .with_samples(WAKEUP, &wakeup, sum_ns)
+                .with_samples(START_DELAY, &start_delay, start_sum_ns)
                 .with_count(ACTIVATIONS, wakeup.len() as f64)
+                .with_count(NEGATIVE, negative as f64)
                 .with_count(MEASURED_S, seconds)
         })
         .collect();
@@ -384,16 +430,19 @@ fn slack_quantile(prefix: &str, label: &str, name: &str, q: f64) -> FigureDef {
 /// The tally of `records` with every name prefixed by `prefix`.
 fn counts<'a>(records: impl Iterator<Item = &'a PhaseRecord>, prefix: &str) -> Tally {
     let mut wakeup = LatencyHistogram::new();
+    let mut start_delay = LatencyHistogram::new();
     let mut overrun = LatencyHistogram::new();
     let mut slack = LatencyHistogram::new();
-    let (mut wakeup_ns, mut overrun_ns) = (0, 0);
+    let (mut wakeup_ns, mut start_delay_ns, mut overrun_ns) = (0, 0, 0);
     let (mut activations, mut negative, mut slack_ns, mut loops) = (0, 0, 0i64, 0);
     let (mut perf_sum, mut perf_count, mut period_ns, mut periods) = (0.0, 0, 0, 0);
     for r in records {
         wakeup.add(&r.wakeup);
+        start_delay.add(&r.start_delay);
         overrun.add(&r.overrun);
         slack.add(&r.slack);
         wakeup_ns += r.wakeup_sum_ns;
+        start_delay_ns += r.start_delay_sum_ns;
         overrun_ns += r.overrun_sum_ns;
         activations += r.activations;
         negative += r.negative;
@@ -407,6 +456,7 @@ fn counts<'a>(records: impl Iterator<Item = &'a PhaseRecord>, prefix: &str) -> T
     let n = |name: &str| format!("{prefix}{name}");
     Tally::default()
         .with_samples(&n(WAKEUP), &wakeup, wakeup_ns)
+        .with_samples(&n(START_DELAY), &start_delay, start_delay_ns)
         .with_samples(&n(OVERRUN), &overrun, overrun_ns)
         .with_samples(&n(SLACK), &slack, (slack_ns + overrun_ns as i64) as u64)
         .with_count(&n(ACTIVATIONS), activations as f64)
@@ -534,6 +584,61 @@ mod tests {
             .collect();
         assert_eq!(counts.iter().sum::<f64>(), 6.0);
         assert_eq!((counts[0], counts[10]), (5.0, 1.0));
+    }
+
+    /// Sub-windows count the negative slacks, so the share has a spread
+    /// (it read 0 in every sub-window).
+    #[test]
+    fn the_negative_slack_share_has_a_value_in_each_sub_window() {
+        let result = scripted();
+        let sheet = sheet("scripted", None);
+        let share = &sheet.figure("negative_slack_pct").unwrap().formula;
+        let values: Vec<Option<f64>> = result
+            .batches
+            .iter()
+            .map(|b| crate::figures::Evaluator::new(b).value(share))
+            .collect();
+        // Sub-window 0 holds 5 activations, the late one among them.
+        assert_eq!(values[0], Some(20.0));
+        assert_eq!(values[10], Some(0.0));
+        assert_eq!(values[5], None, "no activation, no share");
+    }
+
+    /// Two threads of one 10 ms task: the first on time with 100 µs
+    /// wake-ups, the second the same but its last `late` activations
+    /// began 3 ms late (wake-up latency 0, as rt-app counts it).
+    fn overview_with(late: u64) -> f64 {
+        let mut record = ThreadRecord::new(0, 1, false);
+        record.open(WINDOW);
+        for k in 0..10 {
+            let began = WINDOW.start_ns + k * 10 * MS;
+            let times = match k >= 10 - late {
+                true => ActivationTimes::for_tests(began, -3, 0),
+                false => ActivationTimes::for_tests(began, 8, 100),
+            };
+            record.activation(0, times);
+        }
+        let tasks = [Task::looping("t", 1, vec![])];
+        let names: Vec<TaskNames> = tasks.iter().map(TaskNames::of).collect();
+        let sheet = sheet("scripted", None);
+        let overview = sheet
+            .figures
+            .iter()
+            .find(|f| f.overview.is_some())
+            .expect("an overview figure");
+        let result = ProbeResult::of_measured(
+            &sheet,
+            tallies(&[record], &names, WINDOW),
+            SchedApplied::for_tests(),
+        );
+        result.figures[&overview.field]
+    }
+
+    #[test]
+    fn the_overview_figure_grows_as_deadlines_are_missed() {
+        let (none, some, most) = (overview_with(0), overview_with(3), overview_with(8));
+        assert!((none - 100.0).abs() < 0.5, "{none}");
+        assert!(none < some && some < most, "{none} {some} {most}");
     }
 
     #[test]

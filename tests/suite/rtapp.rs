@@ -106,7 +106,17 @@ fn assert_activations(scenario: &Value, seconds: f64) {
     assert!(f("wakeup_p50_us") <= f("wakeup_p99_us"));
     assert!(f("wakeup_p99_us") <= f("wakeup_max_us"));
     assert!((0.0..=100.0).contains(&f("negative_slack_pct")));
-    assert!(f("perf_index") <= 1.0, "slack cannot exceed the idle time");
+    // Slack is at most the period (each expiry is a period after the one
+    // the thread woke from, the first a period after the start), so LISA's
+    // index is at most period / (period − run): 1.25 for 10 ms with 2 ms of
+    // run, whatever the CPU's speed (work that ends early puts it above 1).
+    assert!(
+        f("perf_index") <= 1.25,
+        "slack cannot exceed the period: {}",
+        f("perf_index")
+    );
+    assert!(f("slack_p50_us") <= 10_000.0 + 20.0);
+    assert!(f("start_delay_mean_us") >= f("wakeup_mean_us"));
     assert!(
         f("period_mean_us") >= 9_000.0,
         "a period is ~10 ms or longer"
@@ -151,14 +161,20 @@ fn a_task_of_two_phases_has_figures_per_phase_and_its_late_work_split() {
     assert!(f("pulse.slow.period_mean_us") > f("pulse.fast.period_mean_us"));
     // Each activation's work is one event, ended by the next timer event
     // (the last one's perhaps by none), late exactly when that one's slack
-    // is negative.
+    // is negative (the task waits only at its timer); the first activation
+    // ends no event, and on a busy machine its slack too can be negative
+    // (its grid starts with the window).
     let late = &scenario["result"]["late"];
     assert!(late["rule"].as_str().unwrap().contains("negative slack"));
     let count = |key: &str| late["tally"]["counts"][key].as_f64().unwrap();
     let activations = f("activations");
     assert!(count("events") <= activations && count("events") >= activations - 1.0);
     let negative = (f("negative_slack_pct") * activations / 100.0).round();
-    assert_eq!(count("late"), negative);
+    assert!(
+        count("late") <= negative && count("late") >= negative - 1.0,
+        "{} late events, {negative} activations with negative slack",
+        count("late")
+    );
     let threads = scenario["result"]["sched"]["tasks"].as_array().unwrap();
     assert!(
         threads.iter().any(|t| t["name"] == "pulse"),

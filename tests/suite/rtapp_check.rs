@@ -1,7 +1,8 @@
 //! `feelbench rtapp check|list`: rt-app's own example files accepted or
 //! refused with a one-line reason naming a key and a line, malformed files
-//! refused with exit 2, and the shipped workloads understood by feelbench
-//! and run by the real rt-app.
+//! refused with exit 2, a key rt-app ignores named with its line (refused
+//! with `--strict`), and the shipped workloads understood by feelbench and
+//! run by the real rt-app.
 
 use crate::common::{self, run, stderr, stdout};
 use std::path::{Path, PathBuf};
@@ -126,13 +127,23 @@ fn malformed_files_exit_2_with_one_line() {
         let path = dir.path().join(file);
         std::fs::write(&path, text).unwrap();
         let name = path.to_str().unwrap();
-        let output = run(&["rtapp", "check", name]);
+        let output = run(&["rtapp", "check", "--strict", name]);
         let message = stderr(&output);
         assert_eq!(output.status.code(), Some(2), "{file}: {message}");
         assert!(stdout(&output).is_empty(), "{file}");
         assert_eq!(message.trim_end().lines().count(), 1, "{file}: {message}");
         assert!(message.contains(&format!("{name}:")), "{file}: {message}");
     }
+    // Without --strict, the key rt-app ignores is named and left out.
+    let unknown = dir.path().join("unknown.json");
+    let name = unknown.to_str().unwrap();
+    let output = run(&["rtapp", "check", name]);
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    let out = stdout(&output);
+    assert!(
+        out.contains(&format!("{name}:3: task t: frobnicate: unknown event")),
+        "{out}"
+    );
     let missing = run(&["rtapp", "check", "/nonexistent/w.json"]);
     assert_eq!(missing.status.code(), Some(2));
     assert!(

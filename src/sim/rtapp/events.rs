@@ -1,7 +1,7 @@
 //! One event of a phase: its key matched by prefix as rt-app matches it
 //! (`runtime` before `run`, so `run0`, `run-1` and `timer_b` work), its
-//! value read as rt-app takes it. The events feelbench does not run, and
-//! keys rt-app would silently ignore, are refused.
+//! value read as rt-app takes it. The events feelbench does not run are
+//! refused; keys rt-app silently ignores are named ([`ignored_by_rtapp`]).
 
 use super::json::{Entry, Value};
 use super::model::{Event, TimerMode};
@@ -16,6 +16,23 @@ const EVENT_PREFIXES: [&str; 20] = [
 
 /// The event keys feelbench runs, for error messages.
 const EVENTS_SUPPORTED: &str = "run, runtime, sleep, timer, barrier, suspend, resume, lock, unlock, wait, signal, broad, sync, fork, mem, iorun, yield (each may carry a suffix: run1, run-2)";
+
+/// Why rt-app 1.0 ignores the key `key` of a phase (it matches no event
+/// and is no phase key, or is a task key written in a phase); `None` for
+/// an event key.
+pub fn ignored_by_rtapp(key: &str) -> Option<String> {
+    if key == "delay" {
+        return Some(
+            "delay is a task key, not an event: rt-app ignores it here (use sleep)".into(),
+        );
+    }
+    match EVENT_PREFIXES.iter().any(|p| key.starts_with(p)) {
+        true => None,
+        false => Some(format!(
+            "unknown event, which rt-app ignores (events are {EVENTS_SUPPORTED})"
+        )),
+    }
+}
 
 /// The event of `entry` in a phase of task `task` (`tasks`: every task's
 /// name, which `fork` may start); else what is wrong with it.
@@ -76,16 +93,7 @@ pub fn event(entry: &Entry, task: &str, tasks: &[String]) -> Result<Event, Strin
         "sem_post" | "sem_wait" => {
             return Err("semaphores (sem_post/sem_wait) are not supported".into())
         }
-        "delay" => {
-            return Err(
-                "delay is a task key, not an event: rt-app ignores it here (use sleep)".into(),
-            )
-        }
-        _ => {
-            return Err(format!(
-                "unknown event (rt-app would ignore it silently; events are {EVENTS_SUPPORTED})"
-            ))
-        }
+        _ => return Err(ignored_by_rtapp(&entry.key).unwrap_or_else(|| "unknown event".into())),
     })
 }
 

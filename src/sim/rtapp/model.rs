@@ -18,12 +18,40 @@ pub struct Workload {
     pub duration_s: Option<f64>,
     /// `global.default_policy`.
     pub default_policy: Policy,
+    /// `global.mem_buffer_size`: the buffer each thread with a `mem` or
+    /// `iorun` goes through, in bytes (rt-app's default 4 MiB).
+    #[serde(default = "default_mem_buffer_bytes")]
+    pub mem_buffer_bytes: u64,
     /// The tasks, in the file's order.
     pub tasks: Vec<Task>,
     /// Keys rt-app's own parser would also ignore or that feelbench accepts
     /// and records without acting on (`logdir`, `ftrace`, ...), with where
     /// they were.
     pub ignored: Vec<Ignored>,
+}
+
+impl Workload {
+    /// A warning per key rt-app ignores (a misspelt key, a task key in a
+    /// phase), with the file and line: feelbench went on without it.
+    pub fn warnings(&self) -> Vec<String> {
+        self.ignored
+            .iter()
+            .filter_map(|i| {
+                let why = i.unknown.as_ref()?;
+                Some(format!(
+                    "{}:{}: {}: {}: {why}; left out, as rt-app does (--rtapp-strict refuses the file)",
+                    self.source, i.line, i.place, i.key
+                ))
+            })
+            .collect()
+    }
+}
+
+/// rt-app's default `mem_buffer_size`, in bytes.
+pub const MEM_BUFFER_BYTES: u64 = 4 << 20;
+
+fn default_mem_buffer_bytes() -> u64 {
+    MEM_BUFFER_BYTES
 }
 
 /// A key that was read and left alone.
@@ -35,6 +63,10 @@ pub struct Ignored {
     pub place: String,
     /// 1-based line in the file.
     pub line: usize,
+    /// Why rt-app ignores it, for a key it does not know (`None`: a key
+    /// feelbench records without acting on).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub unknown: Option<String>,
 }
 
 /// One task: `instance` threads running the same phases.
@@ -165,11 +197,13 @@ pub enum Event {
     Fork {
         task: String,
     },
-    /// Writes this many bytes of the thread's memory buffer.
+    /// Writes this many bytes to the thread's memory buffer, a buffer's
+    /// worth at a time (rt-app's `memset`).
     Mem {
         bytes: u64,
     },
-    /// Writes this many bytes to a feelbench-owned file (never a device).
+    /// Writes this many bytes from the thread's buffer to the null device
+    /// (rt-app's default `io_device`), a buffer's worth at a time.
     Iorun {
         bytes: u64,
     },
@@ -177,6 +211,15 @@ pub enum Event {
 }
 
 impl Workload {
+    /// Whether any task writes with `iorun`.
+    pub fn has_iorun(&self) -> bool {
+        self.tasks
+            .iter()
+            .flat_map(|t| &t.phases)
+            .flat_map(|p| &p.events)
+            .any(|e| matches!(e, Event::Iorun { .. }))
+    }
+
     /// Whether any task waits on a timer: only then is there something to
     /// be late for, and a probe measures it.
     pub fn has_timer(&self) -> bool {
@@ -275,6 +318,7 @@ impl Workload {
             sha256: String::new(),
             duration_s: None,
             default_policy: Policy::SchedOther,
+            mem_buffer_bytes: MEM_BUFFER_BYTES,
             tasks,
             ignored: Vec::new(),
         }

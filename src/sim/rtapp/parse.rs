@@ -1,13 +1,16 @@
 //! rt-app's grammar over the lenient reader (`json`): `global`, `tasks`,
-//! their `phases` and events, as rt-app 1.0 reads them (event keys matched
+//! their `phases` and events, as rt-app reads them (event keys matched
 //! by prefix, `runtime` before `run`; loops defaulting as rt-app's do).
-//! Unlike rt-app, a key it would ignore silently is refused, and so is
-//! everything feelbench does not run (SCHED_DEADLINE, uclamp, ...): each
+//! The grammar is rt-app 1.0's with what later versions added and feelbench
+//! runs: `fork`, `instance` 0, `barrier`, and `policy`/`priority` in a phase.
+//! A key rt-app ignores silently is kept out and named with its file and
+//! line ([`Workload::warnings`]), or refused when strict; everything
+//! feelbench does not run (SCHED_DEADLINE, uclamp, ...) is refused: each
 //! error names the file, the line, the task and the key.
 
 use super::events;
 use super::json::{self, Entry, Value};
-use super::model::{Event, Ignored, Phase, Policy, Sched, Task, Workload};
+use super::model::{Event, Ignored, Phase, Policy, Sched, Task, Workload, MEM_BUFFER_BYTES};
 use super::shipped;
 use sha2::{Digest, Sha256};
 use std::path::Path;
@@ -38,20 +41,22 @@ pub enum RtappError {
 }
 
 /// The workload `spec` names: a shipped workload's name (`audio-chain`) or
-/// a file's path.
-pub fn load(spec: &str) -> Result<Workload, RtappError> {
+/// a file's path; `strict`: a key rt-app ignores is refused.
+pub fn load(spec: &str, strict: bool) -> Result<Workload, RtappError> {
     if let Some(text) = shipped::text(spec) {
-        return parse(spec, text);
+        return parse(spec, text, strict);
     }
     let text = std::fs::read_to_string(Path::new(spec)).map_err(|e| RtappError::Read {
         file: spec.to_string(),
         problem: e.to_string(),
     })?;
-    parse(spec, &text)
+    parse(spec, &text, strict)
 }
 
-/// The workload of `text`, read from `source` (named in errors).
-pub fn parse(source: &str, text: &str) -> Result<Workload, RtappError> {
+/// The workload of `text`, read from `source` (named in errors); a key
+/// rt-app ignores is left out and named in [`Workload::warnings`], or
+/// refused when `strict`.
+pub fn parse(source: &str, text: &str, strict: bool) -> Result<Workload, RtappError> {
     let root = json::parse(text).map_err(|e| RtappError::Syntax {
         file: source.to_string(),
         line: e.line,
@@ -61,6 +66,7 @@ pub fn parse(source: &str, text: &str) -> Result<Workload, RtappError> {
         file: source.to_string(),
         ignored: Vec::new(),
         task_names: Vec::new(),
+        strict,
     };
     let mut workload = reader.workload(&root)?;
     workload.sha256 = Sha256::digest(text.as_bytes())
@@ -71,8 +77,10 @@ pub fn parse(source: &str, text: &str) -> Result<Workload, RtappError> {
     Ok(workload)
 }
 
-/// Keys of `global` feelbench reads and records without acting on.
-const GLOBAL_RECORDED: [&str; 12] = [
+/// Keys of `global` feelbench reads and records without acting on
+/// (`io_device` too: `iorun` writes the null device, rt-app's default,
+/// whatever the file names).
+const GLOBAL_RECORDED: [&str; 11] = [
     "calibration",
     "logdir",
     "log_basename",
@@ -83,9 +91,11 @@ const GLOBAL_RECORDED: [&str; 12] = [
     "pi_enabled",
     "frag",
     "io_device",
-    "mem_buffer_size",
     "cumulative_slack",
 ];
+
+/// The largest `mem_buffer_size` feelbench takes, per thread.
+const MAX_MEM_BUFFER_BYTES: u64 = 64 << 20;
 
 /// The most threads one task may start at once.
 const MAX_INSTANCES: u64 = 1024;
@@ -121,6 +131,8 @@ struct Grammar {
     ignored: Vec<Ignored>,
     /// Every task's name, for `fork`.
     task_names: Vec<String>,
+    /// Whether a key rt-app ignores is refused.
+    strict: bool,
 }
 
 impl Grammar {
@@ -139,7 +151,23 @@ impl Grammar {
             key: entry.key.clone(),
             place: place.to_string(),
             line: entry.line,
+            unknown: None,
         });
+    }
+
+    /// A key rt-app ignores (`why`): left out and named, or refused when
+    /// strict.
+    fn unknown(&mut self, entry: &Entry, place: &str, why: String) -> Result<(), RtappError> {
+        if self.strict {
+            return Err(self.fail(entry, place, format!("{why} (refused: strict)")));
+        }
+        self.ignored.push(Ignored {
+            key: entry.key.clone(),
+            place: place.to_string(),
+            line: entry.line,
+            unknown: Some(why),
+        });
+        Ok(())
     }
 
     fn workload(&mut self, root: &Value) -> Result<Workload, RtappError> {
@@ -155,6 +183,7 @@ impl Grammar {
             sha256: String::new(),
             duration_s: None,
             default_policy: Policy::SchedOther,
+            mem_buffer_bytes: MEM_BUFFER_BYTES,
             tasks: Vec::new(),
             ignored: Vec::new(),
         };
@@ -164,13 +193,12 @@ impl Grammar {
                 "global" => self.global(entry, &mut workload)?,
                 "tasks" => tasks = Some(entry),
                 "resources" => return Err(self.fail(entry, TOP, PRE_1_0)),
-                _ => {
-                    return Err(self.fail(
-                        entry,
-                        TOP,
-                        "unknown top-level key (rt-app reads tasks and global)",
-                    ))
-                }
+                _ => self.unknown(
+                    entry,
+                    TOP,
+                    "unknown top-level key, which rt-app ignores (it reads tasks and global)"
+                        .into(),
+                )?,
             }
         }
         let Some(tasks) = tasks else {
@@ -229,17 +257,28 @@ impl Grammar {
                 "default_policy" => {
                     workload.default_policy = self.policy(entry, "global")?;
                 }
+                "mem_buffer_size" => match self.count(entry, "global", 1)? {
+                    bytes if bytes <= MAX_MEM_BUFFER_BYTES => workload.mem_buffer_bytes = bytes,
+                    _ => {
+                        return Err(self.fail(
+                            entry,
+                            "global",
+                            format!(
+                                "at most {} MiB per thread (feelbench's bound; rt-app's default is 4 MiB)",
+                                MAX_MEM_BUFFER_BYTES >> 20
+                            ),
+                        ))
+                    }
+                },
                 key if GLOBAL_RECORDED.contains(&key) => self.ignore(entry, "global"),
-                _ => {
-                    return Err(self.fail(
-                        entry,
-                        "global",
-                        format!(
-                            "unknown key (global has duration, default_policy, {})",
-                            GLOBAL_RECORDED.join(", ")
-                        ),
-                    ))
-                }
+                _ => self.unknown(
+                    entry,
+                    "global",
+                    format!(
+                        "unknown key, which rt-app ignores (global has duration, default_policy, mem_buffer_size, {})",
+                        GLOBAL_RECORDED.join(", ")
+                    ),
+                )?,
             }
         }
         Ok(())
@@ -260,6 +299,8 @@ impl Grammar {
         };
         let phases = entries.iter().find(|e| e.key == "phases");
         let mut loop_value = None;
+        // The mutexes the task's events hold so far, in order.
+        let mut held = Vec::new();
         let mut events = Vec::new();
         for e in entries {
             match e.key.as_str() {
@@ -277,13 +318,11 @@ impl Grammar {
                 "loop" => loop_value = Some(self.loop_count(e, &place)?),
                 "phases" => {}
                 _ if self.sched_key(e, &place, &mut task.sched)? => {}
-                _ if phases.is_some() => {
-                    return Err(self.fail(
-                        e,
-                        &place,
-                        "not a task key (a task with phases has instance, delay, loop, phases, policy, priority, cpus; events go in its phases)",
-                    ))
-                }
+                _ if phases.is_some() => self.unknown(
+                    e,
+                    &place,
+                    "not a task key, which rt-app ignores (a task with phases has instance, delay, loop, phases, policy, priority, cpus; events go in its phases)".into(),
+                )?,
                 _ => events.push(e),
             }
         }
@@ -298,14 +337,16 @@ impl Grammar {
                     return Err(self.fail(phases, &place, "has no phase"));
                 }
                 for p in phase_entries {
-                    task.phases.push(self.phase(&task.name, p)?);
+                    task.phases.push(self.phase(&task.name, p, &mut held)?);
                 }
             }
             None => {
-                // Without phases the task is its one phase, run `loop`
-                // times (default once; -1 forever).
-                task.loops = loop_value.unwrap_or(Some(1));
-                let phase_events = self.events(&events, &task.name, &place)?;
+                // Without phases the task is its one phase, repeated
+                // forever when `loop` is absent (rt-app 1.0 and master
+                // alike), run `loop` times when it is given (master; 1.0
+                // repeats it forever then too, `loop` times per round).
+                task.loops = loop_value.flatten();
+                let phase_events = self.events(&events, &task.name, &place, &mut held)?;
                 if phase_events.is_empty() {
                     return Err(self.fail(entry, &place, "the task has no event and no phases"));
                 }
@@ -320,7 +361,12 @@ impl Grammar {
         Ok(task)
     }
 
-    fn phase(&mut self, task: &str, entry: &Entry) -> Result<Phase, RtappError> {
+    fn phase(
+        &mut self,
+        task: &str,
+        entry: &Entry,
+        held: &mut Vec<String>,
+    ) -> Result<Phase, RtappError> {
         let place = format!("task {task} phase {}", entry.key);
         let Value::Object(entries) = &entry.value else {
             return Err(self.fail(entry, &place, "a phase must be an object"));
@@ -348,7 +394,7 @@ impl Grammar {
                 _ => events.push(e),
             }
         }
-        phase.events = self.events(&events, task, &place)?;
+        phase.events = self.events(&events, task, &place, held)?;
         if phase.events.is_empty() {
             return Err(self.fail(entry, &place, "the phase has no event"));
         }
@@ -454,16 +500,40 @@ impl Grammar {
         }
     }
 
+    /// The events of `entries`; `held`: the mutexes the task holds before
+    /// them, after them on return. A `wait` or `sync` whose mutex the task
+    /// does not hold is refused: rt-app's is `pthread_cond_wait` on it,
+    /// undefined unless it is locked.
     fn events(
-        &self,
+        &mut self,
         entries: &[&Entry],
         task: &str,
         place: &str,
+        held: &mut Vec<String>,
     ) -> Result<Vec<Event>, RtappError> {
-        entries
-            .iter()
-            .map(|e| events::event(e, task, &self.task_names).map_err(|m| self.fail(e, place, m)))
-            .collect()
+        let mut out = Vec::with_capacity(entries.len());
+        for e in entries {
+            if let Some(why) = events::ignored_by_rtapp(&e.key) {
+                self.unknown(e, place, why)?;
+                continue;
+            }
+            let event =
+                events::event(e, task, &self.task_names).map_err(|m| self.fail(e, place, m))?;
+            match &event {
+                Event::Lock { mutex } => held.push(mutex.clone()),
+                Event::Unlock { mutex } => held.retain(|m| m != mutex),
+                Event::Wait { mutex, .. } | Event::Sync { mutex, .. } if !held.contains(mutex) => {
+                    return Err(self.fail(
+                        e,
+                        place,
+                        format!("its mutex {mutex:?} is not locked before it (rt-app waits with pthread_cond_wait, which needs the mutex held: add \"lock\": {mutex:?} before it)"),
+                    ))
+                }
+                _ => {}
+            }
+            out.push(event);
+        }
+        Ok(out)
     }
 }
 
@@ -473,11 +543,35 @@ mod tests {
     use crate::sim::rtapp::model::TimerMode;
 
     fn ok(text: &str) -> Workload {
-        parse("w.json", text).unwrap_or_else(|e| panic!("{e}"))
+        parse("w.json", text, false).unwrap_or_else(|e| panic!("{e}"))
     }
 
+    /// The error of `text` read strictly (a key rt-app ignores refused).
     fn refused(text: &str) -> String {
-        parse("w.json", text).unwrap_err().to_string()
+        parse("w.json", text, true).unwrap_err().to_string()
+    }
+
+    /// rt-app ignores a key it does not know: so does feelbench, naming
+    /// it with its file and line, unless strict.
+    #[test]
+    fn keys_rt_app_ignores_are_warned_about_and_left_out() {
+        let text = "{\"global\": {\n\"log_basedir\": \"x\"},\n\"tasks\": {\"t\": {\"phases\": {\"p\": {\n\"delay\": 5, \"run\": 1,\n\"frobnicate\": 2}}}}}";
+        let w = ok(text);
+        assert_eq!(w.tasks[0].phases[0].events, vec![Event::Run { us: 1 }]);
+        let warnings = w.warnings();
+        assert_eq!(warnings.len(), 3, "{warnings:?}");
+        assert!(warnings[0].starts_with("w.json:2: global: log_basedir: unknown key"));
+        assert!(warnings[1].starts_with("w.json:4: task t phase p: delay: delay is a task key"));
+        assert!(warnings[2].starts_with("w.json:5: task t phase p: frobnicate: unknown event"));
+        assert!(warnings.iter().all(|w| !w.contains('\n')));
+        let strict = refused(text);
+        assert!(
+            strict.starts_with("w.json:2: global: log_basedir: unknown key"),
+            "{strict}"
+        );
+        assert!(ok(r#"{"tasks": {"t": {"run": 1, "sleep": 1}}}"#)
+            .warnings()
+            .is_empty());
     }
 
     #[test]
@@ -536,7 +630,7 @@ mod tests {
                 ..
             }
         ));
-        assert_eq!(w.tasks[0].loops, Some(1));
+        assert_eq!(w.tasks[0].loops, None);
         assert_eq!(w.tasks[1].instances, 0);
     }
 
@@ -544,11 +638,11 @@ mod tests {
     fn loops_default_as_rt_apps() {
         let w = ok(r#"{ "tasks": {
             "phased": { "phases": { "p1": { "run": 1 }, "p2": { "loop": 3, "sleep": 1 } } },
-            "once": { "run": 1 },
+            "forever": { "run": 1 },
             "thrice": { "loop": 3, "run": 1 }
         }, "global": { "duration": -1, "default_policy": "SCHED_FIFO", "logdir": "./" } }"#);
         let loops: Vec<_> = w.tasks.iter().map(|t| t.loops).collect();
-        assert_eq!(loops, vec![None, Some(1), Some(3)]);
+        assert_eq!(loops, vec![None, None, Some(3)]);
         let phase_loops: Vec<_> = w.tasks[0].phases.iter().map(|p| p.loops).collect();
         assert_eq!(phase_loops, vec![1, 3]);
         assert_eq!(w.duration_s, None);
@@ -558,9 +652,11 @@ mod tests {
             vec![Ignored {
                 key: "logdir".into(),
                 place: "global".into(),
-                line: 5
+                line: 5,
+                unknown: None,
             }]
         );
+        assert!(w.warnings().is_empty());
         assert_eq!(w.sha256.len(), 64);
     }
 
@@ -646,6 +742,10 @@ mod tests {
                 "w.json:2: task t: run: not a task key",
             ),
             (
+                "{\"tasks\": {\"t\": {\"run\": 1,\n\"wait\": {\"ref\": \"c\", \"mutex\": \"m\"}}}}",
+                "w.json:2: task t: wait: its mutex \"m\" is not locked before it",
+            ),
+            (
                 "{\"tasks\": {\"t\": {\n\"run\": 1,,}}}",
                 "w.json:2: not rt-app's JSON",
             ),
@@ -680,11 +780,11 @@ mod tests {
     #[test]
     fn shipped_workloads_load_by_name() {
         for name in shipped::names() {
-            let w = load(name).unwrap();
+            let w = load(name, false).unwrap();
             assert_eq!(w.source, name);
             assert_eq!(w.probe_problem(), None, "{name}");
         }
-        let error = load("no-such-workload").unwrap_err().to_string();
+        let error = load("no-such-workload", false).unwrap_err().to_string();
         assert!(error.contains("audio-chain"), "{error}");
     }
 }

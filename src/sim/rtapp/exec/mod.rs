@@ -2,7 +2,9 @@
 //! does: `instance` threads per task (a `fork` event starts one more of a
 //! task), each running its phases in order, each phase its `loops` times,
 //! the task's `loop` times or until the deadline; every wait ends at the
-//! deadline. Each thread records its activations and phase loops into a
+//! deadline; `mem` and `iorun` go through a buffer of the workload's
+//! `mem_buffer_size` per thread, `iorun` writing to the null device. Each
+//! thread records its activations and phase loops into a
 //! [`ThreadRecord`] made when the executor is built. Used by the `rtapp`
 //! probe (which measures the records) and the `rtapp` load (which counts
 //! the phase loops done). Inside the window nothing is allocated but by
@@ -21,11 +23,10 @@ use crate::measure::clock::{now_ns, sleep_until_ns};
 use crate::measure::sched::set_thread_name;
 use crate::measure::window::Window;
 use crate::measure::work::{burn_loops, loops_for_ns};
-use crate::sim::rtapp::model::{Event, Phase, Sched, Task, TimerMode, Workload};
+use crate::sim::rtapp::model::{Event, Phase, Policy, Sched, Task, TimerMode, Workload};
 use shared::{is_unique, Shared};
 use std::fs::File;
-use std::os::unix::fs::FileExt;
-use std::path::{Path, PathBuf};
+use std::io::Write;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
@@ -55,8 +56,9 @@ struct RunShared {
     window: Window,
     /// No event begins at or after this time.
     deadline_ns: u64,
-    /// Where `iorun` writes its files.
-    dir: PathBuf,
+    /// Where `iorun` writes, when some task has one: the null device, as
+    /// rt-app's default `io_device` (a file never names a path here).
+    io_device: Option<File>,
     /// Phase loops done by every thread (the load's work).
     loops_done: AtomicU64,
     /// Records for the threads `fork` starts.
@@ -103,9 +105,9 @@ impl Executor {
 
     /// What the threads share over `window` (they start at its start and
     /// begin no event after its end, or after the workload's own duration
-    /// if shorter), `iorun` writing in `dir`; and the records of the
-    /// threads started at once.
-    fn open(self, window: Window, dir: &Path) -> (Arc<RunShared>, Vec<ThreadRecord>) {
+    /// if shorter); and the records of the threads started at once. Fails
+    /// when `iorun`'s device cannot be opened.
+    fn open(self, window: Window) -> Result<(Arc<RunShared>, Vec<ThreadRecord>), IoDeviceError> {
         let deadline_ns = match self.workload.duration_s {
             Some(s) => window.end_ns.min(window.start_ns + (s * 1e9) as u64),
             None => window.end_ns,
@@ -114,64 +116,59 @@ impl Executor {
             records.iter_mut().for_each(|r| r.open(window));
             records
         };
+        let io_device = match self.workload.has_iorun() {
+            true => Some(
+                File::options()
+                    .write(true)
+                    .open(IO_DEVICE)
+                    .map_err(IoDeviceError)?,
+            ),
+            false => None,
+        };
         let run = RunShared {
             workload: self.workload,
             resources: self.resources,
             loops_per_ms: self.loops_per_ms,
             window,
             deadline_ns,
-            dir: dir.to_path_buf(),
+            io_device,
             loops_done: AtomicU64::new(0),
             forked: Mutex::new(Vec::with_capacity(self.fork_records.len())),
             fork_records: Mutex::new(open(self.fork_records)),
         };
-        (Arc::new(run), open(self.starting))
+        Ok((Arc::new(run), open(self.starting)))
     }
 
     /// Runs every task over `window` until its end or until all ended;
     /// returns the records of every thread that ran.
-    pub fn run(self, window: Window, dir: &Path) -> Vec<ThreadRecord> {
-        let (run, starting) = self.open(window, dir);
+    pub fn run(self, window: Window) -> Result<Vec<ThreadRecord>, IoDeviceError> {
+        let (run, starting) = self.open(window)?;
         let handles: Vec<_> = starting.into_iter().map(|r| spawn(&run, r)).collect();
         let mut records: Vec<ThreadRecord> =
             handles.into_iter().filter_map(|h| h.join().ok()).collect();
         let forked = std::mem::take(&mut *run.forked.lock().unwrap_or_else(|p| p.into_inner()));
         records.extend(forked.into_iter().filter_map(|h| h.join().ok()));
-        records
+        Ok(records)
     }
 
     /// Starts every task in the background over `window`; the threads end
     /// at its end or with the process.
-    pub fn start(self, window: Window, dir: &Path) -> Running {
-        let (run, starting) = self.open(window, dir);
+    pub fn start(self, window: Window) -> Result<Running, IoDeviceError> {
+        let (run, starting) = self.open(window)?;
         for record in starting {
             spawn(&run, record);
         }
-        Running { run }
+        Ok(Running { run })
     }
 }
 
-/// The most its `iorun` files hold: the largest iorun of each task, per
-/// thread started at once (and per thread a fork may start).
-pub fn iorun_bytes(workload: &Workload) -> u64 {
-    workload
-        .tasks
-        .iter()
-        .map(|t| {
-            let largest = t
-                .phases
-                .iter()
-                .flat_map(|p| &p.events)
-                .filter_map(|e| match e {
-                    Event::Iorun { bytes } => Some(*bytes),
-                    _ => None,
-                })
-                .max()
-                .unwrap_or(0);
-            largest * (u64::from(t.instances) + FORK_SLOTS as u64)
-        })
-        .sum()
-}
+/// The device `iorun` writes to: rt-app's default `io_device`.
+pub const IO_DEVICE: &str = "/dev/null";
+
+/// `iorun`'s device cannot be opened for writing.
+#[derive(Debug, thiserror::Error)]
+#[error("iorun cannot open {IO_DEVICE} for writing (rt-app's io_device): {0}")]
+pub struct IoDeviceError(pub std::io::Error);
 
 /// Whether some event of `workload` forks task `name`.
 fn forked(workload: &Workload, name: &str) -> bool {
@@ -202,10 +199,9 @@ struct TaskThread<'a> {
     record: ThreadRecord,
     /// The thread's `unique…` timers.
     own_timers: Vec<(&'a str, TimerGrid)>,
-    /// The buffer `mem` writes and `iorun` writes out.
+    /// The buffer `mem` writes and `iorun` writes out, as rt-app's
+    /// `mem_buffer_size` (empty when the task has neither).
     buffer: Vec<u8>,
-    /// `iorun`'s file, when the task has one.
-    file: Option<File>,
     /// CPU-bound part of each phase (`run` + `runtime`), in ns.
     phase_run_ns: Vec<u64>,
     /// When the current phase's last loop began: its achieved period runs
@@ -216,6 +212,11 @@ struct TaskThread<'a> {
     phase_sched: Vec<Option<Sched>>,
     /// The phase entered last.
     current: Option<usize>,
+    /// The policy the last phase that set one set.
+    policy_now: Option<Policy>,
+    /// Where its timers' grids start (rt-app's `t_first`): the window's
+    /// start plus the task's delay, for a forked thread too.
+    origin_ns: u64,
 }
 
 impl<'a> TaskThread<'a> {
@@ -224,8 +225,7 @@ impl<'a> TaskThread<'a> {
         let task = &run.workload.tasks[record.task];
         let events = || task.phases.iter().flat_map(|p| &p.events);
         let mut own_timers: Vec<(&str, TimerGrid)> = Vec::new();
-        let mut buffer_bytes = 0;
-        let mut writes = false;
+        let mut buffered = false;
         for event in events() {
             match event {
                 Event::Timer { name, .. }
@@ -233,27 +233,21 @@ impl<'a> TaskThread<'a> {
                 {
                     own_timers.push((name, TimerGrid::default()));
                 }
-                Event::Mem { bytes } => buffer_bytes = buffer_bytes.max(*bytes),
-                Event::Iorun { bytes } => {
-                    buffer_bytes = buffer_bytes.max(*bytes);
-                    writes = true;
-                }
+                Event::Mem { .. } | Event::Iorun { .. } => buffered = true,
                 _ => {}
             }
         }
-        let file = writes.then(|| {
-            let name = format!("rtapp-io-{}-{:?}", task.name, std::thread::current().id());
-            let _ = std::fs::create_dir_all(&run.dir);
-            File::create(run.dir.join(name.replace(['(', ')'], ""))).ok()
-        });
+        let buffer_bytes = match buffered {
+            true => run.workload.mem_buffer_bytes as usize,
+            false => 0,
+        };
         Self {
             run,
             owner,
             task,
             record,
             own_timers,
-            buffer: vec![1; buffer_bytes as usize],
-            file: file.flatten(),
+            buffer: vec![1; buffer_bytes],
             phase_run_ns: task.phases.iter().map(phase_run_ns).collect(),
             last_loop_ns: None,
             phase_sched: task
@@ -262,6 +256,8 @@ impl<'a> TaskThread<'a> {
                 .map(|p| sched::effective(&p.sched, &task.sched, run.workload.default_policy))
                 .collect(),
             current: None,
+            policy_now: None,
+            origin_ns: run.window.start_ns + task.delay_us * 1000,
         }
     }
 
@@ -271,7 +267,7 @@ impl<'a> TaskThread<'a> {
     fn run(&mut self) {
         set_thread_name(&self.task.name);
         self.record.start_splitting();
-        sleep_until_ns(self.run.window.start_ns + self.task.delay_us * 1000);
+        sleep_until_ns(self.origin_ns);
         let mut round = 0;
         while self.task.loops.is_none_or(|n| round < n) {
             for (index, phase) in self.task.phases.iter().enumerate() {
@@ -288,8 +284,14 @@ impl<'a> TaskThread<'a> {
         if self.current != Some(index) {
             self.current = Some(index);
             self.last_loop_ns = None;
-            if let Some(Err(why)) = self.phase_sched[index].as_ref().map(sched::apply) {
-                self.record.sched_failure.get_or_insert(why);
+            if let Some(effective) = &self.phase_sched[index] {
+                let policy = sched::policy(&phase.sched, effective, self.policy_now);
+                match sched::apply(effective, policy) {
+                    Ok(()) => self.policy_now = Some(policy),
+                    Err(why) => {
+                        self.record.failure.get_or_insert(why);
+                    }
+                }
             }
         }
         for _ in 0..phase.loops {
@@ -318,46 +320,70 @@ impl<'a> TaskThread<'a> {
             return false;
         }
         let shared = &self.run.resources;
+        // The time a wait for the workload's own threads took: its own
+        // wait, not a delay (see `ThreadRecord::waited`).
+        let waited = |record: &mut ThreadRecord, went_on: bool| {
+            record.waited(now_ns().saturating_sub(began_ns));
+            went_on
+        };
         match event {
             Event::Run { us } => {
+                self.record.ran(us * 1000);
                 burn_loops(loops_for_ns(self.run.loops_per_ms, us * 1000));
             }
             Event::Runtime { us } => {
+                self.record.ran(us * 1000);
                 let until_ns = began_ns + us * 1000;
                 while now_ns() < until_ns {
                     burn_loops(loops_for_ns(self.run.loops_per_ms, 10_000).max(1));
                 }
             }
-            Event::Sleep { us } => sleep_until_ns((began_ns + us * 1000).min(deadline_ns)),
+            Event::Sleep { us } => {
+                self.record.waited(us * 1000);
+                sleep_until_ns((began_ns + us * 1000).min(deadline_ns));
+            }
             Event::Timer {
                 name,
                 period_us,
                 mode,
             } => return self.timer(name, period_us * 1000, *mode, began_ns, phase),
-            Event::Barrier { name } => return shared.barrier(name, deadline_ns),
-            Event::Suspend { name } => return shared.suspend(name, deadline_ns),
+            Event::Barrier { name } => {
+                return waited(&mut self.record, shared.barrier(name, deadline_ns))
+            }
+            Event::Suspend { name } => {
+                return waited(&mut self.record, shared.suspend(name, deadline_ns))
+            }
             Event::Resume { name } => shared.resume(name),
-            Event::Lock { mutex } => return shared.lock(mutex, deadline_ns),
+            Event::Lock { mutex } => {
+                return waited(&mut self.record, shared.lock(mutex, deadline_ns))
+            }
             Event::Unlock { mutex } => shared.unlock(mutex),
-            Event::Wait { cond, mutex } => return shared.wait(cond, mutex, deadline_ns),
+            Event::Wait { cond, mutex } => {
+                return waited(&mut self.record, shared.wait(cond, mutex, deadline_ns))
+            }
             Event::Signal { cond } => shared.signal(cond, false),
             Event::Broad { cond } => shared.signal(cond, true),
             Event::Sync { cond, mutex } => {
                 shared.signal(cond, false);
-                return shared.wait(cond, mutex, deadline_ns);
+                return waited(&mut self.record, shared.wait(cond, mutex, deadline_ns));
             }
             Event::Fork { task } => self.fork(task),
             Event::Mem { bytes } => {
-                let part = &mut self.buffer[..*bytes as usize];
-                part.iter_mut()
-                    .step_by(64)
-                    .for_each(|b| *b = b.wrapping_add(1));
+                for size in chunks(*bytes, self.buffer.len()) {
+                    self.buffer[..size].fill(0);
+                    std::hint::black_box(&mut self.buffer);
+                }
             }
             Event::Iorun { bytes } => {
-                if let Some(file) = &self.file {
-                    // The file's first bytes, written again each time: it
-                    // never grows past the largest iorun.
-                    let _ = file.write_all_at(&self.buffer[..*bytes as usize], 0);
+                if let Some(mut device) = self.run.io_device.as_ref() {
+                    for size in chunks(*bytes, self.buffer.len()) {
+                        if let Err(e) = device.write_all(&self.buffer[..size]) {
+                            self.record
+                                .failure
+                                .get_or_insert_with(|| format!("iorun: {IO_DEVICE}: {e}"));
+                            break;
+                        }
+                    }
                 }
             }
             Event::Yield => std::thread::yield_now(),
@@ -376,12 +402,14 @@ impl<'a> TaskThread<'a> {
         phase: usize,
     ) -> bool {
         let activation = match self.run.resources.timer(name) {
-            Some(grid) => grid
-                .lock()
-                .unwrap_or_else(|p| p.into_inner())
-                .begin(began_ns, period_ns, mode),
+            Some(grid) => grid.lock().unwrap_or_else(|p| p.into_inner()).begin(
+                self.origin_ns,
+                began_ns,
+                period_ns,
+                mode,
+            ),
             None => match self.own_timers.iter_mut().find(|(n, _)| *n == name) {
-                Some((_, grid)) => grid.begin(began_ns, period_ns, mode),
+                Some((_, grid)) => grid.begin(self.origin_ns, began_ns, period_ns, mode),
                 None => return true,
             },
         };
@@ -431,6 +459,17 @@ impl<'a> TaskThread<'a> {
     }
 }
 
+/// `bytes` in pieces of at most `buffer` bytes, as rt-app's `memload` and
+/// `ioload` go through their buffer (none when the buffer is empty).
+fn chunks(bytes: u64, buffer: usize) -> impl Iterator<Item = usize> {
+    let buffer = buffer as u64;
+    let whole = bytes.checked_div(buffer).unwrap_or(0);
+    let rest = bytes.checked_rem(buffer).unwrap_or(0);
+    (0..whole)
+        .map(move |_| buffer as usize)
+        .chain((rest > 0).then_some(rest as usize))
+}
+
 /// The CPU-bound part of one loop of `phase` (`run` and `runtime`), in ns.
 fn phase_run_ns(phase: &Phase) -> u64 {
     phase
@@ -446,6 +485,15 @@ fn phase_run_ns(phase: &Phase) -> u64 {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// rt-app's memload: a buffer's worth at a time, then the rest.
+    #[test]
+    fn mem_and_iorun_go_through_the_buffer_in_pieces() {
+        assert_eq!(chunks(10, 4).collect::<Vec<_>>(), [4, 4, 2]);
+        assert_eq!(chunks(8, 4).collect::<Vec<_>>(), [4, 4]);
+        assert_eq!(chunks(3, 0).count(), 0);
+        assert_eq!(chunks(0, 4).count(), 0);
+    }
 
     /// Two threads meeting at a barrier, the first on a 10 ms timer, run
     /// for 150 ms: both record, neither outlives the window.
@@ -475,8 +523,9 @@ mod tests {
             start_ns,
             end_ns: start_ns + 150_000_000,
         };
-        let dir = tempfile::tempdir().unwrap();
-        let records = Executor::new(&workload, 1_000.0, false).run(window, dir.path());
+        let records = Executor::new(&workload, 1_000.0, false)
+            .run(window)
+            .unwrap();
         assert!(
             now_ns() < window.end_ns + 1_000_000_000,
             "ended near the window's end"

@@ -1,8 +1,9 @@
 //! What one thread of a workload records: per activation (timer event) its
-//! wake-up latency, slack and performance index, per phase loop its period,
-//! each counted under the phase it happened in; the wake-up latency per
-//! sub-window; and, when the run splits late events, the split of the work
-//! after each wake-up. Everything is allocated when the recorder is made;
+//! wake-up latency, start delay, slack and performance index, per phase
+//! loop its period, each counted under the phase it happened in; the
+//! wake-up latency, start delay and negative slacks per sub-window; and,
+//! when the run splits late events, the split of the work after each
+//! wake-up. Everything is allocated when the recorder is made;
 //! the recording itself never allocates.
 
 use crate::measure::attrib::Splitting;
@@ -20,16 +21,30 @@ pub struct ThreadRecord {
     pub phases: Vec<PhaseRecord>,
     /// Wake-up latency per sub-window of the measurement.
     pub batches: [BatchLatency; BATCHES],
-    /// The first scheduling setting that could not be applied.
-    pub sched_failure: Option<String>,
+    /// Start delay per sub-window.
+    pub start_batches: [BatchLatency; BATCHES],
+    /// Activations with negative slack per sub-window.
+    pub negative_batches: [u64; BATCHES],
+    /// The first thing the thread could not do as its file asked (a
+    /// scheduling setting, an `iorun` write).
+    pub failure: Option<String>,
     /// The split of the work after each wake-up, once the thread ran (off
     /// when the run does not split, or the task has no timer).
     pub splitting: Splitting,
     /// The account the split fills, until the thread opens it.
     late_account: Option<LateAccount>,
     /// The wake-up whose work is being done: it ends at the next timer
-    /// event, late when that event began after its expiry.
+    /// event, late when that event began after its expiry by more than
+    /// the thread's own waits in between.
     pending: Option<EventTimes>,
+    /// Work (`run`, `runtime`) the thread's events asked for since its
+    /// last timer event, ns: what the work after a wake-up wanted.
+    own_run_ns: u64,
+    /// Waiting the thread's events asked for since its last timer event,
+    /// ns: each `sleep` as long as asked, each `suspend`, `wait`, `sync`,
+    /// `barrier` and `lock` as long as it took (waiting for the
+    /// workload's own threads).
+    own_wait_ns: u64,
     window: Window,
 }
 
@@ -38,14 +53,19 @@ pub struct ThreadRecord {
 pub struct PhaseRecord {
     /// Wake-up latency of each activation (0 when it did not sleep).
     pub wakeup: LatencyHistogram,
+    /// Start delay of each activation: its wake-up latency, or how late
+    /// its timer event began when it was late (what the wake-up latency
+    /// counts as 0).
+    pub start_delay: LatencyHistogram,
     /// How late each late activation began (−slack of those with negative
     /// slack): histograms hold no negative values.
     pub overrun: LatencyHistogram,
     /// The slack of every other activation.
     pub slack: LatencyHistogram,
-    /// Exact sums of the first two, in ns (the third's is `slack_sum_ns`
-    /// + `overrun_sum_ns`).
+    /// Exact sums of the wake-up latencies, start delays and overruns, in
+    /// ns (the slacks' is `slack_sum_ns` + `overrun_sum_ns`).
     pub wakeup_sum_ns: u64,
+    pub start_delay_sum_ns: u64,
     pub overrun_sum_ns: u64,
     /// Activations (timer events begun within the window).
     pub activations: u64,
@@ -69,9 +89,11 @@ impl PhaseRecord {
     fn new() -> Self {
         let mut record = Self {
             wakeup: LatencyHistogram::new(),
+            start_delay: LatencyHistogram::new(),
             overrun: LatencyHistogram::new(),
             slack: LatencyHistogram::new(),
             wakeup_sum_ns: 0,
+            start_delay_sum_ns: 0,
             overrun_sum_ns: 0,
             activations: 0,
             negative: 0,
@@ -83,6 +105,7 @@ impl PhaseRecord {
             periods: 0,
         };
         record.wakeup.touch();
+        record.start_delay.touch();
         record.overrun.touch();
         record.slack.touch();
         record
@@ -104,6 +127,18 @@ pub struct ActivationTimes {
     pub run_ns: u64,
     /// The timer's period, ns.
     pub period_ns: u64,
+}
+
+impl ActivationTimes {
+    /// How late after its expiry the activation's work could start: its
+    /// wake-up latency when it slept, else how late its timer event began
+    /// (−slack; 0 when it began exactly at the expiry).
+    pub fn start_delay_ns(&self) -> u64 {
+        match u64::try_from(self.slack_ns) {
+            Ok(_) => self.wakeup_ns,
+            Err(_) => self.slack_ns.unsigned_abs(),
+        }
+    }
 }
 
 #[cfg(test)]
@@ -133,16 +168,24 @@ impl ThreadRecord {
             task,
             phases: (0..phases).map(|_| PhaseRecord::new()).collect(),
             batches: Default::default(),
-            sched_failure: None,
+            start_batches: Default::default(),
+            negative_batches: [0; BATCHES],
+            failure: None,
             splitting: Splitting::default(),
             late_account: split.then(LateAccount::new),
             pending: None,
+            own_run_ns: 0,
+            own_wait_ns: 0,
             window: Window {
                 start_ns: 0,
                 end_ns: 0,
             },
         };
         record.batches.iter_mut().for_each(BatchLatency::touch);
+        record
+            .start_batches
+            .iter_mut()
+            .for_each(BatchLatency::touch);
         record
     }
 
@@ -164,13 +207,35 @@ impl ThreadRecord {
 
     /// A timer event began at `began_ns`, due to expire at `expiry_ns`:
     /// ends the split of the work after the last wake-up, late when this
-    /// event began after its expiry (negative slack, as rt-app counts it).
+    /// event began after its expiry by more than the thread's own waits
+    /// since (rt-app's negative slack, less what the workload itself asked
+    /// to wait: a scripted sleep makes no late event), those waits taken
+    /// out of its time off the CPU and the work its events asked for as the
+    /// CPU it wanted.
     pub fn timer_began(&mut self, began_ns: u64, expiry_ns: u64) {
         if let Some(times) = self.pending.take() {
             if self.counts(began_ns) {
-                self.splitting.ended_judged(times, began_ns > expiry_ns);
+                let times = EventTimes {
+                    cpu_wanted_ns: (self.own_run_ns > 0).then_some(self.own_run_ns),
+                    ..times
+                };
+                let late = began_ns > expiry_ns.saturating_add(self.own_wait_ns);
+                self.splitting.ended_judged(times, late, self.own_wait_ns);
             }
         }
+        self.own_run_ns = 0;
+        self.own_wait_ns = 0;
+    }
+
+    /// The thread's events asked for `ns` of work.
+    pub fn ran(&mut self, ns: u64) {
+        self.own_run_ns += ns;
+    }
+
+    /// The thread's events asked it to wait `ns` (a sleep), or it waited
+    /// that long for the workload's other threads.
+    pub fn waited(&mut self, ns: u64) {
+        self.own_wait_ns += ns;
     }
 
     /// The thread woke from a timer event (or went on without sleeping);
@@ -186,17 +251,24 @@ impl ThreadRecord {
         }
         self.pending = Some(EventTimes {
             due_ns: a.expiry_ns,
-            cpu_wanted_ns: (a.run_ns > 0).then_some(a.run_ns),
+            // Filled when the work ends (the work its events asked for).
+            cpu_wanted_ns: None,
         });
-        self.batches[batch_of(self.window, a.began_ns)].record_ns(a.wakeup_ns);
+        let batch = batch_of(self.window, a.began_ns);
+        let start_delay_ns = a.start_delay_ns();
+        self.batches[batch].record_ns(a.wakeup_ns);
+        self.start_batches[batch].record_ns(start_delay_ns);
         let p = &mut self.phases[phase];
         p.activations += 1;
         p.wakeup.record_ns(a.wakeup_ns);
         p.wakeup_sum_ns += a.wakeup_ns;
+        p.start_delay.record_ns(start_delay_ns);
+        p.start_delay_sum_ns += start_delay_ns;
         p.slack_sum_ns += a.slack_ns;
         match u64::try_from(a.slack_ns) {
             Ok(slack_ns) => p.slack.record_ns(slack_ns),
             Err(_) => {
+                self.negative_batches[batch] += 1;
                 p.negative += 1;
                 p.overrun.record_ns(a.slack_ns.unsigned_abs());
                 p.overrun_sum_ns += a.slack_ns.unsigned_abs();
@@ -260,6 +332,10 @@ mod tests {
         assert_eq!((second.activations, second.wakeup.len()), (1, 1));
         let batched: u64 = r.batches.iter().map(BatchLatency::count).sum();
         assert_eq!(batched, 3);
+        assert_eq!(r.negative_batches.iter().sum::<u64>(), 1);
+        // The late one started 2 ms after its expiry; its wake-up is 0.
+        assert_eq!(first.start_delay_sum_ns, 10_000 + 2 * MS);
+        assert_eq!(first.wakeup_sum_ns, 10_000);
     }
 
     #[test]
@@ -314,6 +390,36 @@ mod tests {
         r.timer_began(crate::measure::clock::now_ns(), now);
         let account = &r.splitting.splitter().expect("splitting").account;
         assert_eq!((account.events, account.late), (2, 1));
+    }
+
+    /// browser-tab's `read`: a 30 ms scripted sleep between two 10 ms
+    /// timer events makes the second begin ~20 ms after its expiry
+    /// (negative slack, as rt-app counts it) but no late event for the
+    /// split, and no blocked time.
+    #[test]
+    fn a_scripted_sleep_between_timer_events_is_no_late_work() {
+        let mut r = ThreadRecord::new(0, 1, true);
+        r.start_splitting();
+        let now = crate::measure::clock::now_ns();
+        r.open(Window {
+            start_ns: now,
+            end_ns: now + 1_000_000 * MS,
+        });
+        let woke_ns = r.woke();
+        r.activation(0, ActivationTimes::for_tests(woke_ns, 0, 0));
+        let expiry_ns = woke_ns + 10 * MS;
+        let asleep_ns = crate::measure::clock::now_ns();
+        std::thread::sleep(std::time::Duration::from_millis(30));
+        // As the executor counts a wait for another thread: as long as it
+        // took (a busy machine may oversleep).
+        r.waited(crate::measure::clock::now_ns() - asleep_ns);
+        let began_ns = crate::measure::clock::now_ns();
+        assert!(began_ns > expiry_ns);
+        r.timer_began(began_ns, expiry_ns);
+        let account = &r.splitting.splitter().expect("splitting").account;
+        assert_eq!((account.events, account.late), (1, 0));
+        let blocked = account.all.blocked_ns;
+        assert!(blocked < 30 * MS, "{blocked} ns blocked");
     }
 
     #[test]

@@ -1,6 +1,8 @@
 //! A phase's scheduling (policy, priority or nice, CPUs) applied to the
 //! calling thread, as rt-app sets it when a phase begins: the phase's own
-//! settings over the task's, over the workload's default policy.
+//! settings over the task's, over the workload's default policy; a phase
+//! that gives no policy keeps the one the thread runs under (rt-app
+//! master: the previous phase's), see [`policy`].
 
 use crate::measure::affinity;
 use crate::measure::sched::{set_nice, SchedError};
@@ -27,10 +29,22 @@ pub fn effective(phase: &Sched, task: &Sched, default: Policy) -> Option<Sched> 
     })
 }
 
-/// Applies `sched` to the calling thread; the error says which setting
-/// failed and why (real-time policies and lower nice values need root).
-pub fn apply(sched: &Sched) -> Result<(), String> {
-    let policy = sched.policy.unwrap_or(Policy::SchedOther);
+/// The policy a phase of settings `phase` (its own) and `effective` (see
+/// [`effective`]) runs under when the thread runs under `now` (the policy
+/// an earlier phase set; `None` before any): its own, else `now`, else
+/// its task's or the default.
+pub fn policy(phase: &Sched, effective: &Sched, now: Option<Policy>) -> Policy {
+    phase
+        .policy
+        .or(now)
+        .or(effective.policy)
+        .unwrap_or(Policy::SchedOther)
+}
+
+/// Applies `sched` under `policy` to the calling thread; the error says
+/// which setting failed and why (real-time policies and lower nice values
+/// need root).
+pub fn apply(sched: &Sched, policy: Policy) -> Result<(), String> {
     let (class, rt_priority) = match policy {
         Policy::SchedOther => (libc::SCHED_OTHER, 0),
         Policy::SchedBatch => (libc::SCHED_BATCH, 0),
@@ -88,5 +102,28 @@ mod tests {
             None,
             "left alone"
         );
+    }
+
+    /// rt-app master: a phase that gives a priority but no policy keeps the
+    /// policy the previous phase set, not its task's.
+    #[test]
+    fn a_phase_without_a_policy_keeps_the_one_the_thread_runs_under() {
+        let task = Sched::default();
+        let only_priority = Sched {
+            priority: Some(5),
+            ..Sched::default()
+        };
+        let e = effective(&only_priority, &task, Policy::SchedOther).unwrap();
+        assert_eq!(
+            policy(&only_priority, &e, Some(Policy::SchedFifo)),
+            Policy::SchedFifo
+        );
+        assert_eq!(policy(&only_priority, &e, None), Policy::SchedOther);
+        let fifo = Sched {
+            policy: Some(Policy::SchedRr),
+            ..Sched::default()
+        };
+        let e = effective(&fifo, &task, Policy::SchedOther).unwrap();
+        assert_eq!(policy(&fifo, &e, Some(Policy::SchedFifo)), Policy::SchedRr);
     }
 }

@@ -60,13 +60,22 @@ pub struct BarrierState {
     pub generation: u64,
 }
 
+/// A suspend name: a suspended thread waits for the resumes to move.
+#[derive(Debug, Default)]
+pub struct SuspendState {
+    /// Resumes so far.
+    resumes: u64,
+    /// Threads suspended now.
+    suspended: usize,
+}
+
 /// Every named resource of a workload.
 #[derive(Debug, Default)]
 pub struct Shared {
     timers: HashMap<String, Mutex<TimerGrid>>,
     barriers: HashMap<String, (usize, Gate<BarrierState>)>,
-    /// Pending resumes per suspend name.
-    suspends: HashMap<String, Gate<u64>>,
+    /// Each suspend name's resumes and the threads suspended on it.
+    suspends: HashMap<String, Gate<SuspendState>>,
     /// Whether each mutex is held.
     mutexes: HashMap<String, Gate<bool>>,
     /// Each condition's waiters and the wake-ups it owes them.
@@ -75,29 +84,31 @@ pub struct Shared {
 
 /// A condition variable's waiters, as pthread's: a signal wakes one
 /// thread waiting at that moment, a broadcast every one, and neither is
-/// kept for a thread that waits later.
+/// kept for a thread that waits later. Each waiter takes a ticket; a
+/// signal releases the oldest ticket not yet released, so a thread that
+/// comes to wait after a signal cannot take the wake-up it owed an earlier
+/// one.
 #[derive(Debug, Default)]
 pub struct CondState {
-    /// Threads waiting now.
-    waiting: u64,
-    /// Wake-ups signalled and not yet taken (never more than `waiting`).
-    owed: u64,
+    /// Tickets handed out: the next waiter takes this one.
+    next: u64,
+    /// Tickets below this are released.
+    released: u64,
 }
 
 impl Shared {
-    /// The resources `workload` names; a barrier waits for every thread
-    /// started at once (instances) of the tasks that use it.
+    /// The resources `workload` names; a barrier waits for as many
+    /// arrivals as it has references, each counted once per thread started
+    /// at once (rt-app counts one user per `barrier` event of each thread).
     pub fn of(workload: &Workload) -> Self {
         let mut shared = Self::default();
         for task in &workload.tasks {
-            let mut barriers_of_task: Vec<&str> = Vec::new();
             for event in task.phases.iter().flat_map(|p| &p.events) {
                 match event {
                     Event::Timer { name, .. } if !is_unique(name) => {
                         shared.timers.entry(name.clone()).or_default();
                     }
-                    Event::Barrier { name } if !barriers_of_task.contains(&name.as_str()) => {
-                        barriers_of_task.push(name);
+                    Event::Barrier { name } => {
                         let entry = shared.barriers.entry(name.clone()).or_default();
                         entry.0 += task.instances as usize;
                     }
@@ -143,21 +154,25 @@ impl Shared {
             .1
     }
 
-    /// Waits until `name` is resumed (a resume before the suspend is kept,
-    /// as rt-app's condition with its count); false at the deadline.
+    /// Waits until `name` is next resumed; false at the deadline. As
+    /// rt-app's `suspend` (a condition wait with no predicate): a resume
+    /// that came before the suspend is lost.
     pub fn suspend(&self, name: &str, deadline_ns: u64) -> bool {
         let gate = &self.suspends[name];
-        let (mut pending, woken) = gate.wait_until(gate.lock(), deadline_ns, |n| *n > 0);
-        if woken {
-            *pending -= 1;
-        }
-        woken
+        let mut state = gate.lock();
+        state.suspended += 1;
+        let resumes = state.resumes;
+        let (mut state, resumed) = gate.wait_until(state, deadline_ns, |s| s.resumes != resumes);
+        state.suspended -= 1;
+        resumed
     }
 
-    /// Resumes the thread suspended on `name`.
+    /// Resumes every thread suspended on `name` now (rt-app's `resume`, a
+    /// broadcast); nothing is kept for a thread that suspends later.
     pub fn resume(&self, name: &str) {
         let gate = &self.suspends[name];
-        *gate.lock() += 1;
+        let mut state = gate.lock();
+        state.resumes = state.resumes.wrapping_add(1);
         gate.notify_all();
     }
 
@@ -183,28 +198,36 @@ impl Shared {
     pub fn wait(&self, cond: &str, mutex: &str, deadline_ns: u64) -> bool {
         let gate = &self.conds[cond];
         let mut state = gate.lock();
-        state.waiting += 1;
+        let ticket = state.next;
+        state.next += 1;
         self.unlock(mutex);
-        let (mut state, signalled) = gate.wait_until(state, deadline_ns, |s| s.owed > 0);
-        state.waiting -= 1;
-        if signalled {
-            state.owed -= 1;
+        let (mut state, signalled) = gate.wait_until(state, deadline_ns, |s| s.released > ticket);
+        if !signalled && state.released == ticket {
+            // Gave up at the deadline: its ticket owes nothing.
+            state.released += 1;
         }
         drop(state);
         signalled && self.lock(mutex, deadline_ns)
     }
 
-    /// Signals `cond`: wakes one of the threads waiting on it or, with
-    /// `all` (rt-app's `broad`), every one; nothing when none waits.
+    /// Signals `cond`: wakes the oldest of the threads waiting on it or,
+    /// with `all` (rt-app's `broad`), every one; nothing when none waits.
     pub fn signal(&self, cond: &str, all: bool) {
         let gate = &self.conds[cond];
         let mut state = gate.lock();
-        state.owed = match all {
-            true => state.waiting,
-            false => (state.owed + 1).min(state.waiting),
+        state.released = match all {
+            true => state.next,
+            false => (state.released + 1).min(state.next),
         };
         drop(state);
         gate.notify_all();
+    }
+
+    /// Threads waiting on `cond` now (its tickets not yet released).
+    #[cfg(test)]
+    fn waiting(&self, cond: &str) -> u64 {
+        let state = self.conds[cond].lock();
+        state.next - state.released
     }
 }
 
@@ -236,10 +259,15 @@ mod tests {
     }
 
     #[test]
-    fn a_barrier_waits_for_every_instance_of_its_tasks() {
+    fn a_barrier_waits_for_each_reference_of_each_instance() {
         let barrier = || Event::Barrier {
             name: "b".to_string(),
         };
+        let twice = Workload::of_tasks(vec![
+            Task::looping("a", 2, vec![barrier(), Event::Yield, barrier()]),
+            Task::looping("c", 1, vec![barrier()]),
+        ]);
+        assert_eq!(Shared::of(&twice).barriers["b"].0, 5);
         let w = Workload::of_tasks(vec![
             Task::looping("a", 2, vec![barrier()]),
             Task::looping("c", 1, vec![barrier()]),
@@ -257,19 +285,36 @@ mod tests {
         assert!(others.into_iter().all(|t| t.join().unwrap()));
     }
 
+    /// rt-app's suspend and resume: a resume before the suspend is lost
+    /// (the suspend waits to the deadline), one resume wakes every thread
+    /// suspended on the name.
     #[test]
-    fn a_resume_before_the_suspend_is_kept_and_waits_end_at_the_deadline() {
+    fn a_resume_wakes_every_suspended_thread_and_an_early_one_is_lost() {
         let w = Workload::of_tasks(vec![Task::looping(
             "a",
-            1,
+            2,
             vec![Event::Suspend {
                 name: "a".to_string(),
             }],
         )]);
-        let shared = Shared::of(&w);
-        assert!(!shared.suspend("a", now_ns()), "nothing resumed it");
+        let shared = Arc::new(Shared::of(&w));
         shared.resume("a");
-        assert!(shared.suspend("a", now_ns()));
+        let soon = now_ns() + 50_000_000;
+        assert!(!shared.suspend("a", soon), "the early resume was lost");
+        let deadline_ns = now_ns() + 5_000_000_000;
+        let suspended: Vec<_> = (0..2)
+            .map(|_| {
+                let s = Arc::clone(&shared);
+                std::thread::spawn(move || s.suspend("a", deadline_ns))
+            })
+            .collect();
+        while shared.suspends["a"].lock().suspended < 2 {
+            std::thread::yield_now();
+        }
+        shared.resume("a");
+        let woken: Vec<bool> = suspended.into_iter().map(|t| t.join().unwrap()).collect();
+        assert_eq!(woken, [true, true], "one resume woke both");
+        assert!(now_ns() < deadline_ns, "before the deadline");
     }
 
     /// A workload whose two threads wait on `c` (with mutex `m`).
@@ -292,7 +337,7 @@ mod tests {
                 })
             })
             .collect();
-        while shared.conds["c"].lock().waiting < 2 {
+        while shared.waiting("c") < 2 {
             std::thread::yield_now();
         }
         (shared, waiters)
@@ -302,10 +347,7 @@ mod tests {
     fn a_signal_wakes_one_waiter_and_a_broadcast_every_one() {
         let (shared, waiters) = two_waiters();
         shared.signal("c", false);
-        while shared.conds["c"].lock().waiting > 1 {
-            std::thread::yield_now();
-        }
-        assert_eq!(shared.conds["c"].lock().owed, 0, "one wake-up, taken");
+        assert_eq!(shared.waiting("c"), 1, "one wake-up");
         shared.signal("c", true);
         let woken = waiters
             .into_iter()
@@ -326,6 +368,28 @@ mod tests {
         )]);
         let shared = Shared::of(&w);
         shared.signal("c", false);
-        assert_eq!(shared.conds["c"].lock().owed, 0);
+        assert_eq!(shared.waiting("c"), 0);
+    }
+
+    /// A thread that comes to wait after a signal does not take the
+    /// wake-up that signal owed the threads waiting then: one of those is
+    /// woken, the later one waits on (to its deadline here).
+    #[test]
+    fn a_signal_wakes_a_thread_waiting_then_not_a_later_one() {
+        let (shared, waiters) = two_waiters();
+        shared.signal("c", false);
+        let later = {
+            let s = Arc::clone(&shared);
+            std::thread::spawn(move || {
+                let deadline_ns = now_ns() + 300_000_000;
+                s.lock("m", deadline_ns);
+                let woken = s.wait("c", "m", deadline_ns);
+                s.unlock("m");
+                woken
+            })
+        };
+        assert!(!later.join().unwrap(), "the later waiter was not woken");
+        shared.signal("c", true);
+        assert!(waiters.into_iter().all(|w| w.join().unwrap()));
     }
 }

@@ -1,5 +1,7 @@
 //! rt-app's timer rules (src/rt-app.c, `rtapp_timer`), pure over the times
-//! given: the first use starts the grid at that moment; every timer event
+//! given: a grid starts at the origin of the thread that first uses it
+//! (rt-app's `t_first`: the common start plus the task's `delay`, so the
+//! first expiry is one period after it, whatever ran before); every timer event
 //! moves the expiry one period on; slack = expiry − the time the event
 //! began; a thread that is early sleeps to the expiry and its wake-up
 //! latency is wake − expiry; one that is late does not sleep, its wake-up
@@ -11,7 +13,8 @@ use crate::sim::rtapp::model::TimerMode;
 /// One timer's grid; shared by every thread that names it.
 #[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
 pub struct TimerGrid {
-    /// The last expiry handed out; `None` before the first use.
+    /// The last expiry handed out (the origin, at the first use); `None`
+    /// before the first use.
     last_ns: Option<u64>,
 }
 
@@ -41,11 +44,19 @@ impl Activation {
 }
 
 impl TimerGrid {
-    /// The timer event of period `period_ns` beginning at `now_ns`: moves
-    /// the grid one period on (re-basing it first, in relative mode, when
-    /// the previous expiry had already passed before this event's one).
-    pub fn begin(&mut self, now_ns: u64, period_ns: u64, mode: TimerMode) -> Activation {
-        let base = self.last_ns.unwrap_or(now_ns);
+    /// The timer event of period `period_ns` beginning at `now_ns`, of a
+    /// thread whose origin is `origin_ns`: moves the grid one period on
+    /// from its last expiry, or from `origin_ns` at its first use
+    /// (re-basing it, in relative mode, when this event began at or after
+    /// its expiry).
+    pub fn begin(
+        &mut self,
+        origin_ns: u64,
+        now_ns: u64,
+        period_ns: u64,
+        mode: TimerMode,
+    ) -> Activation {
+        let base = self.last_ns.unwrap_or(origin_ns);
         let expiry_ns = base + period_ns;
         let slack_ns = expiry_ns as i64 - now_ns as i64;
         self.last_ns = Some(match (slack_ns > 0, mode) {
@@ -65,24 +76,29 @@ mod tests {
 
     const MS: u64 = 1_000_000;
 
+    /// rt-app's `t_first`: the first expiry is one period after the
+    /// thread's origin, not after the event: 2 ms of work before it leave
+    /// 8 ms of slack.
     #[test]
-    fn the_first_use_starts_the_grid_one_period_later() {
+    fn the_grid_starts_one_period_after_the_origin() {
         let mut grid = TimerGrid::default();
-        let a = grid.begin(100 * MS, 10 * MS, TimerMode::Absolute);
+        let a = grid.begin(100 * MS, 102 * MS, 10 * MS, TimerMode::Absolute);
         assert_eq!(a.expiry_ns, 110 * MS);
-        assert_eq!(a.slack_ns, 10 * MS as i64);
+        assert_eq!(a.slack_ns, 8 * MS as i64);
         assert!(a.sleeps());
         assert_eq!(a.wakeup_ns(110 * MS + 50_000), 50_000);
+        let next = grid.begin(0, 112 * MS, 10 * MS, TimerMode::Absolute);
+        assert_eq!(next.expiry_ns, 120 * MS, "the origin only starts it");
     }
 
     /// A 10 ms grid from 0; the event of the second period begins 25 ms
     /// late (at 35 ms, its expiry 20 ms).
     fn late_by_25ms(mode: TimerMode) -> Vec<Activation> {
         let mut grid = TimerGrid::default();
-        let mut out = vec![grid.begin(0, 10 * MS, mode)];
-        out.push(grid.begin(35 * MS, 10 * MS, mode));
-        out.push(grid.begin(36 * MS, 10 * MS, mode));
-        out.push(grid.begin(37 * MS, 10 * MS, mode));
+        let mut out = vec![grid.begin(0, 0, 10 * MS, mode)];
+        out.push(grid.begin(0, 35 * MS, 10 * MS, mode));
+        out.push(grid.begin(0, 36 * MS, 10 * MS, mode));
+        out.push(grid.begin(0, 37 * MS, 10 * MS, mode));
         out
     }
 
@@ -111,14 +127,15 @@ mod tests {
         // Two threads naming one timer: each event moves it on, as rt-app's
         // one `t_next` per timer resource.
         let mut shared = TimerGrid::default();
-        let first = shared.begin(0, 10 * MS, TimerMode::Absolute);
-        let second = shared.begin(MS, 10 * MS, TimerMode::Absolute);
+        let first = shared.begin(0, 0, 10 * MS, TimerMode::Absolute);
+        let second = shared.begin(5 * MS, MS, 10 * MS, TimerMode::Absolute);
         assert_eq!((first.expiry_ns, second.expiry_ns), (10 * MS, 20 * MS));
-        // A thread's own (`unique`) grid starts at its own first use.
+        // A thread's own (`unique`) grid starts at its own origin.
         let mut own = TimerGrid::default();
         assert_eq!(
-            own.begin(MS, 10 * MS, TimerMode::Absolute).expiry_ns,
-            11 * MS
+            own.begin(5 * MS, 6 * MS, 10 * MS, TimerMode::Absolute)
+                .expiry_ns,
+            15 * MS
         );
     }
 }
