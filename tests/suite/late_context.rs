@@ -71,7 +71,7 @@ fn late_events_under_burn_have_a_consistent_context_and_the_cgroups_are_found() 
     let output = feelbench(&tag, dir.path())
         .args(["run", "--probe", "x", "--load", "burn", "-t", "2"])
         .args(["--warmup", "0.2", "-l", LOOPS_PER_MS, "-q"])
-        .args(["--load-cpu-weight", "10", "-o", "run.json"])
+        .args(["--load-cpu-weight", "50", "-o", "run.json"])
         .output()
         .unwrap();
     assert!(output.status.success(), "{}", stderr(&output));
