@@ -8,13 +8,13 @@
 
 use crate::common::{
     feelbench, leftovers, new_tag, read_json, require_root, stderr, stdout, tagged_processes,
-    wait_for_no_tagged, LOOPS_PER_MS,
+    wait_for_no_tagged, wait_until, LOOPS_PER_MS,
 };
 use nix::sys::signal::{kill, Signal};
 use nix::unistd::Pid;
 use serde_json::Value;
 use std::path::Path;
-use std::process::{Output, Stdio};
+use std::process::{Child, Output, Stdio};
 use std::time::{Duration, Instant};
 
 /// The operations of `micro`, in LMbench's order.
@@ -177,17 +177,23 @@ fn named(tag: &str, name: &str) -> Vec<u32> {
         .collect()
 }
 
-#[test]
-fn sigkill_of_the_orchestrator_takes_the_partners_along() {
-    let dir = tempfile::tempdir().unwrap();
-    let tag = new_tag();
-    let mut child = feelbench(&tag, dir.path())
-        .args(["run", "--probe", "micro", "--load", "none", "-t", "20"])
+/// Starts a 20 s run of `probe` under no load, its output thrown away,
+/// for a test to look at its processes and kill it.
+fn start_long_run(tag: &str, dir: &Path, probe: &str) -> Child {
+    feelbench(tag, dir)
+        .args(["run", "--probe", probe, "--load", "none", "-t", "20"])
         .args(["--warmup", "0.2", "-l", LOOPS_PER_MS, "-q"])
         .stdout(Stdio::null())
         .stderr(Stdio::null())
         .spawn()
-        .unwrap();
+        .unwrap()
+}
+
+#[test]
+fn sigkill_of_the_orchestrator_takes_the_partners_along() {
+    let dir = tempfile::tempdir().unwrap();
+    let tag = new_tag();
+    let mut child = start_long_run(&tag, dir.path(), "micro");
     let deadline = Instant::now() + Duration::from_secs(15);
     while named(&tag, "fb-micro-tcp").is_empty() {
         assert!(Instant::now() < deadline, "no partner started");
@@ -228,21 +234,9 @@ fn anonymous_kib(pid: u32) -> Option<u64> {
 fn the_spawner_forks_without_the_probes_accounts() {
     let dir = tempfile::tempdir().unwrap();
     let tag = new_tag();
-    let mut child = feelbench(&tag, dir.path())
-        .args(["run", "--probe", "micro:fork", "--load", "none", "-t", "20"])
-        .args(["--warmup", "0.2", "-l", LOOPS_PER_MS, "-q"])
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
-    let deadline = Instant::now() + Duration::from_secs(15);
-    let spawner = loop {
-        if let Some(&pid) = named(&tag, "fb-micro-spawn").first() {
-            break pid;
-        }
-        assert!(Instant::now() < deadline, "no spawner started");
-        std::thread::sleep(Duration::from_millis(50));
-    };
+    let mut child = start_long_run(&tag, dir.path(), "micro:fork");
+    wait_until("the spawner", || !named(&tag, "fb-micro-spawn").is_empty());
+    let spawner = named(&tag, "fb-micro-spawn")[0];
     // Once the account would have been allocated: the window is open.
     std::thread::sleep(Duration::from_secs(2));
     let anonymous = anonymous_kib(spawner);

@@ -361,8 +361,9 @@ mod tests {
         assert_eq!((r.phases[1].loops, r.phases[1].periods), (1, 0));
     }
 
-    #[test]
-    fn the_work_after_a_wake_up_is_late_when_the_next_timer_event_began_after_its_expiry() {
+    /// A recorder of one phase that splits its work, counting from now on
+    /// (returned too) for a long window.
+    fn splitting_record() -> (ThreadRecord, u64) {
         let mut r = ThreadRecord::new(0, 1, true);
         r.start_splitting();
         let now = crate::measure::clock::now_ns();
@@ -370,6 +371,12 @@ mod tests {
             start_ns: now,
             end_ns: now + 1_000_000 * MS,
         });
+        (r, now)
+    }
+
+    #[test]
+    fn the_work_after_a_wake_up_is_late_when_the_next_timer_event_began_after_its_expiry() {
+        let (mut r, now) = splitting_record();
         // Woke at its expiry (now); the next event begins at once, long
         // before the next expiry: on time.
         r.timer_began(now, now);
@@ -398,13 +405,7 @@ mod tests {
     /// split, and no blocked time.
     #[test]
     fn a_scripted_sleep_between_timer_events_is_no_late_work() {
-        let mut r = ThreadRecord::new(0, 1, true);
-        r.start_splitting();
-        let now = crate::measure::clock::now_ns();
-        r.open(Window {
-            start_ns: now,
-            end_ns: now + 1_000_000 * MS,
-        });
+        let (mut r, _) = splitting_record();
         let woke_ns = r.woke();
         r.activation(0, ActivationTimes::for_tests(woke_ns, 0, 0));
         let expiry_ns = woke_ns + 10 * MS;
