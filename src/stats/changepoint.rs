@@ -15,6 +15,9 @@
 //! measured on noise and steps are in the README).
 
 use super::two_sided_p;
+use rand::rngs::StdRng;
+use rand::seq::SliceRandom;
+use rand::SeedableRng;
 
 /// A place where a series changes level.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -202,26 +205,6 @@ fn max_t(xs: &[f64], min: usize) -> Option<f64> {
     Some(largest)
 }
 
-/// SplitMix64: a small, fast generator for the permutations (no crate
-/// needed for shuffling).
-struct SplitMix(u64);
-
-impl SplitMix {
-    fn next(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-        z ^ (z >> 31)
-    }
-
-    /// A uniform index below `n` (Lemire's multiply-shift; its bias of
-    /// n/2⁶⁴ is far below anything measured here).
-    fn below(&mut self, n: usize) -> usize {
-        ((u128::from(self.next()) * n as u128) >> 64) as usize
-    }
-}
-
 /// The calibrated p-value that `xs` changes level somewhere (splits at
 /// least `min` from either end): the largest t over its splits, against
 /// [`PERMUTATIONS`] shuffles of `xs`. The smallest ordinary p-value of a
@@ -239,12 +222,10 @@ pub fn division_p(xs: &[f64], min: usize) -> Option<f64> {
     let n = xs.len() as f64;
     let df = 2.0 * (n - 1.0).powi(2) / (3.0 * n - 4.0);
     let mut shuffled = xs.to_vec();
-    let mut rng = SplitMix(SEED ^ xs.len() as u64);
+    let mut rng = StdRng::seed_from_u64(SEED ^ xs.len() as u64);
     let mut maxima: Vec<f64> = (0..PERMUTATIONS)
         .map(|_| {
-            for i in (1..shuffled.len()).rev() {
-                shuffled.swap(i, rng.below(i + 1));
-            }
+            shuffled.shuffle(&mut rng);
             max_t(&shuffled, min).unwrap_or(0.0)
         })
         .collect();
@@ -342,8 +323,6 @@ pub fn q_values(p_values: &[f64]) -> Vec<f64> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use rand::rngs::StdRng;
-    use rand::SeedableRng;
     use rand_distr::{Distribution, Normal};
 
     const SEARCH: Search = Search {
@@ -573,7 +552,7 @@ mod tests {
     }
 
     /// The false discovery rate and power as the README states them:
-    /// `cargo test --release --lib changepoint::tests::measured_rates -- --ignored --nocapture`.
+    /// `cargo test --release --bin feelbench -- --ignored measured_rates --nocapture`.
     #[test]
     #[ignore = "a measurement: about a minute in release"]
     fn measured_rates() {
