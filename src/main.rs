@@ -21,6 +21,7 @@ mod commands;
 mod compare;
 mod engine;
 mod exit;
+mod experiment;
 mod figures;
 mod history;
 mod load;
@@ -60,7 +61,7 @@ fn dispatch(command: UserCommand) -> anyhow::Result<ExitCode> {
             .unwrap_or(0),
         online_cpus: system::cpulist::online(Path::new("/sys")).ok(),
     };
-    let command = cli::apply_suite(command, std::env::args_os().collect(), &machine)?;
+    let command = cli::resolve(command, std::env::args_os().collect(), &machine)?;
     let task = command.into_task(&machine)?;
     commands::execute(task, system)
 }

@@ -3,6 +3,7 @@
 //! (types of `commands`). Nothing outside this module sees clap; `main`
 //! only parses, hands the worker its spec, and asks for the task.
 
+mod ab;
 mod docs;
 mod history;
 mod regressions;
@@ -31,7 +32,19 @@ use clap::{Args, Parser, Subcommand, ValueEnum};
 use run::RunArgs;
 use std::path::PathBuf;
 pub use store::parse_command_line;
-pub use suite::resolve as apply_suite;
+
+/// `command` with what its arguments (`argv`, the process's) leave to be
+/// settled: the suite of `run`, the runs of `ab`.
+pub fn resolve(
+    command: UserCommand,
+    argv: Vec<std::ffi::OsString>,
+    machine: &Machine,
+) -> Result<UserCommand, UsageError> {
+    match command {
+        UserCommand::Ab(args) => Ok(UserCommand::Ab(Box::new(args.with_argv(argv)))),
+        command => suite::resolve(command, argv, machine),
+    }
+}
 
 /// How a Linux system feels under load: latency of simulated interactive tasks
 /// (desktop, audio, video, game) while background loads run.
@@ -78,6 +91,13 @@ pub enum UserCommand {
     // before the user's own options.
     #[command(args_override_self = true)]
     Run(Box<RunArgs>),
+    /// Run the suite (or the probes and loads named) under two or more
+    /// arms (settings of the system or of the run), in rounds in a balanced
+    /// order with the baseline run twice as an A/A control, and say which
+    /// arm feels best on which probe and load, at what cost to the loads'
+    /// work.
+    #[command(args_override_self = true)]
+    Ab(Box<ab::AbArgs>),
     /// Show every probe and load with one line each.
     List(ListArgs),
     /// The suites: a classic tool's probes, loads and settings each.
@@ -145,6 +165,7 @@ impl UserCommand {
     pub fn into_task(self, machine: &Machine) -> Result<Task, UsageError> {
         Ok(match self {
             UserCommand::Run(args) => Task::Run(Box::new(args.into_config(machine)?)),
+            UserCommand::Ab(args) => Task::Ab(Box::new(args.settings(machine)?)),
             UserCommand::List(args) => Task::List(args.format.into()),
             UserCommand::Suite(command) => Task::Print(command.text()?),
             UserCommand::Rtapp(command) => Task::Print(command.text()?),

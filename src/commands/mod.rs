@@ -2,6 +2,7 @@
 //! alone sees clap) into work and output. [`Task`] is what the command line
 //! asked for, settled; [`execute`] carries it out.
 
+pub mod ab;
 pub mod calibrate;
 pub mod compare;
 pub mod export;
@@ -26,6 +27,8 @@ use std::io::Write as _;
 pub enum Task {
     /// `feelbench run`.
     Run(Box<run::RunConfig>),
+    /// `feelbench ab`.
+    Ab(Box<ab::AbSettings>),
     /// `feelbench list`.
     List(list::ListFormat),
     /// `feelbench calibrate`.
@@ -71,6 +74,7 @@ pub enum Format {
 pub fn execute(task: Task, system: SystemInfo) -> anyhow::Result<ExitCode> {
     match task {
         Task::Run(config) => run::run(*config, system),
+        Task::Ab(settings) => ab::run(*settings),
         Task::List(format) => print(&list::render(format)),
         Task::Calibrate(settings) => {
             calibrate::run(&system, &settings)?;
