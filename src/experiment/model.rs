@@ -57,10 +57,21 @@ pub struct ArmRecord {
 pub enum RunStatus {
     /// Every scenario measured.
     Ok,
-    /// The run exited with a failure (a scenario failed, or worse).
+    /// The run exited with a failure (a scenario failed, or worse); the
+    /// scenarios it measured still count.
     Failed,
-    /// Stopped by a signal.
+    /// Stopped by a signal; the scenarios it finished still count.
     Interrupted,
+    /// The arm's settings stopped holding during the run (a scheduler
+    /// ejected, a value changed by someone else): the run is left out.
+    NotHeld,
+}
+
+impl RunStatus {
+    /// Whether the run's measured scenarios are the arm's.
+    pub fn counts(self) -> bool {
+        self != RunStatus::NotHeld
+    }
 }
 
 /// One arm-round's run.

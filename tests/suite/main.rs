@@ -3,6 +3,7 @@
 //! 1–3 s scenarios (its JSON, cleanup and exit codes), the layering of the
 //! source tree, the README's generated tables and old run documents.
 
+mod ab;
 mod architecture;
 mod bandwidth_loads;
 mod cleanup;

@@ -50,7 +50,7 @@ pub fn check(arms: &[(String, Vec<Setting>)]) -> anyhow::Result<()> {
             .into());
         }
     }
-    for (name, settings) in arms {
+    for (name, settings) in arms.iter().filter(|(_, s)| !s.is_empty()) {
         setting::rehearse(settings).map_err(|e| classified(name, e))?;
     }
     Ok(())

@@ -47,7 +47,7 @@ pub fn render(doc: &ExperimentDocument) -> String {
                         "num",
                     ),
                     (format!("{:.4}", c.q), "num"),
-                    (verdict(c.verdict).to_string(), class(c.verdict)),
+                    (text::verdict_word(c.verdict).to_string(), class(c.verdict)),
                 ]
             })
             .collect();
@@ -99,15 +99,6 @@ fn heat_map(doc: &ExperimentDocument, analysis: &Analysis) -> String {
         out += "</tr>\n";
     }
     out + "</table>\n"
-}
-
-/// A verdict in words.
-fn verdict(v: VerdictName) -> &'static str {
-    match v {
-        VerdictName::Better => "better",
-        VerdictName::Worse => "worse",
-        VerdictName::Unchanged => "unchanged",
-    }
 }
 
 /// The style class of a verdict (the report's page colours them).

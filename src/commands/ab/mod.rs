@@ -40,10 +40,14 @@ const PAGE: &str = "experiment.html";
 
 /// Runs the experiment `settings` asks for.
 pub fn run(settings: AbSettings) -> anyhow::Result<ExitCode> {
-    for restored in
-        setting::restore_leftovers().context("putting back what a killed experiment left")?
-    {
-        say!("put back what a killed experiment left: {restored}");
+    // Before the arms' settings are rehearsed, so each finds its original.
+    match setting::restore_leftovers() {
+        Ok(restored) => {
+            for line in restored {
+                say!("put back what a killed experiment left: {line}");
+            }
+        }
+        Err(error) => say!("warning: {error}"),
     }
     let arms: Vec<(String, Vec<Setting>)> = settings
         .arms
@@ -57,7 +61,11 @@ pub fn run(settings: AbSettings) -> anyhow::Result<ExitCode> {
         .collect::<Result<_, UsageError>>()?;
     arm_settings::check(&arms)?;
     let started = SystemTime::now();
-    let id = format!("ab-{}-{}", compact_time(started), std::process::id());
+    let id = format!(
+        "ab-{}-{}",
+        super::run::compact_time(started),
+        std::process::id()
+    );
     let dir = settings
         .dir
         .clone()
@@ -82,16 +90,24 @@ pub fn run(settings: AbSettings) -> anyhow::Result<ExitCode> {
     let page = html::render(&doc);
     write_atomically(&dir.join(PAGE), page.as_bytes())?;
     say!("experiment written to {}", dir.join(DOCUMENT).display());
-    if doc.interrupted {
-        say!("interrupted; the analysis holds the rounds that finished");
+    if !doc.interrupted {
+        // A failure (a setting that cannot be put back, a run that refused
+        // to start) ends here; an interruption prints what finished.
+        outcome?;
     }
-    outcome.map(|_| ())?;
     let out = match settings.format {
         AbFormat::Table => text::render(&doc),
         AbFormat::Json => serde_json::to_string_pretty(&doc)? + "\n",
         AbFormat::Html => page,
     };
-    super::print(&out)
+    super::print(&out)?;
+    match doc.interrupted {
+        true => {
+            say!("interrupted; the analysis holds the runs that finished");
+            Ok(ExitCode::Interrupted)
+        }
+        false => Ok(ExitCode::Success),
+    }
 }
 
 /// The experiment's document before its first run.
@@ -203,8 +219,11 @@ impl Experiment<'_> {
             doc.id,
             slot_def.name
         );
-        let applied =
-            setting::apply(settings).map_err(|e| arm_settings::classified(arm_name, e))?;
+        // An arm of no settings (the baseline, often) applies nothing.
+        let applied = (!settings.is_empty())
+            .then(|| setting::apply(settings))
+            .transpose()
+            .map_err(|e| arm_settings::classified(arm_name, e))?;
         let ended = spawn::ArmRun {
             options: &self.settings.arms[slot_def.arm].options,
             file: &self.dir.join(&file),
@@ -212,14 +231,16 @@ impl Experiment<'_> {
             comment: &comment,
         }
         .run(self.interrupt, progress);
-        let holding = applied.check_holding();
-        applied
-            .restore()
-            .map_err(|e| anyhow::Error::new(e).context(format!("arm {arm_name}")))?;
+        let holding = applied.as_ref().map_or(Ok(()), |a| a.check_holding());
+        if let Some(applied) = applied {
+            applied
+                .restore()
+                .map_err(|e| anyhow::Error::new(e).context(format!("arm {arm_name}")))?;
+        }
         let mut ended = ended?;
         if let Err(error) = holding {
             progress.say(&format!("warning: {stem}: {error}; its run is left out"));
-            ended.status = RunStatus::Failed;
+            ended.status = RunStatus::NotHeld;
         }
         if ended.refused {
             return Err(UsageError::new(format!(
@@ -265,12 +286,13 @@ fn run_id(path: &Path) -> Option<String> {
     value["run"]["id"].as_str().map(str::to_string)
 }
 
-/// Every run of `doc` that ended well, read from `dir`, by (round, slot);
-/// a file that cannot be read is said and left out.
+/// Every run of `doc` that counts, read from `dir`, by (round, slot) (a
+/// failed or interrupted run's finished scenarios count); a file that cannot
+/// be read is said and left out.
 fn read_runs(dir: &Path, doc: &ExperimentDocument) -> Vec<((u32, usize), RunDocument)> {
     doc.runs
         .iter()
-        .filter(|r| r.status == RunStatus::Ok)
+        .filter(|r| r.status.counts() && dir.join(&r.file).exists())
         .filter_map(|r| match read_run(&dir.join(&r.file), &probe::sheet_of) {
             Ok(run) => Some(((r.round, r.slot), run)),
             Err(error) => {
@@ -287,17 +309,4 @@ fn write(dir: &Path, doc: &ExperimentDocument) -> anyhow::Result<()> {
     let text = serde_json::to_string_pretty(doc).context("serialising the experiment")? + "\n";
     write_atomically(&path, text.as_bytes())
         .with_context(|| format!("cannot write {}", path.display()))
-}
-
-/// `2026-11-23T03:26:00Z` → `20261123-032600`.
-fn compact_time(time: SystemTime) -> String {
-    humantime::format_rfc3339_seconds(time)
-        .to_string()
-        .chars()
-        .filter_map(|c| match c {
-            'T' => Some('-'),
-            c if c.is_ascii_digit() => Some(c),
-            _ => None,
-        })
-        .collect()
 }

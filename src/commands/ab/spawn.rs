@@ -87,9 +87,18 @@ impl ArmRun<'_> {
     }
 }
 
-/// The last lines of the log at `path`.
+/// What the log at `path` says went wrong: its lines that say `failed` or
+/// `error`, else its last line.
 fn tail(path: &Path) -> String {
     let text = std::fs::read_to_string(path).unwrap_or_default();
     let lines: Vec<&str> = text.lines().filter(|l| !l.trim().is_empty()).collect();
-    lines[lines.len().saturating_sub(3)..].join(" / ")
+    let wrong: Vec<&str> = lines
+        .iter()
+        .copied()
+        .filter(|l| l.contains(" failed") || l.contains("error"))
+        .collect();
+    match wrong.is_empty() {
+        true => lines.last().copied().unwrap_or("").to_string(),
+        false => wrong.join(" / "),
+    }
 }

@@ -120,7 +120,7 @@ fn load_text(l: &LoadOutcome) -> String {
 }
 
 /// A verdict in words.
-fn verdict_word(v: VerdictName) -> &'static str {
+pub fn verdict_word(v: VerdictName) -> &'static str {
     match v {
         VerdictName::Better => "better",
         VerdictName::Worse => "worse",

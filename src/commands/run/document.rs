@@ -39,7 +39,7 @@ pub fn output_path(
 }
 
 /// `2026-11-23T03:26:00Z` → `20261123-032600`.
-fn compact_time(time: SystemTime) -> String {
+pub fn compact_time(time: SystemTime) -> String {
     humantime::format_rfc3339_seconds(time)
         .to_string()
         .chars()

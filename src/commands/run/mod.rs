@@ -19,6 +19,7 @@ pub use config::{
     OutputChoice, OutputSettings, Placement, PrecisionGoal, Preflight, ResponseSettings, RunConfig,
     Timing, WorkSettings,
 };
+pub use document::compact_time;
 
 use crate::engine::interrupt::Interrupt;
 use crate::engine::scenario::ScenarioSettings;
