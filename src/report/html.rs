@@ -9,11 +9,11 @@
 //! knows no probe; every text from the run file is escaped.
 
 use super::chart::{self, Labels, Line, Ranged};
-use super::estimate::{estimate, Cut, CUT_LEGEND, RUN_LEVEL};
-use super::figure::Figure;
-use super::schema::{RunDocument, ScenarioResult, SuiteRecord};
 use super::table as console;
 use super::{heat_map, why_late};
+use crate::document::estimate::{estimate, Cut, CUT_LEGEND, RUN_LEVEL};
+use crate::document::figure::Figure;
+use crate::document::schema::{RunDocument, ScenarioResult, SuiteRecord};
 use crate::figures::series::{LatencySeries, SeriesPoint};
 use crate::figures::{FigureDef, Formula, ProbeSheet};
 use crate::measure::latency::LatencyHistogram;
@@ -662,7 +662,7 @@ fn latency_range(distributions: &[Distribution]) -> (f64, f64) {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::report::fixture;
+    use crate::document::fixture;
 
     /// `ms` latencies as a histogram's buckets, named `name`.
     fn distribution(name: &str, ms: impl Iterator<Item = f64>) -> Distribution {

@@ -26,10 +26,10 @@
 //! and its share is at least [`FINE_SHARE_PCT`]. Pure over the run
 //! document.
 
-use super::estimate::{estimate, RUN_LEVEL};
-use super::figure::Figure;
 use super::markdown::pipe_row;
-use super::schema::{RunDocument, ScenarioResult, ScenarioStatus};
+use crate::document::estimate::{estimate, RUN_LEVEL};
+use crate::document::figure::Figure;
+use crate::document::schema::{RunDocument, ScenarioResult, ScenarioStatus};
 use crate::figures::{Better, FigureDef, Notice, Noticeable, OverviewRole, ProbeSheet};
 
 /// The largest ratio to `none` that is still fine (verdict and heat map).
@@ -845,8 +845,8 @@ pub fn render_markdown(run: &RunDocument) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::report::fixture;
-    use crate::report::schema::{FigureInterval, IntervalMethod, Intervals, SuiteRecord};
+    use crate::document::fixture;
+    use crate::document::schema::{FigureInterval, IntervalMethod, Intervals, SuiteRecord};
 
     fn interval(figure: &str, low: f64, high: f64) -> FigureInterval {
         FigureInterval {

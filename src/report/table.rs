@@ -2,13 +2,13 @@
 //! table per probe, one row per load, after the run's overview. `run`
 //! prints it when its scenarios are done, `report` from the saved run.
 
-use super::estimate::{Cut, CUT_LEGEND};
-use super::figure::Figure;
 use super::late;
 use super::overview;
-use super::precision;
 use super::requests;
-use super::schema::{
+use crate::document::estimate::{Cut, CUT_LEGEND};
+use crate::document::figure::Figure;
+use crate::document::precision;
+use crate::document::schema::{
     IntervalMethod, Intervals, LoadWork, Measurement, RunDocument, RunSettingsRecord,
     ScenarioResult, ScenarioStatus,
 };
@@ -583,8 +583,8 @@ mod tests {
 
     #[test]
     fn intervals_are_shown_under_the_row_and_explained_once() {
-        use crate::report::schema::{FigureInterval, Intervals};
-        let mut run = crate::report::fixture::run();
+        use crate::document::schema::{FigureInterval, Intervals};
+        let mut run = crate::document::fixture::run();
         run.scenarios[0].intervals = Some(Intervals {
             method: IntervalMethod::BatchMeans,
             level: 0.95,
@@ -619,13 +619,13 @@ mod tests {
         );
         let text = render(&run, false);
         assert_eq!(text.matches("batch means:").count(), 1, "{text}");
-        assert!(!render(&crate::report::fixture::run(), false).contains("CI"));
+        assert!(!render(&crate::document::fixture::run(), false).contains("CI"));
     }
 
     #[test]
     fn a_bound_cut_at_a_limit_is_marked_in_every_rendering() {
-        use crate::report::schema::{FigureInterval, Intervals};
-        let mut run = crate::report::fixture::run();
+        use crate::document::schema::{FigureInterval, Intervals};
+        let mut run = crate::document::fixture::run();
         let interval = |figure: &str, value: f64, se: f64, low: f64, high: f64| FigureInterval {
             figure: figure.into(),
             value,
@@ -685,7 +685,7 @@ mod tests {
 
     #[test]
     fn a_row_of_a_probe_that_split_its_late_events_says_their_cause() {
-        let mut run = crate::report::fixture::run();
+        let mut run = crate::document::fixture::run();
         let causes = crate::report::late::tests::causes(3, 1);
         run.scenarios[1].outcome.result.as_mut().unwrap().late = Some(causes);
         let text = render(&run, false);
@@ -704,13 +704,13 @@ mod tests {
             "{md}"
         );
         assert!(
-            !crate::report::markdown::render(&crate::report::fixture::run()).contains("| Late |")
+            !crate::report::markdown::render(&crate::document::fixture::run()).contains("| Late |")
         );
     }
 
     #[test]
     fn the_load_work_cell_says_rate_cpu_and_a_bound() {
-        let work = crate::report::merge::tests::burn(100.0, 50.0, 1.0);
+        let work = crate::document::merge::tests::burn(100.0, 50.0, 1.0);
         let plain = load_work_cell(std::slice::from_ref(&work), None);
         assert_eq!(plain, "burn 100 Mloop/s, 50 % CPU");
         let bounded = LoadWork {
@@ -727,7 +727,7 @@ mod tests {
     #[test]
     fn the_requests_loads_timed_follow_their_probes_table() {
         use crate::measure::requests::RequestLatencies;
-        let mut run = crate::report::fixture::run();
+        let mut run = crate::document::fixture::run();
         let mut requests = RequestLatencies::new(&[100_000_000]);
         requests.record(3_000_000);
         run.scenarios[1].outcome.load_work[0].requests = Some(requests);
@@ -753,12 +753,12 @@ mod tests {
             html[requests..].contains("<th>CPU eff Mloop/s</th>"),
             "{html}"
         );
-        assert!(!render(&crate::report::fixture::run(), false).contains(&title));
+        assert!(!render(&crate::document::fixture::run(), false).contains(&title));
     }
 
     #[test]
     fn a_ratio_column_divides_by_the_same_figure_under_no_load() {
-        let mut run = crate::report::fixture::run();
+        let mut run = crate::document::fixture::run();
         let sheet = run.probes.get_mut("audio").unwrap();
         sheet.columns = vec![Column::ratio_to_none("Ratio", "mean", 6)];
         let text = render(&run, false);
@@ -779,7 +779,7 @@ mod tests {
 
     #[test]
     fn load_columns_show_the_loads_work_per_measurement_and_its_cpu() {
-        let mut run = crate::report::fixture::run();
+        let mut run = crate::document::fixture::run();
         let sheet = run.probes.get_mut("audio").unwrap();
         sheet.columns = vec![
             Column::load("Loads", ColumnSource::LoadAmount, 7),
@@ -811,7 +811,7 @@ mod tests {
 
     #[test]
     fn telemetry_line_shows_figures_and_marks_absent_ones() {
-        let mut scenario = crate::report::fixture::run().scenarios.remove(0);
+        let mut scenario = crate::document::fixture::run().scenarios.remove(0);
         assert_eq!(render_telemetry(&scenario), "");
         let stat = |user, idle, steal, ctxt| {
             Some(StatCounters {
@@ -853,8 +853,8 @@ mod tests {
 
     #[test]
     fn with_precision_each_row_says_its_measurements_and_what_is_not_precise() {
-        use crate::report::schema::{FigureInterval, Intervals};
-        let mut run = crate::report::fixture::run();
+        use crate::document::schema::{FigureInterval, Intervals};
+        let mut run = crate::document::fixture::run();
         run.settings.precision_pct = Some(5.0);
         run.settings.max_time_s = Some(30.0);
         assert!(render_preamble(&run).contains(
@@ -893,7 +893,7 @@ mod tests {
 
     #[test]
     fn preamble_names_the_repeats_only_when_there_are_several() {
-        let mut run = crate::report::fixture::run();
+        let mut run = crate::document::fixture::run();
         assert!(render_preamble(&run).contains("\n3 s per scenario, loops_per_ms"));
         run.settings.repeats = 3;
         assert!(render_preamble(&run).contains("\n3 s per scenario × 3 repeats, loops_per_ms"));
@@ -901,7 +901,7 @@ mod tests {
 
     #[test]
     fn preamble_says_which_probes_measure_until_their_work_is_done() {
-        let mut run = crate::report::fixture::run();
+        let mut run = crate::document::fixture::run();
         run.probes.get_mut("gaming").unwrap().own_pace = true;
         assert!(render_preamble(&run).contains("\n3 s per scenario (gaming: until done), loops"));
         run.probes.get_mut("audio").unwrap().own_pace = true;
@@ -915,7 +915,7 @@ mod tests {
 
     #[test]
     fn preamble_names_the_pm_qos_limit_only_when_held() {
-        let mut run = crate::report::fixture::run();
+        let mut run = crate::document::fixture::run();
         assert!(!render_preamble(&run).contains("PM QoS"));
         run.settings.cpu_dma_latency_us = Some(0);
         assert!(render_preamble(&run).contains("loads nice 0, PM QoS held at 0 µs\n"));
@@ -923,7 +923,7 @@ mod tests {
 
     #[test]
     fn preamble_names_the_placement_only_when_chosen() {
-        let mut run = crate::report::fixture::run();
+        let mut run = crate::document::fixture::run();
         assert!(render_preamble(&run).contains("loads nice 0\n"));
         run.settings.load_cpus = "1".parse().ok();
         assert!(render_preamble(&run).contains("loads nice 0, loads on CPUs 1\n"));
