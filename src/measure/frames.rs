@@ -99,7 +99,9 @@ pub struct PeriodBatch {
     pub met: u64,
     /// CPU time wanted by the periods, run or dropped.
     pub cpu_wanted_ns: u64,
-    /// CPU time received by the frames that ran.
+    /// CPU time wanted by the frames that ran.
+    pub cpu_wanted_run_ns: u64,
+    /// CPU time used by the frames that ran.
     pub cpu_used_ns: u64,
 }
 
@@ -128,7 +130,8 @@ pub struct FrameAccount {
     pub cpu_wanted_ns: u64,
     /// CPU time wanted by the frames that ran.
     pub cpu_wanted_run_ns: u64,
-    /// CPU time received by the frames that ran.
+    /// CPU time used by the frames that ran (their work's overshoot
+    /// included).
     pub cpu_used_ns: u64,
     /// The periods of each sub-window, in time order.
     pub batches: [PeriodBatch; BATCHES],
@@ -230,6 +233,7 @@ impl FrameAccount {
         batch.periods += 1;
         batch.met += u64::from(met);
         batch.cpu_wanted_ns += frame.cpu_wanted_ns;
+        batch.cpu_wanted_run_ns += frame.cpu_wanted_ns;
         batch.cpu_used_ns += frame.cpu_used_ns;
     }
 

@@ -81,7 +81,7 @@ fn sheet(summary: &str, _params: Option<&WorkParams>) -> ProbeSheet {
         "frames run",
         Better::Higher,
     ));
-    figures.extend(cpu_figures());
+    figures.extend(cpu_figures(CPU_RECEIVED_MS));
     figures.extend([
         fps(
             "fps",
