@@ -12,21 +12,22 @@ pub const EXECUTED: &str = "executed";
 pub const DROPPED: &str = "dropped";
 /// CPU time wanted by the whole measurement, dropped frames included.
 pub const CPU_WANTED_MS: &str = "cpu_wanted_ms";
-/// CPU time used (the thread's CPU time, `measure::cpu_time`).
+/// CPU time received: by each frame that ran, at most what it wanted (a
+/// periodic task's frame that runs does all its work; what the work used
+/// past that is the overshoot of its stopping rule, `measure::work`); by a
+/// game, all its thread used.
 pub const CPU_RECEIVED_MS: &str = "cpu_received_ms";
+/// CPU time the frames' work used (the thread's CPU time,
+/// `measure::cpu_time`), its overshoot included.
+pub const CPU_USED_MS: &str = "cpu_used_ms";
 /// CPU time the frames that ran wanted.
 pub const CPU_WANTED_RUN_MS: &str = "cpu_wanted_run_ms";
 
-/// Desired CPU % (the count `received` over the CPU wanted, at most 100)
-/// and the work ratio (CPU used by the frames that ran over the CPU they
-/// wanted: above 1 by what their work overshot). A periodic probe passes
-/// the CPU its frames that ran wanted: a frame that runs does all its work,
-/// so that is the CPU it received (interbench's achieved over desired
-/// frames, weighted by CPU), and what its work used past it is the
-/// overshoot of the work's stopping rule (`measure::work`), in the work
-/// ratio alone. A game, which wants the CPU all the time, passes the CPU
-/// its thread used.
-pub fn cpu_figures(received: &str) -> Vec<FigureDef> {
+/// Desired CPU % (received over wanted, so never above 100) and the work
+/// ratio (CPU used by the frames that ran over the CPU they wanted: above
+/// 1 by what their work overshot, which the clock's interrupts and host
+/// stalls inflate).
+pub fn cpu_figures() -> Vec<FigureDef> {
     let ratio = |num: &str, den: &str, scale: f64| Formula::Ratio {
         num: num.to_string(),
         den: den.to_string(),
@@ -39,7 +40,7 @@ pub fn cpu_figures(received: &str) -> Vec<FigureDef> {
             "desired CPU %",
             Unit::Percent,
             Better::Higher,
-            ratio(received, CPU_WANTED_MS, 100.0),
+            ratio(CPU_RECEIVED_MS, CPU_WANTED_MS, 100.0),
         )
         .at_most(100.0)
         .spread(Spread::SubWindows)
@@ -50,7 +51,7 @@ pub fn cpu_figures(received: &str) -> Vec<FigureDef> {
             "CPU used by the frames that ran over the CPU they wanted",
             Unit::Ratio,
             Better::Lower,
-            ratio(CPU_RECEIVED_MS, CPU_WANTED_RUN_MS, 1.0),
+            ratio(CPU_USED_MS, CPU_WANTED_RUN_MS, 1.0),
         ),
     ]
 }

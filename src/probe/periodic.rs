@@ -3,8 +3,8 @@
 //! a run document's figures.
 
 use super::frame_figures::{
-    count_figure, cpu_figures, desired_column, latency_columns, CPU_RECEIVED_MS, CPU_WANTED_MS,
-    CPU_WANTED_RUN_MS, DROPPED, EXECUTED, LATENCY,
+    count_figure, cpu_figures, desired_column, latency_columns, CPU_RECEIVED_MS, CPU_USED_MS,
+    CPU_WANTED_MS, CPU_WANTED_RUN_MS, DROPPED, EXECUTED, LATENCY,
 };
 use super::late_split::LateSplit;
 use super::{MeasureError, Probe};
@@ -99,7 +99,7 @@ pub fn sheet(summary: &str, _params: Option<&WorkParams>) -> ProbeSheet {
             Better::Lower,
         ),
     ]);
-    figures.extend(cpu_figures(CPU_WANTED_RUN_MS));
+    figures.extend(cpu_figures());
     figures.extend([
         count_figure(PERIODS, "deadlines_total", "periods", Better::Higher),
         count_figure(MET, "deadlines_met", "deadlines met", Better::Higher),
@@ -173,7 +173,8 @@ pub fn periodic_tallies(account: &FrameAccount, window: Window, measured_ns: u64
         .with_count(LATE_SUM_US, account.late_sum_ns as f64 / 1e3)
         .with_maximum(LATE_MAX_US, account.late_max_ns as f64 / 1e3)
         .with_count(CPU_WANTED_MS, account.cpu_wanted_ns as f64 / 1e6)
-        .with_count(CPU_RECEIVED_MS, account.cpu_used_ns as f64 / 1e6)
+        .with_count(CPU_RECEIVED_MS, account.cpu_received_ns as f64 / 1e6)
+        .with_count(CPU_USED_MS, account.cpu_used_ns as f64 / 1e6)
         .with_count(CPU_WANTED_RUN_MS, account.cpu_wanted_run_ns as f64 / 1e6);
     // The latency a periodic task would have with nothing in its way is 0:
     // no ideal line.
@@ -193,8 +194,8 @@ fn batch_tally(batch: &PeriodBatch, seconds: f64) -> Tally {
         .with_count(PERIODS, batch.periods as f64)
         .with_count(MET, batch.met as f64)
         .with_count(CPU_WANTED_MS, batch.cpu_wanted_ns as f64 / 1e6)
-        .with_count(CPU_RECEIVED_MS, batch.cpu_used_ns as f64 / 1e6)
-        .with_count(CPU_WANTED_RUN_MS, batch.cpu_wanted_run_ns as f64 / 1e6)
+        .with_count(CPU_RECEIVED_MS, batch.cpu_received_ns as f64 / 1e6)
+        .with_count(CPU_USED_MS, batch.cpu_used_ns as f64 / 1e6)
 }
 
 #[cfg(test)]
@@ -327,7 +328,7 @@ mod tests {
             EXECUTED,
             CPU_WANTED_MS,
             CPU_RECEIVED_MS,
-            CPU_WANTED_RUN_MS,
+            CPU_USED_MS,
         ] {
             assert!(
                 (sum(&result, count) - whole.count(count)).abs() < 1e-6,
@@ -372,7 +373,7 @@ mod tests {
         assert_eq!(result.figures["frames_dropped"], t.count(DROPPED));
         assert_eq!(
             result.figures["desired_cpu_pct"],
-            100.0 * t.count(CPU_WANTED_RUN_MS) / t.count(CPU_WANTED_MS)
+            100.0 * t.count(CPU_RECEIVED_MS) / t.count(CPU_WANTED_MS)
         );
         assert!(result.figures["latency_mean_us"] > 0.0);
         assert!(result.figures["latency_p99_us"] <= result.figures["latency_max_us"]);
