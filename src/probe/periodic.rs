@@ -208,15 +208,20 @@ mod tests {
 
     const MS: u64 = 1_000_000;
 
-    /// The figures of a scripted 1 s measurement of 10 ms periods wanting
-    /// 3 ms: every fifth frame runs 25 ms (missing its deadline and dropping
-    /// the next period), the others start `index % 4` ms late; nothing runs
-    /// after 900 ms; frame 43 wakes 12 ms late, after its period, and is
-    /// dropped.
-    fn scripted_result() -> ProbeResult {
+    /// The figures of a scripted measurement of `ms` ms from 5 s, of 10 ms
+    /// periods wanting `wanted_ns`, of which the first `frames` run or are
+    /// dropped: `frame(i)` gives frame `i`'s delay, its end after its
+    /// intended start and the CPU it used, ns, or `None` when it wakes 12
+    /// ms late, after its period, and is dropped.
+    fn scripted(
+        ms: u64,
+        frames: u64,
+        wanted_ns: u64,
+        frame: impl Fn(u64) -> Option<(u64, u64, u64)>,
+    ) -> ProbeResult {
         let window = Window {
             start_ns: 5_000 * MS,
-            end_ns: 6_000 * MS,
+            end_ns: (5_000 + ms) * MS,
         };
         let timetable = Timetable {
             start_ns: window.start_ns,
@@ -225,27 +230,22 @@ mod tests {
         };
         let mut account = FrameAccount::with_series(SERIES_POINTS);
         let mut index = 0;
-        while index < 90 {
+        while index < frames {
             let intended_ns = timetable.start_of(index);
-            if index == 43 {
+            let Some((delay_ns, finish_ns, cpu_used_ns)) = frame(index) else {
                 let woke_ns = intended_ns + 12 * MS;
-                index = account.record_woken_late(&timetable, index, woke_ns, |_| 3 * MS);
+                index = account.record_woken_late(&timetable, index, woke_ns, |_| wanted_ns);
                 continue;
-            }
-            let (delay_ms, finish_ms) = if index % 5 == 0 {
-                (0, 25)
-            } else {
-                (index % 4, index % 4 + 3)
             };
             let frame = FrameTimes {
                 intended_ns,
-                started_ns: intended_ns + delay_ms * MS,
-                finished_ns: intended_ns + finish_ms * MS,
+                started_ns: intended_ns + delay_ns,
+                finished_ns: intended_ns + finish_ns,
                 deadline_ns: timetable.deadline_of(index),
-                cpu_wanted_ns: 3 * MS,
-                cpu_used_ns: 3 * MS,
+                cpu_wanted_ns: wanted_ns,
+                cpu_used_ns,
             };
-            index = account.record_frame(&timetable, index, &frame, |_| 3 * MS);
+            index = account.record_frame(&timetable, index, &frame, |_| wanted_ns);
         }
         let measured = periodic_tallies(&account, window, window.end_ns - window.start_ns);
         ProbeResult::of_measured(
@@ -255,46 +255,33 @@ mod tests {
         )
     }
 
-    /// The figures of 40 periods of 10 ms in a 400 ms measurement whose
-    /// frames want 2 ms and use `used_ns` each, frame `dropped` dropped.
-    fn frames_using(used_ns: u64, dropped: Option<u64>) -> ProbeResult {
-        let window = Window {
-            start_ns: 5_000 * MS,
-            end_ns: 5_400 * MS,
-        };
-        let timetable = Timetable {
-            start_ns: window.start_ns,
-            period_ns: 10 * MS,
-            end_ns: window.end_ns,
-        };
-        let mut account = FrameAccount::with_series(SERIES_POINTS);
-        let mut index = 0;
-        while index < timetable.periods() {
-            let intended_ns = timetable.start_of(index);
-            if Some(index) == dropped {
-                let woke_ns = intended_ns + 12 * MS;
-                index = account.record_woken_late(&timetable, index, woke_ns, |_| 2 * MS);
-                continue;
-            }
-            let frame = FrameTimes {
-                intended_ns,
-                started_ns: intended_ns,
-                finished_ns: intended_ns + used_ns,
-                deadline_ns: timetable.deadline_of(index),
-                cpu_wanted_ns: 2 * MS,
-                cpu_used_ns: used_ns,
+    /// A scripted 1 s measurement of 10 ms periods wanting 3 ms: every
+    /// fifth frame runs 25 ms (missing its deadline and dropping the next
+    /// period), the others start `index % 4` ms late; nothing runs after
+    /// 900 ms; frame 43 wakes 12 ms late, after its period, and is dropped.
+    fn scripted_result() -> ProbeResult {
+        scripted(1_000, 90, 3 * MS, |index| {
+            let (delay_ms, finish_ms) = match index % 5 {
+                0 => (0, 25),
+                _ => (index % 4, index % 4 + 3),
             };
-            index = account.record_frame(&timetable, index, &frame, |_| 2 * MS);
-        }
-        let measured = periodic_tallies(&account, window, window.end_ns - window.start_ns);
-        ProbeResult::of_measured(&sheet("frames", None), measured, SchedApplied::for_tests())
+            (index != 43).then_some((delay_ms * MS, finish_ms * MS, 3 * MS))
+        })
+    }
+
+    /// 40 periods of 10 ms whose frames want 2 ms and use `used_ns` each,
+    /// frame `dropped` dropped.
+    fn frames_using(used_ns: u64, dropped: Option<u64>) -> ProbeResult {
+        scripted(400, 40, 2 * MS, |index| {
+            (Some(index) != dropped).then_some((0, used_ns, used_ns))
+        })
     }
 
     #[test]
     fn desired_cpu_is_never_above_100_however_far_the_work_went_over() {
         // The default run printed 112.6 for audio under hack: its work went
         // over by the interrupts and host stalls its clock counted.
-        let sheet = sheet("frames", None);
+        let sheet = sheet("scripted", None);
         let desired = sheet.figure("desired").unwrap();
         for used_ns in [2 * MS, 2 * MS + 7_000, 3 * MS] {
             let all_ran = frames_using(used_ns, None);
