@@ -31,8 +31,8 @@ pub struct ThreadCpuTime {
     task_clock: Option<Arc<Counter>>,
 }
 
-/// A task clock on the scale of the thread's CPU clock, which stays on
-/// that clock once a reading of the counter fails.
+/// A task clock on the scale of the thread's CPU clock; from its first
+/// failed reading on, the CPU clock instead.
 #[derive(Debug)]
 struct Counter {
     clock: TaskClock,
