@@ -3,8 +3,8 @@
 //! Commands return typed errors (or `anyhow` errors that carry them); only
 //! [`code_of`] decides which code each gets.
 
+use crate::document::file::RunFileError;
 use crate::engine::interrupt::{Interrupted, INTERRUPTED_EXIT_CODE};
-use crate::report::file::RunFileError;
 use crate::store::StoreError;
 
 /// What the process exits with.

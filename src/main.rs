@@ -19,6 +19,7 @@ macro_rules! say {
 mod cli;
 mod commands;
 mod compare;
+mod document;
 mod engine;
 mod exit;
 mod experiment;

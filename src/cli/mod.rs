@@ -23,6 +23,7 @@ use crate::commands::merge::MergeSettings;
 use crate::commands::report::{ReportSettings, ReportView};
 use crate::commands::{self, Task};
 use crate::compare::{CompareOptions, Layout};
+use crate::document;
 use crate::exit::UsageError;
 use crate::probe;
 use crate::report;
@@ -514,7 +515,7 @@ impl CompareArgs {
 /// default), then `work`, the load's rate.
 fn figure_keys(compared_only: bool) -> Vec<String> {
     let mut keys = probe::figure_keys(compared_only);
-    keys.push(report::figure::WORK.to_string());
+    keys.push(document::figure::WORK.to_string());
     keys
 }
 

@@ -11,11 +11,11 @@ use crate::compare::history::History;
 use crate::compare::{
     column_names, csv, html, markdown, text, CompareOptions, Comparison, Layout, Spread,
 };
+use crate::document::file::read_run;
+use crate::document::merge::runs::merge_runs;
+use crate::document::schema::RunDocument;
 use crate::exit::{ExitCode, UsageError};
 use crate::probe;
-use crate::report::file::read_run;
-use crate::report::merge::runs::merge_runs;
-use crate::report::schema::RunDocument;
 use crate::store::query::RunFilter;
 use crate::store::rows::run_key;
 use crate::store::{Store, StoreLocation};

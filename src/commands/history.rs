@@ -3,10 +3,10 @@
 //! run's sheet and renders the history.
 
 use super::store::{open, stored_run};
+use crate::document::figure::{Figure, WORK};
 use crate::exit::{ExitCode, UsageError};
 use crate::figures::{Better, Unit};
 use crate::history::{series, text, By, History, Shown};
-use crate::report::figure::{Figure, WORK};
 use crate::store::query::{Point, PointQuery, RunFilter};
 use crate::store::{Store, StoreLocation};
 use std::path::PathBuf;

@@ -1,10 +1,10 @@
 //! `feelbench merge RUN RUN... -o FILE`: merges runs made separately on one
 //! machine with the same settings into one run document.
 
+use crate::document::file::{read_run, write_run};
+use crate::document::merge::runs::merge_runs;
 use crate::exit::{ExitCode, UsageError};
 use crate::probe;
-use crate::report::file::{read_run, write_run};
-use crate::report::merge::runs::merge_runs;
 use anyhow::Context as _;
 use std::os::unix::fs::MetadataExt as _;
 use std::path::{Path, PathBuf};

@@ -3,9 +3,9 @@
 //! events were late.
 
 use super::Format;
+use crate::document::file::read_run;
 use crate::exit::UsageError;
 use crate::probe;
-use crate::report::file::read_run;
 use crate::report::html::{self, ChartError, ChartKind};
 use crate::report::{csv, explain, markdown, table};
 use crate::system::environment;

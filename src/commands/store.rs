@@ -2,10 +2,10 @@
 //! `store import` of run files, `store annotate`, and `runs`, which lists
 //! what the store holds.
 
+use crate::document::file::parse_run;
+use crate::document::schema::RunDocument;
 use crate::exit::UsageError;
 use crate::probe;
-use crate::report::file::parse_run;
-use crate::report::schema::RunDocument;
 use crate::store::add::Added;
 use crate::store::query::{RunFilter, RunSummary};
 use crate::store::rows::rows_of;

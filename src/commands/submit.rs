@@ -5,7 +5,7 @@
 //! way ([`remember_remote`]).
 
 use super::store::read_with_bytes;
-use crate::report::schema::RunDocument;
+use crate::document::schema::RunDocument;
 use crate::store::add::Added;
 use crate::store::query::RunFilter;
 use crate::store::rows::{rows_of, RunRows};

@@ -7,7 +7,7 @@
 //! against.
 
 use super::Spread;
-use crate::report::schema::RunDocument;
+use crate::document::schema::RunDocument;
 use crate::stats::run_to_run::{self, RunToRun};
 use crate::store::fingerprint;
 use crate::store::query::{Point, PointQuery, RunFilter};

@@ -4,8 +4,8 @@
 
 use super::text::{change_text, value_text, MISSING};
 use super::{late, scenario_keys, Comparison, Verdict};
+use crate::document::schema::RunDocument;
 use crate::report::html::{charts, escape, page, table, Drawn};
-use crate::report::schema::RunDocument;
 use anyhow::Result;
 use std::fmt::Write;
 
@@ -143,7 +143,7 @@ fn figures_table(c: &Comparison) -> String {
 mod tests {
     use super::*;
     use crate::compare::{CompareOptions, Comparison};
-    use crate::report::fixture;
+    use crate::document::fixture;
 
     #[test]
     fn the_page_marks_changes_and_draws_each_scenario_per_run() {

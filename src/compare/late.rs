@@ -15,11 +15,11 @@
 //! are tested at once.
 
 use super::{scenario_keys, Comparison, Spread, Untested, Verdict};
+use crate::document::estimate::MIN_REPEATS;
+use crate::document::schema::{RunDocument, ScenarioResult, ScenarioStatus};
 use crate::figures::late::LateCauses;
 use crate::measure::late::Cause;
-use crate::report::estimate::MIN_REPEATS;
 use crate::report::late::causes_of;
-use crate::report::schema::{RunDocument, ScenarioResult, ScenarioStatus};
 use crate::stats::{holm, proportions, welch, Estimate};
 use serde::Serialize;
 
@@ -300,7 +300,7 @@ mod tests {
 
     /// The fixture run with `causes` as audio's split under burn.
     fn run_with(causes: Option<crate::figures::late::LateCauses>) -> RunDocument {
-        let mut run = crate::report::fixture::run();
+        let mut run = crate::document::fixture::run();
         run.scenarios[1].outcome.result.as_mut().unwrap().late = causes;
         run
     }

@@ -2,8 +2,8 @@
 //! warning, since figures from different machines are not comparable) and
 //! the settings and kernel (shown, since they are usually the point).
 
-use crate::report::methods;
-use crate::report::schema::{described, RunDocument, SuiteRecord};
+use crate::document::methods;
+use crate::document::schema::{described, RunDocument, SuiteRecord};
 use crate::sim::fragment::FragmentSettings;
 use crate::sim::io::IoSettings;
 use crate::sim::job::JobSettings;
@@ -183,7 +183,7 @@ pub fn warnings(runs: &[RunDocument]) -> Vec<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::report::fixture;
+    use crate::document::fixture;
 
     #[test]
     fn identical_runs_differ_in_nothing() {

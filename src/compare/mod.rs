@@ -17,10 +17,10 @@ pub mod mismatch;
 pub mod summary;
 pub mod text;
 
+use crate::document::estimate::{estimate, FigureEstimate};
+use crate::document::figure::Figure;
+use crate::document::schema::{IntervalMethod, RunDocument, ScenarioResult};
 use crate::figures::{Better, ChangeUnit, Unit};
-use crate::report::estimate::{estimate, FigureEstimate};
-use crate::report::figure::Figure;
-use crate::report::schema::{IntervalMethod, RunDocument, ScenarioResult};
 use crate::stats::{welch, Estimate};
 use history::{BetweenRuns, History};
 use serde::Serialize;

@@ -3,10 +3,10 @@
 //! real ones are), optionally shifted.
 
 use super::*;
+use crate::document::fixture;
 use crate::figures::{ProbeResult, Tally};
 use crate::measure::latency::LatencyHistogram;
 use crate::measure::sched::SchedApplied;
-use crate::report::fixture;
 use rand::{rngs::StdRng, SeedableRng as _};
 use rand_distr::{Distribution as _, Normal};
 

@@ -4,8 +4,8 @@
 use super::late;
 use super::summary::RunSummary;
 use super::{Cell, Comparison, Layout, Row, Untested, Verdict};
+use crate::document::schema::IntervalMethod;
 use crate::figures::ChangeUnit;
-use crate::report::schema::IntervalMethod;
 use crate::report::table::aligned;
 
 /// Shown where a run lacks the scenario or the figure.

@@ -7,10 +7,10 @@
 //! holds it; its reading thread runs on any CPU at the orchestrator's
 //! priority (a SCHED_IDLE reader behind a burn load would never drain).
 
+use crate::document::schema::LoadTask;
 use crate::figures::explain::{explain, ExplainCost, ExplainStatus, ExplainSummary, TaskName};
 use crate::figures::ProbeResult;
 use crate::measure::window::Window;
-use crate::report::schema::LoadTask;
 use crate::system::cpulist::{self, CpuList};
 use crate::system::sched_trace::{self, Budget, Recorder, Trace};
 use std::collections::HashMap;

@@ -99,7 +99,10 @@ pub struct PeriodBatch {
     pub met: u64,
     /// CPU time wanted by the periods, run or dropped.
     pub cpu_wanted_ns: u64,
-    /// CPU time received by the frames that ran.
+    /// CPU time received by the frames that ran (see
+    /// [`FrameAccount::cpu_received_ns`]).
+    pub cpu_received_ns: u64,
+    /// CPU time used by the frames that ran.
     pub cpu_used_ns: u64,
 }
 
@@ -128,7 +131,13 @@ pub struct FrameAccount {
     pub cpu_wanted_ns: u64,
     /// CPU time wanted by the frames that ran.
     pub cpu_wanted_run_ns: u64,
-    /// CPU time received by the frames that ran.
+    /// CPU time received by the frames that ran: by each, what it used up
+    /// to what it wanted. A frame that runs does all its work; the CPU time
+    /// its work used past what it wanted is the overshoot of the work's
+    /// stopping rule (`measure::work`), not CPU it asked for.
+    pub cpu_received_ns: u64,
+    /// CPU time used by the frames that ran (their work's overshoot
+    /// included).
     pub cpu_used_ns: u64,
     /// The periods of each sub-window, in time order.
     pub batches: [PeriodBatch; BATCHES],
@@ -224,12 +233,15 @@ impl FrameAccount {
         }
         self.cpu_wanted_ns += frame.cpu_wanted_ns;
         self.cpu_wanted_run_ns += frame.cpu_wanted_ns;
+        let received_ns = frame.cpu_used_ns.min(frame.cpu_wanted_ns);
+        self.cpu_received_ns += received_ns;
         self.cpu_used_ns += frame.cpu_used_ns;
         let batch = &mut self.batches[batch];
         batch.executed += 1;
         batch.periods += 1;
         batch.met += u64::from(met);
         batch.cpu_wanted_ns += frame.cpu_wanted_ns;
+        batch.cpu_received_ns += received_ns;
         batch.cpu_used_ns += frame.cpu_used_ns;
     }
 

@@ -68,7 +68,11 @@ pub fn work_cpu_ns(cpu_time: &ThreadCpuTime, loops_per_ms: f64, wanted_ns: u64) 
 /// so while the loop keeps its speed within the work, less than 2 ×
 /// [`HALVING_FLOOR_NS`] while it does not halve, however far it is from
 /// the calibration (the first chunk overshoots only at a quarter of the
-/// calibrated speed). The readings' own CPU time counts as work.
+/// calibrated speed), and by whatever the clock counted in that chunk
+/// that was not the loop's: interrupts and host stalls, which on the
+/// project's VM came with about half the preemptions (20–100 µs) and once
+/// made 3.66 ms (README, Desired CPU %). The readings' own CPU time counts
+/// as work.
 pub fn work_until(
     loops_per_ms: f64,
     wanted_ns: u64,

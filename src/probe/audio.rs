@@ -11,7 +11,7 @@ use crate::sim::{shapes, WorkParams};
 pub const DEF: ProbeDef = ProbeDef {
     name: "audio",
     summary: "audio player: 50 ms period, 5 % CPU per period",
-    method: 1,
+    method: 2,
     sheet,
     build: |params| Ok(PeriodicProbe::boxed(shapes::AUDIO, params)),
     default: super::always,

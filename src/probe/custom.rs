@@ -11,7 +11,7 @@ use crate::sim::shapes;
 pub const DEF: ProbeDef = ProbeDef {
     name: "custom",
     summary: "your own periodic task: --custom-cpu PCT every --custom-interval US",
-    method: 1,
+    method: 2,
     sheet: super::periodic::sheet,
     build: |params| Ok(PeriodicProbe::boxed(shapes::custom(params)?, params)),
     default: |params| params.custom.is_some(),

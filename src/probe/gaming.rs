@@ -9,8 +9,8 @@
 //! it is late by [`LATE_RULE`].
 
 use super::frame_figures::{
-    count_figure, cpu_figures, desired_column, latency_columns, CPU_RECEIVED_MS, CPU_WANTED_MS,
-    CPU_WANTED_RUN_MS, EXECUTED, LATENCY,
+    count_figure, cpu_figures, desired_column, latency_columns, CPU_RECEIVED_MS, CPU_USED_MS,
+    CPU_WANTED_MS, CPU_WANTED_RUN_MS, EXECUTED, LATENCY,
 };
 use super::late_split::LateSplit;
 use super::{MeasureError, Probe, ProbeDef};
@@ -228,6 +228,7 @@ fn gaming_tallies(frames: &GameFrames, window: Window, measured_ns: u64) -> Meas
         .with_count(EXECUTED, count as f64)
         .with_count(CPU_WANTED_MS, measured_ns as f64 / 1e6)
         .with_count(CPU_RECEIVED_MS, frames.cpu_used_ns as f64 / 1e6)
+        .with_count(CPU_USED_MS, frames.cpu_used_ns as f64 / 1e6)
         .with_count(CPU_WANTED_RUN_MS, (count * FRAME_CPU_NS) as f64 / 1e6);
     let batches = frames
         .batches

@@ -3,8 +3,8 @@
 //! a run document's figures.
 
 use super::frame_figures::{
-    count_figure, cpu_figures, desired_column, latency_columns, CPU_RECEIVED_MS, CPU_WANTED_MS,
-    CPU_WANTED_RUN_MS, DROPPED, EXECUTED, LATENCY,
+    count_figure, cpu_figures, desired_column, latency_columns, CPU_RECEIVED_MS, CPU_USED_MS,
+    CPU_WANTED_MS, CPU_WANTED_RUN_MS, DROPPED, EXECUTED, LATENCY,
 };
 use super::late_split::LateSplit;
 use super::{MeasureError, Probe};
@@ -173,7 +173,8 @@ pub fn periodic_tallies(account: &FrameAccount, window: Window, measured_ns: u64
         .with_count(LATE_SUM_US, account.late_sum_ns as f64 / 1e3)
         .with_maximum(LATE_MAX_US, account.late_max_ns as f64 / 1e3)
         .with_count(CPU_WANTED_MS, account.cpu_wanted_ns as f64 / 1e6)
-        .with_count(CPU_RECEIVED_MS, account.cpu_used_ns as f64 / 1e6)
+        .with_count(CPU_RECEIVED_MS, account.cpu_received_ns as f64 / 1e6)
+        .with_count(CPU_USED_MS, account.cpu_used_ns as f64 / 1e6)
         .with_count(CPU_WANTED_RUN_MS, account.cpu_wanted_run_ns as f64 / 1e6);
     // The latency a periodic task would have with nothing in its way is 0:
     // no ideal line.
@@ -193,7 +194,8 @@ fn batch_tally(batch: &PeriodBatch, seconds: f64) -> Tally {
         .with_count(PERIODS, batch.periods as f64)
         .with_count(MET, batch.met as f64)
         .with_count(CPU_WANTED_MS, batch.cpu_wanted_ns as f64 / 1e6)
-        .with_count(CPU_RECEIVED_MS, batch.cpu_used_ns as f64 / 1e6)
+        .with_count(CPU_RECEIVED_MS, batch.cpu_received_ns as f64 / 1e6)
+        .with_count(CPU_USED_MS, batch.cpu_used_ns as f64 / 1e6)
 }
 
 #[cfg(test)]
@@ -206,15 +208,20 @@ mod tests {
 
     const MS: u64 = 1_000_000;
 
-    /// The figures of a scripted 1 s measurement of 10 ms periods wanting
-    /// 3 ms: every fifth frame runs 25 ms (missing its deadline and dropping
-    /// the next period), the others start `index % 4` ms late; nothing runs
-    /// after 900 ms; frame 43 wakes 12 ms late, after its period, and is
-    /// dropped.
-    fn scripted_result() -> ProbeResult {
+    /// The figures of a scripted measurement of `ms` ms from 5 s, of 10 ms
+    /// periods wanting `wanted_ns`, of which the first `frames` run or are
+    /// dropped: `frame(i)` gives frame `i`'s delay, its end after its
+    /// intended start and the CPU it used, ns, or `None` when it wakes 12
+    /// ms late, after its period, and is dropped.
+    fn scripted(
+        ms: u64,
+        frames: u64,
+        wanted_ns: u64,
+        frame: impl Fn(u64) -> Option<(u64, u64, u64)>,
+    ) -> ProbeResult {
         let window = Window {
             start_ns: 5_000 * MS,
-            end_ns: 6_000 * MS,
+            end_ns: (5_000 + ms) * MS,
         };
         let timetable = Timetable {
             start_ns: window.start_ns,
@@ -223,27 +230,22 @@ mod tests {
         };
         let mut account = FrameAccount::with_series(SERIES_POINTS);
         let mut index = 0;
-        while index < 90 {
+        while index < frames {
             let intended_ns = timetable.start_of(index);
-            if index == 43 {
+            let Some((delay_ns, finish_ns, cpu_used_ns)) = frame(index) else {
                 let woke_ns = intended_ns + 12 * MS;
-                index = account.record_woken_late(&timetable, index, woke_ns, |_| 3 * MS);
+                index = account.record_woken_late(&timetable, index, woke_ns, |_| wanted_ns);
                 continue;
-            }
-            let (delay_ms, finish_ms) = if index % 5 == 0 {
-                (0, 25)
-            } else {
-                (index % 4, index % 4 + 3)
             };
             let frame = FrameTimes {
                 intended_ns,
-                started_ns: intended_ns + delay_ms * MS,
-                finished_ns: intended_ns + finish_ms * MS,
+                started_ns: intended_ns + delay_ns,
+                finished_ns: intended_ns + finish_ns,
                 deadline_ns: timetable.deadline_of(index),
-                cpu_wanted_ns: 3 * MS,
-                cpu_used_ns: 3 * MS,
+                cpu_wanted_ns: wanted_ns,
+                cpu_used_ns,
             };
-            index = account.record_frame(&timetable, index, &frame, |_| 3 * MS);
+            index = account.record_frame(&timetable, index, &frame, |_| wanted_ns);
         }
         let measured = periodic_tallies(&account, window, window.end_ns - window.start_ns);
         ProbeResult::of_measured(
@@ -251,6 +253,51 @@ mod tests {
             measured,
             SchedApplied::for_tests(),
         )
+    }
+
+    /// A scripted 1 s measurement of 10 ms periods wanting 3 ms: every
+    /// fifth frame runs 25 ms (missing its deadline and dropping the next
+    /// period), the others start `index % 4` ms late; nothing runs after
+    /// 900 ms; frame 43 wakes 12 ms late, after its period, and is dropped.
+    fn scripted_result() -> ProbeResult {
+        scripted(1_000, 90, 3 * MS, |index| {
+            let (delay_ms, finish_ms) = match index % 5 {
+                0 => (0, 25),
+                _ => (index % 4, index % 4 + 3),
+            };
+            (index != 43).then_some((delay_ms * MS, finish_ms * MS, 3 * MS))
+        })
+    }
+
+    /// 40 periods of 10 ms whose frames want 2 ms and use `used_ns` each,
+    /// frame `dropped` dropped.
+    fn frames_using(used_ns: u64, dropped: Option<u64>) -> ProbeResult {
+        scripted(400, 40, 2 * MS, |index| {
+            (Some(index) != dropped).then_some((0, used_ns, used_ns))
+        })
+    }
+
+    #[test]
+    fn desired_cpu_is_never_above_100_however_far_the_work_went_over() {
+        // The default run printed 112.6 for audio under hack: its work went
+        // over by the interrupts and host stalls its clock counted.
+        let sheet = sheet("scripted", None);
+        let desired = sheet.figure("desired").unwrap();
+        for used_ns in [2 * MS, 2 * MS + 7_000, 3 * MS] {
+            let all_ran = frames_using(used_ns, None);
+            assert_eq!(all_ran.figures["desired_cpu_pct"], 100.0, "{used_ns}");
+            let ratio = used_ns as f64 / (2 * MS) as f64;
+            assert!((all_ran.figures["work_ratio"] - ratio).abs() < 1e-9);
+            assert!(all_ran.batch_values(desired).iter().all(|&v| v == 100.0));
+            // One frame of 40 dropped: 39 of 40 frames' CPU received.
+            let one_dropped = frames_using(used_ns, Some(7));
+            let pct = one_dropped.figures["desired_cpu_pct"];
+            assert!((pct - 97.5).abs() < 1e-9, "{used_ns}: {pct}");
+            assert!(one_dropped
+                .batch_values(desired)
+                .iter()
+                .all(|&v| v <= 100.0));
+        }
     }
 
     fn sum(result: &ProbeResult, count: &str) -> f64 {
@@ -262,7 +309,14 @@ mod tests {
         let result = scripted_result();
         let whole = &result.tally;
         assert_eq!(result.batches.len(), BATCHES);
-        for count in [PERIODS, MET, EXECUTED, CPU_WANTED_MS, CPU_RECEIVED_MS] {
+        for count in [
+            PERIODS,
+            MET,
+            EXECUTED,
+            CPU_WANTED_MS,
+            CPU_RECEIVED_MS,
+            CPU_USED_MS,
+        ] {
             assert!(
                 (sum(&result, count) - whole.count(count)).abs() < 1e-6,
                 "{count}"

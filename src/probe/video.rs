@@ -11,7 +11,7 @@ use crate::sim::{shapes, WorkParams};
 pub const DEF: ProbeDef = ProbeDef {
     name: "video",
     summary: "video player: 60 frames/s, 40 % CPU per frame",
-    method: 1,
+    method: 2,
     sheet,
     build: |params| Ok(PeriodicProbe::boxed(shapes::VIDEO, params)),
     default: super::always,

@@ -15,7 +15,7 @@ use crate::sim::{shapes, WorkParams};
 pub const DEF: ProbeDef = ProbeDef {
     name: "x",
     summary: "desktop window drag: 10 ms events, CPU sweeping 0 -> 100 %",
-    method: 1,
+    method: 2,
     sheet,
     build: |params| Ok(PeriodicProbe::boxed(shapes::X, params)),
     default: super::always,

@@ -6,9 +6,9 @@
 //! the late ones and the dominant cause's key and share of the late delay
 //! (`late_cause`, `late_cause_pct`).
 
-use super::estimate::Cut;
 use super::late;
-use super::schema::{RunDocument, ScenarioResult};
+use crate::document::estimate::Cut;
+use crate::document::schema::{RunDocument, ScenarioResult};
 use crate::measure::requests::RequestLatencies;
 
 /// Columns before the figures.
@@ -163,7 +163,10 @@ pub(crate) fn opt(value: Option<impl ToString>) -> String {
     value.map(|v| v.to_string()).unwrap_or_default()
 }
 
-fn joined(scenario: &ScenarioResult, field: impl Fn(&super::schema::LoadWork) -> String) -> String {
+fn joined(
+    scenario: &ScenarioResult,
+    field: impl Fn(&crate::document::schema::LoadWork) -> String,
+) -> String {
     scenario
         .outcome
         .load_work
@@ -246,7 +249,7 @@ mod tests {
 
     #[test]
     fn request_latency_columns_only_in_runs_whose_loads_timed_requests() {
-        let mut run = crate::report::fixture::run();
+        let mut run = crate::document::fixture::run();
         let header = |run: &RunDocument| render(run).lines().next().unwrap().to_string();
         assert!(!header(&run).contains("load_request"));
         let mut requests = RequestLatencies::new(&[100_000_000, 2_000_000_000]);
@@ -264,7 +267,7 @@ mod tests {
 
     #[test]
     fn late_columns_only_in_runs_whose_probes_split_late_events() {
-        let mut run = crate::report::fixture::run();
+        let mut run = crate::document::fixture::run();
         assert!(!render(&run).contains("late_cause"));
         let causes = crate::report::late::tests::causes(3, 1);
         run.scenarios[1].outcome.result.as_mut().unwrap().late = Some(causes);
@@ -283,7 +286,7 @@ mod tests {
 
     #[test]
     fn a_cpu_figure_that_is_a_lower_bound_says_so_in_a_last_column() {
-        let mut run = crate::report::fixture::run();
+        let mut run = crate::document::fixture::run();
         assert!(!render(&run).contains(CPU_LOWER_BOUND));
         run.scenarios[1].outcome.load_work[0].cpu_pct_lower_bound = true;
         let csv = render(&run);

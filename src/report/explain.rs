@@ -9,7 +9,7 @@
 
 use super::late::{self, CauseRow};
 use super::late_context;
-use super::schema::{RunDocument, ScenarioResult, ScenarioStatus};
+use crate::document::schema::{RunDocument, ScenarioResult, ScenarioStatus};
 use crate::figures::explain::ExplainStatus;
 use crate::figures::late::{LateCauses, LateEvent};
 
@@ -273,7 +273,7 @@ mod tests {
     use crate::report::late::tests::{causes, with_ran_instead, MS};
 
     fn run_with(causes: LateCauses) -> RunDocument {
-        let mut run = crate::report::fixture::run();
+        let mut run = crate::document::fixture::run();
         run.scenarios[1].outcome.result.as_mut().unwrap().late = Some(causes);
         run
     }
@@ -377,7 +377,7 @@ mod tests {
 
     #[test]
     fn a_run_without_split_late_events_says_so_and_notices_are_shown() {
-        let text = render(&crate::report::fixture::run(), DEFAULT_WORST);
+        let text = render(&crate::document::fixture::run(), DEFAULT_WORST);
         assert!(
             text.contains("no scenario of this run split its late events"),
             "{text}"

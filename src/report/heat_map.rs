@@ -8,7 +8,7 @@
 
 use super::html::escape;
 use super::overview::{self, Cell, Overview, ProbeOverview};
-use super::schema::RunDocument;
+use crate::document::schema::RunDocument;
 use std::fmt::Write;
 
 /// The colours of the bands (`CellFigures::band`), fine to bad, and the
@@ -161,7 +161,7 @@ fn contents(sections: &[&str]) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::report::fixture;
+    use crate::document::fixture;
 
     #[test]
     fn each_cell_is_coloured_by_its_band_and_links_to_its_row() {

@@ -7,7 +7,7 @@
 //! knows no probe; a scenario without one (a probe that does not split its
 //! events, a run older than the split) shows nothing.
 
-use super::schema::ScenarioResult;
+use crate::document::schema::ScenarioResult;
 use crate::figures::late::{LateCauses, LateEvent};
 use crate::measure::late::{Cause, Part};
 

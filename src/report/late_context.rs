@@ -6,7 +6,7 @@
 //! no such file) and what the sampling cost. Every line of context says
 //! `inferred`: it comes from samples 100 ms apart, not from the event.
 
-use super::schema::{Measurement, ScenarioResult};
+use crate::document::schema::{Measurement, ScenarioResult};
 use crate::figures::late::{LateCauses, LateEvent};
 use crate::system::telemetry::window::{GroupGrowth, WindowTelemetry};
 

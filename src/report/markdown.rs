@@ -4,12 +4,12 @@
 //! its loads timed when they did (tiobench's), then the scenarios'
 //! confidence intervals as the console shows them.
 
-use super::estimate::CUT_LEGEND;
 use super::late;
 use super::overview;
 use super::requests;
-use super::schema::RunDocument;
 use super::table::{has_cut_interval, header_cells, intervals_text, method_name, row_cells};
+use crate::document::estimate::CUT_LEGEND;
+use crate::document::schema::RunDocument;
 
 /// One Markdown table row, with pipes inside cells escaped.
 pub(crate) fn pipe_row(cells: &[impl AsRef<str>]) -> String {

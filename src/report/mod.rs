@@ -1,33 +1,22 @@
-//! The run document (the one source of every output), reading and writing it,
-//! and the renderers that turn it into tables, CSV and Markdown.
+//! The renderers that turn run documents (`crate::document`) into tables,
+//! CSV, Markdown, the overview, `report --explain` and the HTML page.
 
 pub mod chart;
 pub mod csv;
-pub mod estimate;
 pub mod explain;
-pub mod figure;
-pub mod file;
 pub mod heat_map;
 pub mod html;
 pub mod late;
 pub mod late_context;
 pub mod markdown;
-pub mod merge;
-pub mod methods;
 pub mod overview;
-pub mod precision;
 pub mod requests;
-pub mod schema;
 pub mod table;
-pub mod v1;
 pub mod why_late;
 
 #[cfg(test)]
-pub(crate) mod fixture;
-
-#[cfg(test)]
 mod tests {
-    use super::fixture;
+    use crate::document::fixture;
 
     #[test]
     fn table_snapshot() {
@@ -43,38 +32,15 @@ mod tests {
     fn csv_snapshot() {
         insta::assert_snapshot!(super::csv::render(&fixture::run()));
     }
-
-    #[test]
-    fn run_document_round_trips_through_json() {
-        let run = fixture::run();
-        let text = serde_json::to_string(&run).unwrap();
-        assert_eq!(
-            serde_json::from_str::<super::schema::RunDocument>(&text).unwrap(),
-            run
-        );
-        assert!(text.starts_with(r#"{"schema":"feelbench.run/2""#));
-    }
-
-    #[test]
-    fn runs_without_a_repeat_count_were_measured_once() {
-        let mut value = serde_json::to_value(fixture::run()).unwrap();
-        value["settings"]
-            .as_object_mut()
-            .unwrap()
-            .remove("repeats")
-            .unwrap();
-        let run: super::schema::RunDocument = serde_json::from_value(value).unwrap();
-        assert_eq!(run.settings.repeats, 1);
-    }
 }
 
 /// A probe that is not frame-based and that no renderer was written for
 /// shows up in every output from its declarations alone.
 #[cfg(test)]
 mod declared_probe_tests {
-    use super::fixture;
-    use super::schema::{Measurement, RunDocument, ScenarioResult, ScenarioStatus};
     use crate::compare::{column_names, text, CompareOptions, Comparison, Layout};
+    use crate::document::fixture;
+    use crate::document::schema::{Measurement, RunDocument, ScenarioResult, ScenarioStatus};
     use crate::figures::{Better, Column, FigureDef, Formula, ProbeResult, ProbeSheet, Spread};
     use crate::figures::{Tally, Unit};
     use crate::measure::latency::LatencyHistogram;

@@ -6,7 +6,7 @@
 //! and the CPU efficiency (rate per CPU). It reads load work only, never a
 //! probe; the console table and Markdown share its cells.
 
-use super::schema::{LoadWork, ScenarioResult, ScenarioStatus};
+use crate::document::schema::{LoadWork, ScenarioResult, ScenarioStatus};
 use crate::figures::rate;
 use crate::sim::io::show_threshold;
 
@@ -148,11 +148,11 @@ mod tests {
 
     /// A run whose `burn` row's load also ran `ioseqwrite` (2 processes,
     /// 50 MB/s at 25 % CPU, requests of 1, 3, 150 and 6 ms).
-    fn run_with_requests() -> crate::report::schema::RunDocument {
-        let mut run = crate::report::fixture::run();
+    fn run_with_requests() -> crate::document::schema::RunDocument {
+        let mut run = crate::document::fixture::run();
         let burn = &mut run.scenarios[1];
         burn.load = "burn+ioseqwrite".into();
-        let mut io = crate::report::merge::tests::burn(100.0, 25.0, 2.0);
+        let mut io = crate::document::merge::tests::burn(100.0, 25.0, 2.0);
         io.load = "ioseqwrite".into();
         io.unit = "MB".into();
         io.processes = 2;
@@ -209,7 +209,7 @@ mod tests {
 
     #[test]
     fn no_table_without_timed_requests_and_bounds_are_marked() {
-        let plain = crate::report::fixture::run();
+        let plain = crate::document::fixture::run();
         assert_eq!(table(&plain.scenarios), None);
         let mut run = run_with_requests();
         let work = &mut run.scenarios[1].outcome.load_work;

@@ -7,7 +7,7 @@
 use super::chart::{self, Labels, Layer};
 use super::html::{escape, table};
 use super::late::{self, CauseRow};
-use super::schema::RunDocument;
+use crate::document::schema::RunDocument;
 use crate::figures::late::LateCauses;
 use anyhow::Result;
 
@@ -131,7 +131,7 @@ mod tests {
 
     #[test]
     fn a_probe_that_split_its_late_events_gets_the_section() {
-        let mut run = crate::report::fixture::run();
+        let mut run = crate::document::fixture::run();
         assert_eq!(section(&run, "audio").unwrap(), "");
         run.scenarios[1].outcome.result.as_mut().unwrap().late = Some(causes(3, 1));
         let html = section(&run, "audio").unwrap();

@@ -15,7 +15,7 @@
 //! never mix series unless asked, and where only the method versions
 //! differ they show one series cut at the change ([`base_of`]).
 
-use crate::report::schema::RunDocument;
+use crate::document::schema::RunDocument;
 use serde_json::json;
 use sha2::{Digest, Sha256};
 
@@ -152,7 +152,7 @@ pub fn methods_of(series: &str) -> &str {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::report::fixture;
+    use crate::document::fixture;
 
     #[test]
     fn the_kernel_image_and_the_hostname_leave_the_fingerprint_alone() {

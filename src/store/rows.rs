@@ -3,8 +3,8 @@
 //! in a series, and every figure of every scenario as rows to query.
 
 use super::fingerprint::{self, MachineKey};
-use crate::report::figure::Figure;
-use crate::report::schema::{RunDocument, ScenarioResult, ScenarioStatus};
+use crate::document::figure::Figure;
+use crate::document::schema::{RunDocument, ScenarioResult, ScenarioStatus};
 use flate2::write::GzEncoder;
 use flate2::Compression;
 use sha2::{Digest, Sha256};
@@ -216,7 +216,7 @@ fn unit_name(figure: &Figure) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::report::fixture;
+    use crate::document::fixture;
 
     #[test]
     fn every_ok_scenario_gives_its_figures_and_the_document_its_hash() {

@@ -5,8 +5,8 @@
 use super::query::{PointQuery, RunFilter};
 use super::rows::rows_of;
 use super::{Store, StoreError, StoreLocation};
-use crate::report::fixture;
-use crate::report::schema::RunDocument;
+use crate::document::fixture;
+use crate::document::schema::RunDocument;
 
 /// Where [`temp_store`] puts the store in its directory.
 const STORE_FILE: &str = "sub/store.sqlite";

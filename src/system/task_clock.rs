@@ -43,6 +43,13 @@ impl TaskClock {
         })
     }
 
+    /// A counter read from `counter`: a file that stands in for a perf
+    /// counter's in tests.
+    #[cfg(test)]
+    pub fn of_file(counter: File) -> Self {
+        Self { counter }
+    }
+
     /// The thread's time on a CPU since the counter was opened, ns; `None`
     /// when the read fails.
     pub fn read_ns(&self) -> Option<u64> {

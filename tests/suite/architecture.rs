@@ -36,11 +36,19 @@ const LAYERS: &[&[&str]] = &[
     ],
     &["store"],
     &["report"],
-    &["probe", "load"],
+    &["document", "probe", "load"],
     &["sim", "figures"],
     &["measure", "stats"],
     &["system"],
 ];
+
+/// Modules that render run documents for people (tables, charts, pages).
+const RENDERERS: &[&str] = &["report"];
+
+/// Modules that read or reckon with run documents and must never need a
+/// renderer, whatever their row: the store, the statistics, and the A/B/n
+/// experiments (`experiment`, checked once it exists).
+const NEVER_RENDER: &[&str] = &["store", "stats", "experiment"];
 
 /// Where a reference is written: a file relative to the crate, a 1-based line.
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
@@ -655,6 +663,18 @@ fn layering_violations(graph: &Graph) -> Vec<String> {
         .collect()
 }
 
+/// Every edge from a module of [`NEVER_RENDER`] to one of [`RENDERERS`], as
+/// `from -> to (file:line)`.
+fn renderer_imports(graph: &Graph) -> Vec<String> {
+    graph
+        .iter()
+        .filter(|((from, to), _)| {
+            NEVER_RENDER.contains(&from.as_str()) && RENDERERS.contains(&to.as_str())
+        })
+        .map(|((from, to), sites)| format!("{from} -> {to} ({})", sites[0]))
+        .collect()
+}
+
 /// A shortest cycle through each module that lies on one, each cycle once,
 /// as `a -> b (file:line) -> a (file:line)`.
 fn cycles(graph: &Graph) -> Vec<String> {
@@ -768,6 +788,16 @@ fn every_import_goes_down_the_layers() {
     );
 }
 
+#[test]
+fn the_store_the_statistics_and_experiments_import_no_renderer() {
+    let imports = renderer_imports(&scan_crate().graph);
+    assert!(
+        imports.is_empty(),
+        "these read run documents through `document`, never a renderer:\n{}",
+        imports.join("\n")
+    );
+}
+
 /// The names at the crate root that `source` reaches from `module`.
 fn refs(source: &str, module: &[&str]) -> Vec<(String, usize)> {
     scan(source, module).refs
@@ -859,8 +889,8 @@ fn module_paths_follow_the_file_layout() {
     assert_eq!(module_path(Path::new("cli.rs")), ["cli"]);
     assert_eq!(module_path(Path::new("report/mod.rs")), ["report"]);
     assert_eq!(
-        module_path(Path::new("report/merge/runs.rs")),
-        ["report", "merge", "runs"]
+        module_path(Path::new("document/merge/runs.rs")),
+        ["document", "merge", "runs"]
     );
     assert!(is_test_file(Path::new("system/environment_tests.rs")));
     assert!(!is_test_file(Path::new("system/tests_data.rs")));
@@ -895,6 +925,24 @@ fn upward_same_row_and_unplaced_edges_are_violations() {
             "engine -> compare (engine.rs:1)",
             "report -> unknown (report.rs:1)",
             "system -> measure (system.rs:1)",
+        ]
+    );
+}
+
+#[test]
+fn a_renderer_imported_by_the_store_stats_or_an_experiment_is_found() {
+    let graph = graph_of(&[
+        ("store", "report"),
+        ("experiment", "report"),
+        ("stats", "document"),
+        ("compare", "report"),
+        ("store", "document"),
+    ]);
+    assert_eq!(
+        renderer_imports(&graph),
+        [
+            "experiment -> report (experiment.rs:1)",
+            "store -> report (store.rs:1)",
         ]
     );
 }

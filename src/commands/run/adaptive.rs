@@ -1,6 +1,6 @@
 //! The scenario loop of `feelbench run --precision`: each scenario is
 //! measured again and again, back to back, until the intervals of its
-//! headline figures are narrow enough (`report::precision`) or its
+//! headline figures are narrow enough (`document::precision`) or its
 //! measuring time has reached `--max-time`. Unlike `--repeat`'s rounds, the
 //! measurements of a scenario are not spread over the run: whether another
 //! one is needed is known only from those before it. Every measurement is
@@ -9,9 +9,9 @@
 
 use super::config::PrecisionGoal;
 use super::rounds::Rounds;
+use crate::document::precision;
+use crate::document::schema::{RunDocument, ScenarioStatus};
 use crate::progress::Progress;
-use crate::report::precision;
-use crate::report::schema::{RunDocument, ScenarioStatus};
 
 /// How a scenario's measuring ended.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -4,9 +4,9 @@
 //! later: the run computes [`WorkParams`] from [`WorkSettings`] once it
 //! knows them.
 
+use crate::document::schema::SuiteRecord;
 use crate::engine::scenario::Scenario;
 use crate::measure::sched::SchedRequest;
-use crate::report::schema::SuiteRecord;
 use crate::sim::fragment::FragmentSettings;
 use crate::sim::io::IoSettings;
 use crate::sim::job::JobSettings;
@@ -81,7 +81,7 @@ impl Timing {
 
 /// `--precision PCT --max-time SECS`: measure a scenario again and again
 /// until the intervals of its headline figures are within `pct` (see
-/// `report::precision`), or until it has been measured for `max_time_ns`.
+/// `document::precision`), or until it has been measured for `max_time_ns`.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct PrecisionGoal {
     /// Half-width allowed: % of the value, or points for shares in %.

@@ -4,12 +4,12 @@
 
 use super::config::{OutputChoice, RunConfig};
 use super::work::PreparedWork;
-use crate::figures::explain::ExplainStatus;
-use crate::measure::sched::MemoryPolicy;
-use crate::report::methods::Methods;
-use crate::report::schema::{
+use crate::document::methods::Methods;
+use crate::document::schema::{
     RunDocument, RunInfo, RunSettingsRecord, ToolInfo, Warning, WarningCode, SCHEMA,
 };
+use crate::figures::explain::ExplainStatus;
+use crate::measure::sched::MemoryPolicy;
 use crate::sim::SettingsGroup;
 use crate::system::environment::Environment;
 use crate::system::SystemInfo;
@@ -285,7 +285,7 @@ fn calibration_drift(run: &RunDocument) -> Option<Warning> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::report::fixture;
+    use crate::document::fixture;
 
     #[test]
     fn a_run_without_the_task_clock_warns_that_frames_read_the_cpu_clock() {

@@ -21,12 +21,12 @@ pub use config::{
 };
 pub use document::compact_time;
 
+use crate::document::file::write_run;
+use crate::document::schema::{RunDocument, ScenarioResult, ScenarioStatus, Warning, WarningCode};
 use crate::engine::interrupt::Interrupt;
 use crate::engine::scenario::ScenarioSettings;
 use crate::exit::ExitCode;
 use crate::progress::Progress;
-use crate::report::file::write_run;
-use crate::report::schema::{RunDocument, ScenarioResult, ScenarioStatus, Warning, WarningCode};
 use crate::report::table;
 use crate::store::StoreLocation;
 use crate::system::blockdev;

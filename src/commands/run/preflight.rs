@@ -5,12 +5,12 @@
 //! experiments left changed.
 
 use super::config::{Preflight, RunConfig};
+use crate::document::schema::{Warning, WarningCode};
 use crate::engine::workspace;
 use crate::exit::UsageError;
 use crate::load;
 use crate::measure::affinity;
 use crate::measure::sched::{self, SchedRequest};
-use crate::report::schema::{Warning, WarningCode};
 use crate::system::cgroup;
 use crate::system::delayacct;
 use crate::system::environment::{self, Environment};

@@ -11,14 +11,14 @@
 //! before each one that needs disk) fails without running.
 
 use super::work::check_room;
+use crate::document::file::write_run;
+use crate::document::schema::{
+    Measurement, RunDocument, ScenarioResult, ScenarioStatus, Warning, WarningCode,
+};
 use crate::engine::interrupt::Interrupt;
 use crate::engine::scenario::{run_scenario, Scenario, ScenarioSettings};
 use crate::engine::workspace::Workspace;
 use crate::progress::Progress;
-use crate::report::file::write_run;
-use crate::report::schema::{
-    Measurement, RunDocument, ScenarioResult, ScenarioStatus, Warning, WarningCode,
-};
 use crate::report::table;
 use anyhow::Context as _;
 use std::path::Path;

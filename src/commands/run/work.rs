@@ -5,11 +5,11 @@
 //! and again before each scenario that needs disk: [`check_room`]).
 
 use super::config::{RunConfig, WorkSettings};
+use crate::document::schema::{Warning, WarningCode};
 use crate::engine::scenario::Scenario;
 use crate::exit::UsageError;
 use crate::load;
 use crate::measure::calibrate::{self, CalibrationSource, MachineIdentity};
-use crate::report::schema::{Warning, WarningCode};
 use crate::sim::WorkParams;
 use crate::system::SystemInfo;
 use crate::system::{procfs, writeback};

@@ -12,9 +12,9 @@ pub mod show;
 pub use builtin::{text as built_in_text, BUILT_IN};
 pub use file::FileError;
 
+use crate::document::schema::{SuiteGroup, SuiteRecord};
 use crate::load::LoadMix;
 use crate::probe;
-use crate::report::schema::{SuiteGroup, SuiteRecord};
 use crate::store::location::without_password;
 use file::{RawSuite, Source};
 use std::collections::BTreeMap;

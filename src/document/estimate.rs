@@ -154,9 +154,9 @@ pub const CUT_LEGEND: &str = "≤ or ≥ before a bound: the interval was cut th
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::document::fixture;
     use crate::figures::{ProbeSheet, Tally};
     use crate::measure::latency::LatencyHistogram;
-    use crate::report::fixture;
 
     /// A sub-window of 10 frames of mean latency `mean_us`, 9 meeting their
     /// deadline, whose histogram was not kept (as in early version 1 runs).

@@ -272,6 +272,7 @@ pub(crate) mod tests {
             .with_maximum("late_max_us", 100.0)
             .with_count("cpu_wanted_ms", executed + dropped as f64)
             .with_count("cpu_received_ms", executed)
+            .with_count("cpu_used_ms", executed)
             .with_count("cpu_wanted_run_ms", executed);
         ProbeResult::new(&sheet(), tally, Vec::new(), SchedApplied::for_tests())
     }

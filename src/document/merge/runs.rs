@@ -3,11 +3,11 @@
 
 use super::compatible::{self, Difference};
 use super::MergeProblem;
-use crate::figures::ProbeSheet;
-use crate::report::methods::Methods;
-use crate::report::schema::{
+use crate::document::methods::Methods;
+use crate::document::schema::{
     Measurement, RunDocument, RunInfo, RunSettingsRecord, ScenarioResult, ToolInfo, SCHEMA,
 };
+use crate::figures::ProbeSheet;
 use std::collections::BTreeMap;
 use std::path::PathBuf;
 
@@ -183,8 +183,8 @@ fn merged_info(runs: &[&RunDocument], command_line: Vec<String>) -> RunInfo {
 mod tests {
     use super::super::tests::{failed, ok, periodic, sheet};
     use super::*;
-    use crate::report::fixture;
-    use crate::report::schema::{ScenarioStatus, Warning, WarningCode};
+    use crate::document::fixture;
+    use crate::document::schema::{ScenarioStatus, Warning, WarningCode};
 
     fn named(name: &str, run: RunDocument) -> (PathBuf, RunDocument) {
         (PathBuf::from(name), run)

@@ -43,7 +43,7 @@ pub struct RunDocument {
     pub suite: Option<SuiteRecord>,
     /// The method version of every probe and load the run used; absent in
     /// documents of feelbench 0.1.0, whose every method reads as version 0
-    /// (`report::methods`).
+    /// (`document::methods`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub methods: Option<Methods>,
     /// The figures and table of every probe the run measured, by name.
@@ -170,7 +170,7 @@ pub struct RunSettingsRecord {
     pub cpu_dma_latency_us: Option<u32>,
     /// `--precision`: each scenario was measured again, back to back, until
     /// the 95 % intervals of its headline figures were this narrow (see
-    /// `report::precision`); `None` for a fixed number of measurements.
+    /// `document::precision`); `None` for a fixed number of measurements.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub precision_pct: Option<f64>,
     /// `--max-time`: with `precision_pct`, the most time measured per scenario.

@@ -3,9 +3,9 @@
 //! state at its start (the calibration, the disk and memory loads' sizes)
 //! may differ a little.
 
+use crate::document::methods;
+use crate::document::schema::{described, RunDocument, SuiteRecord};
 use crate::measure::sched::SchedRequest;
-use crate::report::methods;
-use crate::report::schema::{described, RunDocument, SuiteRecord};
 use crate::sim::fragment::FragmentSettings;
 use crate::sim::io::IoSettings;
 use crate::sim::job::JobSettings;
@@ -228,7 +228,7 @@ fn rule_difference(first: &RunDocument, other: &RunDocument) -> Option<Differenc
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::report::fixture;
+    use crate::document::fixture;
     use crate::sim::CustomShape;
 
     fn differs(change: impl FnOnce(&mut RunDocument)) -> Option<Difference> {

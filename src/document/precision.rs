@@ -104,8 +104,8 @@ pub fn is_precise(scenario: &ScenarioResult, sheet: &ProbeSheet, pct: f64) -> bo
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::report::fixture;
-    use crate::report::schema::{IntervalMethod, Intervals};
+    use crate::document::fixture;
+    use crate::document::schema::{IntervalMethod, Intervals};
 
     fn sheet() -> ProbeSheet {
         crate::probe::sheet_of("audio").unwrap()

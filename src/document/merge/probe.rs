@@ -68,9 +68,9 @@ fn check_sched(finished: &[Finished]) -> Result<(), MergeError> {
 #[cfg(test)]
 mod tests {
     use super::super::tests::{histogram, merge, ok, periodic, sheet};
+    use crate::document::schema::Measurement;
     use crate::figures::{ProbeResult, Tally};
     use crate::measure::sched::SchedApplied;
-    use crate::report::schema::Measurement;
 
     fn merged(results: Vec<ProbeResult>) -> ProbeResult {
         let measurements: Vec<Measurement> = results.into_iter().map(|r| ok(r, vec![])).collect();

@@ -111,7 +111,7 @@ pub fn differences(runs: &[&RunDocument]) -> Vec<MethodDifference> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::report::fixture;
+    use crate::document::fixture;
 
     #[test]
     fn a_run_without_versions_reads_as_version_0_for_every_probe_and_load() {
@@ -127,7 +127,7 @@ mod tests {
     #[test]
     fn a_document_of_the_previous_release_reads_as_version_0() {
         let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/v1-run.json");
-        let old = crate::report::file::read_run(&path, &crate::probe::sheet_of).unwrap();
+        let old = crate::document::file::read_run(&path, &crate::probe::sheet_of).unwrap();
         assert_eq!(old.methods, None);
         assert_eq!(old.tool.commit, None);
         assert_eq!(version_of(&old, Kind::Probe, "x"), Some(0));
