@@ -11,8 +11,8 @@
 
 use super::model::ExperimentDocument;
 use super::ranking::{self, ProbeRanking};
+use crate::document::schema::{Measurement, RunDocument, ScenarioStatus};
 use crate::figures::{Better, ChangeUnit, FigureDef, Unit};
-use crate::report::schema::{Measurement, RunDocument, ScenarioStatus};
 use crate::stats::fdr::benjamini_hochberg;
 use crate::stats::paired::{self, PairedOptions, PairedOutcome, Verdict};
 use serde::{Deserialize, Serialize};

@@ -18,6 +18,8 @@ mod text;
 
 pub use settings::{AbFormat, AbSettings, ArmRuns};
 
+use crate::document::file::read_run;
+use crate::document::schema::RunDocument;
 use crate::engine::interrupt::{Interrupt, Interrupted};
 use crate::exit::{ExitCode, UsageError};
 use crate::experiment::analysis;
@@ -25,8 +27,6 @@ use crate::experiment::model::{self, ArmRecord, ExperimentDocument, RunRecord, R
 use crate::experiment::plan;
 use crate::probe;
 use crate::progress::Progress;
-use crate::report::file::read_run;
-use crate::report::schema::RunDocument;
 use crate::system::atomic::write_atomically;
 use crate::system::setting::{self, Setting};
 use anyhow::Context as _;
