@@ -5,7 +5,9 @@
 //! round from its run document; each arm, and the A/A control, against the
 //! baseline by the sign-flip test on the rounds' differences with the
 //! Hodges–Lehmann shift and its bootstrap interval (`stats::paired`);
-//! Benjamini–Hochberg over every comparison of the experiment; a verdict by
+//! Benjamini–Hochberg over every comparison of an arm in the experiment (the
+//! A/A control's are a family of their own, judged as an arm with no effect
+//! would be); a verdict by
 //! the figure's better direction, and for an unchanged one the smallest
 //! shift the rounds could have found. The answer per probe is `ranking`.
 
@@ -20,8 +22,13 @@ use serde::{Deserialize, Serialize};
 /// The analysis of an experiment.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct Analysis {
-    /// Comparisons tested, over which the false discovery rate is held.
+    /// Comparisons of arms (the A/A control's apart), over which the false
+    /// discovery rate is held.
     pub tests: usize,
+    /// The fewest rounds in which one difference among `tests` could be
+    /// called (the smallest p-value of n rounds is 2/2^n, and it must reach
+    /// α/`tests`).
+    pub rounds_for_one: usize,
     pub scenarios: Vec<ScenarioAnalysis>,
     /// The answer: per probe, the arms ranked.
     pub ranking: Vec<ProbeRanking>,
@@ -134,6 +141,7 @@ pub fn analyse(doc: &ExperimentDocument, runs: &[((u32, usize), RunDocument)]) -
     let Some(reference) = runs.iter().find(|((_, s), _)| *s == 0).map(|(_, r)| r) else {
         return Analysis {
             tests: 0,
+            rounds_for_one: 0,
             scenarios: Vec::new(),
             ranking: Vec::new(),
         };
@@ -188,10 +196,16 @@ pub fn analyse(doc: &ExperimentDocument, runs: &[((u32, usize), RunDocument)]) -
             figures,
         });
     }
-    let tests = judge(&mut scenarios, &outcomes, doc.alpha);
+    let tests = judge(
+        &mut scenarios,
+        &outcomes,
+        &|slot| doc.slots[slot].aa,
+        doc.alpha,
+    );
     let ranking = ranking::rank(doc, &scenarios);
     Analysis {
         tests,
+        rounds_for_one: paired::fewest_rounds(doc.alpha / tests.max(1) as f64),
         scenarios,
         ranking,
     }
@@ -284,12 +298,32 @@ fn compare(
     Some((comparison, outcome))
 }
 
-/// Adjusts every comparison's p-value over all of them (`outcomes`, in
-/// the order of the comparisons) and gives each its verdict at `alpha`;
-/// returns how many there are.
-fn judge(scenarios: &mut [ScenarioAnalysis], outcomes: &[PairedOutcome], alpha: f64) -> usize {
-    let p: Vec<f64> = outcomes.iter().map(|o| o.p).collect();
-    let q = benjamini_hochberg(&p);
+/// Adjusts the comparisons' p-values (`outcomes`, in the order of the
+/// comparisons) in two families, the arms' and the A/A control's (slots
+/// where `is_control`), so that the control is judged as an arm with no
+/// effect would be and does not dilute the arms' tests; gives each its
+/// verdict at `alpha`. Returns how many comparisons of arms there are.
+fn judge(
+    scenarios: &mut [ScenarioAnalysis],
+    outcomes: &[PairedOutcome],
+    is_control: &dyn Fn(usize) -> bool,
+    alpha: f64,
+) -> usize {
+    let slots: Vec<usize> = scenarios
+        .iter()
+        .flat_map(|s| &s.figures)
+        .flat_map(|f| f.comparisons.iter().map(|c| c.slot))
+        .collect();
+    let mut q = vec![1.0; outcomes.len()];
+    for control in [false, true] {
+        let family: Vec<usize> = (0..outcomes.len())
+            .filter(|&i| is_control(slots[i]) == control)
+            .collect();
+        let p: Vec<f64> = family.iter().map(|&i| outcomes[i].p).collect();
+        for (&i, adjusted) in family.iter().zip(benjamini_hochberg(&p)) {
+            q[i] = adjusted;
+        }
+    }
     let mut judged = outcomes.iter().zip(q);
     for figure in scenarios.iter_mut().flat_map(|s| s.figures.iter_mut()) {
         let higher_is_better = figure.better == Better::Higher;
@@ -303,5 +337,5 @@ fn judge(scenarios: &mut [ScenarioAnalysis], outcomes: &[PairedOutcome], alpha: 
             };
         }
     }
-    p.len()
+    slots.iter().filter(|&&slot| !is_control(slot)).count()
 }

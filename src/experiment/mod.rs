@@ -9,3 +9,6 @@ pub mod arms;
 pub mod model;
 pub mod plan;
 pub mod ranking;
+
+#[cfg(test)]
+mod tests;

@@ -48,8 +48,8 @@ pub fn render(doc: &ExperimentDocument) -> String {
     };
     let _ = writeln!(
         out,
-        "\nAnswer (each arm against {}; verdicts at a false discovery rate of {} over {} comparisons):",
-        doc.arms[0].spec.name, doc.alpha, analysis.tests
+        "\nAnswer (each arm against {}; verdicts at a false discovery rate of {} over {} comparisons of arms, the A/A control's apart; one difference alone among them needs {} rounds or more, all in its favour):",
+        doc.arms[0].spec.name, doc.alpha, analysis.tests, analysis.rounds_for_one
     );
     for probe in &analysis.ranking {
         let _ = writeln!(out, "\n{} — {}", probe.probe, probe.figure);
