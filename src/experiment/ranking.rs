@@ -45,10 +45,14 @@ pub struct RankedArm {
 pub struct LoadOutcome {
     pub load: String,
     pub verdict: VerdictName,
-    /// Improvement and its interval in % of the baseline (above 0: better).
-    pub gain_pct: Option<f64>,
+    /// The change and its interval in % of the baseline, signed as the
+    /// figure moved.
+    pub change_pct: Option<f64>,
     pub low_pct: Option<f64>,
     pub high_pct: Option<f64>,
+    /// The change as an improvement (above 0: better), what arms are
+    /// ranked by.
+    pub gain_pct: Option<f64>,
     /// The smallest change these rounds could see, in %.
     pub detectable_pct: Option<f64>,
 }
@@ -131,17 +135,13 @@ fn load_outcome(load: &str, figure: &FigureAnalysis, c: &Comparison) -> LoadOutc
         Better::Lower => -1.0,
     };
     let relative = c.relative;
-    let (low, high) = match relative {
-        Some(r) if sign > 0.0 => (Some(r.low_pct), Some(r.high_pct)),
-        Some(r) => (Some(-r.high_pct), Some(-r.low_pct)),
-        None => (None, None),
-    };
     LoadOutcome {
         load: load.to_string(),
         verdict: c.verdict,
+        change_pct: relative.map(|r| r.shift_pct),
+        low_pct: relative.map(|r| r.low_pct),
+        high_pct: relative.map(|r| r.high_pct),
         gain_pct: relative.map(|r| sign * r.shift_pct),
-        low_pct: low,
-        high_pct: high,
         detectable_pct: relative.and_then(|r| r.detectable_pct),
     }
 }

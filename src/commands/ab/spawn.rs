@@ -56,7 +56,12 @@ impl ArmRun<'_> {
             .stdout(Stdio::null())
             .stderr(log);
         process_tree::die_with_this_process(&mut command);
-        let mut child = command.spawn().context("starting feelbench run")?;
+        let mut child = command.spawn().with_context(|| {
+            format!(
+                "starting {} run (was it rebuilt or removed during the experiment?)",
+                command.get_program().to_string_lossy()
+            )
+        })?;
         let mut passed_on = false;
         let status = loop {
             if let Some(status) = child.try_wait().context("waiting for feelbench run")? {

@@ -96,15 +96,16 @@ fn arm_line(arm: &RankedArm, baseline: bool) -> String {
     )
 }
 
-/// The overview figure under one load: `burn better 42 % [30, 50]`, or
-/// `none unchanged (could see 3 %)`.
+/// The overview figure under one load, its change signed as the figure
+/// moved: `burn better -42.0 % [-50.0, -30.0]`, or `none unchanged (+1.0 %
+/// [-2.0, +4.0], could see ±3.0 %)`.
 fn load_text(l: &LoadOutcome) -> String {
     let interval = match (l.low_pct, l.high_pct) {
         (Some(low), Some(high)) => format!(" [{low:+.1}, {high:+.1}]"),
         _ => String::new(),
     };
     let gain = l
-        .gain_pct
+        .change_pct
         .map(|g| format!(" {g:+.1} %"))
         .unwrap_or_default();
     match l.verdict {
