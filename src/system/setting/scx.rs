@@ -232,6 +232,85 @@ pub fn stop_leftover(
 mod tests {
     use super::*;
 
+    /// A stand-in for a scheduler and the kernel both: a script named
+    /// `scx_fake` that writes `ops` and `enabled` (or runs `early`)
+    /// under the sched_ext directory it is given, and `disabled` when
+    /// told to stop.
+    fn fake(ops: &str, early: &str) -> (tempfile::TempDir, Vec<String>) {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::create_dir(dir.path().join("root")).unwrap();
+        std::fs::write(dir.path().join("state"), "disabled\n").unwrap();
+        let script = dir.path().join("scx_fake");
+        let text = format!(
+            "#!/bin/sh\n{early}\nroot=\"$1\"\ntrap 'echo disabled > \"$root/state\"; exit 0' INT TERM\necho {ops} > \"$root/root/ops\"\necho enabled > \"$root/state\"\nwhile :; do sleep 0.02; done\n"
+        );
+        std::fs::write(&script, text).unwrap();
+        std::fs::set_permissions(&script, std::os::unix::fs::PermissionsExt::from_mode(0o755))
+            .unwrap();
+        let argv = vec![
+            script.display().to_string(),
+            dir.path().display().to_string(),
+        ];
+        (dir, argv)
+    }
+
+    fn state_of(dir: &tempfile::TempDir) -> String {
+        state(dir.path()).unwrap()
+    }
+
+    #[test]
+    fn a_scheduler_is_waited_for_watched_for_ejection_and_stopped() {
+        let (dir, argv) = fake("fake_1", "");
+        let mut journaled = None;
+        let mut running = start("scx=fake", &argv, dir.path(), |pid, ticks| {
+            journaled = Some((pid, ticks));
+            Ok(())
+        })
+        .unwrap();
+        assert_eq!(journaled.unwrap().0, running.child.id());
+        assert_eq!(state_of(&dir), "enabled");
+        running.check("scx=fake").unwrap();
+        // The kernel ejects it: sched_ext falls back, the process lives on.
+        std::fs::write(dir.path().join("state"), "disabled\n").unwrap();
+        let e = running.check("scx=fake").unwrap_err().to_string();
+        assert!(e.contains("the kernel ejected it"), "{e}");
+        std::fs::write(dir.path().join("state"), "enabled\n").unwrap();
+        running.stop("scx=fake").unwrap();
+        assert_eq!(state_of(&dir), "disabled");
+        let e = running.check("scx=fake").unwrap_err().to_string();
+        assert!(e.contains("ended"), "{e}");
+    }
+
+    #[test]
+    fn a_scheduler_that_fails_or_is_not_the_one_running_is_refused() {
+        let (dir, argv) = fake("fake", "echo cannot load the BPF program >&2; exit 1");
+        let e = start("scx=fake", &argv, dir.path(), |_, _| Ok(())).unwrap_err();
+        assert!(e.is_bad_input());
+        assert!(e.to_string().contains("cannot load the BPF program"), "{e}");
+        let (dir, argv) = fake("other", "");
+        let e = start("scx=fake", &argv, dir.path(), |_, _| Ok(())).unwrap_err();
+        assert!(e.to_string().contains("runs ops \"other\""), "{e}");
+        assert_eq!(state_of(&dir), "disabled", "stopped");
+        std::fs::write(dir.path().join("state"), "enabled\n").unwrap();
+        let e = start("scx=fake", &argv, dir.path(), |_, _| Ok(())).unwrap_err();
+        assert!(e.to_string().contains("stop that scheduler first"), "{e}");
+    }
+
+    #[test]
+    fn a_dead_process_s_scheduler_is_stopped_by_its_journal() {
+        let (dir, argv) = fake("fake", "");
+        let mut pid_ticks = None;
+        let mut running = start("scx=fake", &argv, dir.path(), |pid, ticks| {
+            pid_ticks = Some((pid, ticks));
+            Ok(())
+        })
+        .unwrap();
+        let (pid, ticks) = pid_ticks.unwrap();
+        stop_leftover("scx=fake", pid, ticks, dir.path()).unwrap();
+        assert_eq!(state_of(&dir), "disabled");
+        running.child.wait().unwrap();
+    }
+
     #[test]
     fn ops_name_their_scheduler_program() {
         assert!(names("lavd", "/usr/bin/scx_lavd"));
