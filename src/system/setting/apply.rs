@@ -28,7 +28,11 @@ struct Held {
 /// is an error naming the setting) and journals what to put back before
 /// writing. On an error, what was applied is put back before it returns.
 pub fn apply(settings: &[Setting]) -> Result<Applied, SettingError> {
-    apply_in(journal::default_dir().as_deref(), settings)
+    let dir = journal::default_dir().ok_or_else(|| SettingError::Journal {
+        path: "$XDG_RUNTIME_DIR or ~/.cache/feelbench".into(),
+        error: "neither is set".to_string(),
+    })?;
+    apply_in(Some(&dir), settings)
 }
 
 /// Applies, reads back and restores once: the check before anything runs.

@@ -11,6 +11,7 @@ use crate::system::procfs;
 use nix::sys::signal::{kill, Signal};
 use nix::unistd::Pid;
 use std::io::{Read as _, Seek as _};
+use std::os::unix::process::CommandExt as _;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
@@ -93,6 +94,9 @@ pub fn start(
         .map_err(|e| error(format!("cannot make a file for its stderr: {e}")))?;
     let child = Command::new(&argv[0])
         .args(&argv[1..])
+        // Its own process group, so that a Ctrl-C at the terminal or a
+        // kill of feelbench's group does not end it before `stop` does.
+        .process_group(0)
         .stdin(Stdio::null())
         .stdout(Stdio::null())
         .stderr(stderr.try_clone().map_err(|e| error(e.to_string()))?)
@@ -258,16 +262,22 @@ mod tests {
         state(dir.path()).unwrap()
     }
 
-    #[test]
-    fn a_scheduler_is_waited_for_watched_for_ejection_and_stopped() {
-        let (dir, argv) = fake("fake_1", "");
+    /// The fake scheduler started, and the pid and start time journaled.
+    fn started(dir: &tempfile::TempDir, argv: &[String]) -> (Running, (u32, Option<u64>)) {
         let mut journaled = None;
-        let mut running = start("scx=fake", &argv, dir.path(), |pid, ticks| {
+        let running = start("scx=fake", argv, dir.path(), |pid, ticks| {
             journaled = Some((pid, ticks));
             Ok(())
         })
         .unwrap();
-        assert_eq!(journaled.unwrap().0, running.child.id());
+        (running, journaled.unwrap())
+    }
+
+    #[test]
+    fn a_scheduler_is_waited_for_watched_for_ejection_and_stopped() {
+        let (dir, argv) = fake("fake_1", "");
+        let (mut running, (pid, _)) = started(&dir, &argv);
+        assert_eq!(pid, running.child.id());
         assert_eq!(state_of(&dir), "enabled");
         running.check("scx=fake").unwrap();
         // The kernel ejects it: sched_ext falls back, the process lives on.
@@ -299,13 +309,7 @@ mod tests {
     #[test]
     fn a_dead_process_s_scheduler_is_stopped_by_its_journal() {
         let (dir, argv) = fake("fake", "");
-        let mut pid_ticks = None;
-        let mut running = start("scx=fake", &argv, dir.path(), |pid, ticks| {
-            pid_ticks = Some((pid, ticks));
-            Ok(())
-        })
-        .unwrap();
-        let (pid, ticks) = pid_ticks.unwrap();
+        let (mut running, (pid, ticks)) = started(&dir, &argv);
         stop_leftover("scx=fake", pid, ticks, dir.path()).unwrap();
         assert_eq!(state_of(&dir), "disabled");
         running.child.wait().unwrap();
