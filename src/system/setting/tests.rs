@@ -163,37 +163,60 @@ fn the_preemption_model_is_changed_and_put_back_through_debugfs() {
     assert_eq!(e.read("preempt").unwrap(), original);
 }
 
+/// The one file `setting` writes.
+fn only_file(setting: &Setting) -> PathBuf {
+    match &setting.kind {
+        Kind::Files { paths, .. } if paths.len() == 1 => paths[0].clone(),
+        other => panic!("not one file: {other:?}"),
+    }
+}
+
 #[test]
-fn the_io_scheduler_of_the_work_directory_is_changed_and_put_back() {
-    if !root_or_skip("writing a disk's scheduler needs root") {
+fn choice_lists_are_changed_to_another_choice_and_put_back() {
+    if !root_or_skip("writing /sys needs root") {
         return;
     }
+    // THP's switch, and the I/O scheduler of the disk of the work directory
+    // (where it has one).
     let here = std::env::current_dir().unwrap();
-    let setting = match Setting::parse("iosched=none", &here) {
-        Ok(setting) => setting,
-        Err(e) => {
-            skip(&format!("{e}"));
-            return;
-        }
+    let mut choices = vec![("thp", ["never", "madvise"])];
+    match Setting::parse("iosched=none", &here) {
+        Ok(_) => choices.push(("iosched", ["none", "mq-deadline"])),
+        Err(e) => skip(&format!("{e}")),
+    }
+    for (name, [one, another]) in choices {
+        let file = only_file(&Setting::parse(&format!("{name}={one}"), &here).unwrap());
+        let original = file::read(name, &file).unwrap();
+        let other = if original == one { another } else { one };
+        let setting = Setting::parse(&format!("{name}={other}"), &here).unwrap();
+        let applied = apply_in(None, &[setting]).unwrap();
+        assert_eq!(file::read(name, &file).unwrap(), other);
+        applied.check_holding().unwrap();
+        applied.restore().unwrap();
+        assert_eq!(file::read(name, &file).unwrap(), original, "{name}");
+    }
+}
+
+#[test]
+fn a_setting_of_several_files_writes_and_puts_back_each() {
+    if !root_or_skip("writing a sysctl needs root") {
+        return;
+    }
+    let _lock = SYSCTLS.lock().unwrap();
+    // As `governor` writes every CPU's file: two sysctls here.
+    let files = [BURST, "/proc/sys/kernel/printk_ratelimit"];
+    let originals = files.map(value);
+    let both = Setting {
+        label: "both=33".to_string(),
+        kind: Kind::Files {
+            paths: files.map(PathBuf::from).to_vec(),
+            value: "33".to_string(),
+        },
     };
-    let Kind::Files { paths, .. } = &setting.kind else {
-        panic!("a file setting");
-    };
-    let file = paths[0].clone();
-    let original = file::read("iosched", &file).unwrap();
-    let other = if original == "none" {
-        "mq-deadline"
-    } else {
-        "none"
-    };
-    let applied = apply_in(
-        None,
-        &[Setting::parse(&format!("iosched={other}"), &here).unwrap()],
-    )
-    .unwrap();
-    assert_eq!(file::read("iosched", &file).unwrap(), other);
+    let applied = apply_in(None, &[both]).unwrap();
+    assert_eq!(files.map(value), ["33", "33"]);
     applied.restore().unwrap();
-    assert_eq!(file::read("iosched", &file).unwrap(), original);
+    assert_eq!(files.map(value), originals);
 }
 
 #[test]
