@@ -81,24 +81,21 @@ impl Setting {
 
 impl Applied {
     /// Puts every setting back, the last first; the first error (after
-    /// trying them all). What could not be put back stays journaled, for
-    /// the next start to try again.
+    /// trying them all; the others are said as warnings). What could not be
+    /// put back stays journaled, for the next start to try again.
     pub fn restore(mut self) -> Result<(), SettingError> {
-        match self.restore_all().into_iter().next() {
-            Some(e) => Err(e),
-            None => Ok(()),
+        let mut errors = self.restore_all().into_iter();
+        let first = errors.next();
+        for e in errors {
+            say!("warning: {e}");
         }
+        first.map_or(Ok(()), Err)
     }
 
     /// Errors if a setting stopped holding (a sched_ext scheduler ejected,
     /// a value changed by someone else).
     pub fn check_holding(&self) -> Result<(), SettingError> {
         self.held.iter().try_for_each(Held::check)
-    }
-
-    /// The labels of the settings in force, in the order applied.
-    pub fn labels(&self) -> Vec<String> {
-        self.held.iter().map(|h| h.setting.label()).collect()
     }
 
     /// Journals, writes and reads back `setting`.
