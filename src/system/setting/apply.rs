@@ -56,7 +56,9 @@ pub(super) fn apply_in(dir: Option<&Path>, settings: &[Setting]) -> Result<Appli
     };
     for setting in settings {
         if let Err(e) = applied.apply_one(setting) {
-            applied.restore_all();
+            for left in applied.restore_all() {
+                say!("warning: {left}; the next feelbench start tries again");
+            }
             return Err(e);
         }
     }
