@@ -89,14 +89,23 @@ pub fn mount_of<'a>(mounts: &'a [MountInfo], path: &Path) -> Option<&'a MountInf
 /// partition, that of its disk. `Ok(None)` when it is not a block device
 /// (tmpfs, overlay) or has no queue.
 pub fn io_scheduler(sys_root: &Path, device_numbers: &str) -> Result<Option<String>, ProcError> {
+    let Some(file) = io_scheduler_file(sys_root, device_numbers) else {
+        return Ok(None);
+    };
+    let text = read_optional(&file)?.unwrap_or_default();
+    Ok(bracketed(&text).map(str::to_string))
+}
+
+/// The file that chooses the I/O scheduler of the block device
+/// `MAJOR:MINOR` (its disk's, for a partition); `None` when it is not a
+/// block device or has no queue.
+pub fn io_scheduler_file(sys_root: &Path, device_numbers: &str) -> Option<std::path::PathBuf> {
     let dev = sys_root.join("dev/block").join(device_numbers);
     // A partition has no queue of its own; `..` of the sysfs link is its disk.
-    for queue in [dev.join("queue"), dev.join("../queue")] {
-        if let Some(text) = read_optional(&queue.join("scheduler"))? {
-            return Ok(bracketed(&text).map(str::to_string));
-        }
-    }
-    Ok(None)
+    [dev.join("queue"), dev.join("../queue")]
+        .into_iter()
+        .map(|queue| queue.join("scheduler"))
+        .find(|file| file.is_file())
 }
 
 /// Which cgroup hierarchies are mounted: `v2` (cgroup2 only), `v1` (v1

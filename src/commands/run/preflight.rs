@@ -1,7 +1,8 @@
 //! What `feelbench run` checks before it changes anything: that the system
 //! is the one `--expect` asks for, that the options' privileges are there,
 //! and (once set up) that the machine is quiet enough to measure. It also
-//! removes what killed runs left behind.
+//! removes what killed runs left behind, and puts back the settings killed
+//! experiments left changed.
 
 use super::config::{Preflight, RunConfig};
 use crate::document::schema::{Warning, WarningCode};
@@ -14,6 +15,7 @@ use crate::system::cgroup;
 use crate::system::delayacct;
 use crate::system::environment::{self, Environment};
 use crate::system::noise;
+use crate::system::setting;
 use crate::system::swap;
 use std::path::Path;
 use std::time::Duration;
@@ -36,7 +38,14 @@ pub fn check_system(config: &RunConfig) -> Result<Environment, UsageError> {
         true => delayacct::clean_dead_holders(&delayacct::Switch::system()),
         false => Vec::new(),
     };
-    for line in loads.into_iter().chain(runs).chain(delayacct) {
+    // What a killed `feelbench ab` left changed.
+    let settings = setting::restore_leftovers().unwrap_or_else(|e| vec![format!("warning: {e}")]);
+    for line in loads
+        .into_iter()
+        .chain(runs)
+        .chain(delayacct)
+        .chain(settings)
+    {
         say!("{line}");
     }
     Ok(environment)

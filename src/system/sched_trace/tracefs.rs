@@ -4,16 +4,11 @@
 //! attached to any directory, and disappears when that descriptor closes,
 //! so no run, however it ends, leaves a mount behind.
 
-use std::ffi::CString;
+use crate::system::detached;
 use std::fs::File;
 use std::io::Read as _;
-use std::os::fd::{AsRawFd as _, FromRawFd as _, OwnedFd};
+use std::os::fd::OwnedFd;
 use std::path::Path;
-
-/// From linux/mount.h (which the libc crate does not carry for glibc).
-const FSOPEN_CLOEXEC: libc::c_uint = 1;
-const FSCONFIG_CMD_CREATE: libc::c_uint = 6;
-const FSMOUNT_CLOEXEC: libc::c_uint = 1;
 
 /// Where tracefs is usually mounted.
 const MOUNTED: [&str; 2] = ["/sys/kernel/tracing", "/sys/kernel/debug/tracing"];
@@ -48,7 +43,7 @@ impl Tracefs {
         {
             return Ok(Self::Mounted(dir));
         }
-        detached_mount()
+        detached::mount("tracefs")
             .map(Self::Detached)
             .map_err(TracefsError::Mount)
     }
@@ -61,7 +56,7 @@ impl Tracefs {
         };
         let mut file = match self {
             Self::Mounted(dir) => File::open(Path::new(dir).join(path)).map_err(error)?,
-            Self::Detached(fd) => open_at(fd, path).map_err(error)?,
+            Self::Detached(fd) => detached::open_at(fd, path, libc::O_RDONLY).map_err(error)?,
         };
         let mut text = String::new();
         file.read_to_string(&mut text).map_err(error)?;
@@ -134,57 +129,6 @@ fn parse_field(line: &str, name: &str) -> Option<Field> {
         offset: value("offset")?,
         size: value("size")?,
     })
-}
-
-/// A new tracefs instance, mounted nowhere (`fsopen`, `fsconfig`,
-/// `fsmount`).
-fn detached_mount() -> std::io::Result<OwnedFd> {
-    let name = CString::new("tracefs").expect("no NUL");
-    // SAFETY: fsopen takes a NUL-terminated name that lives across the call
-    // and flags; it returns a new descriptor or -1.
-    let context = unsafe { libc::syscall(libc::SYS_fsopen, name.as_ptr(), FSOPEN_CLOEXEC) };
-    let context = owned(context)?;
-    // SAFETY: fsconfig on the descriptor just made, with no key or value.
-    let created = unsafe {
-        libc::syscall(
-            libc::SYS_fsconfig,
-            context.as_raw_fd(),
-            FSCONFIG_CMD_CREATE,
-            std::ptr::null::<libc::c_char>(),
-            std::ptr::null::<libc::c_void>(),
-            0,
-        )
-    };
-    if created < 0 {
-        return Err(std::io::Error::last_os_error());
-    }
-    // SAFETY: fsmount on the configured context; returns a new descriptor
-    // of a mount attached nowhere, or -1.
-    let mount =
-        unsafe { libc::syscall(libc::SYS_fsmount, context.as_raw_fd(), FSMOUNT_CLOEXEC, 0) };
-    owned(mount)
-}
-
-fn owned(ret: libc::c_long) -> std::io::Result<OwnedFd> {
-    if ret < 0 {
-        return Err(std::io::Error::last_os_error());
-    }
-    // SAFETY: a descriptor the kernel just returned, owned by nobody else.
-    Ok(unsafe { OwnedFd::from_raw_fd(ret as i32) })
-}
-
-fn open_at(dir: &OwnedFd, path: &str) -> std::io::Result<File> {
-    let path = CString::new(path).map_err(std::io::Error::other)?;
-    // SAFETY: openat on a descriptor we own, a NUL-terminated relative
-    // path that lives across the call; returns a new descriptor or -1.
-    let fd = unsafe {
-        libc::openat(
-            dir.as_raw_fd(),
-            path.as_ptr(),
-            libc::O_RDONLY | libc::O_CLOEXEC,
-        )
-    };
-    owned(fd as libc::c_long).map(File::from)
 }
 
 #[cfg(test)]
