@@ -17,7 +17,7 @@ mod cause;
 mod parts;
 mod split;
 
-pub use account::{LateAccount, WORST_KEPT};
+pub use account::{LateAccount, SubWindowCounts, WORST_KEPT};
 pub use cause::Cause;
 pub use parts::{Part, Parts};
 pub use split::EventSplit;

@@ -1,8 +1,11 @@
-//! The running account of a measurement's events: totals, per cause and
-//! the worst late events, all allocated when it is made.
+//! The running account of a measurement's events: totals, per cause, per
+//! sub-window of the measurement and the worst late events, all allocated
+//! when it is made.
 
 use super::{Cause, EventSplit, Parts};
+use crate::measure::batches::{batch_of, BATCHES};
 use crate::measure::latency::LatencyHistogram;
+use crate::measure::window::Window;
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
 
@@ -17,6 +20,27 @@ pub struct CauseAccount {
     pub part: LatencyHistogram,
     /// That part added up.
     pub part_sum_ns: u64,
+}
+
+/// The events of one sub-window of the measurement: how many were split,
+/// and how many were late with each cause. Late events come in bursts (a
+/// wait behind a burst of load delays several frames), so what varies
+/// from one sub-window to the next, not from one event to the next, is
+/// what a change between runs is judged against.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct SubWindowCounts {
+    /// Events split.
+    pub events: u64,
+    /// Of them, late.
+    pub late: u64,
+    causes: [u64; Cause::ALL.len()],
+}
+
+impl SubWindowCounts {
+    /// Late events labelled `cause`.
+    pub fn count(&self, cause: Cause) -> u64 {
+        self.causes[cause.index()]
+    }
 }
 
 /// How many of the worst late events a measurement keeps whole.
@@ -60,6 +84,10 @@ pub struct LateAccount {
     pub late_parts: Parts,
     causes: Vec<CauseAccount>,
     worst: BinaryHeap<Reverse<Ranked>>,
+    /// The measurement window, once the probe knows it: from then on each
+    /// event is counted in the sub-window it was due in, too.
+    window: Option<Window>,
+    sub_windows: [SubWindowCounts; BATCHES],
 }
 
 impl Default for LateAccount {
@@ -83,7 +111,15 @@ impl LateAccount {
             late_parts: Parts::default(),
             causes,
             worst: BinaryHeap::with_capacity(WORST_KEPT + 1),
+            window: None,
+            sub_windows: [SubWindowCounts::default(); BATCHES],
         }
+    }
+
+    /// Counts events per sub-window of `window` from now on (an event due
+    /// before it in the first, after it in the last, as a period counts).
+    pub fn set_window(&mut self, window: Window) {
+        self.window = Some(window);
     }
 
     /// Accounts one event; `late` says whether it was late by the probe's
@@ -91,12 +127,23 @@ impl LateAccount {
     pub fn record(&mut self, split: &EventSplit, late: bool) {
         self.events += 1;
         self.all.add(&split.parts.less(&split.carried));
+        let sub_window = self
+            .window
+            .map(|window| &mut self.sub_windows[batch_of(window, split.due_ns)]);
         if !late {
+            if let Some(counts) = sub_window {
+                counts.events += 1;
+            }
             return;
+        }
+        let cause = split.cause();
+        if let Some(counts) = sub_window {
+            counts.events += 1;
+            counts.late += 1;
+            counts.causes[cause.index()] += 1;
         }
         self.late += 1;
         self.late_parts.add(&split.parts);
-        let cause = split.cause();
         let account = &mut self.causes[cause.index()];
         account.count += 1;
         account.delay_ns += split.delay_ns();
@@ -116,6 +163,12 @@ impl LateAccount {
     /// The late events of `cause` so far.
     pub fn cause(&self, cause: Cause) -> &CauseAccount {
         &self.causes[cause.index()]
+    }
+
+    /// The events of each sub-window of the measurement, in time order;
+    /// `None` when the window was never set.
+    pub fn sub_windows(&self) -> Option<&[SubWindowCounts; BATCHES]> {
+        self.window.map(|_| &self.sub_windows)
     }
 
     /// The worst late events kept, worst first.
@@ -151,5 +204,39 @@ mod tests {
         assert_eq!(worst[0].delay_ns(), 2 * WORST_KEPT as u64 * MS);
         assert!(worst.windows(2).all(|w| w[0].delay_ns() >= w[1].delay_ns()));
         assert_eq!(account.all.run_queue_wake_ns, account.all.total_ns());
+    }
+
+    #[test]
+    fn events_are_counted_in_the_sub_window_they_were_due_in() {
+        // A window of 200 ms: sub-windows of 10 ms. Events due at 5, 15,
+        // 15 and 195 ms (and one at 250, after it: the last), the second
+        // and third late for a run-queue wait, the fourth blocked.
+        let mut account = LateAccount::new();
+        let before = reading(0, 0, 0, 0);
+        let event = |due_ms: u64, waited_ms: u64, voluntary: u64| {
+            let woke = reading(due_ms + waited_ms, 0, waited_ms, 1);
+            let ended = reading(due_ms + waited_ms + 2, 0, waited_ms, voluntary);
+            split_of(times(due_ms, 0), &before, &woke, &ended)
+        };
+        account.record(&event(5, 0, 1), false);
+        assert!(account.sub_windows().is_none());
+        account.set_window(Window::ms(0, 200));
+        account.record(&event(5, 0, 1), false);
+        account.record(&event(15, 8, 1), true);
+        account.record(&event(15, 8, 1), true);
+        account.record(&event(195, 0, 2), true);
+        account.record(&event(250, 0, 1), false);
+        let counts = account.sub_windows().unwrap();
+        let events: Vec<u64> = counts.iter().map(|c| c.events).collect();
+        let mut expected = [0; BATCHES];
+        expected[0] = 1;
+        expected[1] = 2;
+        expected[BATCHES - 1] = 2;
+        assert_eq!(events, expected);
+        assert_eq!((counts[1].late, counts[1].count(Cause::RunQueue)), (2, 2));
+        assert_eq!(counts[BATCHES - 1].count(Cause::BlockedOther), 1);
+        assert_eq!(counts.iter().map(|c| c.late).sum::<u64>(), account.late);
+        // The event before the window was set is in the totals only.
+        assert_eq!(account.events, 6);
     }
 }
