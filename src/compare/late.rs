@@ -299,16 +299,21 @@ mod tests {
         );
     }
 
-    #[test]
-    fn every_format_shows_the_change_and_says_how_it_was_tested() {
-        let runs = [run_with(Some(causes(40, 2))), run_with(Some(causes(8, 2)))];
-        let names = vec!["base".to_string(), "nice".to_string()];
+    /// The comparison at alpha 0.01 of `runs`, `base` and `name`.
+    fn compared(runs: &[RunDocument; 2], name: &str) -> Comparison {
+        let names = vec!["base".to_string(), name.to_string()];
         let files = vec!["a.json".to_string(), "b.json".to_string()];
         let options = crate::compare::CompareOptions {
             alpha: 0.01,
             figures: vec!["mean".into()],
         };
-        let c = Comparison::build(&runs, names, files, &options);
+        Comparison::build(runs, names, files, &options)
+    }
+
+    #[test]
+    fn every_format_shows_the_change_and_says_how_it_was_tested() {
+        let runs = [run_with(Some(causes(40, 2))), run_with(Some(causes(8, 2)))];
+        let c = compared(&runs, "nice");
         let text = crate::compare::text::render(&c, crate::compare::Layout::Columns);
         assert!(
             text.contains("Why late: % of events late for each cause\nprobe  load  late for         base    nice\naudio  burn  run-queue wait   40.0 %  8.0 % -80 % better [w]\naudio  burn  blocked (other)  2.0 %   2.0 % +0 % n.s. [w]\n"),
@@ -463,13 +468,7 @@ mod tests {
     #[test]
     fn a_change_in_every_sub_window_is_called_and_marked_but_fails_nothing() {
         let runs = runs_in_sub_windows(&[1; 20], &[5; 20]);
-        let names = vec!["base".to_string(), "new".to_string()];
-        let files = vec!["a.json".to_string(), "b.json".to_string()];
-        let options = crate::compare::CompareOptions {
-            alpha: 0.01,
-            figures: vec!["mean".into()],
-        };
-        let c = Comparison::build(&runs, names, files, &options);
+        let c = compared(&runs, "new");
         let cell = c.late[0].cells[1].as_ref().unwrap();
         assert_eq!(
             (cell.spread, cell.verdict),
