@@ -1,13 +1,14 @@
 //! The statistics behind confidence intervals and comparisons: estimates
 //! with a standard error and Student t degrees of freedom, batch means that
 //! respect autocorrelation, Welch's test between two estimates, the
-//! two-proportion test between two shares of events, and how much a figure
-//! moves from one run to the next (`run_to_run`); Holm's correction for
-//! many tests.
+//! two-proportion test between two shares of events and a share's error
+//! over a run's sub-windows (`ratio`), and how much a figure moves from one
+//! run to the next (`run_to_run`); Holm's correction for many tests.
 
 pub mod batch_means;
 pub mod changepoint;
 pub mod proportions;
+pub mod ratio;
 pub mod run_to_run;
 pub mod welch;
 

@@ -232,6 +232,7 @@ impl Probe for MicroProbe {
             what: "the micro probe measured without being prepared",
             error: std::io::Error::other("Probe::prepare was not called"),
         })?;
+        splitting.set_window(window);
         let ended_ns = repeat(
             self.mode,
             window,
