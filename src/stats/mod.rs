@@ -9,6 +9,8 @@
 //! (`fdr`).
 
 pub mod batch_means;
+#[cfg(test)]
+mod calibration;
 pub mod changepoint;
 pub mod fdr;
 // Called by the `ab` experiment (issue 30, branch wt-ab), which removes this allow when merged.
