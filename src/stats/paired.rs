@@ -194,11 +194,12 @@ pub fn fewest_rounds(alpha: f64) -> usize {
 /// t(0.8)) × sd / √n`, `n − 1` degrees of freedom. Chosen over simulating
 /// the permutation test (too slow to do for every figure) because under
 /// normal noise the signed rank test has 95 % of the t-test's efficiency
-/// and never below 86 % whatever the noise; with heavy tails the standard
-/// deviation is inflated by the outlying rounds while the ranks are not, so
-/// the figure errs large, the safe side for "could have seen". Near
+/// and never below 86 % whatever the noise. Measured on simulated rounds
+/// (`stats::calibration`, 300 experiments each): where it said about 1 SD
+/// (of one arm's figure from round to round), 1 SD was found in 78 %
+/// (normal, 26 rounds) and 83 % (Student t3, 20 rounds). Near
 /// [`fewest_rounds`] the test's few attainable p-values make it weaker than
-/// this; the measured power is in the calibration tests.
+/// this: at 8 rounds and α 0.01 it said 2.1 SD, and 2 SD was found in 52 %.
 pub fn detectable(differences: &[f64], alpha: f64) -> f64 {
     let n = differences.len() as f64;
     let mean = differences.iter().sum::<f64>() / n;
