@@ -18,7 +18,8 @@ pub mod method;
 pub mod render;
 
 use crate::figures::{Better, Unit};
-use crate::stats::changepoint::{change_points, q_values, ChangePoint, Search};
+use crate::stats::changepoint::{change_points, ChangePoint, Search};
+use crate::stats::fdr::benjamini_hochberg;
 use crate::store::query::Point;
 use serde::Serialize;
 use std::collections::BTreeMap;
@@ -247,7 +248,7 @@ pub fn analyse(points: &[Point], cuts: &[Cut], settings: &Settings) -> Analysis 
         .map(|c| c.found.p)
         .chain(rejected.iter().copied())
         .collect();
-    let q = q_values(&p_values);
+    let q = benjamini_hochberg(&p_values);
     let significant: Vec<(Candidate, f64)> = candidates
         .into_iter()
         .zip(q)

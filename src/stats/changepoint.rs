@@ -10,7 +10,7 @@
 //! taken as it was, called 5 % of series of pure noise a change at 0.1 %.
 //! The permutations are drawn from a fixed seed, so the result is
 //! deterministic. Segments are divided again until no division is
-//! significant. [`q_values`] (Benjamini–Hochberg) then keeps the changes
+//! significant. Benjamini–Hochberg (`super::fdr`) then keeps the changes
 //! of many series whose false discovery rate is near a rate (the rates
 //! measured on noise and steps are in the README).
 
@@ -302,24 +302,6 @@ fn divide(
     divide(&segment[split..], offset + split, search, cuts, rejected);
 }
 
-/// The Benjamini–Hochberg q-value of each of `p_values`: the smallest
-/// false discovery rate at which it is a discovery, `min over j >= i of
-/// p(j) m / j` by rank. Those with `q <= rate` are the discoveries of
-/// the procedure at that rate (the largest rank `k` with `p(k) <= k rate /
-/// m`, and every smaller p-value).
-pub fn q_values(p_values: &[f64]) -> Vec<f64> {
-    let m = p_values.len();
-    let mut order: Vec<usize> = (0..m).collect();
-    order.sort_by(|&a, &b| p_values[a].total_cmp(&p_values[b]));
-    let mut q = vec![1.0; m];
-    let mut smallest = 1.0_f64;
-    for (rank, &i) in order.iter().enumerate().rev() {
-        smallest = smallest.min(p_values[i] * m as f64 / (rank + 1) as f64);
-        q[i] = smallest;
-    }
-    q
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -431,31 +413,6 @@ mod tests {
         assert!(change_points(&[], SEARCH).changes.is_empty());
     }
 
-    #[test]
-    fn benjamini_hochberg_keeps_the_ranks_under_the_line() {
-        let discoveries = |p: &[f64], rate: f64| -> Vec<bool> {
-            q_values(p).iter().map(|q| *q <= rate).collect()
-        };
-        // m = 5, q = 0.05: lines 0.01, 0.02, 0.03, 0.04, 0.05.
-        let p = [0.04, 0.001, 0.9, 0.025, 0.011];
-        assert_eq!(
-            discoveries(&p, 0.05),
-            [true, true, false, true, true],
-            "rank 4 (0.04 <= 0.04) takes every smaller p with it"
-        );
-        assert_eq!(discoveries(&[0.2, 0.3], 0.05), [false, false]);
-        assert!(q_values(&[]).is_empty());
-        // By hand: p(k) 5 / k is 0.005, 0.0275, 0.0417, 0.05, 0.9.
-        let q = q_values(&p);
-        let expected = [0.05, 0.005, 0.9, 0.025 * 5.0 / 3.0, 0.0275];
-        for (q, e) in q.iter().zip(expected) {
-            assert!((q - e).abs() < 1e-12, "{q} {e}");
-        }
-        // A larger p-value whose p m / k is smaller lowers the q of those before it.
-        let q = q_values(&[0.03, 0.031]);
-        assert!((q[0] - 0.031).abs() < 1e-12 && (q[1] - 0.031).abs() < 1e-12);
-    }
-
     /// The divergence straight from its definition, O(n²).
     fn divergence_by_pairs(xs: &[f64], split: usize) -> f64 {
         let (left, right) = xs.split_at(split);
@@ -537,7 +494,8 @@ mod tests {
                 p.push((Some((i, c.index)), c.p));
             }
         }
-        let q = q_values(&p.iter().map(|(_, p)| *p).collect::<Vec<_>>());
+        let q =
+            crate::stats::fdr::benjamini_hochberg(&p.iter().map(|(_, p)| *p).collect::<Vec<_>>());
         let kept: Vec<(usize, usize)> = p
             .iter()
             .zip(q)

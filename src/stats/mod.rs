@@ -3,10 +3,25 @@
 //! respect autocorrelation, Welch's test between two estimates, the
 //! two-proportion test between two shares of events and a share's error
 //! over a run's sub-windows (`ratio`), and how much a figure moves from one
-//! run to the next (`run_to_run`); Holm's correction for many tests.
+//! run to the next (`run_to_run`); Holm's correction for many tests. For
+//! experiments over rounds: the arms' order in each round (`order`), the
+//! paired test of two arms over rounds (`paired`), Fisher's exact test on
+//! counts (`fisher`) and Benjamini–Hochberg q-values (`fdr`).
 
 pub mod batch_means;
+#[cfg(test)]
+mod calibration;
 pub mod changepoint;
+pub mod fdr;
+// Called by the `ab` experiment (issue 30, branch wt-ab), which removes this allow when merged.
+#[allow(dead_code)]
+pub mod fisher;
+// Called by the `ab` experiment (issue 30, branch wt-ab), which removes this allow when merged.
+#[allow(dead_code)]
+pub mod order;
+// Called by the `ab` experiment (issue 30, branch wt-ab), which removes this allow when merged.
+#[allow(dead_code)]
+pub mod paired;
 pub mod proportions;
 pub mod ratio;
 pub mod run_to_run;
