@@ -117,14 +117,25 @@ import json, pathlib, re, sys
 
 out = pathlib.Path(sys.argv[1])
 
-def figures_of(mode):
-    run = json.loads((out / f"micro-{mode}.json").read_text())
-    return run["scenarios"][0]["result"]
+OPS = ["fork", "exec", "sh", "ctx0", "ctx64", "pipe", "unix", "udp", "tcp", "connect",
+       "create0", "delete0", "create1k", "delete1k", "create10k", "delete10k", "mmap", "fault"]
 
-results = {mode: figures_of(mode) for mode in ("paced", "lmbench")}
+def figures_of(mode):
+    """The result, and each operation's figure name: the table's columns
+    are the operations in order, named as their figures (in the lmbench
+    mode, another name where the unit is not LMbench's)."""
+    run = json.loads((out / f"micro-{mode}.json").read_text())
+    columns = [c["header"] for c in run["probes"]["micro"]["columns"]]
+    return run["scenarios"][0]["result"], dict(zip(OPS, columns))
+
+results, names = {}, {}
+for mode in ("paced", "lmbench"):
+    results[mode], names[mode] = figures_of(mode)
 
 def p50(mode, op):
-    return results[mode]["figures"].get(f"{op}_p50_us")
+    base, _, rest = op.partition("_")
+    name = names[mode].get(base, base) + (f"_{rest}" if rest else "")
+    return results[mode]["figures"].get(f"{name}_p50_us")
 
 def shown(v):
     return f"{v:.2f}" if v is not None else "-"

@@ -64,7 +64,7 @@ pub fn render(c: &Comparison) -> String {
                 opt(cell.p),
                 name(cell.verdict),
                 cell.untested.map(name).unwrap_or_default(),
-                String::new(),
+                cell.spread.map(name).unwrap_or_default(),
             ];
             writer.write_record(&record).expect("writing to memory");
         }

@@ -1,26 +1,51 @@
 //! How the split of late events changed between runs. The compared
 //! quantity is, per scenario and cause, the share of the probe's events
 //! that were late with that cause: late events labelled with it over the
-//! events split (both stored exact in `LateCauses`, and merged by adding,
-//! so a merge or `--repeat` compares the union). A run is tested against
-//! the baseline by Welch's test on each repeat's share where both have 3
-//! or more repeats that split their events (spread over the run, bursts
-//! included); else by the two-proportion z test on the counts
-//! (`stats::proportions`), which treats events as independent trials:
-//! late events come in bursts (a wait behind a burst of load delays
-//! several frames), and the split is kept for the whole measurement only,
-//! not per sub-window, so that test overstates significance, and the
-//! legend says so. Either way the p-values of every cause and scenario of
-//! a run are corrected together (Holm's): up to 14 causes per scenario
-//! are tested at once.
+//! events split (both stored exact in `LateCauses`, for the whole
+//! measurement and per sub-window, and merged by adding, so a merge or
+//! `--repeat` compares the union). A run is tested against the baseline by
+//! Welch's test on:
+//!
+//! - each repeat's share (`[r]`), where both runs have 3 or more repeats
+//!   that split their events: spread over the run, bursts included;
+//! - else each run's share over its sub-windows as clusters (`[s]`,
+//!   `stats::ratio`), where both keep counts per sub-window: a burst of
+//!   late events strays one sub-window, not as many independent events;
+//! - else (documents made before the counts per sub-window were kept) the
+//!   two-proportion z test on the whole-run counts (`[w]`,
+//!   `stats::proportions`), which treats events as independent trials and
+//!   so overstates significance; the legend says so.
+//!
+//! Sub-windows as clusters (a ratio estimator's error), rather than a
+//! permutation test or a block bootstrap over the sub-windows: it is
+//! deterministic and cheap, and its p-value has no floor (with Holm's
+//! correction over 50 rows at 0.01, a p-value from draws needs more than
+//! 5 000 draws per row before it can reach α/m at all); it weighs each
+//! sub-window by its events as the run's share does (a plain mean of the
+//! sub-windows' shares would weigh 3 events as much as 300); and it is the
+//! batch-means argument the rest of `compare` makes: neighbouring
+//! sub-windows still correlated are merged first, and the error never
+//! falls below the binomial one. None of these sees drift from one run to
+//! the next: `[s]`, like `[w]`, is the spread within each run.
+//!
+//! Whichever test, the p-values of every cause and scenario of a run are
+//! corrected together (Holm's): up to 14 causes per scenario are tested at
+//! once. No late row counts for `--fail-on`: the shares say why events
+//! were late, the figures (deadlines met, latency percentiles) say how
+//! late, and those are what it judges; and `[s]` is spread within each
+//! run, which `--fail-on` leaves out of the figures' verdicts too (`[w]`).
 
-use super::{scenario_keys, Comparison, Spread, Untested, Verdict};
+mod render;
+
+pub use render::{legend, table};
+
+use super::{scenario_keys, Spread, Untested, Verdict};
 use crate::document::estimate::MIN_REPEATS;
 use crate::document::schema::{RunDocument, ScenarioResult, ScenarioStatus};
 use crate::figures::late::LateCauses;
 use crate::measure::late::Cause;
 use crate::report::late::causes_of;
-use crate::stats::{holm, proportions, welch, Estimate};
+use crate::stats::{holm, proportions, ratio, welch, Estimate};
 use serde::Serialize;
 
 /// One run's share of events late with a row's cause.
@@ -40,8 +65,9 @@ pub struct LateCell {
     /// (Holm's): what the verdict is decided by.
     pub p_adjusted: Option<f64>,
     pub verdict: Verdict,
-    /// The spread the test judged against: the repeats' ([`Spread::Repeats`])
-    /// or none but chance over independent events ([`Spread::WithinRun`]).
+    /// The spread the test judged against: the repeats' ([`Spread::Repeats`]),
+    /// the sub-windows' ([`Spread::SubWindows`]) or none but chance over
+    /// independent events ([`Spread::WithinRun`]).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub spread: Option<Spread>,
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -59,13 +85,15 @@ pub struct LateRow {
     pub cells: Vec<Option<LateCell>>,
 }
 
-/// One run's counts of a row's cause: late with it and events split, and
-/// each repeat's share in % when the run has enough repeats that split.
+/// One run's counts of a row's cause: late with it and events split, each
+/// repeat's share in % when the run has enough repeats that split, and
+/// both counts per sub-window where the run keeps them.
 #[derive(Debug, Clone)]
 struct Counts {
     late: u64,
     events: u64,
     shares: Option<Vec<f64>>,
+    sub_windows: Vec<(u64, u64)>,
 }
 
 impl Counts {
@@ -74,6 +102,7 @@ impl Counts {
             late: causes.count(cause),
             events: causes.events(),
             shares: repeat_shares(scenario, cause),
+            sub_windows: causes.sub_window_counts(cause),
         }
     }
 }
@@ -202,10 +231,13 @@ fn cell(this: &Counts, base: Option<&Counts>, is_baseline: bool) -> LateCell {
         .zip(this.shares.as_deref())
         .and_then(|(b, t)| welch::test(&Estimate::of_samples(b)?, &Estimate::of_samples(t)?))
         .map(|t| (Spread::Repeats, t.p, t.t));
-    let test = across_repeats.or_else(|| {
-        proportions::test(base.late, base.events, this.late, this.events)
-            .map(|t| (Spread::WithinRun, t.p, t.z))
-    });
+    let over_sub_windows = ratio::share(&base.sub_windows).zip(ratio::share(&this.sub_windows));
+    let test = match (across_repeats, over_sub_windows) {
+        (Some(test), _) => Some(test),
+        (None, Some((b, t))) => welch::test(&b, &t).map(|t| (Spread::SubWindows, t.p, t.t)),
+        (None, None) => proportions::test(base.late, base.events, this.late, this.events)
+            .map(|t| (Spread::WithinRun, t.p, t.z)),
+    };
     let Some((spread, p, direction)) = test else {
         cell.verdict = Verdict::Untested;
         cell.untested = Some(Untested::WithoutSpread);
@@ -220,82 +252,10 @@ fn cell(this: &Counts, base: Option<&Counts>, is_baseline: bool) -> LateCell {
     cell
 }
 
-/// A cell as text: `11.2 % −80 % better`.
-fn cell_text(cell: Option<&LateCell>) -> String {
-    let Some(cell) = cell else {
-        return super::text::MISSING.to_string();
-    };
-    let mut parts = vec![format!("{:.1} %", cell.pct_of_events)];
-    parts.extend(cell.change.map(|c| format!("{c:+.0} %")));
-    let word = super::text::verdict_text(cell.verdict);
-    parts.push(match cell.spread {
-        Some(spread) if !word.is_empty() => format!("{word} {}", spread.marker()),
-        _ => word.to_string(),
-    });
-    parts.retain(|p| !p.is_empty());
-    parts.join(" ")
-}
-
-/// The late rows as a table: a header (`probe`, `load`, `late for`, the
-/// runs' names), then a line per row; empty without rows.
-pub fn table(c: &Comparison) -> Vec<Vec<String>> {
-    if c.late.is_empty() {
-        return Vec::new();
-    }
-    let header = ["probe", "load", "late for"]
-        .map(String::from)
-        .into_iter()
-        .chain(c.runs.iter().map(|r| r.name.clone()))
-        .collect();
-    let lines = c.late.iter().map(|row| {
-        [
-            row.probe.clone(),
-            row.load.clone(),
-            row.cause.words().to_string(),
-        ]
-        .into_iter()
-        .chain(row.cells.iter().map(|cell| cell_text(cell.as_ref())))
-        .collect()
-    });
-    std::iter::once(header).chain(lines).collect()
-}
-
-/// What the late rows show and how they were tested; empty without rows.
-pub fn legend(c: &Comparison) -> Vec<String> {
-    if c.late.is_empty() {
-        return Vec::new();
-    }
-    let cells: Vec<&LateCell> = c
-        .late
-        .iter()
-        .flat_map(|r| r.cells.iter().flatten())
-        .filter(|cell| cell.p.is_some())
-        .collect();
-    let by = |spread: Spread| cells.iter().filter(|c| c.spread == Some(spread)).count();
-    let mut lines = vec![format!(
-        "late for: the % of the probe's events that were late with that cause (late events labelled with it / events split), its change against {} in %; better / worse: significant at alpha {} once the {} tests of each run are corrected together (Holm's)",
-        c.runs[0].name,
-        c.alpha,
-        cells.len()
-    )];
-    if by(Spread::Repeats) > 0 {
-        lines.push(format!(
-            "late for [r]: {} test(s) by Welch's t-test on each repeat's share (3 or more repeats in both runs)",
-            by(Spread::Repeats)
-        ));
-    }
-    if by(Spread::WithinRun) > 0 {
-        lines.push(format!(
-            "late for [w]: {} test(s) by a two-proportion z test on the counts, which treats events as independent; late events come in bursts and the split is not kept per sub-window, so these overstate significance: repeat the runs (--repeat 3) for a test across repeats",
-            by(Spread::WithinRun)
-        ));
-    }
-    lines
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::compare::Comparison;
     use crate::report::late::tests::causes;
 
     /// The fixture run with `causes` as audio's split under burn.
@@ -339,16 +299,21 @@ mod tests {
         );
     }
 
-    #[test]
-    fn every_format_shows_the_change_and_says_how_it_was_tested() {
-        let runs = [run_with(Some(causes(40, 2))), run_with(Some(causes(8, 2)))];
-        let names = vec!["base".to_string(), "nice".to_string()];
+    /// The comparison at alpha 0.01 of `runs`, `base` and `name`.
+    fn compared(runs: &[RunDocument; 2], name: &str) -> Comparison {
+        let names = vec!["base".to_string(), name.to_string()];
         let files = vec!["a.json".to_string(), "b.json".to_string()];
         let options = crate::compare::CompareOptions {
             alpha: 0.01,
             figures: vec!["mean".into()],
         };
-        let c = Comparison::build(&runs, names, files, &options);
+        Comparison::build(runs, names, files, &options)
+    }
+
+    #[test]
+    fn every_format_shows_the_change_and_says_how_it_was_tested() {
+        let runs = [run_with(Some(causes(40, 2))), run_with(Some(causes(8, 2)))];
+        let c = compared(&runs, "nice");
         let text = crate::compare::text::render(&c, crate::compare::Layout::Columns);
         assert!(
             text.contains("Why late: % of events late for each cause\nprobe  load  late for         base    nice\naudio  burn  run-queue wait   40.0 %  8.0 % -80 % better [w]\naudio  burn  blocked (other)  2.0 %   2.0 % +0 % n.s. [w]\n"),
@@ -450,5 +415,82 @@ mod tests {
             (cell.spread, cell.verdict),
             (Some(Spread::Repeats), Verdict::NoDifference)
         );
+    }
+
+    /// Runs whose audio under burn splits 100 frames in each sub-window,
+    /// `late[k]` of them late for the run queue in sub-window `k`.
+    fn runs_in_sub_windows(base: &[u64], other: &[u64]) -> [RunDocument; 2] {
+        use crate::figures::late::fixture::in_sub_windows;
+        [
+            run_with(Some(in_sub_windows(base, 100))),
+            run_with(Some(in_sub_windows(other, 100))),
+        ]
+    }
+
+    /// `late` frames late in each of `bursts` sub-windows, none in the rest.
+    fn bursts(at: &[usize], late: u64) -> Vec<u64> {
+        let mut each = vec![0; crate::measure::batches::BATCHES];
+        at.iter().for_each(|&k| each[k] = late);
+        each
+    }
+
+    #[test]
+    fn bursts_are_judged_by_their_sub_windows_not_as_independent_events() {
+        // 20 of 2000 frames late in one burst against 60 in three: the
+        // two-proportion test on the counts calls it (p about 1e-5); over
+        // the sub-windows it is one burst against three, which chance
+        // gives.
+        let runs = runs_in_sub_windows(&bursts(&[5], 20), &bursts(&[2, 9, 15], 20));
+        let counts = proportions::test(20, 2000, 60, 2000).unwrap();
+        assert!(counts.p < 1e-4, "{counts:?}");
+        let rows = rows(&runs, 0.01);
+        assert_eq!(rows.len(), 1);
+        let cell = rows[0].cells[1].as_ref().unwrap();
+        assert_eq!((cell.late, cell.events), (60, 2000));
+        assert_eq!(cell.spread, Some(Spread::SubWindows), "{cell:?}");
+        assert!(cell.p.unwrap() > 0.1, "{cell:?}");
+        assert_eq!(cell.verdict, Verdict::NoDifference, "{cell:?}");
+        // The same runs without their counts per sub-window (documents
+        // made before they were kept) fall back to the counts' test.
+        let mut older = runs.clone();
+        for run in &mut older {
+            let result = run.scenarios[1].outcome.result.as_mut().unwrap();
+            result.late.as_mut().unwrap().batches.clear();
+        }
+        let rows = super::rows(&older, 0.01);
+        let cell = rows[0].cells[1].as_ref().unwrap();
+        assert_eq!(
+            (cell.spread, cell.verdict),
+            (Some(Spread::WithinRun), Verdict::Worse)
+        );
+    }
+
+    #[test]
+    fn a_change_in_every_sub_window_is_called_and_marked_but_fails_nothing() {
+        let runs = runs_in_sub_windows(&[1; 20], &[5; 20]);
+        let c = compared(&runs, "new");
+        let cell = c.late[0].cells[1].as_ref().unwrap();
+        assert_eq!(
+            (cell.spread, cell.verdict),
+            (Some(Spread::SubWindows), Verdict::Worse),
+            "{cell:?}"
+        );
+        assert!(cell.p_adjusted.unwrap() < 1e-4, "{cell:?}");
+        let text = crate::compare::text::render(&c, crate::compare::Layout::Columns);
+        assert!(
+            text.contains("audio  burn  run-queue wait  1.0 %  5.0 % +400 % worse [s]"),
+            "{text}"
+        );
+        assert!(
+            text.contains("late for [s]: 1 test(s) by Welch's t-test on each run's share with its spread over the run's 20 sub-windows"),
+            "{text}"
+        );
+        assert!(
+            text.contains("no verdict here counts for --fail-on"),
+            "{text}"
+        );
+        assert_eq!(c.worse().count(), 0);
+        let csv = crate::compare::csv::render(&c);
+        assert!(csv.contains(",worse,,sub_windows\n"), "{csv}");
     }
 }

@@ -89,6 +89,10 @@ pub enum Spread {
     /// Only the spread within each run (batch means): drift between runs is
     /// not in it, so `--fail-on` leaves the verdict out.
     WithinRun,
+    /// The spread of a share of late events over each run's sub-windows
+    /// (`late` rows only, see [`late`]): bursts are in it, drift between
+    /// runs is not, and no late row is in `--fail-on`.
+    SubWindows,
 }
 
 impl Spread {
@@ -98,6 +102,7 @@ impl Spread {
             Spread::History => "[h]",
             Spread::Repeats => "[r]",
             Spread::WithinRun => "[w]",
+            Spread::SubWindows => "[s]",
         }
     }
 }

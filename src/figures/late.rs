@@ -2,15 +2,21 @@
 //! of the delay added up over every event and over the late ones, the late
 //! events per cause (how many, their delay, the distribution of the part
 //! their cause stands for) in a [`Tally`], so that repeats and runs merge
-//! by adding, and the worst late events whole, so a run can be analysed
-//! again.
+//! by adding, the same counts per sub-window of the measurement, and the
+//! worst late events whole, so a run can be analysed again.
 
 use super::explain::ExplainSummary;
 use super::late_context::{InferredContext, LateContext};
 use super::tally::{Samples, Tally, TallyError};
 use crate::measure::attrib::{EventSplitter, Splitting};
-use crate::measure::late::{Cause, EventSplit, LateAccount, Parts, WORST_KEPT};
+use crate::measure::late::{Cause, EventSplit, LateAccount, Parts, SubWindowCounts, WORST_KEPT};
 use serde::{Deserialize, Serialize};
+
+mod cost;
+#[cfg(test)]
+pub(crate) mod fixture;
+
+pub use cost::ReadCost;
 
 /// Events split.
 const EVENTS: &str = "events";
@@ -79,52 +85,6 @@ impl LateEvent {
     }
 }
 
-/// What telling the parts apart cost the probe.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
-pub struct ReadCost {
-    /// Readings of the thread's clocks and counters taken.
-    pub reads: u64,
-    /// What one cost in CPU time, timed when the reader was opened, ns.
-    pub ns_per_read: f64,
-    /// Taskstats readings (delay accounting, at the end of each event
-    /// whose work blocked); 0 where it was unavailable.
-    #[serde(default)]
-    pub taskstats_reads: u64,
-    /// What one cost, timed when the splitter was opened, ns.
-    #[serde(default)]
-    pub ns_per_taskstats_read: f64,
-}
-
-impl ReadCost {
-    /// The readings' time in all, s.
-    pub fn total_s(&self) -> f64 {
-        (self.reads as f64 * self.ns_per_read
-            + self.taskstats_reads as f64 * self.ns_per_taskstats_read)
-            / 1e9
-    }
-
-    /// The cost of all of `costs` together.
-    fn sum(costs: impl Iterator<Item = ReadCost> + Clone) -> Self {
-        let mean = |count: &dyn Fn(&ReadCost) -> (u64, f64)| {
-            let reads: u64 = costs.clone().map(|c| count(&c).0).sum();
-            let ns: f64 = costs
-                .clone()
-                .map(|c| count(&c).0 as f64 * count(&c).1)
-                .sum();
-            (reads, if reads == 0 { 0.0 } else { ns / reads as f64 })
-        };
-        let (reads, ns_per_read) = mean(&|c| (c.reads, c.ns_per_read));
-        let (taskstats_reads, ns_per_taskstats_read) =
-            mean(&|c| (c.taskstats_reads, c.ns_per_taskstats_read));
-        Self {
-            reads,
-            ns_per_read,
-            taskstats_reads,
-            ns_per_taskstats_read,
-        }
-    }
-}
-
 /// Why a probe's events were late, for one measurement or a merge.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct LateCauses {
@@ -140,6 +100,14 @@ pub struct LateCauses {
     /// cause: `CAUSE.count`, `CAUSE.delay_ns` and the distribution of the
     /// part the cause stands for (`CAUSE`).
     pub tally: Tally,
+    /// Events, late events and late events per cause (`CAUSE.count`, left
+    /// out where 0) in each equal sub-window of the measurement, in time
+    /// order, an event in the one it was due in: what a change between
+    /// runs is judged against (`compare`), as late events come in bursts.
+    /// A merge adds them sub-window by sub-window. Empty in documents made
+    /// before they were kept, and in a merge with one of those.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub batches: Vec<Tally>,
     /// The worst late events, worst first, at most [`WORST_KEPT`].
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub worst: Vec<LateEvent>,
@@ -217,6 +185,9 @@ impl LateCauses {
             schedstat,
             notices: Vec::new(),
             tally,
+            batches: account.sub_windows().map_or_else(Vec::new, |counts| {
+                counts.iter().map(sub_window_tally).collect()
+            }),
             worst: account.worst().iter().map(LateEvent::of).collect(),
             cost,
             explain: None,
@@ -296,6 +267,17 @@ impl LateCauses {
         self.tally.count(&format!("{}.count", cause.key())) as u64
     }
 
+    /// Per sub-window of the measurement, in time order: the late events
+    /// labelled `cause` and the events split. Empty where the document
+    /// does not keep them.
+    pub fn sub_window_counts(&self, cause: Cause) -> Vec<(u64, u64)> {
+        let key = format!("{}.count", cause.key());
+        self.batches
+            .iter()
+            .map(|b| (b.count(&key) as u64, b.count(EVENTS) as u64))
+            .collect()
+    }
+
     /// The delay of the late events labelled `cause`, added up, ns.
     pub fn delay_ns(&self, cause: Cause) -> u64 {
         self.tally.count(&format!("{}.delay_ns", cause.key())) as u64
@@ -332,11 +314,19 @@ impl LateCauses {
         })
     }
 
-    /// The merge of `all` (at least one): tallies added, the worst events
-    /// of all kept, notices joined, run-queue wait read only if read in
-    /// every one, the inferred contexts added up where every one has one.
+    /// The merge of `all` (at least one): tallies added, sub-window by
+    /// sub-window too where every one keeps as many, the worst events of
+    /// all kept, notices joined, run-queue wait read only if read in every
+    /// one, the inferred contexts added up where every one has one.
     pub fn merged(all: &[&LateCauses]) -> Result<Self, TallyError> {
         let tally = Tally::merge(all.iter().map(|l| &l.tally))?;
+        let sub_windows = all[0].batches.len();
+        let batches = match all.iter().all(|l| l.batches.len() == sub_windows) {
+            true => (0..sub_windows)
+                .map(|k| Tally::merge(all.iter().map(|l| &l.batches[k])))
+                .collect::<Result<_, _>>()?,
+            false => Vec::new(),
+        };
         let mut worst: Vec<LateEvent> = all.iter().flat_map(|l| l.worst.clone()).collect();
         worst.sort_by_key(|e| std::cmp::Reverse(e.delay_ns()));
         worst.truncate(WORST_KEPT);
@@ -354,6 +344,7 @@ impl LateCauses {
             schedstat: all.iter().all(|l| l.schedstat),
             notices,
             tally,
+            batches,
             worst,
             cost: ReadCost::sum(all.iter().map(|l| l.cost)),
             context: all
@@ -365,77 +356,21 @@ impl LateCauses {
     }
 }
 
-/// Scripted late causes for the tests of every module that shows them.
-#[cfg(test)]
-pub(crate) mod fixture {
-    use super::*;
-    use crate::measure::late::{EventTimes, ThreadSnapshot};
-
-    const MS: u64 = 1_000_000;
-
-    /// Scripted late causes: `run_queue` frames late by 10, 11, ... ms
-    /// waiting on a run queue (1 ms of timer each), then `blocked` frames
-    /// blocked 4 ms, of 100 frames in all.
-    pub fn causes(run_queue: u64, blocked: u64) -> LateCauses {
-        let mut account = LateAccount::new();
-        let before = ThreadSnapshot {
-            run_delay_ns: Some(0),
-            ..ThreadSnapshot::default()
-        };
-        let times = EventTimes {
-            due_ns: 10 * MS,
-            cpu_wanted_ns: Some(MS),
-        };
-        let mut record = |woke: ThreadSnapshot, ended: ThreadSnapshot, late: bool| {
-            let split =
-                EventSplit::of(times, &before, &Parts::default(), &woke, Some(&ended), true);
-            account.record(&split, late);
-        };
-        for i in 0..run_queue {
-            let woke = ThreadSnapshot {
-                at_ns: (20 + i) * MS,
-                run_delay_ns: Some((9 + i) * MS),
-                ..before
-            };
-            let ended = ThreadSnapshot {
-                at_ns: (21 + i) * MS,
-                cpu_ns: MS,
-                ..woke
-            };
-            record(woke, ended, true);
-        }
-        for _ in 0..blocked {
-            let woke = ThreadSnapshot {
-                at_ns: 10 * MS,
-                ..before
-            };
-            let ended = ThreadSnapshot {
-                at_ns: 15 * MS,
-                cpu_ns: MS,
-                voluntary: 1,
-                ..woke
-            };
-            record(woke, ended, true);
-        }
-        for _ in run_queue + blocked..100 {
-            let woke = ThreadSnapshot {
-                at_ns: 10 * MS,
-                ..before
-            };
-            let ended = ThreadSnapshot {
-                at_ns: 11 * MS,
-                cpu_ns: MS,
-                ..woke
-            };
-            record(woke, ended, false);
-        }
-        let cost = ReadCost {
-            reads: 300,
-            ns_per_read: 2_000.0,
-            ..ReadCost::default()
-        };
-        LateCauses::of(&account, "missed its deadline", true, cost)
-    }
+/// The counts of one sub-window as a tally: events, late events and the
+/// late events of each cause that has one.
+fn sub_window_tally(counts: &SubWindowCounts) -> Tally {
+    let tally = Tally::default()
+        .with_count(EVENTS, counts.events as f64)
+        .with_count(LATE, counts.late as f64);
+    Cause::ALL
+        .into_iter()
+        .filter(|c| counts.count(*c) > 0)
+        .fold(tally, |tally, cause| {
+            tally.with_count(
+                &format!("{}.count", cause.key()),
+                counts.count(cause) as f64,
+            )
+        })
 }
 
 #[cfg(test)]
@@ -502,6 +437,41 @@ mod tests {
         let json = serde_json::to_string(&merged).unwrap();
         let back: LateCauses = serde_json::from_str(&json).unwrap();
         assert_eq!(back, merged);
+    }
+
+    #[test]
+    fn the_document_keeps_counts_per_sub_window_and_a_merge_adds_them() {
+        use super::fixture::in_sub_windows;
+        use crate::measure::batches::BATCHES;
+        let mut bursts = [0; BATCHES];
+        bursts[3] = 6;
+        bursts[4] = 2;
+        let one = in_sub_windows(&bursts, 10);
+        assert_eq!((one.events(), one.count(Cause::RunQueue)), (200, 8));
+        let counts = one.sub_window_counts(Cause::RunQueue);
+        assert_eq!(counts.len(), BATCHES);
+        assert_eq!(
+            (counts[3], counts[4], counts[5]),
+            ((6, 10), (2, 10), (0, 10))
+        );
+        assert_eq!(one.sub_window_counts(Cause::BlockedOther)[3], (0, 10));
+        let json = serde_json::to_string(&one).unwrap();
+        let back: LateCauses = serde_json::from_str(&json).unwrap();
+        assert_eq!(back, one);
+        let two = in_sub_windows(&[1; BATCHES], 10);
+        let merged = LateCauses::merged(&[&one, &two]).unwrap();
+        let counts = merged.sub_window_counts(Cause::RunQueue);
+        assert_eq!((counts[3], counts[5]), ((7, 20), (1, 20)));
+        assert_eq!(merged.late(), 28);
+        // A document made before the counts were kept reads without them,
+        // and a merge with it keeps none.
+        let mut older: serde_json::Value = serde_json::from_str(&json).unwrap();
+        older.as_object_mut().unwrap().remove("batches");
+        let older: LateCauses = serde_json::from_value(older).unwrap();
+        assert!(older.sub_window_counts(Cause::RunQueue).is_empty());
+        let mixed = LateCauses::merged(&[&one, &older]).unwrap();
+        assert!(mixed.batches.is_empty());
+        assert_eq!(mixed.late(), 16);
     }
 
     #[test]

@@ -12,6 +12,7 @@
 use super::clock::{now_ns, thread_cpu_ns};
 use super::cpu_time::ThreadCpuTime;
 use super::late::{DelaySplit, EventSplit, EventTimes, LateAccount, Parts, ThreadSnapshot};
+use super::window::Window;
 use crate::system::delayacct;
 use crate::system::taskstats::{Delays, TaskstatsError, TaskstatsSocket};
 use nix::sys::resource::{getrusage, UsageWho};
@@ -459,6 +460,14 @@ impl Splitting {
     pub fn dropped(&mut self, times: EventTimes, late: bool) {
         if let Some(splitter) = &mut self.splitter {
             splitter.dropped(times, late);
+        }
+    }
+
+    /// Counts events per sub-window of `window` from now on (see
+    /// [`LateAccount::set_window`]).
+    pub fn set_window(&mut self, window: Window) {
+        if let Some(splitter) = &mut self.splitter {
+            splitter.account.set_window(window);
         }
     }
 

@@ -94,7 +94,7 @@ pub fn measure_points(
     response: &mut dyn Response,
     late: LateSplit,
 ) -> Result<Measured, MeasureError> {
-    let mut splitting = late.open();
+    let mut splitting = late.open(window);
     let mut points = Vec::with_capacity(params.points as usize);
     let mut idle_from_ns = window.start_ns;
     sleep_until_ns(window.start_ns);

@@ -473,6 +473,7 @@ impl Probe for FileIoProbe {
                 std::io::ErrorKind::NotFound.into(),
             )
         })?;
+        thread.set_window(window);
         let period_ns = self.settings.period_ns;
         let give_up_ns = window.end_ns + LATE_LIMIT_NS;
         let mut due_ns = window.start_ns;

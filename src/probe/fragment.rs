@@ -290,7 +290,7 @@ impl Writes {
 impl Probe for FragmentProbe {
     fn measure(self: Box<Self>, window: Window, _dir: &Path) -> Result<Measured, MeasureError> {
         let mut writes = self.writes;
-        let mut splitting = self.late.open();
+        let mut splitting = self.late.open(window);
         let cpu_time = splitting.cpu_time();
         let cpu_ns = self.settings.cpu_ns();
         sleep_until_ns(window.start_ns);

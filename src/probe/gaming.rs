@@ -191,7 +191,7 @@ impl GameFrames {
 impl Probe for GamingProbe {
     fn measure(self: Box<Self>, window: Window, _dir: &Path) -> Result<Measured, MeasureError> {
         let mut frames = self.frames;
-        let mut splitting = self.late.open();
+        let mut splitting = self.late.open(window);
         let cpu_time = splitting.cpu_time();
         sleep_until_ns(window.start_ns);
         let mut started_ns = splitting.woke();

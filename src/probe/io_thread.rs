@@ -17,6 +17,7 @@ use crate::figures::LateCauses;
 use crate::measure::attrib::Splitting;
 use crate::measure::clock::{now_ns, sleep_until_ns};
 use crate::measure::late::EventTimes;
+use crate::measure::window::Window;
 use crate::sim::uncached::{drop_cached_range, AlignedBuf};
 use std::fs::File;
 use std::io;
@@ -87,8 +88,12 @@ impl RequestThread {
         let thread = std::thread::Builder::new()
             .name("fb-fileio-io".into())
             .spawn(move || {
-                // Opened here: the readings are of this thread.
-                set(&shared, rule.late.open());
+                // Opened here: the readings are of this thread. Said once
+                // opened, so that the window can be given to it.
+                set(&shared, rule.late.open_before_window());
+                if outgoing.send(Ok(0)).is_err() {
+                    return;
+                }
                 for order in incoming {
                     sleep_until_ns(order.due_ns);
                     with(&shared, Splitting::woke);
@@ -104,6 +109,7 @@ impl RequestThread {
                     }
                 }
             })?;
+        results.recv().map_err(|_| gone())??;
         Ok(Self {
             orders: Some(orders),
             results,
@@ -141,6 +147,11 @@ impl RequestThread {
             }
             Err(RecvTimeoutError::Disconnected) => Err(gone()),
         }
+    }
+
+    /// Counts its requests per sub-window of `window` from now on.
+    pub fn set_window(&self, window: Window) {
+        with(&self.splitting, |s| s.set_window(window));
     }
 
     /// Why its requests were late, by `rule` (in words); `None` without

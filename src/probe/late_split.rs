@@ -7,6 +7,7 @@
 
 use crate::measure::attrib::Splitting;
 use crate::measure::late::LateAccount;
+use crate::measure::window::Window;
 use crate::sim::io::show_threshold;
 use crate::sim::WorkParams;
 
@@ -32,14 +33,26 @@ impl LateSplit {
     }
 
     /// Starts splitting on the calling thread, which must be the one that
-    /// waits for and does the events.
-    pub fn open(self) -> Splitting {
+    /// waits for and does the events, counting them per sub-window of
+    /// `window` too.
+    pub fn open(self, window: Window) -> Splitting {
+        let mut splitting = self.open_before_window();
+        splitting.set_window(window);
+        splitting
+    }
+
+    /// Starts splitting as [`LateSplit::open`] does, before the window is
+    /// known (on a thread started when the probe is prepared): the events
+    /// are counted per sub-window only once the probe gives the window
+    /// ([`Splitting::set_window`]).
+    pub fn open_before_window(self) -> Splitting {
         Splitting::open(self.account)
     }
 
-    /// Starts splitting as [`LateSplit::open`] does, reading the thread's
-    /// CPU time from its CPU clock: for a probe that times the thread's own
-    /// context switches, which a perf counter on the thread would slow.
+    /// Starts splitting as [`LateSplit::open_before_window`] does, reading
+    /// the thread's CPU time from its CPU clock: for a probe that times the
+    /// thread's own context switches, which a perf counter on the thread
+    /// would slow.
     pub fn open_on_cpu_clock(self) -> Splitting {
         Splitting::open_on_cpu_clock(self.account)
     }
@@ -67,7 +80,7 @@ mod tests {
             late_split: false,
             ..WorkParams::for_tests()
         };
-        let mut off = LateSplit::new(&params).open();
+        let mut off = LateSplit::new(&params).open(Window::ms(0, 1));
         let woke = off.woke();
         let times = EventTimes {
             due_ns: woke,
@@ -79,7 +92,7 @@ mod tests {
 
     #[test]
     fn with_the_split_each_event_is_accounted_by_its_deadline() {
-        let mut on = LateSplit::new(&WorkParams::for_tests()).open();
+        let mut on = LateSplit::new(&WorkParams::for_tests()).open_before_window();
         for deadline_offset_ns in [u64::MAX / 4, 0] {
             let due_ns = on.woke();
             let times = EventTimes {

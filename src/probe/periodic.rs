@@ -61,7 +61,7 @@ impl PeriodicProbe {
 
 impl Probe for PeriodicProbe {
     fn measure(self: Box<Self>, window: Window, _dir: &Path) -> Result<Measured, MeasureError> {
-        let splitting = self.late.open();
+        let splitting = self.late.open(window);
         let mut runner = FrameRunner::new(
             self.shape,
             window,

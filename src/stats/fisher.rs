@@ -21,8 +21,9 @@ use statrs::function::factorial::ln_binomial;
 /// likely than the one seen (the usual definition, with a relative
 /// tolerance of 1e-7 for ties). Computed in log space from the tables
 /// nearest the seen one outwards, stopping where the tail is below 1e-22
-/// of it, so counts in the millions neither overflow nor take long. `None`
-/// when hits exceed trials or the counts overflow.
+/// of it, so counts in the millions neither overflow nor take long (a
+/// p-value below about 1e-308 comes out as 0). `None` when hits exceed
+/// trials or the counts overflow.
 pub fn two_sided_p(
     base_hits: u64,
     base_trials: u64,
@@ -131,4 +132,69 @@ fn first_at_most(low: u64, high: u64, holds: impl Fn(u64) -> bool) -> Option<u64
         }
     }
     Some(yes as u64)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// `two_sided_p` is within `relative` of `expected`.
+    fn near(got: Option<f64>, expected: f64, relative: f64) {
+        let got = got.unwrap();
+        assert!(
+            (got - expected).abs() <= expected * relative,
+            "{got} against {expected}"
+        );
+    }
+
+    #[test]
+    fn known_tables() {
+        // Fisher's tea: 3 of 4 against 1 of 4, p = 34 / 70.
+        near(two_sided_p(3, 4, 1, 4), 34.0 / 70.0, 1e-9);
+        // The rest from the hypergeometric summed in exact rationals.
+        near(two_sided_p(10, 13, 3, 17), 0.0024059315371553988, 1e-9);
+        near(two_sided_p(0, 10, 5, 10), 0.032507739938080496, 1e-9);
+        near(two_sided_p(7, 12, 2, 9), 0.1842343415098833, 1e-9);
+        near(
+            two_sided_p(9000, 10000, 8900, 10000),
+            0.022378874800480158,
+            1e-6,
+        );
+    }
+
+    #[test]
+    fn symmetric_and_bounded() {
+        for (a, n, c, m) in [(3, 4, 1, 4), (10, 13, 3, 17), (5, 50, 20, 60), (0, 7, 0, 9)] {
+            let p = two_sided_p(a, n, c, m).unwrap();
+            assert!(p > 0.0 && p <= 1.0, "{p}");
+            assert!((two_sided_p(c, m, a, n).unwrap() - p).abs() <= 1e-12 * p.max(1e-300));
+            assert!((two_sided_p(n - a, n, m - c, m).unwrap() - p).abs() <= 1e-9 * p);
+        }
+        assert_eq!(two_sided_p(5, 10, 5, 10), Some(1.0));
+        assert_eq!(two_sided_p(0, 0, 0, 0), Some(1.0));
+    }
+
+    #[test]
+    fn millions_of_events() {
+        // Against the same sum taken with Python's lgamma, term by term.
+        near(
+            two_sided_p(990_000, 1_000_000, 989_500, 1_000_000),
+            0.0004594894461544992,
+            1e-4,
+        );
+        near(
+            two_sided_p(999_000, 1_000_000, 998_800, 1_000_000),
+            2.1591027953790846e-05,
+            1e-4,
+        );
+        let tiny = two_sided_p(1_000_000, 2_000_000, 900_000, 2_000_000).unwrap();
+        assert!((0.0..1e-300).contains(&tiny), "{tiny}");
+    }
+
+    #[test]
+    fn impossible_counts_give_none() {
+        assert_eq!(two_sided_p(5, 4, 1, 4), None);
+        assert_eq!(two_sided_p(1, 4, 5, 4), None);
+        assert_eq!(two_sided_p(0, u64::MAX, 0, 1), None);
+    }
 }

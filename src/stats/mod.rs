@@ -1,14 +1,16 @@
 //! The statistics behind confidence intervals and comparisons: estimates
 //! with a standard error and Student t degrees of freedom, batch means that
 //! respect autocorrelation, Welch's test between two estimates, the
-//! two-proportion test between two shares of events, and how much a figure
-//! moves from one run to the next (`run_to_run`); Holm's correction for
-//! many tests. For experiments over rounds: the arms' order in each round
-//! (`order`), the paired test of two arms over rounds (`paired`), Fisher's
-//! exact test on counts (`fisher`) and Benjamini–Hochberg q-values
-//! (`fdr`).
+//! two-proportion test between two shares of events and a share's error
+//! over a run's sub-windows (`ratio`), and how much a figure moves from one
+//! run to the next (`run_to_run`); Holm's correction for many tests. For
+//! experiments over rounds: the arms' order in each round (`order`), the
+//! paired test of two arms over rounds (`paired`), Fisher's exact test on
+//! counts (`fisher`) and Benjamini–Hochberg q-values (`fdr`).
 
 pub mod batch_means;
+#[cfg(test)]
+mod calibration;
 pub mod changepoint;
 pub mod fdr;
 // Called by the `ab` experiment (issue 30, branch wt-ab), which removes this allow when merged.
@@ -21,6 +23,7 @@ pub mod order;
 #[allow(dead_code)]
 pub mod paired;
 pub mod proportions;
+pub mod ratio;
 pub mod run_to_run;
 pub mod welch;
 

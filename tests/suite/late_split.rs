@@ -1,6 +1,6 @@
 //! The split of late events (`result.late`) on short real runs of each kind
-//! of probe that has events: every event is split, no more are late than
-//! there are, each late event kept whole has parts that add up to its
+//! of probe that has events: every event is split, and counted in one
+//! sub-window, no more are late than there are, each late event kept whole has parts that add up to its
 //! delay and a cause, the rule is stated, and `--no-late-split` leaves the
 //! split out and records that it did. No timing and no cause is asserted:
 //! which events are late, and why, depends on the machine.
@@ -41,7 +41,8 @@ fn run(dir: &Path, probes: &str, args: &[&str]) -> Value {
 }
 
 fn count(late: &Value, name: &str) -> u64 {
-    late["tally"]["counts"][name]
+    let tally = late.get("tally").unwrap_or(late);
+    tally["counts"][name]
         .as_f64()
         .unwrap_or_else(|| panic!("no count {name} in {late}")) as u64
 }
@@ -82,6 +83,17 @@ fn assert_split(run: &Value, probe: &str) {
         assert!((delay..=delay + stall).contains(&parts), "{probe}: {event}");
         assert!(event["cause"].is_string(), "{probe}: {event}");
     }
+    // Counted per sub-window too, each event in one.
+    let batches = late["batches"]
+        .as_array()
+        .unwrap_or_else(|| panic!("{probe}: no batches"));
+    assert_eq!(batches.len(), 20, "{probe}");
+    let sum = |name: &str| -> u64 { batches.iter().map(|b| count(b, name)).sum() };
+    assert_eq!(
+        (sum("events"), sum("late")),
+        (events, late_events),
+        "{probe}"
+    );
     let cost = &late["cost"];
     assert!(cost["reads"].as_u64().unwrap() >= events, "{probe}: {cost}");
     assert!(

@@ -175,6 +175,14 @@ fn a_task_of_two_phases_has_figures_per_phase_and_its_late_work_split() {
         "{} late events, {negative} activations with negative slack",
         count("late")
     );
+    // Counted per sub-window of the measurement too, each event in one.
+    let batches = late["batches"].as_array().unwrap();
+    assert_eq!(batches.len(), 20);
+    let split: f64 = batches
+        .iter()
+        .map(|b| b["counts"]["events"].as_f64().unwrap())
+        .sum();
+    assert_eq!(split, count("events"));
     let threads = scenario["result"]["sched"]["tasks"].as_array().unwrap();
     assert!(
         threads.iter().any(|t| t["name"] == "pulse"),

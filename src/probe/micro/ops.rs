@@ -13,6 +13,7 @@ use super::talk::{self, Connect};
 use crate::measure::clock::now_ns;
 use crate::sim::micro::MicroMode;
 use std::path::Path;
+use Lmbench::{Other, Same};
 
 /// What the name of every single-operation probe starts with.
 pub const PREFIX: &str = "micro:";
@@ -31,6 +32,9 @@ pub struct OpDef {
     /// The most operations an instance holds (LMbench's 100 files per
     /// directory; a few mappings of the fault's file at a time).
     pub most: u64,
+    /// Whether one timed unit in LMbench's mode is LMbench's (README,
+    /// "micro", says how each differs).
+    pub lmbench: Lmbench,
     /// Makes it ready in the probe's private directory, for the mode of the
     /// run (partners started, files written): what is not timed and
     /// happens once.
@@ -40,10 +44,30 @@ pub struct OpDef {
 /// How an operation is made ready.
 type Start = fn(&Path, MicroMode) -> Result<Box<dyn Operation>, OpError>;
 
+/// What an operation is to LMbench in `--micro-mode lmbench`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Lmbench {
+    /// One timed unit is LMbench's: the program (and its argument) whose
+    /// figure it is, measured beside it with `bench/lmbench.sh`.
+    Same(&'static str),
+    /// One timed unit is another than LMbench's: in that mode its figures
+    /// take this name instead of LMbench's.
+    Other(&'static str),
+}
+
 impl OpDef {
-    /// Its name in figures and tables (`fork`).
+    /// Its name (`fork`), as its probe's and its samples'.
     pub fn name(&self) -> &'static str {
         &self.probe[PREFIX.len()..]
+    }
+
+    /// What its figures and column are called in `mode`: its name, except
+    /// in LMbench's mode for an operation whose unit is not LMbench's.
+    pub fn figure_name(&self, mode: MicroMode) -> &'static str {
+        match (mode, self.lmbench) {
+            (MicroMode::Lmbench, Lmbench::Other(name)) => name,
+            _ => self.name(),
+        }
     }
 }
 
@@ -63,29 +87,40 @@ const FILES_PER_INSTANCE: u64 = 100;
 const MAPPINGS_PER_INSTANCE: u64 = 16;
 
 /// An operation whose figure is its time as taken.
-const fn op(probe: &'static str, summary: &'static str, start: Start) -> OpDef {
+const fn op(probe: &'static str, summary: &'static str, lmbench: Lmbench, start: Start) -> OpDef {
     OpDef {
         probe,
         summary,
         less_overhead: false,
         most: MOST,
+        lmbench,
         start,
     }
 }
 
 /// A file operation: at most [`FILES_PER_INSTANCE`] an instance.
-const fn file_op(probe: &'static str, summary: &'static str, start: Start) -> OpDef {
+const fn file_op(
+    probe: &'static str,
+    summary: &'static str,
+    lmbench: Lmbench,
+    start: Start,
+) -> OpDef {
     OpDef {
         most: FILES_PER_INSTANCE,
-        ..op(probe, summary, start)
+        ..op(probe, summary, lmbench, start)
     }
 }
 
 /// A context switch: lat_ctx's figure, less its overhead.
-const fn switch(probe: &'static str, summary: &'static str, start: Start) -> OpDef {
+const fn switch(
+    probe: &'static str,
+    summary: &'static str,
+    lmbench: Lmbench,
+    start: Start,
+) -> OpDef {
     OpDef {
         less_overhead: true,
-        ..op(probe, summary, start)
+        ..op(probe, summary, lmbench, start)
     }
 }
 
@@ -95,89 +130,106 @@ pub const OPS: [OpDef; 18] = [
     op(
         "micro:fork",
         "LMbench fork+exit: fork, the child exits, the parent waits",
+        Same("lat_proc fork"),
         |_, _| Ok(Box::new(Spawn::fork_only()?)),
     ),
     op(
         "micro:exec",
-        "LMbench fork+execve: fork, the child runs /bin/true, the parent waits",
-        |_, _| Ok(Box::new(Spawn::program(c"/bin/true", &[c"true"])?)),
+        "LMbench fork+execve: fork, the child runs /bin/true with no environment, the parent waits",
+        Same("lat_proc exec"),
+        |_, _| Ok(Box::new(Spawn::program(c"/bin/true", &[c"true"], true)?)),
     ),
     op(
         "micro:sh",
         "LMbench fork+sh: fork, the child runs /bin/sh -c /bin/true, the parent waits",
+        Same("lat_proc shell"),
         |_, _| {
             let argv = [c"sh", c"-c", c"/bin/true"];
-            Ok(Box::new(Spawn::program(c"/bin/sh", &argv)?))
+            Ok(Box::new(Spawn::program(c"/bin/sh", &argv, false)?))
         },
     ),
     switch(
         "micro:ctx0",
         "LMbench ctx 2p/0K: a switch of two processes passing a token over two pipes, less the passing",
+        Same("lat_ctx -s 0 2"),
         |_, _| talk::switches(0),
     ),
     switch(
         "micro:ctx64",
         "LMbench ctx 2p/64K: as ctx0, each process summing 64 KiB of its own per pass, less the sum",
+        Same("lat_ctx -s 64 2"),
         |_, _| talk::switches(CTX_LARGE_BYTES),
     ),
     op(
         "micro:pipe",
         "LMbench pipe latency: a 1-byte round trip over two pipes to a partner process",
+        Same("lat_pipe"),
         |_, _| talk::pipes(),
     ),
     op(
         "micro:unix",
         "LMbench AF_UNIX latency: a 1-byte round trip over a stream socket pair",
+        Same("lat_unix"),
         |_, _| talk::unix(),
     ),
     op(
         "micro:udp",
         "LMbench UDP latency: a 1-byte round trip on loopback to a partner process",
+        Same("lat_udp"),
         |_, _| talk::udp(),
     ),
     op(
         "micro:tcp",
         "LMbench TCP latency: a 1-byte round trip on loopback to a partner process",
+        Same("lat_tcp"),
         |_, _| talk::tcp(),
     ),
     op(
         "micro:connect",
         "LMbench TCP connect: connect to a partner listening on loopback, close",
+        Other("handshake"),
         |_, _| Ok(Box::new(Connect::start()?)),
     ),
     file_op(
         "micro:create0",
         "LMbench 0K file create: create and close a new empty file",
+        Other("newfile0"),
         |dir, _| Ok(Box::new(Create::new(dir, "create0", 0)?)),
     ),
     file_op(
         "micro:delete0",
         "LMbench 0K file delete: unlink an empty file",
+        Same("lat_fs -s 0 (deletes)"),
         |dir, _| Ok(Box::new(Delete::new(dir, "delete0", 0)?)),
     ),
     file_op(
         "micro:create1k",
         "LMbench 1K file create: create a new file, write 1 KiB, close",
+        Other("newfile1k"),
         |dir, _| Ok(Box::new(Create::new(dir, "create1k", 1 << 10)?)),
     ),
     file_op(
         "micro:delete1k",
         "LMbench 1K file delete: unlink a 1 KiB file",
+        Same("lat_fs -s 1k (deletes)"),
         |dir, _| Ok(Box::new(Delete::new(dir, "delete1k", 1 << 10)?)),
     ),
     file_op(
         "micro:create10k",
         "LMbench 10K file create: create a new file, write 10 KiB, close",
+        Other("newfile10k"),
         |dir, _| Ok(Box::new(Create::new(dir, "create10k", 10 << 10)?)),
     ),
     file_op(
         "micro:delete10k",
         "LMbench 10K file delete: unlink a 10 KiB file",
+        Same("lat_fs -s 10k (deletes)"),
         |dir, _| Ok(Box::new(Delete::new(dir, "delete10k", 10 << 10)?)),
     ),
     op(
         "micro:mmap",
         "LMbench mmap latency: map a 1 MiB cached file shared, write a byte every 16 KiB of its first tenth, unmap",
+        Same("lat_mmap 1m"),
         |dir, _| Ok(Box::new(Mmap::new(dir)?)),
     ),
     OpDef {
@@ -185,6 +237,7 @@ pub const OPS: [OpDef; 18] = [
         ..op(
             "micro:fault",
             "LMbench page fault: first read of a page of a fresh mapping of a cached file (lmbench mode: all its pages, per page)",
+            Other("minflt"),
             |dir, mode| Ok(Box::new(Fault::new(dir, mode)?)),
         )
     },
@@ -275,6 +328,31 @@ mod tests {
         for (k, op) in OPS.iter().enumerate() {
             assert!(op.probe.starts_with(PREFIX), "{}", op.probe);
             assert!(!names[..k].contains(&op.name()), "{} twice", op.name());
+        }
+    }
+
+    /// Each operation declares whether its unit is LMbench's: the same
+    /// names an LMbench program, another name starts with none of
+    /// LMbench's operations' and is unique, and only another changes a
+    /// figure's name.
+    #[test]
+    fn each_operation_declares_what_it_is_to_lmbench() {
+        let names: Vec<&str> = OPS.iter().map(OpDef::name).collect();
+        let mut others = Vec::new();
+        for op in OPS {
+            match op.lmbench {
+                Same(program) => {
+                    assert!(program.starts_with("lat_"), "{program}");
+                    assert_eq!(op.figure_name(MicroMode::Lmbench), op.name());
+                }
+                Other(name) => {
+                    assert!(!names.iter().any(|n| name.starts_with(n)), "{name}");
+                    assert!(!others.contains(&name), "{name} twice");
+                    others.push(name);
+                    assert_eq!(op.figure_name(MicroMode::Lmbench), name);
+                }
+            }
+            assert_eq!(op.figure_name(MicroMode::Paced), op.name());
         }
     }
 

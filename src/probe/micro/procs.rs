@@ -20,11 +20,14 @@ use nix::unistd::{fork, ForkResult};
 use std::ffi::{c_char, CStr};
 use std::io::{self, PipeReader, PipeWriter, Read, Write};
 
-/// A program for the child to run, ready for `execv`.
+/// A program for the child to run, ready for `execve`.
 struct Program {
     path: &'static CStr,
-    /// The arguments as `execv` wants them, ending with a null pointer.
+    /// The arguments as `execve` wants them, ending with a null pointer.
     argv: Vec<*const c_char>,
+    /// Whether it runs with no environment (lat_proc's execve passes none;
+    /// its shell, run by execlp, gets the caller's).
+    no_environment: bool,
 }
 
 /// A request to a spawner: how many forks (each with its wait), back to
@@ -51,14 +54,23 @@ impl Spawn {
         Self::start(None)
     }
 
-    /// A child that runs `path` with arguments `args` (from `argv[0]`).
-    pub fn program(path: &'static CStr, args: &[&'static CStr]) -> Result<Self, OpError> {
+    /// A child that runs `path` with arguments `args` (from `argv[0]`),
+    /// with no environment when `no_environment`, else with the probe's.
+    pub fn program(
+        path: &'static CStr,
+        args: &[&'static CStr],
+        no_environment: bool,
+    ) -> Result<Self, OpError> {
         let argv = args
             .iter()
             .map(|a| a.as_ptr())
             .chain([std::ptr::null()])
             .collect();
-        Self::start(Some(Program { path, argv }))
+        Self::start(Some(Program {
+            path,
+            argv,
+            no_environment,
+        }))
     }
 
     fn start(program: Option<Program>) -> Result<Self, OpError> {
@@ -134,10 +146,38 @@ fn fork_and_wait(program: Option<&Program>) -> bool {
 /// The child: runs the program, if any, else exits.
 fn run_child(program: Option<&Program>) -> ! {
     let Some(program) = program else { exit_now(0) };
-    // SAFETY: execv with a NUL-terminated path and a null-terminated array
-    // of NUL-terminated arguments that outlive the call (it returns only
-    // when it failed).
-    unsafe { libc::execv(program.path.as_ptr(), program.argv.as_ptr()) };
+    let no_environment: [*const c_char; 1] = [std::ptr::null()];
+    // SAFETY: execv and execve with a NUL-terminated path and
+    // null-terminated arrays of NUL-terminated strings that outlive the
+    // call (it returns only when it failed).
+    unsafe {
+        match program.no_environment {
+            true => libc::execve(
+                program.path.as_ptr(),
+                program.argv.as_ptr(),
+                no_environment.as_ptr(),
+            ),
+            false => libc::execv(program.path.as_ptr(), program.argv.as_ptr()),
+        }
+    };
     // The usual code of a command that could not be run.
     exit_now(127)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// exec's program runs with no environment, as lat_proc's execve
+    /// passes none; sh's gets the probe's, as lat_proc's execlp.
+    #[test]
+    fn a_program_runs_with_no_environment_when_asked() {
+        let argv = [c"sh", c"-c", c"test -z \"$HOME\""];
+        let mut bare = Spawn::program(c"/bin/sh", &argv, true).unwrap();
+        assert_eq!(bare.timed(2).unwrap().ops, 2);
+        if std::env::var_os("HOME").is_some_and(|home| !home.is_empty()) {
+            let mut inherited = Spawn::program(c"/bin/sh", &argv, false).unwrap();
+            assert!(inherited.timed(1).is_err(), "HOME was not passed on");
+        }
+    }
 }

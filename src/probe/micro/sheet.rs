@@ -5,8 +5,10 @@
 //! its overhead's are kept beside them (`OP_raw_p50`, `OP_overhead_p50`).
 //! `micro`'s table is LMbench's: one column per operation with its median,
 //! the loads as rows; a single operation's table shows its median, p99 and
-//! maximum (and a switch's median as timed). In LMbench's mode the page
-//! fault's figures are per page of a mapping, and say so.
+//! maximum (and a switch's median as timed). In LMbench's mode an
+//! operation whose timed unit is not LMbench's (`ops::Lmbench::Other`)
+//! gives its figures and column another name than LMbench's, and the page
+//! fault's are per page of a mapping, and say so.
 
 use super::ops::OpDef;
 use super::record::overhead_samples;
@@ -21,6 +23,7 @@ const P50_MIN_SAMPLES: u64 = 20;
 
 /// The sheet of a probe running `ops` in `mode`, described by `summary`.
 pub fn sheet_of(summary: &str, ops: &[OpDef], mode: MicroMode) -> ProbeSheet {
+    let key = |op: &OpDef, what: &str| key(op, mode, what);
     let columns = match ops {
         [op] => {
             let mut columns = vec![
@@ -36,7 +39,10 @@ pub fn sheet_of(summary: &str, ops: &[OpDef], mode: MicroMode) -> ProbeSheet {
         }
         _ => ops
             .iter()
-            .map(|op| Column::new(op.name(), &[&key(op, "p50")], op.name().len().max(7) + 1))
+            .map(|op| {
+                let name = op.figure_name(mode);
+                Column::new(name, &[&key(op, "p50")], name.len().max(7) + 1)
+            })
             .collect(),
     };
     let sheet = ProbeSheet {
@@ -52,17 +58,17 @@ pub fn sheet_of(summary: &str, ops: &[OpDef], mode: MicroMode) -> ProbeSheet {
     })
 }
 
-/// The key of the figure `what` of `op` (`fork_p50`).
-fn key(op: &OpDef, what: &str) -> String {
-    format!("{}_{what}", op.name())
+/// The key of the figure `what` of `op` in `mode` (`fork_p50`).
+fn key(op: &OpDef, mode: MicroMode, what: &str) -> String {
+    format!("{}_{what}", op.figure_name(mode))
 }
 
-/// What `op`'s figures are called in labels: its name, and for LMbench's
+/// What `op`'s figures are called in labels: their name, and for LMbench's
 /// page fault, per page.
 fn shown_name(op: &OpDef, mode: MicroMode) -> String {
     match (op.name(), mode) {
-        ("fault", MicroMode::Lmbench) => "fault per page".to_string(),
-        (name, _) => name.to_string(),
+        ("fault", MicroMode::Lmbench) => format!("{} per page", op.figure_name(mode)),
+        _ => op.figure_name(mode).to_string(),
     }
 }
 
@@ -74,12 +80,14 @@ fn median(samples: String) -> Formula {
 /// The figures of one operation, over its samples (named after it).
 fn op_figures(op: &OpDef, mode: MicroMode) -> Vec<FigureDef> {
     let name = op.name();
+    let figure_name = op.figure_name(mode);
+    let key = |what: &str| key(op, mode, what);
     let shown = shown_name(op, mode);
     let samples = || name.to_string();
     let latency = |what: &str, label: &str, formula: Formula| {
-        let field = format!("{name}_{what}_us");
+        let field = format!("{figure_name}_{what}_us");
         FigureDef::new(
-            &key(op, what),
+            &key(what),
             &field,
             &format!("{label} (µs)"),
             Unit::ShortMicros,
@@ -98,8 +106,8 @@ fn op_figures(op: &OpDef, mode: MicroMode) -> Vec<FigureDef> {
     let spread = |min_samples: u64| Spread::SubWindowGroups { min_samples };
     let mut figures = vec![
         FigureDef::new(
-            &key(op, "n"),
-            &format!("{name}_samples"),
+            &key("n"),
+            &format!("{figure_name}_samples"),
             &format!("{shown} samples"),
             Unit::Count,
             Better::Higher,
@@ -216,11 +224,60 @@ mod tests {
 
     #[test]
     fn lmbench_faults_are_per_page() {
-        let fault = |mode| {
+        let fault = |mode, key: &str| {
             let sheet = sheet_of("fault", &OPS[17..18], mode);
-            sheet.figure("fault_p50").unwrap().label.clone()
+            sheet.figure(key).unwrap().label.clone()
         };
-        assert_eq!(fault(MicroMode::Paced), "fault median (µs)");
-        assert_eq!(fault(MicroMode::Lmbench), "fault per page median (µs)");
+        assert_eq!(fault(MicroMode::Paced, "fault_p50"), "fault median (µs)");
+        assert_eq!(
+            fault(MicroMode::Lmbench, "minflt_p50"),
+            "minflt per page median (µs)"
+        );
+    }
+
+    /// LMbench's operations whose timed unit the probe does not repeat
+    /// (README, "micro": who closes a connection first, the directory and
+    /// neighbours of a create, the mappings and page order of a fault): in
+    /// LMbench's mode no figure, field or column of `micro` carries their
+    /// names.
+    #[test]
+    fn no_lmbench_figure_is_named_after_an_operation_whose_unit_differs() {
+        let differing = ["connect", "create0", "create1k", "create10k", "fault"];
+        let sheet = sheet_of("all", &OPS, MicroMode::Lmbench);
+        let named = |text: &str| {
+            differing
+                .iter()
+                .any(|op| text.starts_with(&format!("{op}_")))
+        };
+        for figure in &sheet.figures {
+            assert!(!named(&figure.key), "{}", figure.key);
+            assert!(!named(&figure.field), "{}", figure.field);
+            let first = figure.label.split(' ').next().unwrap();
+            assert!(!differing.contains(&first), "{}", figure.label);
+        }
+        for column in &sheet.columns {
+            assert!(
+                !differing.contains(&column.header.as_str()),
+                "{}",
+                column.header
+            );
+        }
+        // The others keep LMbench's names, and every operation has a column.
+        assert_eq!(sheet.columns.len(), OPS.len());
+        for kept in [
+            "fork",
+            "ctx0",
+            "pipe",
+            "tcp",
+            "delete0",
+            "delete10k",
+            "mmap",
+        ] {
+            assert!(sheet.figure(&format!("{kept}_p50")).is_some(), "{kept}");
+        }
+        // Paced, the names stay the operations'.
+        let paced = sheet_of("all", &OPS, MicroMode::Paced);
+        assert!(paced.figure("create0_p50").is_some());
+        assert!(paced.figure("fault_p50").is_some());
     }
 }

@@ -28,7 +28,11 @@ struct Held {
 /// is an error naming the setting) and journals what to put back before
 /// writing. On an error, what was applied is put back before it returns.
 pub fn apply(settings: &[Setting]) -> Result<Applied, SettingError> {
-    apply_in(journal::default_dir().as_deref(), settings)
+    let dir = journal::default_dir().ok_or_else(|| SettingError::Journal {
+        path: "$XDG_RUNTIME_DIR or ~/.cache/feelbench".into(),
+        error: "neither is set".to_string(),
+    })?;
+    apply_in(Some(&dir), settings)
 }
 
 /// Applies, reads back and restores once: the check before anything runs.
@@ -52,7 +56,9 @@ pub(super) fn apply_in(dir: Option<&Path>, settings: &[Setting]) -> Result<Appli
     };
     for setting in settings {
         if let Err(e) = applied.apply_one(setting) {
-            applied.restore_all();
+            for left in applied.restore_all() {
+                say!("warning: {left}; the next feelbench start tries again");
+            }
             return Err(e);
         }
     }
@@ -77,24 +83,21 @@ impl Setting {
 
 impl Applied {
     /// Puts every setting back, the last first; the first error (after
-    /// trying them all). What could not be put back stays journaled, for
-    /// the next start to try again.
+    /// trying them all; the others are said as warnings). What could not be
+    /// put back stays journaled, for the next start to try again.
     pub fn restore(mut self) -> Result<(), SettingError> {
-        match self.restore_all().into_iter().next() {
-            Some(e) => Err(e),
-            None => Ok(()),
+        let mut errors = self.restore_all().into_iter();
+        let first = errors.next();
+        for e in errors {
+            say!("warning: {e}");
         }
+        first.map_or(Ok(()), Err)
     }
 
     /// Errors if a setting stopped holding (a sched_ext scheduler ejected,
     /// a value changed by someone else).
     pub fn check_holding(&self) -> Result<(), SettingError> {
         self.held.iter().try_for_each(Held::check)
-    }
-
-    /// The labels of the settings in force, in the order applied.
-    pub fn labels(&self) -> Vec<String> {
-        self.held.iter().map(|h| h.setting.label()).collect()
     }
 
     /// Journals, writes and reads back `setting`.

@@ -58,20 +58,22 @@ pub enum SettingError {
 impl SettingError {
     /// Whether it is bad input (exit 2): a setting that cannot be applied
     /// on this machine as given — not one, needs root, refused by the
-    /// kernel, reading back otherwise, its command failing or its
+    /// kernel, not readable or reading back otherwise, its command failing or its
     /// scheduler not starting. The rest (a journal that cannot be written,
     /// a setting that stopped holding or could not be put back) is a
     /// failure.
     pub fn is_bad_input(&self) -> bool {
-        matches!(
-            self,
+        match self {
             Self::Invalid { .. }
-                | Self::NeedsRoot { .. }
-                | Self::Write { .. }
-                | Self::ReadBack { .. }
-                | Self::Command { .. }
-                | Self::Scheduler { .. }
-        )
+            | Self::NeedsRoot { .. }
+            | Self::Write { .. }
+            | Self::ReadBack { .. }
+            | Self::Command { .. }
+            | Self::Scheduler { .. } => true,
+            // A file that cannot be read back cannot be a setting.
+            Self::Read { error, .. } => error.kind() == std::io::ErrorKind::PermissionDenied,
+            Self::NotHolding { .. } | Self::Restore { .. } | Self::Journal { .. } => false,
+        }
     }
 
     /// The bad-input error of `text` for `reason`.

@@ -211,22 +211,25 @@ pub fn restore_leftovers_in(dir: &Path) -> Result<Vec<String>, SettingError> {
             })
         }
     };
-    let mut journals: Vec<(std::time::SystemTime, PathBuf, Record)> = entries
+    let mut lines = Vec::new();
+    let mut journals = Vec::new();
+    let paths = entries
         .filter_map(|e| e.ok())
         .map(|e| e.path())
-        .filter(|p| p.extension().is_some_and(|x| x == "json"))
-        .filter_map(|path| {
-            let record: Record =
-                serde_json::from_str(&std::fs::read_to_string(&path).ok()?).ok()?;
-            let modified = path.metadata().and_then(|m| m.modified()).ok()?;
-            Some((modified, path, record))
-        })
-        .filter(|(_, _, record)| !record.is_alive())
-        .collect();
+        .filter(|p| p.extension().is_some_and(|x| x == "json"));
+    for path in paths {
+        match read(&path) {
+            Ok((_, record)) if record.is_alive() => {}
+            Ok((modified, record)) => journals.push((modified, path, record)),
+            Err(e) => lines.push(format!(
+                "warning: cannot read the settings' journal {}: {e}; check what it names and remove it by hand",
+                path.display()
+            )),
+        }
+    }
     // The newest first, so that where two changed the same file, the value
     // from before both is written last.
     journals.sort_by_key(|j| std::cmp::Reverse(j.0));
-    let mut lines = Vec::new();
     for (_, path, record) in journals {
         let mut journal = Journal {
             path: Some(path),
@@ -238,6 +241,17 @@ pub fn restore_leftovers_in(dir: &Path) -> Result<Vec<String>, SettingError> {
         }
     }
     Ok(lines)
+}
+
+/// A journal's time and content.
+fn read(path: &Path) -> Result<(std::time::SystemTime, Record), String> {
+    let text = std::fs::read_to_string(path).map_err(|e| e.to_string())?;
+    let record = serde_json::from_str(&text).map_err(|e| e.to_string())?;
+    let modified = path
+        .metadata()
+        .and_then(|m| m.modified())
+        .map_err(|e| e.to_string())?;
+    Ok((modified, record))
 }
 
 /// Puts back the changes `record` names, the last first, saying each in
@@ -259,4 +273,57 @@ fn put_back(record: &Record, lines: &mut Vec<String>) -> Vec<Entry> {
     }
     left.reverse();
     left
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A journal of a process that is gone (there is no pid 0), naming
+    /// `restore` as its one change.
+    fn dead_journal(dir: &Path, restore: &str) -> PathBuf {
+        let mut journal = Journal::new(Some(dir));
+        journal.record.pid = 0;
+        journal
+            .push(Entry {
+                setting: "pair".to_string(),
+                undo: Undo::Command {
+                    restore: restore.to_string(),
+                },
+            })
+            .unwrap();
+        journal.path.unwrap()
+    }
+
+    #[test]
+    fn what_cannot_be_put_back_stays_journaled_and_a_damaged_journal_is_said() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join("damaged.json"), "{").unwrap();
+        let failing = dead_journal(dir.path(), "exit 1");
+        let lines = restore_leftovers_in(dir.path()).unwrap();
+        assert_eq!(lines.len(), 2, "{lines:?}");
+        assert!(
+            lines.iter().any(|l| l.contains("damaged.json")),
+            "{lines:?}"
+        );
+        assert!(
+            lines
+                .iter()
+                .any(|l| l.contains("tried again at every start")),
+            "{lines:?}"
+        );
+        assert!(failing.exists(), "kept, to try again");
+        let (_, record) = read(&failing).unwrap();
+        assert_eq!(record.entries.len(), 1);
+
+        std::fs::remove_file(&failing).unwrap();
+        std::fs::remove_file(dir.path().join("damaged.json")).unwrap();
+        let done = dead_journal(dir.path(), "true");
+        let lines = restore_leftovers_in(dir.path()).unwrap();
+        assert_eq!(
+            lines,
+            ["experiment 0 (ended without putting its settings back): pair: ran `true`"]
+        );
+        assert!(!done.exists());
+    }
 }

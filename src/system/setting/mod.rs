@@ -89,3 +89,6 @@ impl Setting {
 fn is_root() -> bool {
     nix::unistd::geteuid().is_root()
 }
+
+#[cfg(test)]
+mod tests;

@@ -50,6 +50,10 @@ impl Debugfs {
                     setting,
                     "this kernel cannot change its preemption model (no sched/preempt in debugfs: built without CONFIG_PREEMPT_DYNAMIC)",
                 ),
+                std::io::ErrorKind::PermissionDenied => SettingError::invalid(
+                    setting,
+                    format!("this kernel refuses access to debugfs ({error}: locked down, see dmesg), so its preemption model cannot be changed"),
+                ),
                 _ => SettingError::Read {
                     setting: setting.to_string(),
                     path: self.path(),

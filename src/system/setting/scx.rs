@@ -11,6 +11,7 @@ use crate::system::procfs;
 use nix::sys::signal::{kill, Signal};
 use nix::unistd::Pid;
 use std::io::{Read as _, Seek as _};
+use std::os::unix::process::CommandExt as _;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
@@ -93,6 +94,9 @@ pub fn start(
         .map_err(|e| error(format!("cannot make a file for its stderr: {e}")))?;
     let child = Command::new(&argv[0])
         .args(&argv[1..])
+        // Its own process group, so that a Ctrl-C at the terminal or a
+        // kill of feelbench's group does not end it before `stop` does.
+        .process_group(0)
         .stdin(Stdio::null())
         .stdout(Stdio::null())
         .stderr(stderr.try_clone().map_err(|e| error(e.to_string()))?)
@@ -231,6 +235,85 @@ pub fn stop_leftover(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A stand-in for a scheduler and the kernel both: a script named
+    /// `scx_fake` that writes `ops` and `enabled` (or runs `early`)
+    /// under the sched_ext directory it is given, and `disabled` when
+    /// told to stop.
+    fn fake(ops: &str, early: &str) -> (tempfile::TempDir, Vec<String>) {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::create_dir(dir.path().join("root")).unwrap();
+        std::fs::write(dir.path().join("state"), "disabled\n").unwrap();
+        let script = dir.path().join("scx_fake");
+        let text = format!(
+            "#!/bin/sh\n{early}\nroot=\"$1\"\ntrap 'echo disabled > \"$root/state\"; exit 0' INT TERM\necho {ops} > \"$root/root/ops\"\necho enabled > \"$root/state\"\nwhile :; do sleep 0.02; done\n"
+        );
+        std::fs::write(&script, text).unwrap();
+        std::fs::set_permissions(&script, std::os::unix::fs::PermissionsExt::from_mode(0o755))
+            .unwrap();
+        let argv = vec![
+            script.display().to_string(),
+            dir.path().display().to_string(),
+        ];
+        (dir, argv)
+    }
+
+    fn state_of(dir: &tempfile::TempDir) -> String {
+        state(dir.path()).unwrap()
+    }
+
+    /// The fake scheduler started, and the pid and start time journaled.
+    fn started(dir: &tempfile::TempDir, argv: &[String]) -> (Running, (u32, Option<u64>)) {
+        let mut journaled = None;
+        let running = start("scx=fake", argv, dir.path(), |pid, ticks| {
+            journaled = Some((pid, ticks));
+            Ok(())
+        })
+        .unwrap();
+        (running, journaled.unwrap())
+    }
+
+    #[test]
+    fn a_scheduler_is_waited_for_watched_for_ejection_and_stopped() {
+        let (dir, argv) = fake("fake_1", "");
+        let (mut running, (pid, _)) = started(&dir, &argv);
+        assert_eq!(pid, running.child.id());
+        assert_eq!(state_of(&dir), "enabled");
+        running.check("scx=fake").unwrap();
+        // The kernel ejects it: sched_ext falls back, the process lives on.
+        std::fs::write(dir.path().join("state"), "disabled\n").unwrap();
+        let e = running.check("scx=fake").unwrap_err().to_string();
+        assert!(e.contains("the kernel ejected it"), "{e}");
+        std::fs::write(dir.path().join("state"), "enabled\n").unwrap();
+        running.stop("scx=fake").unwrap();
+        assert_eq!(state_of(&dir), "disabled");
+        let e = running.check("scx=fake").unwrap_err().to_string();
+        assert!(e.contains("ended"), "{e}");
+    }
+
+    #[test]
+    fn a_scheduler_that_fails_or_is_not_the_one_running_is_refused() {
+        let (dir, argv) = fake("fake", "echo cannot load the BPF program >&2; exit 1");
+        let e = start("scx=fake", &argv, dir.path(), |_, _| Ok(())).unwrap_err();
+        assert!(e.is_bad_input());
+        assert!(e.to_string().contains("cannot load the BPF program"), "{e}");
+        let (dir, argv) = fake("other", "");
+        let e = start("scx=fake", &argv, dir.path(), |_, _| Ok(())).unwrap_err();
+        assert!(e.to_string().contains("runs ops \"other\""), "{e}");
+        assert_eq!(state_of(&dir), "disabled", "stopped");
+        std::fs::write(dir.path().join("state"), "enabled\n").unwrap();
+        let e = start("scx=fake", &argv, dir.path(), |_, _| Ok(())).unwrap_err();
+        assert!(e.to_string().contains("stop that scheduler first"), "{e}");
+    }
+
+    #[test]
+    fn a_dead_process_s_scheduler_is_stopped_by_its_journal() {
+        let (dir, argv) = fake("fake", "");
+        let (mut running, (pid, ticks)) = started(&dir, &argv);
+        stop_leftover("scx=fake", pid, ticks, dir.path()).unwrap();
+        assert_eq!(state_of(&dir), "disabled");
+        running.child.wait().unwrap();
+    }
 
     #[test]
     fn ops_name_their_scheduler_program() {

@@ -189,9 +189,14 @@ impl ThreadRecord {
         record
     }
 
-    /// Counts what happens within `window` from now on.
+    /// Counts what happens within `window` from now on (the late split's
+    /// events per sub-window of it too).
     pub fn open(&mut self, window: Window) {
         self.window = window;
+        if let Some(account) = &mut self.late_account {
+            account.set_window(window);
+        }
+        self.splitting.set_window(window);
     }
 
     /// Starts the split of late events on the calling thread, the one
