@@ -2,8 +2,9 @@
 # Benchmark, not a test: a known effect, the loads at nice 19 against nice
 # 0, x under burn. One experiment of ROUNDS rounds (no A/A control); then,
 # for each k from 2 rounds up, the sign-flip test of its first k rounds
-# (as feelbench ab tests them: the Hodges-Lehmann shift of the per-round
-# differences, every sign flip tried) on x's overview figure and on burn's
+# (as feelbench ab tests them: Wilcoxon's signed rank sum of the per-round
+# differences, every sign flip tried; the shift shown is Hodges-Lehmann's)
+# on x's overview figure and on burn's
 # work, to find the rounds needed for a verdict at ALPHA (one comparison
 # alone; an experiment of many figures needs its smallest p-value at
 # ALPHA / comparisons).
@@ -47,12 +48,26 @@ alpha = float(sys.argv[2])
 def hl(d):
     return statistics.median([(d[i] + d[j]) / 2 for i in range(len(d)) for j in range(i, len(d))])
 
+def signed_ranks(d):
+    order = sorted(range(len(d)), key=lambda i: abs(d[i]))
+    ranks = [0.0] * len(d)
+    i = 0
+    while i < len(order):
+        j = i
+        while j + 1 < len(order) and abs(d[order[j + 1]]) == abs(d[order[i]]):
+            j += 1
+        for k in range(i, j + 1):
+            ranks[order[k]] = (i + j) / 2 + 1
+        i = j + 1
+    return [r * ((x > 0) - (x < 0)) for r, x in zip(ranks, d)]
+
 def p_value(d):
-    seen = abs(hl(d))
+    r = signed_ranks(d)
+    seen = abs(sum(r))
     hits = total = 0
     for signs in itertools.product((1, -1), repeat=len(d)):
         total += 1
-        hits += abs(hl([s * x for s, x in zip(signs, d)])) >= seen - 1e-12
+        hits += abs(sum(s * x for s, x in zip(signs, r))) >= seen - 1e-9
     return hits / total
 
 for s in e["analysis"]["scenarios"]:

@@ -4,7 +4,8 @@
 //! and each part of its load's work (the cost), every slot's value in each
 //! round from its run document; each arm, and the A/A control, against the
 //! baseline by the sign-flip test on the rounds' differences with the
-//! Hodges–Lehmann shift and its bootstrap interval (`stats::paired`);
+//! Hodges–Lehmann shift and its bootstrap interval (`stats::paired`, whose
+//! statistic is Wilcoxon's signed rank sum);
 //! Benjamini–Hochberg over every comparison of an arm in the experiment (the
 //! A/A control's are a family of their own, judged as an arm with no effect
 //! would be); a verdict by

@@ -10,10 +10,6 @@
 //! debugfs in `preempt`,
 //! the scheduler's process in `scx`.
 
-// Used by `feelbench ab` (branch wt-ab), which is not merged yet: remove
-// this line when it is.
-#![allow(dead_code)]
-
 mod apply;
 mod command;
 mod error;
