@@ -42,7 +42,8 @@ struct ExperimentArgs {
     /// An arm: NAME, then after `:` its settings, comma-separated (none: the
     /// system as it is). A setting is a sysctl (vm.swappiness=10), a file
     /// under /proc/sys or /sys (/sys/kernel/mm/transparent_hugepage/enabled=never),
-    /// a named one (iosched=bfq, thp=never, autogroup=0, governor=performance),
+    /// a named one (iosched=bfq, thp=never, autogroup=0, governor=performance,
+    /// preempt=full, scx=/path/to/scheduler),
     /// or options of `run`, starting with `-` (--load-nice=19, or
     /// '--load-cpu-weight 10'). The first arm is the baseline. Repeatable.
     #[arg(long = "arm", value_name = "NAME[:SETTING,...]")]
