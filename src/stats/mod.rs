@@ -5,18 +5,14 @@
 //! over a run's sub-windows (`ratio`), and how much a figure moves from one
 //! run to the next (`run_to_run`); Holm's correction for many tests. For
 //! experiments over rounds: the arms' order in each round (`order`), the
-//! paired test of two arms over rounds (`paired`), Fisher's exact test on
-//! counts (`fisher`) and Benjamini–Hochberg q-values (`fdr`).
+//! paired test of two arms over rounds (`paired`) and Benjamini–Hochberg
+//! q-values (`fdr`).
 
 pub mod batch_means;
 #[cfg(test)]
 mod calibration;
 pub mod changepoint;
 pub mod fdr;
-// Not called: `ab` tests shares of events (deadlines met) round by round
-// with `paired`, as this module's doc advises for events that come in bursts.
-#[allow(dead_code)]
-pub mod fisher;
 pub mod order;
 pub mod paired;
 pub mod proportions;

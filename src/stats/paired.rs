@@ -19,7 +19,8 @@
 //!
 //! Shares of events (deadlines met, late events) per round go through the
 //! same test: give each round's share as its value. That holds whatever the
-//! events' bursts, unlike a test on pooled counts (see `stats::fisher`).
+//! events' bursts, unlike a test on pooled counts (Fisher's, as LISA
+//! uses), which takes late events for independent trials.
 
 use super::t_quantile;
 use rand::rngs::StdRng;
