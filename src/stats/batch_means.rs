@@ -46,15 +46,30 @@ pub fn decorrelate(values: &[f64]) -> Vec<f64> {
 }
 
 fn merge_neighbours(values: &[f64]) -> Vec<f64> {
-    let mut merged: Vec<f64> = values
+    let sums: Vec<(f64, f64)> = values.iter().map(|&v| (v, 1.0)).collect();
+    pair_neighbours(&sums, |a, b| (a.0 + b.0, a.1 + b.1))
+        .into_iter()
+        .map(|(sum, count)| sum / count)
+        .collect()
+}
+
+/// Neighbours joined in pairs by `join`, an odd last one joined to the pair
+/// before it: how batches halve, for batch means and for a share's
+/// sub-windows (`stats::ratio`).
+pub fn pair_neighbours<T: Copy>(values: &[T], join: impl Fn(T, T) -> T) -> Vec<T> {
+    let mut merged: Vec<T> = values
         .chunks(2)
-        .map(|c| c.iter().sum::<f64>() / c.len() as f64)
+        .map(|pair| {
+            pair.iter()
+                .copied()
+                .reduce(&join)
+                .expect("chunks are not empty")
+        })
         .collect();
     if values.len() % 2 == 1 && merged.len() >= 2 {
-        // The odd one out was averaged alone; fold it into the pair before.
         let last = merged.pop().expect("checked length");
         let pair = merged.last_mut().expect("checked length");
-        *pair = (*pair * 2.0 + last) / 3.0;
+        *pair = join(*pair, last);
     }
     merged
 }

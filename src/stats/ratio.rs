@@ -7,7 +7,7 @@
 //! sub-window's worth of evidence, not as that many independent events;
 //! events that are independent give back about the binomial error.
 
-use super::batch_means::{decorrelate, MIN_BATCHES};
+use super::batch_means::{decorrelate, pair_neighbours, MIN_BATCHES};
 use super::Estimate;
 
 /// The share `Σ hits / Σ events` of `sub_windows` (each `(hits, events)`,
@@ -34,7 +34,7 @@ pub fn share(sub_windows: &[(u64, u64)]) -> Option<Estimate> {
         |kept: &[(f64, f64)]| -> Vec<f64> { kept.iter().map(|(h, n)| h - share * n).collect() };
     let clusters = decorrelate(&strays(&kept)).len();
     while kept.len() > clusters {
-        kept = merge_neighbours(&kept);
+        kept = pair_neighbours(&kept, |a, b| (a.0 + b.0, a.1 + b.1));
     }
     let k = kept.len() as f64;
     let squares: f64 = strays(&kept).iter().map(|s| s * s).sum();
@@ -46,21 +46,6 @@ pub fn share(sub_windows: &[(u64, u64)]) -> Option<Estimate> {
         df: k - 1.0,
         samples: kept.len(),
     })
-}
-
-/// Neighbouring sub-windows added in pairs, an odd last one added to the
-/// pair before (as `batch_means` halves its batches).
-fn merge_neighbours(kept: &[(f64, f64)]) -> Vec<(f64, f64)> {
-    let mut merged: Vec<(f64, f64)> = kept
-        .chunks(2)
-        .map(|pair| pair.iter().fold((0.0, 0.0), |a, b| (a.0 + b.0, a.1 + b.1)))
-        .collect();
-    if kept.len() % 2 == 1 && merged.len() >= 2 {
-        let last = merged.pop().expect("checked length");
-        let pair = merged.last_mut().expect("checked length");
-        *pair = (pair.0 + last.0, pair.1 + last.1);
-    }
-    merged
 }
 
 #[cfg(test)]

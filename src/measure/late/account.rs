@@ -127,18 +127,17 @@ impl LateAccount {
     pub fn record(&mut self, split: &EventSplit, late: bool) {
         self.events += 1;
         self.all.add(&split.parts.less(&split.carried));
-        let sub_window = self
+        let mut sub_window = self
             .window
             .map(|window| &mut self.sub_windows[batch_of(window, split.due_ns)]);
+        if let Some(counts) = sub_window.as_deref_mut() {
+            counts.events += 1;
+        }
         if !late {
-            if let Some(counts) = sub_window {
-                counts.events += 1;
-            }
             return;
         }
         let cause = split.cause();
         if let Some(counts) = sub_window {
-            counts.events += 1;
             counts.late += 1;
             counts.causes[cause.index()] += 1;
         }
