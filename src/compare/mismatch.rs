@@ -86,6 +86,7 @@ const SETTINGS: &[Fact] = &[
     ("probe CPUs", |r| {
         any_or_list(r.settings.probe_cpus.as_ref())
     }),
+    ("probe session", |r| r.settings.probe_session_words()),
     ("load CPUs", |r| any_or_list(r.settings.load_cpus.as_ref())),
     ("load CPU weight", |r| {
         r.settings

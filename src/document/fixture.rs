@@ -151,6 +151,7 @@ pub fn run() -> RunDocument {
             precision_pct: None,
             max_time_s: None,
             probe_cpus: None,
+            probe_session: false,
             load_cpus: None,
             load_cpu_weight: None,
             response: None,

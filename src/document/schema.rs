@@ -179,6 +179,10 @@ pub struct RunSettingsRecord {
     /// The CPUs the probe was put on (`--probe-cpus`).
     #[serde(default)]
     pub probe_cpus: Option<CpuList>,
+    /// The probe ran in a session of its own (`--probe-session`); false in
+    /// older files, and not written when false, so their settings hash holds.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub probe_session: bool,
     /// The CPUs the loads were put on (`--load-cpus`).
     #[serde(default)]
     pub load_cpus: Option<CpuList>,
@@ -224,6 +228,17 @@ impl RunSettingsRecord {
     /// and compare show it.
     pub fn late_split_words(&self) -> String {
         if self.late_split { "on" } else { "off" }.into()
+    }
+
+    /// Whose session the probe ran in, in words (`its own`, `the loads'`),
+    /// as merge and compare show it.
+    pub fn probe_session_words(&self) -> String {
+        if self.probe_session {
+            "its own"
+        } else {
+            "the loads'"
+        }
+        .into()
     }
 }
 

@@ -55,6 +55,9 @@ pub struct ScenarioSettings {
     pub memory_cgroup_procs: Option<PathBuf>,
     /// The CPUs the probe runs on (`--probe-cpus`).
     pub probe_cpus: Option<CpuList>,
+    /// Whether the probe worker starts a session of its own
+    /// (`--probe-session`).
+    pub probe_session: bool,
     /// The CPUs the loads run on (`--load-cpus`).
     pub load_cpus: Option<CpuList>,
     /// `MAJ:MIN` of the work directory's block device, whose own counters
@@ -300,9 +303,12 @@ fn start_probe(
         },
         dir: dir.join("probe"),
     };
-    let probe = group
-        .spawn(format!("probe {}", def.name), &spec)
-        .map_err(|e| Stop::Failed(e.to_string()))?;
+    let label = format!("probe {}", def.name);
+    let probe = match settings.probe_session {
+        true => group.spawn_in_own_session(label, &spec),
+        false => group.spawn(label, &spec),
+    }
+    .map_err(|e| Stop::Failed(e.to_string()))?;
     let deadline = Instant::now() + START_TIMEOUT;
     match waiter.expect_message(group, deadline, "the probe to start")? {
         (worker, WorkerMessage::Ready { window: Some(w) }) if worker == probe => Ok((probe, w)),

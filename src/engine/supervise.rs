@@ -85,6 +85,28 @@ impl WorkerGroup {
     /// called from the main thread: the kernel sends PR_SET_PDEATHSIG when the
     /// thread that forked the child exits.
     pub fn spawn(&mut self, label: String, spec: &WorkerSpec) -> Result<usize, SpawnError> {
+        self.spawn_in(label, spec, Membership::Group)
+    }
+
+    /// Starts a worker for `spec` in a session (and so a process group) of
+    /// its own, as [`WorkerGroup::spawn`] otherwise: what autogroup sees as
+    /// a program started apart from the others. It is not in the group's
+    /// process group, so it is killed by its pid and, with what it started,
+    /// by the run's marker.
+    pub fn spawn_in_own_session(
+        &mut self,
+        label: String,
+        spec: &WorkerSpec,
+    ) -> Result<usize, SpawnError> {
+        self.spawn_in(label, spec, Membership::OwnSession)
+    }
+
+    fn spawn_in(
+        &mut self,
+        label: String,
+        spec: &WorkerSpec,
+        membership: Membership,
+    ) -> Result<usize, SpawnError> {
         let exe = std::env::current_exe().map_err(SpawnError::Executable)?;
         let spec_json = serde_json::to_string(spec).map_err(|error| SpawnError::Spec {
             label: label.clone(),
@@ -97,15 +119,26 @@ impl WorkerGroup {
             .env(RUN_MARKER_VAR, &self.marker)
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
-            .stderr(Stdio::inherit())
-            .process_group(self.pgid.map_or(0, Pid::as_raw));
+            .stderr(Stdio::inherit());
+        match membership {
+            Membership::Group => {
+                command.process_group(self.pgid.map_or(0, Pid::as_raw));
+            }
+            // SAFETY: the closure runs between fork and exec and calls only
+            // setsid, async-signal-safe, allocating nothing.
+            Membership::OwnSession => unsafe {
+                command.pre_exec(|| nix::unistd::setsid().map(drop).map_err(Into::into));
+            },
+        }
         crate::system::process_tree::die_with_this_process(&mut command);
         let mut child = command.spawn().map_err(|error| SpawnError::Spawn {
             label: label.clone(),
             error,
         })?;
         let index = self.workers.len();
-        self.pgid.get_or_insert(Pid::from_raw(child.id() as i32));
+        if membership == Membership::Group {
+            self.pgid.get_or_insert(Pid::from_raw(child.id() as i32));
+        }
         let stdout = child.stdout.take().expect("stdout was piped");
         self.workers.push(Worker {
             label: label.clone(),
@@ -183,6 +216,14 @@ impl WorkerGroup {
         kill_marked(&self.marker);
         reap_orphans(ORPHAN_REAP_TIME);
     }
+}
+
+/// Where a worker starts: in the group's process group, or in a session
+/// of its own.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Membership {
+    Group,
+    OwnSession,
 }
 
 /// How long [`WorkerGroup::stop_all`] waits for killed orphans to die.

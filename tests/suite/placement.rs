@@ -2,7 +2,8 @@
 //! workers, and what a load starts, on the CPUs asked for and the run
 //! records where each ran; `--load-cpu-weight` puts the loads (not the
 //! probe) in a CPU cgroup, alone or beside the memory cgroup of
-//! `--mem-limit`, and no cgroup is left after a normal end or a SIGINT.
+//! `--mem-limit`, and no cgroup is left after a normal end or a SIGINT;
+//! `--probe-session` starts the probe in a session apart from the loads'.
 //! The cgroup tests need root and say so when they skip.
 
 use crate::common::{
@@ -91,6 +92,44 @@ fn probe_and_loads_run_where_they_are_put_and_the_run_says_so() {
     assert!(
         table.contains("probe on CPUs 0, loads on CPUs 1"),
         "{table}"
+    );
+}
+
+/// The session id in a /proc/PID/stat file or a copy of one (its sixth
+/// field).
+fn session_in(stat_file: &Path) -> u32 {
+    let stat = std::fs::read_to_string(stat_file).unwrap();
+    let after_name = &stat[stat.rfind(')').unwrap() + 2..];
+    after_name.split(' ').nth(3).unwrap().parse().unwrap()
+}
+
+#[test]
+fn a_probe_in_its_own_session_runs_apart_from_the_loads_and_leaves_nothing() {
+    let dir = tempfile::tempdir().unwrap();
+    let load_stat = dir.path().join("load-stat");
+    let probe_stat = dir.path().join("probe-stat");
+    let tag = new_tag();
+    let output = feelbench(&tag, dir.path())
+        .args(["run", "--probe", "command", "--probe-session"])
+        .args(["--load", &reporting_load("stat", &load_stat)])
+        .arg("--command")
+        .arg(format!("cat /proc/self/stat > {}", probe_stat.display()))
+        .args(["--response-gap", "0.2", "--response-points", "2"])
+        .args(BRIEF_RUN)
+        .output()
+        .unwrap();
+    assert!(output.status.success(), "{}", stderr(&output));
+    let run = read_json(&dir.path().join("run.json"));
+    assert_eq!(run["settings"]["probe_session"], true);
+    assert_eq!(run["scenarios"][0]["status"], "ok");
+    let (probe, load) = (session_in(&probe_stat), session_in(&load_stat));
+    let tests_session = session_in(Path::new("/proc/self/stat"));
+    assert_ne!(probe, load, "the probe's command shares the loads' session");
+    assert_eq!(load, tests_session, "the loads left the run's session");
+    assert_eq!(
+        wait_for_no_tagged(&tag, Duration::from_secs(5)),
+        Vec::<u32>::new(),
+        "processes left"
     );
 }
 

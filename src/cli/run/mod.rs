@@ -323,6 +323,7 @@ impl RunArgs {
         }
         Ok(Placement {
             probe_cpus: check_online("--probe-cpus", self.probe.probe_cpus.clone(), online)?,
+            probe_session: self.probe.probe_session,
             load_cpus: check_online("--load-cpus", self.loads.load_cpus.clone(), online)?,
             load_cpu_weight: weight,
         })

@@ -28,6 +28,12 @@ pub(super) struct ProbeSchedArgs {
     /// Run the probe on these CPUs only, e.g. 0 or 0,2-3 (sched_setaffinity).
     #[arg(long = "probe-cpus", value_name = "LIST", value_parser = parse_cpu_list)]
     pub(super) probe_cpus: Option<CpuList>,
+    /// Run the probe in a session of its own (setsid), apart from the loads,
+    /// as a desktop's programs are apart from a build started in a terminal:
+    /// with kernel.sched_autogroup_enabled=1 the scheduler then shares the
+    /// CPUs between the two sessions before sharing them between their tasks.
+    #[arg(long = "probe-session")]
+    pub(super) probe_session: bool,
 }
 
 /// What the probes' and loads' work is made of.

@@ -207,12 +207,15 @@ impl ResponseSettings {
     }
 }
 
-/// Where the probe and the loads run (`--probe-cpus`, `--load-cpus`,
-/// `--load-cpu-weight`); `None` leaves each as the system has it.
+/// Where the probe and the loads run (`--probe-cpus`, `--probe-session`,
+/// `--load-cpus`, `--load-cpu-weight`); `None` leaves each as the system has
+/// it.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Placement {
     /// The CPUs the probe is put on, every one online.
     pub probe_cpus: Option<CpuList>,
+    /// Whether the probe runs in a session of its own.
+    pub probe_session: bool,
     /// The CPUs the loads are put on, every one online.
     pub load_cpus: Option<CpuList>,
     /// The CPU weight of the loads' cgroup, 1 to 10000.

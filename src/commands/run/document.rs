@@ -133,6 +133,7 @@ fn settings_record(config: &RunConfig, work: &PreparedWork) -> RunSettingsRecord
             .precision
             .map(|goal| goal.max_time_ns as f64 / 1e9),
         probe_cpus: config.placement.probe_cpus.clone(),
+        probe_session: config.placement.probe_session,
         load_cpus: config.placement.load_cpus.clone(),
         load_cpu_weight: config.placement.load_cpu_weight,
         response: uses(SettingsGroup::Response).then(|| params.response.clone()),

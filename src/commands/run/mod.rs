@@ -122,6 +122,7 @@ impl Measuring<'_> {
                 .collect(),
             memory_cgroup_procs: self.setup.memory_cgroup_procs.clone(),
             probe_cpus: self.config.placement.probe_cpus.clone(),
+            probe_session: self.config.placement.probe_session,
             load_cpus: self.config.placement.load_cpus.clone(),
             workdir_device: blockdev::device_of(Path::new("/proc"), &self.config.workdir),
             explain: self.config.explain,

@@ -80,6 +80,7 @@ const RULES: &[Rule] = &[
         None => "not held".into(),
     }),
     Rule::Exact("probe CPUs", |r| cpus(r.settings.probe_cpus.as_ref())),
+    Rule::Exact("probe session", |r| r.settings.probe_session_words()),
     Rule::Exact("load CPUs", |r| cpus(r.settings.load_cpus.as_ref())),
     Rule::Exact("load CPU weight", |r| {
         r.settings

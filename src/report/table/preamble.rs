@@ -86,6 +86,8 @@ fn response_line(p: &ResponseParams) -> String {
 fn placement(s: &RunSettingsRecord) -> String {
     let parts = [
         s.probe_cpus.as_ref().map(|c| format!("probe on CPUs {c}")),
+        s.probe_session
+            .then(|| "probe in a session of its own".to_string()),
         s.load_cpus.as_ref().map(|c| format!("loads on CPUs {c}")),
         s.load_cpu_weight
             .map(|w| format!("loads at CPU weight {w}")),
