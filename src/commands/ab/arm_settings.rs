@@ -8,6 +8,7 @@
 use crate::exit::UsageError;
 use crate::experiment::arms::ArmSpec;
 use crate::system::setting::{self, Setting, SettingError};
+use std::collections::BTreeMap;
 use std::path::Path;
 
 /// The settings of `arm` (its system settings, then its pairs of
@@ -29,9 +30,11 @@ pub fn of(arm: &ArmSpec, workdir: &Path) -> Result<Vec<Setting>, UsageError> {
 
 /// Refuses `arms` (name and settings each) when one needs root and this
 /// process is not root's; then applies and puts back each arm's settings
-/// once. A setting that cannot be applied is bad input; one that cannot be
-/// put back is a failure.
-pub fn check(arms: &[(String, Vec<Setting>)]) -> anyhow::Result<()> {
+/// once, and returns what each arm's settings found before they changed
+/// it, by the setting as shown (`vm.swappiness=10`: `60`). A setting that
+/// cannot be applied is bad input; one that cannot be put back is a
+/// failure.
+pub fn check(arms: &[(String, Vec<Setting>)]) -> anyhow::Result<Vec<BTreeMap<String, String>>> {
     if !nix::unistd::geteuid().is_root() {
         let needing: Vec<String> = arms
             .iter()
@@ -50,10 +53,19 @@ pub fn check(arms: &[(String, Vec<Setting>)]) -> anyhow::Result<()> {
             .into());
         }
     }
-    for (name, settings) in arms.iter().filter(|(_, s)| !s.is_empty()) {
-        setting::rehearse(settings).map_err(|e| classified(name, e))?;
-    }
-    Ok(())
+    arms.iter()
+        .map(|(name, settings)| {
+            if settings.is_empty() {
+                return Ok(BTreeMap::new());
+            }
+            let originals = setting::rehearse(settings).map_err(|e| classified(name, e))?;
+            Ok(settings
+                .iter()
+                .zip(originals)
+                .filter_map(|(s, original)| Some((s.label(), original?)))
+                .collect())
+        })
+        .collect()
 }
 
 /// `error` of arm `name`, as bad input or a failure.

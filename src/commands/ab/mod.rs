@@ -30,6 +30,7 @@ use crate::progress::Progress;
 use crate::system::atomic::write_atomically;
 use crate::system::setting::{self, Setting};
 use anyhow::Context as _;
+use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant, SystemTime};
 
@@ -59,7 +60,7 @@ pub fn run(settings: AbSettings) -> anyhow::Result<ExitCode> {
             ))
         })
         .collect::<Result<_, UsageError>>()?;
-    arm_settings::check(&arms)?;
+    let originals = arm_settings::check(&arms)?;
     let started = SystemTime::now();
     let id = format!(
         "ab-{}-{}",
@@ -72,7 +73,7 @@ pub fn run(settings: AbSettings) -> anyhow::Result<ExitCode> {
         .unwrap_or_else(|| PathBuf::from(format!("feelbench-{id}")));
     std::fs::create_dir_all(dir.join("runs"))
         .with_context(|| format!("cannot make the experiment's directory {}", dir.display()))?;
-    let mut doc = document(&settings, &arms, &id, started);
+    let mut doc = document(&settings, &arms, originals, &id, started);
     write(&dir, &doc)?;
     let interrupt = Interrupt::install().context("installing signal handlers")?;
     let mut experiment = Experiment {
@@ -114,6 +115,7 @@ pub fn run(settings: AbSettings) -> anyhow::Result<ExitCode> {
 fn document(
     settings: &AbSettings,
     arms: &[(String, Vec<Setting>)],
+    originals: Vec<BTreeMap<String, String>>,
     id: &str,
     started: SystemTime,
 ) -> ExperimentDocument {
@@ -142,9 +144,11 @@ fn document(
             .arms
             .iter()
             .zip(arms)
-            .map(|(arm, (_, set))| ArmRecord {
+            .zip(originals)
+            .map(|((arm, (_, set)), originals)| ArmRecord {
                 spec: arm.spec.clone(),
                 settings: set.iter().map(Setting::label).collect(),
+                originals,
                 run_options: arm.options.clone(),
             })
             .collect(),

@@ -7,6 +7,7 @@ use crate::experiment::analysis::{Comparison, FigureAnalysis, VerdictName};
 use crate::experiment::model::ExperimentDocument;
 use crate::experiment::ranking::{LoadOutcome, RankedArm};
 use crate::figures::ChangeUnit;
+use crate::report::table::aligned;
 use std::fmt::Write as _;
 
 /// The experiment `doc` (analysed) as text.
@@ -32,9 +33,8 @@ pub fn render(doc: &ExperimentDocument) -> String {
     );
     for arm in &doc.arms {
         let what: Vec<String> = arm
-            .settings
-            .iter()
-            .cloned()
+            .changes()
+            .into_iter()
             .chain((!arm.spec.run.is_empty()).then(|| format!("run {}", arm.spec.run.join(" "))))
             .collect();
         let what = match what.is_empty() {
@@ -62,15 +62,20 @@ pub fn render(doc: &ExperimentDocument) -> String {
     }
     for scenario in &analysis.scenarios {
         let _ = writeln!(out, "\n{} under {}", scenario.probe, scenario.load);
-        let _ = writeln!(
-            out,
-            "  {:<28} {:<12} {:>12} {:>26} {:>8} {:>8}  verdict",
-            "figure", "arm", "baseline", "change [95 % interval]", "p", "q"
-        );
-        for figure in &scenario.figures {
-            for c in &figure.comparisons {
-                let _ = writeln!(out, "  {}", table_row(doc, figure, c));
-            }
+        // Columns as wide as their widest cell: arm names and labels have
+        // no bound.
+        let header = ["figure", "arm", "baseline", "change [95 % interval]", "p", "q", "verdict"];
+        let rows: Vec<Vec<String>> = std::iter::once(header.map(str::to_string).to_vec())
+            .chain(scenario.figures.iter().flat_map(|figure| {
+                figure.comparisons.iter().map(|c| table_row(doc, figure, c))
+            }))
+            .collect();
+        if rows.len() == 1 {
+            let _ = writeln!(out, "  (no figure to compare)");
+            continue;
+        }
+        for line in aligned(&rows).lines() {
+            let _ = writeln!(out, "  {line}");
         }
     }
     out
@@ -129,8 +134,8 @@ pub fn verdict_word(v: VerdictName) -> &'static str {
     }
 }
 
-/// One comparison's row of a scenario's table.
-fn table_row(doc: &ExperimentDocument, f: &FigureAnalysis, c: &Comparison) -> String {
+/// One comparison's row of a scenario's table, by column.
+fn table_row(doc: &ExperimentDocument, f: &FigureAnalysis, c: &Comparison) -> Vec<String> {
     let unit = f.unit;
     let change = match (f.change, c.relative) {
         (ChangeUnit::Percent, Some(r)) => {
@@ -153,16 +158,15 @@ fn table_row(doc: &ExperimentDocument, f: &FigureAnalysis, c: &Comparison) -> St
         (VerdictName::Unchanged, None) => " (too few rounds)".to_string(),
         _ => String::new(),
     };
-    format!(
-        "{:<28} {:<12} {:>12} {:>26} {:>8.4} {:>8.4}  {}{seen}",
-        f.label,
-        doc.slots[c.slot].name,
+    vec![
+        f.label.clone(),
+        doc.slots[c.slot].name.clone(),
         format!("{}{}", unit.show(c.baseline), unit.suffix()),
         change,
-        c.p,
-        c.q,
-        verdict_word(c.verdict)
-    )
+        format!("{:.4}", c.p),
+        format!("{:.4}", c.q),
+        format!("{}{seen}", verdict_word(c.verdict)),
+    ]
 }
 
 /// `value` as `unit` shows it, with its sign.
@@ -170,5 +174,49 @@ pub fn signed(unit: crate::figures::Unit, value: f64) -> String {
     match value < 0.0 {
         true => unit.show(value),
         false => format!("+{}", unit.show(value)),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::experiment::fixture;
+
+    /// The lines of the table of audio under burn, its header first.
+    fn burn_table(text: &str) -> Vec<&str> {
+        text.lines()
+            .skip_while(|l| *l != "audio under burn")
+            .skip(1)
+            .take_while(|l| !l.is_empty())
+            .collect()
+    }
+
+    #[test]
+    fn a_long_arm_name_keeps_the_columns_aligned() {
+        let long = "swappiness-ten-with-a-very-long-name";
+        let text = render(&fixture::analysed(long));
+        let table = burn_table(&text);
+        assert!(table.len() > 2, "{text}");
+        assert!(table.iter().any(|l| l.contains(long)), "{text}");
+        assert!(table.iter().any(|l| l.contains("base-aa")), "{text}");
+        // Every row's p column starts where the header's does.
+        let p = table[0].find("  p  ").unwrap() + 2;
+        for row in &table[1..] {
+            let (before, after) = row.split_at(p);
+            assert!(before.ends_with("  "), "{row}");
+            assert!(after.starts_with("0.") || after.starts_with("1."), "{row}");
+        }
+    }
+
+    #[test]
+    fn the_arms_show_what_their_settings_replaced() {
+        let text = render(&fixture::analysed("s10"));
+        assert!(text.contains("  s10: vm.swappiness 60 → 10\n"), "{text}");
+        assert!(text.contains("  base: the system as it is\n"), "{text}");
+        let json = serde_json::to_value(fixture::analysed("s10")).unwrap();
+        assert_eq!(json["arms"][1]["originals"]["vm.swappiness=10"], "60");
+        assert!(json["arms"][0].get("originals").is_none());
+        let page = super::super::html::render(&fixture::analysed("s10"));
+        assert!(page.contains("s10: vm.swappiness 60 → 10"));
     }
 }
