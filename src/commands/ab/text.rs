@@ -3,12 +3,19 @@
 //! the loads' work beside it, and the A/A control's line as the noise
 //! floor), then a table per scenario of every figure compared.
 
-use crate::experiment::analysis::{Comparison, FigureAnalysis, VerdictName};
+use crate::experiment::analysis::{Comparison, FigureAnalysis, VerdictName, FLOOR_PCT};
 use crate::experiment::model::ExperimentDocument;
 use crate::experiment::ranking::{LoadOutcome, RankedArm};
 use crate::figures::ChangeUnit;
 use crate::report::table::aligned;
 use std::fmt::Write as _;
+
+/// Marks a change shown in the figure's unit because in % of the baseline
+/// it falls past [`FLOOR_PCT`].
+const PAST_FLOOR_MARK: &str = " *";
+
+/// The note under a table with a [`PAST_FLOOR_MARK`].
+const PAST_FLOOR_NOTE: &str = "  * in the figure's unit: in % of the baseline, its change or interval falls below -100 %, which this figure cannot (the rounds vary more than its whole value)";
 
 /// The experiment `doc` (analysed) as text.
 pub fn render(doc: &ExperimentDocument) -> String {
@@ -64,18 +71,30 @@ pub fn render(doc: &ExperimentDocument) -> String {
         let _ = writeln!(out, "\n{} under {}", scenario.probe, scenario.load);
         // Columns as wide as their widest cell: arm names and labels have
         // no bound.
-        let header = ["figure", "arm", "baseline", "change [95 % interval]", "p", "q", "verdict"];
-        let rows: Vec<Vec<String>> = std::iter::once(header.map(str::to_string).to_vec())
-            .chain(scenario.figures.iter().flat_map(|figure| {
-                figure.comparisons.iter().map(|c| table_row(doc, figure, c))
-            }))
-            .collect();
+        let header = [
+            "figure",
+            "arm",
+            "baseline",
+            "change [95 % interval]",
+            "p",
+            "q",
+            "verdict",
+        ];
+        let rows: Vec<Vec<String>> =
+            std::iter::once(header.map(str::to_string).to_vec())
+                .chain(scenario.figures.iter().flat_map(|figure| {
+                    figure.comparisons.iter().map(|c| table_row(doc, figure, c))
+                }))
+                .collect();
         if rows.len() == 1 {
             let _ = writeln!(out, "  (no figure to compare)");
             continue;
         }
         for line in aligned(&rows).lines() {
             let _ = writeln!(out, "  {line}");
+        }
+        if rows.iter().any(|r| r[3].ends_with(PAST_FLOOR_MARK)) {
+            let _ = writeln!(out, "{PAST_FLOOR_NOTE}");
         }
     }
     out
@@ -106,12 +125,12 @@ fn arm_line(arm: &RankedArm, baseline: bool) -> String {
 /// [-2.0, +4.0], could see ±3.0 %)`.
 fn load_text(l: &LoadOutcome) -> String {
     let interval = match (l.low_pct, l.high_pct) {
-        (Some(low), Some(high)) => format!(" [{low:+.1}, {high:+.1}]"),
+        (Some(low), Some(high)) => format!(" [{}, {}]", pct(low), pct(high)),
         _ => String::new(),
     };
     let gain = l
         .change_pct
-        .map(|g| format!(" {g:+.1} %"))
+        .map(|g| format!(" {} %", pct(g)))
         .unwrap_or_default();
     match l.verdict {
         VerdictName::Unchanged => {
@@ -122,6 +141,15 @@ fn load_text(l: &LoadOutcome) -> String {
             format!("{} unchanged ({}{interval}{seen})", l.load, gain.trim())
         }
         v => format!("{} {}{gain}{interval}", l.load, verdict_word(v)),
+    }
+}
+
+/// A change in % of the baseline, signed; one past [`FLOOR_PCT`] as
+/// `< -100` (its value has no meaning, see there).
+pub fn pct(value: f64) -> String {
+    match value < FLOOR_PCT {
+        true => format!("< {FLOOR_PCT:.0}"),
+        false => format!("{value:+.1}"),
     }
 }
 
@@ -138,17 +166,21 @@ pub fn verdict_word(v: VerdictName) -> &'static str {
 fn table_row(doc: &ExperimentDocument, f: &FigureAnalysis, c: &Comparison) -> Vec<String> {
     let unit = f.unit;
     let change = match (f.change, c.relative) {
-        (ChangeUnit::Percent, Some(r)) => {
+        (ChangeUnit::Percent, Some(r)) if !r.past_floor() => {
             format!(
                 "{:+.1} % [{:+.1}, {:+.1}]",
                 r.shift_pct, r.low_pct, r.high_pct
             )
         }
-        _ => format!(
-            "{} [{}, {}]",
+        (_, relative) => format!(
+            "{} [{}, {}]{}",
             signed(unit, c.shift),
             signed(unit, c.low),
-            signed(unit, c.high)
+            signed(unit, c.high),
+            match relative.is_some_and(|r| r.past_floor()) {
+                true => PAST_FLOOR_MARK,
+                false => "",
+            }
         ),
     };
     let seen = match (c.verdict, c.detectable) {
@@ -206,6 +238,38 @@ mod tests {
             assert!(before.ends_with("  "), "{row}");
             assert!(after.starts_with("0.") || after.starts_with("1."), "{row}");
         }
+    }
+
+    #[test]
+    fn a_fall_past_the_whole_baseline_is_shown_in_the_figures_unit() {
+        let mut doc = fixture::analysed("n19");
+        let mut analysis = doc.analysis.take().unwrap();
+        let burn = analysis
+            .scenarios
+            .iter_mut()
+            .find(|s| s.probe == "audio" && s.load == "burn")
+            .unwrap();
+        let mean = burn.figures.iter_mut().find(|f| f.overview).unwrap();
+        let unit = mean.unit;
+        let arm = mean.comparisons.iter_mut().find(|c| c.slot == 1).unwrap();
+        // Rounds that vary more than the figure: the interval's low end
+        // is 1.3 baselines below it.
+        arm.low = -1.3 * arm.baseline;
+        arm.relative.as_mut().unwrap().low_pct = -130.0;
+        let low = signed(unit, arm.low);
+        analysis.ranking = crate::experiment::ranking::rank(&doc, &analysis.scenarios);
+        doc.analysis = Some(analysis);
+        let text = render(&doc);
+        assert!(!text.contains("-130"), "{text}");
+        let row = burn_table(&text)
+            .into_iter()
+            .find(|l| l.contains(" n19 ") && l.contains("latency mean"))
+            .unwrap();
+        assert!(row.contains(&format!("[{low}, ")), "{row}");
+        assert!(row.contains(PAST_FLOOR_MARK), "{row}");
+        assert!(text.contains(PAST_FLOOR_NOTE), "{text}");
+        // The answer's line clamps it.
+        assert!(text.contains("[< -100, "), "{text}");
     }
 
     #[test]
