@@ -12,10 +12,12 @@
 
 mod arm_settings;
 mod html;
+mod report;
 mod settings;
 mod spawn;
 mod text;
 
+pub use report::{report, AbReportSettings};
 pub use settings::{AbFormat, AbSettings, ArmRuns};
 
 use crate::document::file::read_run;
@@ -96,12 +98,7 @@ pub fn run(settings: AbSettings) -> anyhow::Result<ExitCode> {
         // to start) ends here; an interruption prints what finished.
         outcome?;
     }
-    let out = match settings.format {
-        AbFormat::Table => text::render(&doc),
-        AbFormat::Json => serde_json::to_string_pretty(&doc)? + "\n",
-        AbFormat::Html => page,
-    };
-    super::print(&out)?;
+    super::print(&rendered(&doc, settings.format)?)?;
     match doc.interrupted {
         true => {
             say!("interrupted; the analysis holds the runs that finished");
@@ -305,6 +302,15 @@ fn read_runs(dir: &Path, doc: &ExperimentDocument) -> Vec<((u32, usize), RunDocu
             }
         })
         .collect()
+}
+
+/// The experiment `doc` (analysed) as `format` renders it.
+fn rendered(doc: &ExperimentDocument, format: AbFormat) -> anyhow::Result<String> {
+    Ok(match format {
+        AbFormat::Table => text::render(doc),
+        AbFormat::Json => serde_json::to_string_pretty(doc)? + "\n",
+        AbFormat::Html => html::render(doc),
+    })
 }
 
 /// Writes `doc` into `dir`, atomically.
