@@ -50,7 +50,8 @@ struct ExperimentArgs {
     /// a named one (iosched=bfq, thp=never, autogroup=0, governor=performance,
     /// preempt=full, scx=/path/to/scheduler),
     /// or options of `run`, starting with `-` (--load-nice=19, or
-    /// '--load-cpu-weight 10'). The first arm is the baseline. Repeatable.
+    /// '--load-cpu-weight 10'; slice=3ms is --slice=3ms, the probe's custom
+    /// slice). The first arm is the baseline. Repeatable.
     #[arg(long = "arm", value_name = "NAME[:SETTING,...]")]
     arms: Vec<String>,
     /// Arms from a TOML file: `[[arm]]` tables with `name`, `settings` (as

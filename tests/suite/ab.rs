@@ -201,7 +201,7 @@ fn bad_arms_are_refused_before_any_run() {
         "[[arm]]\nname = \"base\"\n[[arm]]\nname = \"fails\"\nset = \"false\"\nrestore = \"true\"\n",
     )
     .unwrap();
-    let cases: [&[&str]; 7] = [
+    let cases: [&[&str]; 8] = [
         &["--arm", "base", "--arm", "x:vm.no_such_sysctl=1"],
         &["--arm", "base", "--arm", "x:/etc/hostname=x"],
         &["--arm", "base", "--arms", "arms.toml"],
@@ -209,6 +209,8 @@ fn bad_arms_are_refused_before_any_run() {
         &["--arm", "base"],
         &["--arm", "base", "--arm", "x:--load-nice=99"],
         &["--arm", "base", "--arm", "x:--no-such-option"],
+        // Refused by its runs as by `run`: now at the rehearsal.
+        &["--arm", "base", "--arm", "x:--nice=-5"],
     ];
     for case in cases {
         let tag = common::new_tag();

@@ -3,8 +3,11 @@
 //! plain user asking for one that needs root is refused, and each arm's
 //! settings are applied, read back and put back once (`rehearse`), so a
 //! setting this machine cannot take stops the experiment with one line
-//! (exit 2) before its first run.
+//! (exit 2) before its first run; so is an arm whose run options its runs
+//! would refuse (`check_runs`).
 
+use super::ArmRuns;
+use crate::commands::run::check_privileges;
 use crate::exit::UsageError;
 use crate::experiment::arms::ArmSpec;
 use crate::system::setting::{self, Setting, SettingError};
@@ -66,6 +69,18 @@ pub fn check(arms: &[(String, Vec<Setting>)]) -> anyhow::Result<Vec<BTreeMap<Str
                 .collect())
         })
         .collect()
+}
+
+/// Refuses an arm whose run options its runs would refuse (a negative nice
+/// or SCHED_FIFO without the privileges, a slice this kernel ignores, CPUs
+/// the workers may not use, an option that changes the system without
+/// root), as `run` would at its start: with the arm's name, before
+/// anything runs.
+pub fn check_runs(arms: &[ArmRuns]) -> Result<(), UsageError> {
+    arms.iter().try_for_each(|arm| {
+        check_privileges(&arm.config)
+            .map_err(|e| UsageError::new(format!("arm {}: {e}", arm.spec.name)))
+    })
 }
 
 /// `error` of arm `name`, as bad input or a failure.

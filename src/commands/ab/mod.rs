@@ -62,6 +62,7 @@ pub fn run(settings: AbSettings) -> anyhow::Result<ExitCode> {
             ))
         })
         .collect::<Result<_, UsageError>>()?;
+    arm_settings::check_runs(&settings.arms)?;
     let originals = arm_settings::check(&arms)?;
     let started = SystemTime::now();
     let id = format!(
