@@ -46,6 +46,9 @@ mkdir -p "$work"
 
 now() { date +%s.%N; }
 
+# since START: the seconds from START (a `now`) to now.
+since() { python3 -c "import sys; print('%.3f' % (float(sys.argv[2]) - float(sys.argv[1])))" "$1" "$(now)"; }
+
 # experiment DIR: the experiment, timed; prints its seconds.
 experiment() {
     local start
@@ -53,7 +56,7 @@ experiment() {
     "$build" ab -q --no-store -l 200000 --warmup 0.2 --noise-check 0 -t "$secs" \
         --rounds "$rounds" --seed 1 --dir "$1" --format json \
         --arm a --arm b:--load-nice=19 "${@:2}" >"$1.out" 2>"$1.log"
-    python3 -c "import sys; print('%.3f' % (float(sys.argv[2]) - float(sys.argv[1])))" "$start" "$(now)"
+    since "$start"
 }
 
 # alone EXP DIR: each run of the experiment in EXP made again alone, in its
@@ -72,7 +75,7 @@ PY
     while read -r line; do
         eval "(cd $2 && \"$build\" run $line)" >/dev/null 2>>"$2/log"
     done <"$2/commands"
-    python3 -c "import sys; print('%.3f' % (float(sys.argv[2]) - float(sys.argv[1])))" "$start" "$(now)"
+    since "$start"
 }
 
 echo "ab overhead: $n trials with $build, $rounds rounds of 3 runs, -t $secs, $*; load average $(cut -d' ' -f1-3 /proc/loadavg)"
@@ -89,7 +92,7 @@ for i in $(seq "$n"); do
     fi
     start=$(now)
     "$build" ab report "$work/exp-$i" >/dev/null
-    r=$(python3 -c "import sys; print('%.3f' % (float(sys.argv[2]) - float(sys.argv[1])))" "$start" "$(now)")
+    r=$(since "$start")
     python3 - "$work/exp-$i/experiment.json" "$i" "$e" "$a" "$r" <<'PY'
 import json, sys
 d = json.load(open(sys.argv[1]))

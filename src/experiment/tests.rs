@@ -66,3 +66,25 @@ fn no_baseline_run_is_an_empty_analysis() {
     assert_eq!(analysis.tests, 0);
     assert!(analysis.scenarios.is_empty());
 }
+
+#[test]
+fn a_fall_past_the_whole_baseline_counts_as_minus_100_in_the_ranking() {
+    let mut doc = fixture::analysed("n19");
+    let mut scenarios = doc.analysis.take().unwrap().scenarios;
+    let burn = scenarios
+        .iter_mut()
+        .find(|s| s.probe == "audio" && s.load == "burn")
+        .unwrap();
+    let mean = burn.figures.iter_mut().find(|f| f.overview).unwrap();
+    let arm = mean.comparisons.iter_mut().find(|c| c.slot == 1).unwrap();
+    arm.relative.as_mut().unwrap().shift_pct = -250.0;
+    let ranking = super::ranking::rank(&doc, &scenarios);
+    let audio = ranking.iter().find(|r| r.probe == "audio").unwrap();
+    let under_burn = audio.arms[0]
+        .loads
+        .iter()
+        .find(|l| l.load == "burn")
+        .unwrap();
+    assert_eq!(under_burn.gain_pct, Some(100.0));
+    assert_eq!(under_burn.change_pct, Some(-250.0), "kept as computed");
+}

@@ -65,7 +65,7 @@ fn a_nice_arm_runs_in_balanced_rounds_beside_the_aa_control() {
     let dir = tempfile::tempdir().unwrap();
     let tag = common::new_tag();
     let output = as_plain_user(&tag, dir.path())
-        .args(short("none,burn", "1"))
+        .args(short("none,burn", "0.5"))
         .args([
             "--arm",
             "base",

@@ -105,7 +105,12 @@ fn arm_line(arm: &RankedArm, baseline: bool) -> String {
     if baseline {
         return format!("{} (baseline)", arm.name);
     }
-    let loads: Vec<String> = arm.loads.iter().map(load_text).collect();
+    let loads: Vec<String> = match arm.loads.is_empty() {
+        // Every run of it left out (its settings stopped holding, or it
+        // failed), or none shared a round with the baseline's.
+        true => vec!["nothing compared (no round with its run and the baseline's)".to_string()],
+        false => arm.loads.iter().map(load_text).collect(),
+    };
     let work = arm
         .work_pct
         .map(|w| format!("; loads' work {w:+.1} %"))
@@ -270,6 +275,18 @@ mod tests {
         assert!(text.contains(PAST_FLOOR_NOTE), "{text}");
         // The answer's line clamps it.
         assert!(text.contains("[< -100, "), "{text}");
+    }
+
+    #[test]
+    fn an_arm_with_no_run_compared_says_so() {
+        let mut doc = fixture::document(&["base", "gone"]);
+        let runs: Vec<_> = fixture::runs()
+            .into_iter()
+            .filter(|((_, slot), _)| *slot != 1)
+            .collect();
+        doc.analysis = Some(crate::experiment::analysis::analyse(&doc, &runs));
+        let text = render(&doc);
+        assert!(text.contains("gone: nothing compared"), "{text}");
     }
 
     #[test]
