@@ -7,12 +7,13 @@
 
 use super::run::RunArgs;
 use super::{Cli, Command, Machine, UserCommand};
-use crate::commands::ab::{AbFormat, AbSettings, ArmRuns};
+use crate::commands::ab::{AbFormat, AbReportSettings, AbSettings, ArmRuns};
 use crate::commands::run::{OutputChoice, RunConfig};
+use crate::commands::Task;
 use crate::exit::UsageError;
 use crate::experiment::arms::{self, ArmSpec};
 use crate::experiment::plan::OrderKind;
-use clap::{Args, Parser, ValueEnum};
+use clap::{Args, Parser, Subcommand, ValueEnum};
 use std::ffi::OsString;
 use std::path::PathBuf;
 
@@ -25,7 +26,11 @@ const MAX_ROUNDS: u32 = 1000;
 
 /// Options of `feelbench ab`.
 #[derive(Debug, Args)]
+#[command(args_conflicts_with_subcommands = true)]
 pub struct AbArgs {
+    /// What to do with an experiment made before [default: make one].
+    #[command(subcommand)]
+    action: Option<AbAction>,
     #[command(flatten)]
     experiment: ExperimentArgs,
     #[command(flatten)]
@@ -45,7 +50,8 @@ struct ExperimentArgs {
     /// a named one (iosched=bfq, thp=never, autogroup=0, governor=performance,
     /// preempt=full, scx=/path/to/scheduler),
     /// or options of `run`, starting with `-` (--load-nice=19, or
-    /// '--load-cpu-weight 10'). The first arm is the baseline. Repeatable.
+    /// '--load-cpu-weight 10'; slice=3ms is --slice=3ms, the probe's custom
+    /// slice). The first arm is the baseline. Repeatable.
     #[arg(long = "arm", value_name = "NAME[:SETTING,...]")]
     arms: Vec<String>,
     /// Arms from a TOML file: `[[arm]]` tables with `name`, `settings` (as
@@ -82,6 +88,22 @@ struct ExperimentArgs {
     order: OrderChoice,
 }
 
+/// `feelbench ab ACTION`.
+#[derive(Debug, Subcommand)]
+enum AbAction {
+    /// Render an experiment again from its directory, running nothing: its
+    /// runs analysed afresh (an experiment killed before its analysis gets
+    /// one), printed as a table, JSON or HTML; the directory is left as it
+    /// was.
+    Report {
+        /// The experiment's directory (its --dir: experiment.json and runs/).
+        dir: PathBuf,
+        /// What stdout gets.
+        #[arg(long = "format", value_enum, default_value_t = FormatChoice::Table)]
+        format: FormatChoice,
+    },
+}
+
 /// `--format` of `ab`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
 enum FormatChoice {
@@ -91,6 +113,16 @@ enum FormatChoice {
     Json,
     /// One page with a heat map of arms × scenarios.
     Html,
+}
+
+impl From<FormatChoice> for AbFormat {
+    fn from(choice: FormatChoice) -> Self {
+        match choice {
+            FormatChoice::Table => AbFormat::Table,
+            FormatChoice::Json => AbFormat::Json,
+            FormatChoice::Html => AbFormat::Html,
+        }
+    }
 }
 
 /// `--order` of `ab`.
@@ -123,9 +155,20 @@ impl AbArgs {
         self
     }
 
+    /// The task: an experiment to make, or one to render again.
+    pub fn into_task(self, machine: &Machine) -> Result<Task, UsageError> {
+        Ok(match self.action {
+            Some(AbAction::Report { dir, format }) => Task::AbReport(AbReportSettings {
+                dir,
+                format: format.into(),
+            }),
+            None => Task::Ab(Box::new(self.settings(machine)?)),
+        })
+    }
+
     /// The experiment's settings: the arms read and each one's run options
     /// checked as `run` checks them, on `machine`.
-    pub fn settings(self, machine: &Machine) -> Result<AbSettings, UsageError> {
+    fn settings(self, machine: &Machine) -> Result<AbSettings, UsageError> {
         let e = self.experiment;
         let rounds = e.rounds;
         if !(2..=MAX_ROUNDS).contains(&rounds) {
@@ -165,11 +208,7 @@ impl AbArgs {
             aa: !e.no_aa,
             alpha: e.alpha,
             dir: e.dir,
-            format: match e.format {
-                FormatChoice::Table => AbFormat::Table,
-                FormatChoice::Json => AbFormat::Json,
-                FormatChoice::Html => AbFormat::Html,
-            },
+            format: e.format.into(),
             order: match e.order {
                 OrderChoice::Balanced => OrderKind::Balanced,
                 OrderChoice::Fixed => OrderKind::Fixed,
@@ -337,5 +376,17 @@ mod tests {
         ]);
         assert_eq!(args.experiment.rounds, 2);
         assert_eq!(args.experiment.arms, ["base", "n:--load-nice=19"]);
+        assert!(args.action.is_none());
+    }
+
+    #[test]
+    fn report_takes_a_directory_and_no_experiment_options() {
+        let args = parse(&["feelbench", "ab", "report", "exp", "--format", "json"]);
+        let Some(AbAction::Report { dir, format }) = args.action else {
+            panic!("not ab report");
+        };
+        assert_eq!((dir, format), (PathBuf::from("exp"), FormatChoice::Json));
+        let mixed = ["feelbench", "ab", "--rounds", "3", "report", "exp"];
+        assert!(Cli::try_parse_from(mixed).is_err());
     }
 }

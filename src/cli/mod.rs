@@ -166,7 +166,7 @@ impl UserCommand {
     pub fn into_task(self, machine: &Machine) -> Result<Task, UsageError> {
         Ok(match self {
             UserCommand::Run(args) => Task::Run(Box::new(args.into_config(machine)?)),
-            UserCommand::Ab(args) => Task::Ab(Box::new(args.settings(machine)?)),
+            UserCommand::Ab(args) => args.into_task(machine)?,
             UserCommand::List(args) => Task::List(args.format.into()),
             UserCommand::Suite(command) => Task::Print(command.text()?),
             UserCommand::Rtapp(command) => Task::Print(command.text()?),

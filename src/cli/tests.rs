@@ -362,6 +362,18 @@ fn negative_nice_is_accepted_as_a_value() {
 }
 
 #[test]
+fn a_slice_is_kept_in_the_kernels_bounds_and_not_with_rt() {
+    assert_eq!(config(&[]).unwrap().probe_sched.slice_ns, None);
+    let c = config(&["--slice", "3ms"]).unwrap();
+    assert_eq!(c.probe_sched.slice_ns, Some(3_000_000));
+    for bad in ["50us", "101ms"] {
+        let err = config(&["--slice", bad]).unwrap_err().to_string();
+        assert!(err.starts_with("--slice takes 0.1ms to 100ms"), "{err}");
+    }
+    assert!(Cli::try_parse_from(["feelbench", "run", "--slice", "3ms", "--rt"]).is_err());
+}
+
+#[test]
 fn output_choices_become_one_setting() {
     let file = |args: &[&str]| config(args).unwrap().output.file;
     assert_eq!(file(&[]), OutputChoice::Default);

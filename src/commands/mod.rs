@@ -29,6 +29,8 @@ pub enum Task {
     Run(Box<run::RunConfig>),
     /// `feelbench ab`.
     Ab(Box<ab::AbSettings>),
+    /// `feelbench ab report`.
+    AbReport(ab::AbReportSettings),
     /// `feelbench list`.
     List(list::ListFormat),
     /// `feelbench calibrate`.
@@ -75,6 +77,7 @@ pub fn execute(task: Task, system: SystemInfo) -> anyhow::Result<ExitCode> {
     match task {
         Task::Run(config) => run::run(*config, system),
         Task::Ab(settings) => ab::run(*settings),
+        Task::AbReport(settings) => ab::report(&settings),
         Task::List(format) => print(&list::render(format)),
         Task::Calibrate(settings) => {
             calibrate::run(&system, &settings)?;

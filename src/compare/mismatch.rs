@@ -63,6 +63,12 @@ const SETTINGS: &[Fact] = &[
         }
     }),
     ("probe nice", |r| r.settings.probe_sched.nice.to_string()),
+    ("probe slice (ns)", |r| {
+        r.settings
+            .probe_sched
+            .slice_ns
+            .map_or("the kernel's".into(), |ns| ns.to_string())
+    }),
     ("probe timer slack (ns)", |r| {
         r.settings.probe_sched.timer_slack_ns.to_string()
     }),

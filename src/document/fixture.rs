@@ -138,6 +138,7 @@ pub fn run() -> RunDocument {
                 nice: 0,
                 fifo_priority: None,
                 timer_slack_ns: 1,
+                slice_ns: None,
             },
             load_nice: 0,
             burn_processes: 4,

@@ -96,6 +96,23 @@ pub struct RelativeShift {
     pub detectable_pct: Option<f64>,
 }
 
+/// The fall in % of the baseline past which a relative change means
+/// nothing: the figures whose changes are relative are on a positive scale
+/// (a latency, a rate, a count), which cannot fall by more than their whole
+/// value. A shift or interval bound below it (the Hodges–Lehmann shift and
+/// its bootstrap interval are of the rounds' differences, which can exceed
+/// the baseline's median when the rounds vary more than the figure's size)
+/// is kept as computed in the document, and shown in the figure's unit, or
+/// as `< -100`, by the renderings; the answer's ranking counts it as -100.
+pub const FLOOR_PCT: f64 = -100.0;
+
+impl RelativeShift {
+    /// Whether the shift or its interval falls past [`FLOOR_PCT`].
+    pub fn past_floor(&self) -> bool {
+        self.shift_pct < FLOOR_PCT || self.low_pct < FLOOR_PCT
+    }
+}
+
 /// A verdict as the document names it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]

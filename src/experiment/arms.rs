@@ -73,9 +73,14 @@ pub fn parse_arm(text: &str) -> Result<ArmSpec, ArmError> {
     Ok(spec)
 }
 
-/// Adds `setting` to `spec`: run options (split at spaces) or a system
-/// setting.
+/// Adds `setting` to `spec`: run options (split at spaces), `slice=D` (the
+/// probe's custom slice, `run --slice D`: a setting of its threads, not of
+/// the system) or a system setting.
 fn add_setting(spec: &mut ArmSpec, setting: &str) {
+    if let Some(slice) = setting.strip_prefix("slice=") {
+        spec.run.push(format!("--slice={}", slice.trim()));
+        return;
+    }
     match setting.starts_with('-') {
         true => spec
             .run
@@ -186,6 +191,9 @@ mod tests {
         let base = parse_arm("base").unwrap();
         assert!(base.system.is_empty() && base.run.is_empty());
         assert_eq!(parse_arm("base:").unwrap(), base);
+        let short = parse_arm("short:slice=1ms,--slice 3ms").unwrap();
+        assert_eq!(short.run, ["--slice=1ms", "--slice", "3ms"]);
+        assert!(short.system.is_empty());
     }
 
     #[test]

@@ -11,4 +11,6 @@ pub mod plan;
 pub mod ranking;
 
 #[cfg(test)]
+pub mod fixture;
+#[cfg(test)]
 mod tests;

@@ -8,6 +8,7 @@ use super::analysis::Analysis;
 use super::arms::ArmSpec;
 use super::plan::{OrderKind, Slot};
 use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
 
 /// The schema the document follows.
 pub const SCHEMA: &str = "feelbench.ab/1";
@@ -47,8 +48,34 @@ pub struct ArmRecord {
     pub spec: ArmSpec,
     /// Each setting of the system, as shown (`vm.swappiness=10`).
     pub settings: Vec<String>,
+    /// What each setting that reads a value found before the experiment
+    /// changed it (read at the rehearsal, as the kernel shows it), by the
+    /// setting as shown: `"vm.swappiness=10": "60"`. Absent in documents
+    /// older than the field.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub originals: BTreeMap<String, String>,
     /// The options its runs were given after the user's.
     pub run_options: Vec<String>,
+}
+
+impl ArmRecord {
+    /// Each setting with what it replaced, where that was read:
+    /// `vm.swappiness 60 → 10` for `vm.swappiness=10` over 60; as given
+    /// otherwise (a pair of commands, a scheduler).
+    pub fn changes(&self) -> Vec<String> {
+        self.settings
+            .iter()
+            .map(|setting| {
+                let original = self.originals.get(setting);
+                match (setting.split_once('='), original) {
+                    (Some((name, value)), Some(original)) => {
+                        format!("{name} {original} → {value}")
+                    }
+                    _ => setting.clone(),
+                }
+            })
+            .collect()
+    }
 }
 
 /// How an arm's run of a round ended.

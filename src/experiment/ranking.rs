@@ -4,7 +4,7 @@
 //! each with its verdict under each load and what the loads' own work did;
 //! the A/A control apart, as the noise floor.
 
-use super::analysis::{Comparison, FigureAnalysis, ScenarioAnalysis, VerdictName};
+use super::analysis::{Comparison, FigureAnalysis, ScenarioAnalysis, VerdictName, FLOOR_PCT};
 use super::model::ExperimentDocument;
 use crate::figures::Better;
 use serde::{Deserialize, Serialize};
@@ -114,7 +114,7 @@ fn ranked_arm(doc: &ExperimentDocument, slot: usize, scenarios: &[&ScenarioAnaly
     let work: Vec<f64> = scenarios
         .iter()
         .flat_map(|s| s.figures.iter().filter(|f| f.cost))
-        .filter_map(|f| of(f)?.relative.map(|r| r.shift_pct))
+        .filter_map(|f| of(f)?.relative.map(|r| r.shift_pct.max(FLOOR_PCT)))
         .collect();
     RankedArm {
         slot,
@@ -141,7 +141,9 @@ fn load_outcome(load: &str, figure: &FigureAnalysis, c: &Comparison) -> LoadOutc
         change_pct: relative.map(|r| r.shift_pct),
         low_pct: relative.map(|r| r.low_pct),
         high_pct: relative.map(|r| r.high_pct),
-        gain_pct: relative.map(|r| sign * r.shift_pct),
+        // A fall past the whole baseline is the rounds' spread, not more
+        // than all of the figure gone: it counts as -100 %.
+        gain_pct: relative.map(|r| sign * r.shift_pct.max(FLOOR_PCT)),
         detectable_pct: relative.and_then(|r| r.detectable_pct),
     }
 }

@@ -3,68 +3,12 @@
 //! ranked first; the A/A control, a per cent off either way, is not.
 
 use super::analysis::{self, VerdictName};
-use super::model::{ExperimentDocument, SCHEMA};
-use super::plan::{self, OrderKind};
-use crate::document::fixture;
-use crate::document::schema::RunDocument;
-
-/// Enough for a p-value of 2/2^12 to pass Benjamini–Hochberg over the
-/// fixture's comparisons.
-const ROUNDS: u32 = 12;
-
-/// An experiment of `base` and `n19` with the A/A control, before its runs.
-fn document() -> ExperimentDocument {
-    let names = ["base".to_string(), "n19".to_string()];
-    let slots = plan::slots(&names, true);
-    ExperimentDocument {
-        schema: SCHEMA.to_string(),
-        id: "ab-test".to_string(),
-        started: "2026-11-29T03:00:00Z".to_string(),
-        finished: None,
-        interrupted: false,
-        command_line: Vec::new(),
-        seed: 1,
-        order: OrderKind::Fixed,
-        rounds: ROUNDS,
-        alpha: 0.05,
-        arms: Vec::new(),
-        orders: plan::orders(OrderKind::Fixed, slots.len(), ROUNDS, 1),
-        slots,
-        runs: Vec::new(),
-        analysis: None,
-    }
-}
-
-/// The fixture run with audio's latency under burn scaled by `factor`.
-fn run_with(factor: f64) -> RunDocument {
-    let mut run = fixture::run();
-    let scenario = run
-        .scenarios
-        .iter_mut()
-        .find(|s| s.probe == "audio" && s.load == "burn")
-        .unwrap();
-    let figures = &mut scenario.outcome.result.as_mut().unwrap().figures;
-    for (key, value) in figures.iter_mut() {
-        if key.starts_with("latency_") {
-            *value *= factor;
-        }
-    }
-    run
-}
+use super::fixture::{self, document, run_with, ROUNDS};
 
 #[test]
 fn a_consistent_arm_is_better_and_the_aa_control_is_not() {
-    let doc = document();
-    let mut runs = Vec::new();
-    for round in 0..ROUNDS {
-        // The machine drifts from round to round; each arm moves with it.
-        let drift = 1.0 + 0.1 * f64::from(round % 3) + 0.01 * f64::from(round);
-        let aa = if round % 2 == 0 { 1.01 } else { 0.99 };
-        runs.push(((round, 0), run_with(drift)));
-        runs.push(((round, 1), run_with(drift * 0.5)));
-        runs.push(((round, 2), run_with(drift * aa)));
-    }
-    let analysis = analysis::analyse(&doc, &runs);
+    let doc = document(&["base", "n19"]);
+    let analysis = analysis::analyse(&doc, &fixture::runs());
     let burn = analysis
         .scenarios
         .iter()
@@ -118,7 +62,29 @@ fn a_consistent_arm_is_better_and_the_aa_control_is_not() {
 
 #[test]
 fn no_baseline_run_is_an_empty_analysis() {
-    let analysis = analysis::analyse(&document(), &[((0, 1), run_with(1.0))]);
+    let analysis = analysis::analyse(&document(&["base", "n19"]), &[((0, 1), run_with(1.0))]);
     assert_eq!(analysis.tests, 0);
     assert!(analysis.scenarios.is_empty());
+}
+
+#[test]
+fn a_fall_past_the_whole_baseline_counts_as_minus_100_in_the_ranking() {
+    let mut doc = fixture::analysed("n19");
+    let mut scenarios = doc.analysis.take().unwrap().scenarios;
+    let burn = scenarios
+        .iter_mut()
+        .find(|s| s.probe == "audio" && s.load == "burn")
+        .unwrap();
+    let mean = burn.figures.iter_mut().find(|f| f.overview).unwrap();
+    let arm = mean.comparisons.iter_mut().find(|c| c.slot == 1).unwrap();
+    arm.relative.as_mut().unwrap().shift_pct = -250.0;
+    let ranking = super::ranking::rank(&doc, &scenarios);
+    let audio = ranking.iter().find(|r| r.probe == "audio").unwrap();
+    let under_burn = audio.arms[0]
+        .loads
+        .iter()
+        .find(|l| l.load == "burn")
+        .unwrap();
+    assert_eq!(under_burn.gain_pct, Some(100.0));
+    assert_eq!(under_burn.change_pct, Some(-250.0), "kept as computed");
 }

@@ -1,6 +1,6 @@
 //! Measuring primitives: the clock, the thread's CPU time, the calibrated
 //! unit of CPU work and work done to the thread's CPU time, scheduling
-//! settings and CPU affinity (of the calling thread, and of every task of a
+//! settings (the custom slice of EEVDF among them) and CPU affinity (of the calling thread, and of every task of a
 //! process and its descendants), the
 //! measurement window, and the pure accounting of frames, sub-windows,
 //! latency statistics and latency over time. It builds on `system` alone:
@@ -20,6 +20,7 @@ pub mod load_batches;
 pub mod requests;
 pub mod sched;
 pub mod series;
+pub mod slice;
 pub mod tasks;
 pub mod window;
 pub mod work;

@@ -2,6 +2,7 @@
 //! timer slack, memory locking and the thread name. Thin wrappers around the
 //! system calls (`nix` lacks most of them), each with the reason it can fail.
 
+use super::slice;
 use super::tasks::TaskSched;
 use crate::system::cpulist::CpuList;
 use serde::{Deserialize, Serialize};
@@ -19,6 +20,22 @@ pub enum SchedError {
     /// prctl(PR_SET_TIMERSLACK) failed.
     #[error("cannot set timer slack to {slack_ns} ns: {error}")]
     TimerSlack { slack_ns: u64, error: io::Error },
+    /// sched_setattr or sched_getattr failed.
+    #[error("cannot set a slice of {slack} with sched_setattr: {error}", slack = show_ns(*slice_ns))]
+    Slice { slice_ns: u64, error: io::Error },
+    /// The kernel took the slice but shows another: it has no custom
+    /// slices.
+    #[error("--slice {asked}: the kernel shows a slice of {shown} ns after sched_setattr; custom slices need Linux 6.12 or later (this is {kernel})", asked = show_ns(*slice_ns))]
+    SliceIgnored {
+        slice_ns: u64,
+        shown: u64,
+        kernel: String,
+    },
+}
+
+/// `ns` as a duration a user writes (`3ms`, `100us`).
+fn show_ns(ns: u64) -> String {
+    humantime::format_duration(std::time::Duration::from_nanos(ns)).to_string()
 }
 
 /// What the probe asks for.
@@ -30,6 +47,10 @@ pub struct SchedRequest {
     pub fifo_priority: Option<i32>,
     /// Timer slack wanted, in ns (at least 1: 0 would mean "the default").
     pub timer_slack_ns: u64,
+    /// A custom slice of the fair scheduler in ns (`--slice`, Linux
+    /// 6.12+), `None` for the kernel's; absent in files older than it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub slice_ns: Option<u64>,
 }
 
 /// What a probe does with its memory.
@@ -65,6 +86,11 @@ pub struct SchedApplied {
     /// change; missing when the kernel would not say.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub timer_slack_ns: Option<u64>,
+    /// The slice of the probe's thread read back with sched_getattr (its
+    /// custom one, else the kernel's base slice); missing when the kernel
+    /// would not say (before 6.12, or under SCHED_FIFO).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub slice_ns: Option<u64>,
     /// Whether mlockall succeeded (it can fail under RLIMIT_MEMLOCK);
     /// false when the probe shares its memory on purpose.
     pub memory_locked: bool,
@@ -92,6 +118,7 @@ impl SchedApplied {
             fifo_priority: None,
             nice: 0,
             timer_slack_ns: Some(1),
+            slice_ns: None,
             memory_locked: true,
             memory: MemoryPolicy::Locked,
             cpus: None,
@@ -109,7 +136,7 @@ fn check(ret: libc::c_int) -> io::Result<()> {
 }
 
 /// The calling thread, for the functions that take a thread id.
-const CALLER: libc::pid_t = 0;
+pub const CALLER: libc::pid_t = 0;
 
 /// Sets the nice value of the calling thread (on Linux the nice value is a
 /// per-thread attribute; threads created later inherit it).
@@ -208,7 +235,10 @@ pub fn check_allowed(request: &SchedRequest) -> Result<(), SchedError> {
         .name("fb-sched-check".into())
         .spawn(move || {
             set_nice(request.nice)?;
-            request.fifo_priority.map_or(Ok(()), set_fifo)
+            request.fifo_priority.map_or(Ok(()), set_fifo)?;
+            request
+                .slice_ns
+                .map_or(Ok(()), |ns| slice::set_slice_of(CALLER, ns))
         })
         .expect("starting a thread")
         .join()
@@ -255,7 +285,7 @@ pub fn set_thread_name(name: &str) {
 }
 
 /// Applies `request` to the calling process and thread: nice first, then the
-/// policy, then the timer slack (a policy change resets the slack, so it must
+/// policy and the slice, then the timer slack (a policy change resets the slack, so it must
 /// come last), then locks memory if `memory` says so; the record says on
 /// which CPUs the thread may run (set before, see `affinity`), and leaves
 /// the other tasks to be read back later (`tasks`).
@@ -264,6 +294,9 @@ pub fn apply(request: &SchedRequest, memory: MemoryPolicy) -> Result<SchedApplie
     if let Some(priority) = request.fifo_priority {
         set_fifo(priority)?;
     }
+    if let Some(slice_ns) = request.slice_ns {
+        slice::set_slice_of(CALLER, slice_ns)?;
+    }
     let timer_slack_ns = set_timer_slack(request.timer_slack_ns)?;
     let memory_locked = memory == MemoryPolicy::Locked && lock_memory();
     Ok(SchedApplied {
@@ -271,6 +304,7 @@ pub fn apply(request: &SchedRequest, memory: MemoryPolicy) -> Result<SchedApplie
         fifo_priority: request.fifo_priority,
         nice: current_nice(),
         timer_slack_ns,
+        slice_ns: slice::slice_of(CALLER),
         memory_locked,
         memory,
         cpus: super::affinity::current().ok(),
@@ -288,6 +322,7 @@ mod tests {
             nice: 5,
             fifo_priority: None,
             timer_slack_ns: 1,
+            slice_ns: None,
         };
         let before = current_nice();
         check_allowed(&request).unwrap();

@@ -7,6 +7,7 @@
 
 use super::affinity;
 use super::sched::{self, SchedError, SchedRequest};
+use super::slice;
 use crate::system::cpulist::CpuList;
 use crate::system::process_tree;
 use serde::{Deserialize, Serialize};
@@ -40,6 +41,11 @@ pub struct TaskSched {
     /// Timer slack in ns (/proc/TID/timerslack_ns, which the kernel shows
     /// only to a task's own thread or to CAP_SYS_NICE).
     pub timer_slack_ns: Option<u64>,
+    /// Its slice under the fair scheduler in ns (sched_getattr: a custom
+    /// one, else the base slice); missing before Linux 6.12 and in files
+    /// older than the field.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub slice_ns: Option<u64>,
     /// The CPUs it may run on.
     pub cpus: Option<CpuList>,
 }
@@ -72,19 +78,28 @@ fn threads_of(proc_root: &Path, pid: u32) -> Vec<u32> {
 }
 
 /// Gives every task of `tasks` but `except` (the caller's thread, which
-/// sets its own) the nice value and policy of `request`. A task that ended
-/// meanwhile is passed over.
+/// sets its own) the nice value, policy and slice of `request`. A task that
+/// ended meanwhile is passed over.
 pub fn apply_to(tasks: &[Task], except: u32, request: &SchedRequest) -> Result<(), SchedError> {
     for task in tasks.iter().filter(|t| t.tid != except) {
         let tid = task.tid as libc::pid_t;
-        let applied = sched::set_nice_of(tid, request.nice).and_then(|()| {
-            request
-                .fifo_priority
-                .map_or(Ok(()), |p| sched::set_fifo_of(tid, p))
-        });
+        let applied = sched::set_nice_of(tid, request.nice)
+            .and_then(|()| {
+                request
+                    .fifo_priority
+                    .map_or(Ok(()), |p| sched::set_fifo_of(tid, p))
+            })
+            .and_then(|()| {
+                request
+                    .slice_ns
+                    .map_or(Ok(()), |ns| slice::set_slice_of(tid, ns))
+            });
         match applied {
-            Err(SchedError::Nice { error, .. } | SchedError::Fifo { error, .. })
-                if error.raw_os_error() == Some(libc::ESRCH) => {}
+            Err(
+                SchedError::Nice { error, .. }
+                | SchedError::Fifo { error, .. }
+                | SchedError::Slice { error, .. },
+            ) if error.raw_os_error() == Some(libc::ESRCH) => {}
             other => other?,
         }
     }
@@ -112,6 +127,7 @@ pub fn read(proc_root: &Path, task: Task) -> Option<TaskSched> {
         priority: sched::priority_of(tid),
         nice: sched::nice_of(tid),
         timer_slack_ns: slack.ok().and_then(|s| s.trim().parse().ok()),
+        slice_ns: slice::slice_of(tid),
         cpus: affinity::of_thread(tid).ok(),
     })
 }
@@ -163,6 +179,7 @@ mod tests {
             nice: 7,
             fifo_priority: None,
             timer_slack_ns: 1,
+            slice_ns: slice::slice_of(0).map(|_| 2_000_000),
         };
         apply_to(&only_it, me, &request).unwrap();
         let seen = read_all(proc_root, &only_it, me);
@@ -173,6 +190,8 @@ mod tests {
         assert_eq!(it.nice, Some(7));
         assert_eq!(it.policy.as_deref(), Some("SCHED_OTHER"));
         assert_eq!(it.priority, Some(0));
+        // Where the kernel has custom slices, the thread got its own.
+        assert_eq!(it.slice_ns, request.slice_ns.or(it.slice_ns));
         assert!(it.cpus.is_some());
         assert!(read_all(proc_root, &only_it, tid).is_empty(), "left out");
         drop(stop);

@@ -1,5 +1,6 @@
 //! `feelbench ab`: an experiment of short runs gives its document with the
-//! rounds, balanced orders, the A/A control and every arm's runs; bad arms
+//! rounds, balanced orders, the A/A control and every arm's runs, and `ab
+//! report` renders its analysis again from its directory; bad arms
 //! are refused (exit 2) before anything runs; as root, a sysctl arm is in
 //! force during its runs only, and put back after the end, after Ctrl-C,
 //! and after a SIGKILL by the next start; a plain user asking for one is
@@ -64,7 +65,7 @@ fn a_nice_arm_runs_in_balanced_rounds_beside_the_aa_control() {
     let dir = tempfile::tempdir().unwrap();
     let tag = common::new_tag();
     let output = as_plain_user(&tag, dir.path())
-        .args(short("none,burn", "1"))
+        .args(short("none,burn", "0.5"))
         .args([
             "--arm",
             "base",
@@ -165,6 +166,31 @@ fn a_nice_arm_runs_in_balanced_rounds_beside_the_aa_control() {
     assert_eq!(ranking["arms"].as_array().unwrap().len(), 2);
     assert_eq!(ranking["control"]["name"], "base-aa");
     assert!(dir.path().join("exp/experiment.html").exists());
+
+    // Rendered again from its directory, nothing run: the same analysis.
+    let again = as_plain_user(&tag, dir.path())
+        .args(["ab", "report", "exp", "--format", "json"])
+        .output()
+        .unwrap();
+    assert_eq!(again.status.code(), Some(0), "{}", stderr(&again));
+    let again: Value = serde_json::from_slice(&again.stdout).unwrap();
+    assert_eq!(again["analysis"], exp["analysis"]);
+}
+
+#[test]
+fn ab_report_of_a_directory_without_an_experiment_is_one_line_and_exit_2() {
+    let dir = tempfile::tempdir().unwrap();
+    let tag = common::new_tag();
+    for target in ["no-such-dir", "."] {
+        let output = feelbench(&tag, dir.path())
+            .args(["ab", "report", target])
+            .output()
+            .unwrap();
+        let said = stderr(&output);
+        assert_eq!(output.status.code(), Some(2), "{target}: {said}");
+        assert_eq!(said.trim().lines().count(), 1, "{target}: {said}");
+        assert!(output.stdout.is_empty());
+    }
 }
 
 #[test]
@@ -175,7 +201,7 @@ fn bad_arms_are_refused_before_any_run() {
         "[[arm]]\nname = \"base\"\n[[arm]]\nname = \"fails\"\nset = \"false\"\nrestore = \"true\"\n",
     )
     .unwrap();
-    let cases: [&[&str]; 7] = [
+    let cases: [&[&str]; 8] = [
         &["--arm", "base", "--arm", "x:vm.no_such_sysctl=1"],
         &["--arm", "base", "--arm", "x:/etc/hostname=x"],
         &["--arm", "base", "--arms", "arms.toml"],
@@ -183,6 +209,8 @@ fn bad_arms_are_refused_before_any_run() {
         &["--arm", "base"],
         &["--arm", "base", "--arm", "x:--load-nice=99"],
         &["--arm", "base", "--arm", "x:--no-such-option"],
+        // Refused by its runs as by `run`: now at the rehearsal.
+        &["--arm", "base", "--arm", "x:--nice=-5"],
     ];
     for case in cases {
         let tag = common::new_tag();

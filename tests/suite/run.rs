@@ -377,6 +377,33 @@ fn calibration_is_measured_once_then_reused_from_the_cache() {
 }
 
 #[test]
+fn a_slice_is_given_to_every_probe_thread_and_read_back() {
+    let dir = tempfile::tempdir().unwrap();
+    let output = feelbench(&new_tag(), dir.path())
+        .args(["run", "--probe", "audio", "--load", "none", "-t", "0.3"])
+        .args(["--warmup", "0", "--noise-check", "0", "--slice", "3ms"])
+        .args(["-l", LOOPS_PER_MS, "-q", "--no-store", "-o", "run.json"])
+        .output()
+        .unwrap();
+    let said = stderr(&output);
+    if output.status.code() == Some(2) && said.contains("need Linux 6.12") {
+        assert_eq!(said.trim().lines().count(), 1, "{said}");
+        crate::common::skip("this kernel has no custom slices (Linux 6.12+)");
+        return;
+    }
+    assert!(output.status.success(), "{said}");
+    let run = read_json(&dir.path().join("run.json"));
+    assert_eq!(run["settings"]["probe_sched"]["slice_ns"], 3_000_000);
+    let sched = &run["scenarios"][0]["result"]["sched"];
+    assert_eq!(sched["slice_ns"], 3_000_000, "{sched}");
+    let tasks = sched["tasks"].as_array().expect("the tasks read back");
+    assert!(!tasks.is_empty());
+    for task in tasks {
+        assert_eq!(task["slice_ns"], 3_000_000, "{task}");
+    }
+}
+
+#[test]
 fn rt_probe_runs_sched_fifo_with_its_timer_slack_recorded() {
     if !require_root("SCHED_FIFO, negative nice, mlock") {
         return;

@@ -25,6 +25,12 @@ pub(super) struct ProbeSchedArgs {
     /// Timer slack of the probe in ns (set after the last policy change).
     #[arg(long = "timer-slack", value_name = "NS", default_value_t = 1)]
     timer_slack_ns: u64,
+    /// A custom slice for the probe's threads under EEVDF, 0.1ms to 100ms
+    /// (sched_setattr, Linux 6.12+): how long each may run before another
+    /// task of its CPU may take it, and, shorter, how early it is picked
+    /// when it wakes [default: the kernel's base slice].
+    #[arg(long = "slice", value_name = "DURATION", value_parser = parse_duration, conflicts_with = "rt")]
+    slice_ns: Option<u64>,
     /// Run the probe on these CPUs only, e.g. 0 or 0,2-3 (sched_setaffinity).
     #[arg(long = "probe-cpus", value_name = "LIST", value_parser = parse_cpu_list)]
     pub(super) probe_cpus: Option<CpuList>,
@@ -187,10 +193,20 @@ impl ProbeSchedArgs {
         check((1..=99).contains(&priority), (), || {
             format!("--rt-priority takes 1 to 99, not {priority}")
         })?;
+        if let Some(ns) = self.slice_ns {
+            let range = crate::measure::slice::RANGE_NS;
+            check(range.contains(&ns), (), || {
+                format!(
+                    "--slice takes 0.1ms to 100ms (the kernel's bounds), not {}",
+                    humantime::format_duration(std::time::Duration::from_nanos(ns))
+                )
+            })?;
+        }
         Ok(SchedRequest {
             nice: check_nice("-B/--nice", self.nice.unwrap_or_else(current_nice))?,
             fifo_priority: self.rt.then_some(priority),
             timer_slack_ns: self.timer_slack_ns.max(1),
+            slice_ns: self.slice_ns,
         })
     }
 }

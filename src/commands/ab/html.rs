@@ -83,7 +83,7 @@ fn heat_map(doc: &ExperimentDocument, analysis: &Analysis) -> String {
             out += &match found {
                 Some((f, c)) => {
                     let change = match c.relative {
-                        Some(r) => format!("{:+.1} %", r.shift_pct),
+                        Some(r) => format!("{} %", text::pct(r.shift_pct)),
                         None => text::signed(f.unit, c.shift),
                     };
                     format!(

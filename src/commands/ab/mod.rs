@@ -12,10 +12,12 @@
 
 mod arm_settings;
 mod html;
+mod report;
 mod settings;
 mod spawn;
 mod text;
 
+pub use report::{report, AbReportSettings};
 pub use settings::{AbFormat, AbSettings, ArmRuns};
 
 use crate::document::file::read_run;
@@ -30,6 +32,7 @@ use crate::progress::Progress;
 use crate::system::atomic::write_atomically;
 use crate::system::setting::{self, Setting};
 use anyhow::Context as _;
+use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant, SystemTime};
 
@@ -59,7 +62,8 @@ pub fn run(settings: AbSettings) -> anyhow::Result<ExitCode> {
             ))
         })
         .collect::<Result<_, UsageError>>()?;
-    arm_settings::check(&arms)?;
+    arm_settings::check_runs(&settings.arms)?;
+    let originals = arm_settings::check(&arms)?;
     let started = SystemTime::now();
     let id = format!(
         "ab-{}-{}",
@@ -72,7 +76,7 @@ pub fn run(settings: AbSettings) -> anyhow::Result<ExitCode> {
         .unwrap_or_else(|| PathBuf::from(format!("feelbench-{id}")));
     std::fs::create_dir_all(dir.join("runs"))
         .with_context(|| format!("cannot make the experiment's directory {}", dir.display()))?;
-    let mut doc = document(&settings, &arms, &id, started);
+    let mut doc = document(&settings, &arms, originals, &id, started);
     write(&dir, &doc)?;
     let interrupt = Interrupt::install().context("installing signal handlers")?;
     let mut experiment = Experiment {
@@ -95,12 +99,7 @@ pub fn run(settings: AbSettings) -> anyhow::Result<ExitCode> {
         // to start) ends here; an interruption prints what finished.
         outcome?;
     }
-    let out = match settings.format {
-        AbFormat::Table => text::render(&doc),
-        AbFormat::Json => serde_json::to_string_pretty(&doc)? + "\n",
-        AbFormat::Html => page,
-    };
-    super::print(&out)?;
+    super::print(&rendered(&doc, settings.format)?)?;
     match doc.interrupted {
         true => {
             say!("interrupted; the analysis holds the runs that finished");
@@ -114,6 +113,7 @@ pub fn run(settings: AbSettings) -> anyhow::Result<ExitCode> {
 fn document(
     settings: &AbSettings,
     arms: &[(String, Vec<Setting>)],
+    originals: Vec<BTreeMap<String, String>>,
     id: &str,
     started: SystemTime,
 ) -> ExperimentDocument {
@@ -142,9 +142,11 @@ fn document(
             .arms
             .iter()
             .zip(arms)
-            .map(|(arm, (_, set))| ArmRecord {
+            .zip(originals)
+            .map(|((arm, (_, set)), originals)| ArmRecord {
                 spec: arm.spec.clone(),
                 settings: set.iter().map(Setting::label).collect(),
+                originals,
                 run_options: arm.options.clone(),
             })
             .collect(),
@@ -301,6 +303,15 @@ fn read_runs(dir: &Path, doc: &ExperimentDocument) -> Vec<((u32, usize), RunDocu
             }
         })
         .collect()
+}
+
+/// The experiment `doc` (analysed) as `format` renders it.
+fn rendered(doc: &ExperimentDocument, format: AbFormat) -> anyhow::Result<String> {
+    Ok(match format {
+        AbFormat::Table => text::render(doc),
+        AbFormat::Json => serde_json::to_string_pretty(doc)? + "\n",
+        AbFormat::Html => html::render(doc),
+    })
 }
 
 /// Writes `doc` into `dir`, atomically.

@@ -3,11 +3,19 @@
 //! the loads' work beside it, and the A/A control's line as the noise
 //! floor), then a table per scenario of every figure compared.
 
-use crate::experiment::analysis::{Comparison, FigureAnalysis, VerdictName};
+use crate::experiment::analysis::{Comparison, FigureAnalysis, VerdictName, FLOOR_PCT};
 use crate::experiment::model::ExperimentDocument;
 use crate::experiment::ranking::{LoadOutcome, RankedArm};
 use crate::figures::ChangeUnit;
+use crate::report::table::aligned;
 use std::fmt::Write as _;
+
+/// Marks a change shown in the figure's unit because in % of the baseline
+/// it falls past [`FLOOR_PCT`].
+const PAST_FLOOR_MARK: &str = " *";
+
+/// The note under a table with a [`PAST_FLOOR_MARK`].
+const PAST_FLOOR_NOTE: &str = "  * in the figure's unit: in % of the baseline, its change or interval falls below -100 %, which this figure cannot (the rounds vary more than its whole value)";
 
 /// The experiment `doc` (analysed) as text.
 pub fn render(doc: &ExperimentDocument) -> String {
@@ -32,9 +40,8 @@ pub fn render(doc: &ExperimentDocument) -> String {
     );
     for arm in &doc.arms {
         let what: Vec<String> = arm
-            .settings
-            .iter()
-            .cloned()
+            .changes()
+            .into_iter()
             .chain((!arm.spec.run.is_empty()).then(|| format!("run {}", arm.spec.run.join(" "))))
             .collect();
         let what = match what.is_empty() {
@@ -62,15 +69,32 @@ pub fn render(doc: &ExperimentDocument) -> String {
     }
     for scenario in &analysis.scenarios {
         let _ = writeln!(out, "\n{} under {}", scenario.probe, scenario.load);
-        let _ = writeln!(
-            out,
-            "  {:<28} {:<12} {:>12} {:>26} {:>8} {:>8}  verdict",
-            "figure", "arm", "baseline", "change [95 % interval]", "p", "q"
-        );
-        for figure in &scenario.figures {
-            for c in &figure.comparisons {
-                let _ = writeln!(out, "  {}", table_row(doc, figure, c));
-            }
+        // Columns as wide as their widest cell: arm names and labels have
+        // no bound.
+        let header = [
+            "figure",
+            "arm",
+            "baseline",
+            "change [95 % interval]",
+            "p",
+            "q",
+            "verdict",
+        ];
+        let rows: Vec<Vec<String>> =
+            std::iter::once(header.map(str::to_string).to_vec())
+                .chain(scenario.figures.iter().flat_map(|figure| {
+                    figure.comparisons.iter().map(|c| table_row(doc, figure, c))
+                }))
+                .collect();
+        if rows.len() == 1 {
+            let _ = writeln!(out, "  (no figure to compare)");
+            continue;
+        }
+        for line in aligned(&rows).lines() {
+            let _ = writeln!(out, "  {line}");
+        }
+        if rows.iter().any(|r| r[3].ends_with(PAST_FLOOR_MARK)) {
+            let _ = writeln!(out, "{PAST_FLOOR_NOTE}");
         }
     }
     out
@@ -81,7 +105,12 @@ fn arm_line(arm: &RankedArm, baseline: bool) -> String {
     if baseline {
         return format!("{} (baseline)", arm.name);
     }
-    let loads: Vec<String> = arm.loads.iter().map(load_text).collect();
+    let loads: Vec<String> = match arm.loads.is_empty() {
+        // Every run of it left out (its settings stopped holding, or it
+        // failed), or none shared a round with the baseline's.
+        true => vec!["nothing compared (no round with its run and the baseline's)".to_string()],
+        false => arm.loads.iter().map(load_text).collect(),
+    };
     let work = arm
         .work_pct
         .map(|w| format!("; loads' work {w:+.1} %"))
@@ -101,12 +130,12 @@ fn arm_line(arm: &RankedArm, baseline: bool) -> String {
 /// [-2.0, +4.0], could see ±3.0 %)`.
 fn load_text(l: &LoadOutcome) -> String {
     let interval = match (l.low_pct, l.high_pct) {
-        (Some(low), Some(high)) => format!(" [{low:+.1}, {high:+.1}]"),
+        (Some(low), Some(high)) => format!(" [{}, {}]", pct(low), pct(high)),
         _ => String::new(),
     };
     let gain = l
         .change_pct
-        .map(|g| format!(" {g:+.1} %"))
+        .map(|g| format!(" {} %", pct(g)))
         .unwrap_or_default();
     match l.verdict {
         VerdictName::Unchanged => {
@@ -120,6 +149,15 @@ fn load_text(l: &LoadOutcome) -> String {
     }
 }
 
+/// A change in % of the baseline, signed; one past [`FLOOR_PCT`] as
+/// `< -100` (its value has no meaning, see there).
+pub fn pct(value: f64) -> String {
+    match value < FLOOR_PCT {
+        true => format!("< {FLOOR_PCT:.0}"),
+        false => format!("{value:+.1}"),
+    }
+}
+
 /// A verdict in words.
 pub fn verdict_word(v: VerdictName) -> &'static str {
     match v {
@@ -129,21 +167,25 @@ pub fn verdict_word(v: VerdictName) -> &'static str {
     }
 }
 
-/// One comparison's row of a scenario's table.
-fn table_row(doc: &ExperimentDocument, f: &FigureAnalysis, c: &Comparison) -> String {
+/// One comparison's row of a scenario's table, by column.
+fn table_row(doc: &ExperimentDocument, f: &FigureAnalysis, c: &Comparison) -> Vec<String> {
     let unit = f.unit;
     let change = match (f.change, c.relative) {
-        (ChangeUnit::Percent, Some(r)) => {
+        (ChangeUnit::Percent, Some(r)) if !r.past_floor() => {
             format!(
                 "{:+.1} % [{:+.1}, {:+.1}]",
                 r.shift_pct, r.low_pct, r.high_pct
             )
         }
-        _ => format!(
-            "{} [{}, {}]",
+        (_, relative) => format!(
+            "{} [{}, {}]{}",
             signed(unit, c.shift),
             signed(unit, c.low),
-            signed(unit, c.high)
+            signed(unit, c.high),
+            match relative.is_some_and(|r| r.past_floor()) {
+                true => PAST_FLOOR_MARK,
+                false => "",
+            }
         ),
     };
     let seen = match (c.verdict, c.detectable) {
@@ -153,16 +195,15 @@ fn table_row(doc: &ExperimentDocument, f: &FigureAnalysis, c: &Comparison) -> St
         (VerdictName::Unchanged, None) => " (too few rounds)".to_string(),
         _ => String::new(),
     };
-    format!(
-        "{:<28} {:<12} {:>12} {:>26} {:>8.4} {:>8.4}  {}{seen}",
-        f.label,
-        doc.slots[c.slot].name,
+    vec![
+        f.label.clone(),
+        doc.slots[c.slot].name.clone(),
         format!("{}{}", unit.show(c.baseline), unit.suffix()),
         change,
-        c.p,
-        c.q,
-        verdict_word(c.verdict)
-    )
+        format!("{:.4}", c.p),
+        format!("{:.4}", c.q),
+        format!("{}{seen}", verdict_word(c.verdict)),
+    ]
 }
 
 /// `value` as `unit` shows it, with its sign.
@@ -170,5 +211,93 @@ pub fn signed(unit: crate::figures::Unit, value: f64) -> String {
     match value < 0.0 {
         true => unit.show(value),
         false => format!("+{}", unit.show(value)),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::experiment::fixture;
+
+    /// The lines of the table of audio under burn, its header first.
+    fn burn_table(text: &str) -> Vec<&str> {
+        text.lines()
+            .skip_while(|l| *l != "audio under burn")
+            .skip(1)
+            .take_while(|l| !l.is_empty())
+            .collect()
+    }
+
+    #[test]
+    fn a_long_arm_name_keeps_the_columns_aligned() {
+        let long = "swappiness-ten-with-a-very-long-name";
+        let text = render(&fixture::analysed(long));
+        let table = burn_table(&text);
+        assert!(table.len() > 2, "{text}");
+        assert!(table.iter().any(|l| l.contains(long)), "{text}");
+        assert!(table.iter().any(|l| l.contains("base-aa")), "{text}");
+        // Every row's p column starts where the header's does.
+        let p = table[0].find("  p  ").unwrap() + 2;
+        for row in &table[1..] {
+            let (before, after) = row.split_at(p);
+            assert!(before.ends_with("  "), "{row}");
+            assert!(after.starts_with("0.") || after.starts_with("1."), "{row}");
+        }
+    }
+
+    #[test]
+    fn a_fall_past_the_whole_baseline_is_shown_in_the_figures_unit() {
+        let mut doc = fixture::analysed("n19");
+        let mut analysis = doc.analysis.take().unwrap();
+        let burn = analysis
+            .scenarios
+            .iter_mut()
+            .find(|s| s.probe == "audio" && s.load == "burn")
+            .unwrap();
+        let mean = burn.figures.iter_mut().find(|f| f.overview).unwrap();
+        let unit = mean.unit;
+        let arm = mean.comparisons.iter_mut().find(|c| c.slot == 1).unwrap();
+        // Rounds that vary more than the figure: the interval's low end
+        // is 1.3 baselines below it.
+        arm.low = -1.3 * arm.baseline;
+        arm.relative.as_mut().unwrap().low_pct = -130.0;
+        let low = signed(unit, arm.low);
+        analysis.ranking = crate::experiment::ranking::rank(&doc, &analysis.scenarios);
+        doc.analysis = Some(analysis);
+        let text = render(&doc);
+        assert!(!text.contains("-130"), "{text}");
+        let row = burn_table(&text)
+            .into_iter()
+            .find(|l| l.contains(" n19 ") && l.contains("latency mean"))
+            .unwrap();
+        assert!(row.contains(&format!("[{low}, ")), "{row}");
+        assert!(row.contains(PAST_FLOOR_MARK), "{row}");
+        assert!(text.contains(PAST_FLOOR_NOTE), "{text}");
+        // The answer's line clamps it.
+        assert!(text.contains("[< -100, "), "{text}");
+    }
+
+    #[test]
+    fn an_arm_with_no_run_compared_says_so() {
+        let mut doc = fixture::document(&["base", "gone"]);
+        let runs: Vec<_> = fixture::runs()
+            .into_iter()
+            .filter(|((_, slot), _)| *slot != 1)
+            .collect();
+        doc.analysis = Some(crate::experiment::analysis::analyse(&doc, &runs));
+        let text = render(&doc);
+        assert!(text.contains("gone: nothing compared"), "{text}");
+    }
+
+    #[test]
+    fn the_arms_show_what_their_settings_replaced() {
+        let text = render(&fixture::analysed("s10"));
+        assert!(text.contains("  s10: vm.swappiness 60 → 10\n"), "{text}");
+        assert!(text.contains("  base: the system as it is\n"), "{text}");
+        let json = serde_json::to_value(fixture::analysed("s10")).unwrap();
+        assert_eq!(json["arms"][1]["originals"]["vm.swappiness=10"], "60");
+        assert!(json["arms"][0].get("originals").is_none());
+        let page = super::super::html::render(&fixture::analysed("s10"));
+        assert!(page.contains("s10: vm.swappiness 60 → 10"));
     }
 }

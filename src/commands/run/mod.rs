@@ -20,6 +20,7 @@ pub use config::{
     Timing, WorkSettings,
 };
 pub use document::compact_time;
+pub use preflight::check_privileges;
 
 use crate::document::file::write_run;
 use crate::document::schema::{RunDocument, ScenarioResult, ScenarioStatus, Warning, WarningCode};

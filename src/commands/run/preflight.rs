@@ -64,10 +64,11 @@ fn check_expectations(env: &Environment, expect: &[(String, String)]) -> Result<
 }
 
 /// Refuses at once what every scenario would fail on: a negative nice or
-/// SCHED_FIFO without the privileges, CPUs the workers may not be put on,
+/// SCHED_FIFO without the privileges, a slice the kernel does not keep
+/// (`--slice` before Linux 6.12), CPUs the workers may not be put on,
 /// or a change to the system (`--swap`, `--mem-limit`,
 /// `--load-cpu-weight`) by someone who is not root.
-fn check_privileges(config: &RunConfig) -> Result<(), UsageError> {
+pub fn check_privileges(config: &RunConfig) -> Result<(), UsageError> {
     let changes = [
         (
             "--swap",
@@ -96,6 +97,7 @@ fn check_privileges(config: &RunConfig) -> Result<(), UsageError> {
         nice: config.load_nice,
         fifo_priority: None,
         timer_slack_ns: 1,
+        slice_ns: None,
     };
     for request in [&config.probe_sched, &loads] {
         sched::check_allowed(request).map_err(UsageError::input)?;

@@ -137,8 +137,12 @@ fn sched(request: &SchedRequest) -> String {
         Some(p) => format!("SCHED_FIFO {p}"),
         None => "SCHED_OTHER".into(),
     };
+    let slice = request
+        .slice_ns
+        .map(|ns| format!(", slice {ns} ns"))
+        .unwrap_or_default();
     format!(
-        "{policy}, nice {}, timer slack {} ns",
+        "{policy}, nice {}, timer slack {} ns{slice}",
         request.nice, request.timer_slack_ns
     )
 }
@@ -337,6 +341,11 @@ mod tests {
         );
         let d = differs(|r| r.settings.probe_sched.fifo_priority = Some(80)).unwrap();
         assert_eq!(d.other, "SCHED_FIFO 80, nice 0, timer slack 1 ns");
+        let d = differs(|r| r.settings.probe_sched.slice_ns = Some(3_000_000)).unwrap();
+        assert_eq!(
+            d.other,
+            "SCHED_OTHER, nice 0, timer slack 1 ns, slice 3000000 ns"
+        );
         assert_eq!(
             differs(|r| r.settings.load_nice = 19).unwrap().what,
             "load nice"

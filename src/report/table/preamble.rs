@@ -6,9 +6,10 @@ use super::*;
 /// The lines printed before any table: what ran where.
 pub fn render_preamble(run: &RunDocument) -> String {
     let s = &run.settings;
-    let policy = match s.probe_sched.fifo_priority {
-        Some(p) => format!("SCHED_FIFO {p}"),
-        None => "SCHED_OTHER".to_string(),
+    let policy = match (s.probe_sched.fifo_priority, s.probe_sched.slice_ns) {
+        (Some(p), _) => format!("SCHED_FIFO {p}"),
+        (None, Some(ns)) => format!("SCHED_OTHER slice {} ms", ns as f64 / 1e6),
+        (None, None) => "SCHED_OTHER".to_string(),
     };
     let timing = match (s.precision_pct, s.max_time_s) {
         (Some(pct), Some(max_s)) => format!(

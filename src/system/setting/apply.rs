@@ -22,6 +22,9 @@ struct Held {
     undo: Vec<Undo>,
     /// Its scheduler's process, for a sched_ext setting.
     scheduler: Option<scx::Running>,
+    /// What it changed read before the change, as the kernel shows it
+    /// (`None` for a scheduler or a pair of commands, which read nothing).
+    original: Option<String>,
 }
 
 /// Writes each setting, reads it back (a value that reads back otherwise
@@ -36,8 +39,12 @@ pub fn apply(settings: &[Setting]) -> Result<Applied, SettingError> {
 }
 
 /// Applies, reads back and restores once: the check before anything runs.
-pub fn rehearse(settings: &[Setting]) -> Result<(), SettingError> {
-    apply(settings)?.restore()
+/// Returns each setting's original value (see [`Applied::originals`]).
+pub fn rehearse(settings: &[Setting]) -> Result<Vec<Option<String>>, SettingError> {
+    let applied = apply(settings)?;
+    let originals = applied.originals();
+    applied.restore()?;
+    Ok(originals)
 }
 
 /// [`apply`], journaled in `dir` (`None`: not journaled).
@@ -94,6 +101,15 @@ impl Applied {
         first.map_or(Ok(()), Err)
     }
 
+    /// Each setting's value before it was applied, in the settings' order,
+    /// as the kernel showed it: a file's (the distinct ones joined by `/`
+    /// when a setting writes several files that differed, as governors of
+    /// CPUs can), the preemption model's; `None` for a scheduler or a pair
+    /// of commands.
+    pub fn originals(&self) -> Vec<Option<String>> {
+        self.held.iter().map(|h| h.original.clone()).collect()
+    }
+
     /// Errors if a setting stopped holding (a sched_ext scheduler ejected,
     /// a value changed by someone else).
     pub fn check_holding(&self) -> Result<(), SettingError> {
@@ -107,21 +123,28 @@ impl Applied {
             setting: setting.clone(),
             undo: Vec::new(),
             scheduler: None,
+            original: None,
         });
         match &setting.kind {
             Kind::Files { paths, value } => {
+                let mut originals: Vec<String> = Vec::new();
                 for path in paths {
                     let original = file::read(&label, path)?;
+                    if !originals.contains(&original) {
+                        originals.push(original.clone());
+                    }
                     self.journal_change(Undo::File {
                         path: path.clone(),
                         original,
                     })?;
                     file::write_checked(&label, path, value)?;
                 }
+                self.last().original = Some(originals.join("/"));
             }
             Kind::Preempt { model } => {
                 let debugfs = preempt::Debugfs::open(&label)?;
                 let original = debugfs.read(&label)?;
+                self.last().original = Some(original.clone());
                 self.journal_change(Undo::Preempt { original })?;
                 debugfs.set(&label, model)?;
             }

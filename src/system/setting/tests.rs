@@ -52,6 +52,7 @@ fn a_sysctl_is_written_read_back_held_until_someone_else_changes_it_and_put_back
     )
     .unwrap();
     assert_eq!(value(BURST), changed);
+    assert_eq!(applied.originals(), [Some(original.clone())]);
     assert_eq!(journals(dir.path()), 1, "journaled while applied");
     applied.check_holding().unwrap();
     std::fs::write(BURST, "1\n").unwrap();
@@ -108,6 +109,7 @@ fn a_pair_of_commands_sets_and_restores_and_a_failing_one_is_bad_input() {
     let journal = dir.path().join("journal");
     let applied = apply_in(Some(&journal), std::slice::from_ref(&pair)).unwrap();
     assert_eq!(std::fs::read_to_string(&state).unwrap(), "on\n");
+    assert_eq!(applied.originals(), [None], "a command reads nothing");
     applied.restore().unwrap();
     assert_eq!(std::fs::read_to_string(&state).unwrap(), "off\n");
 
