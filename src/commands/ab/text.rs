@@ -115,8 +115,10 @@ fn arm_line(arm: &RankedArm, baseline: bool) -> String {
         .work_pct
         .map(|w| format!("; loads' work {w:+.1} %"))
         .unwrap_or_default();
+    // The counts are the probe's figures' (the loads' work is not among
+    // them), so they come before the loads' work, not after it.
     format!(
-        "{}: {}{work} [{} better, {} worse, {} unchanged]",
+        "{}: {}; its figures {} better, {} worse, {} unchanged{work}",
         arm.name,
         loads.join(", "),
         arm.better,
@@ -275,6 +277,21 @@ mod tests {
         assert!(text.contains(PAST_FLOOR_NOTE), "{text}");
         // The answer's line clamps it.
         assert!(text.contains("[< -100, "), "{text}");
+    }
+
+    #[test]
+    fn the_answer_counts_the_probes_figures_before_the_loads_work() {
+        let text = render(&fixture::analysed("n19"));
+        let line = text
+            .lines()
+            .find(|l| {
+                l.trim_start().starts_with("1. n19:") || l.trim_start().starts_with("2. n19:")
+            })
+            .unwrap_or_else(|| panic!("no answer line for n19: {text}"));
+        let counts = line.find("; its figures ").expect(line);
+        let work = line.find("; loads' work ").expect(line);
+        assert!(counts < work, "{line}");
+        assert!(!line.ends_with(']'), "{line}");
     }
 
     #[test]
