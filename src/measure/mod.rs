@@ -20,6 +20,7 @@ pub mod load_batches;
 pub mod requests;
 pub mod sched;
 pub mod series;
+pub mod stutter;
 pub mod tasks;
 pub mod window;
 pub mod work;
