@@ -156,6 +156,7 @@ pub fn run() -> RunDocument {
             response: None,
             job: Default::default(),
             fragment: Default::default(),
+            game: None,
             io: Default::default(),
             micro: None,
             rtapp: None,
