@@ -104,6 +104,11 @@ impl Link {
     fn index(self) -> usize {
         self as usize
     }
+
+    /// Its name, as a late event shows it.
+    fn name(self) -> &'static str {
+        &self.count()[5..]
+    }
 }
 
 /// The figures of the game.
@@ -153,7 +158,7 @@ fn sheet(summary: &str, _params: Option<&WorkParams>) -> ProbeSheet {
         FigureDef::new(
             name,
             &format!("{name}_pct"),
-            &format!("% of missed frames late in {}", &name[5..]),
+            &format!("% of missed frames late in {}", link.name()),
             Unit::Percent,
             Better::Lower,
             Formula::Ratio {
@@ -332,7 +337,13 @@ struct FrameRecord {
     batches: [FrameBatch; BATCHES],
     stutter: StutterDetector,
     late: Option<LateAccount>,
+    /// The link of each late frame split (its due and wake-up times), to
+    /// name it in the worst late events; at most [`LABELS`].
+    labels: Vec<(u64, u64, Link)>,
 }
+
+/// Late frames whose link the worst late events can be labelled with.
+const LABELS: usize = 16_384;
 
 /// The frames presented in one sub-window.
 #[derive(Default)]
@@ -357,6 +368,7 @@ impl FrameRecord {
             batches: Default::default(),
             stutter: StutterDetector::new(settings.refresh_ns()),
             late: late_split.then(LateAccount::new),
+            labels: Vec::with_capacity(if late_split { LABELS } else { 0 }),
         }
     }
 
@@ -394,6 +406,9 @@ impl FrameRecord {
                 self.late_links[link.index()] += 1;
                 if let (Some(account), Some(split)) = (&mut self.late, split) {
                     account.record(&split, true);
+                    if self.labels.len() < self.labels.capacity() {
+                        self.labels.push((split.due_ns, split.woke_ns, link));
+                    }
                 }
             }
             None => {
@@ -551,7 +566,16 @@ impl Probe for GameProbe {
             what: "the game's display thread",
             error: std::io::Error::other("it panicked"),
         })?;
-        Ok(game_tallies(&self.shared, &record, audio, window))
+        let readings = splitting.splitter().map(|splitter| {
+            let (reads, ns_per_read) = splitter.cost();
+            let cost = ReadCost {
+                reads,
+                ns_per_read,
+                ..ReadCost::default()
+            };
+            (splitter.has_schedstat(), cost)
+        });
+        Ok(game_tallies(&self.shared, &record, audio, window, readings))
     }
 }
 
@@ -819,7 +843,15 @@ fn next_period(due_ns: u64, period_ns: u64, now_ns: u64) -> u64 {
 }
 
 /// The tallies of a measurement of `window`.
-fn game_tallies(shared: &Shared, record: &FrameRecord, audio: AudioRecord, window: Window) -> Measured {
+/// `readings`: whether run-queue wait was read, and what the main
+/// thread's readings cost.
+fn game_tallies(
+    shared: &Shared,
+    record: &FrameRecord,
+    audio: AudioRecord,
+    window: Window,
+    readings: Option<(bool, ReadCost)>,
+) -> Measured {
     let settings = shared.settings;
     let measured_s = window.end_ns.saturating_sub(window.start_ns) as f64 / 1e9;
     let frame_cpu_s = settings.frame_cpu_ns() as f64 / settings.refresh_ns() as f64
@@ -870,8 +902,17 @@ fn game_tallies(shared: &Shared, record: &FrameRecord, audio: AudioRecord, windo
                 .with_count(CPU_RECEIVED_MS, received(k))
         })
         .collect();
+    let (schedstat, cost) = readings.unwrap_or((false, ReadCost::default()));
     let late = record.late.as_ref().map(|account| {
-        LateCauses::of(account, LATE_RULE, true, ReadCost::default())
+        let mut causes = LateCauses::of(account, LATE_RULE, schedstat, cost);
+        for event in &mut causes.worst {
+            event.link = record
+                .labels
+                .iter()
+                .find(|(due, woke, _)| (*due, *woke) == (event.due_ns, event.woke_ns))
+                .map(|(_, _, link)| link.name().to_string());
+        }
+        causes
     });
     Measured {
         late,
