@@ -138,7 +138,10 @@ fn include_and_exclude_work_like_interbench() {
 fn unknown_names_list_the_valid_ones() {
     let err = config(&["--probe", "audoi"]).unwrap_err().to_string();
     assert!(err.contains("unknown probe 'audoi'"), "{err}");
-    assert!(err.contains("x, audio, video, gaming, game, custom"), "{err}");
+    assert!(
+        err.contains("x, audio, video, gaming, game, custom"),
+        "{err}"
+    );
     let err = config(&["-x", "brun"]).unwrap_err().to_string();
     assert!(err.contains("unknown load 'brun'"), "{err}");
 }
@@ -498,7 +501,10 @@ fn the_game_options_become_the_frame_graph() {
     };
     assert_eq!(config(&args).unwrap().work.game, expected);
     for (args, message) in [
-        (["--game-refresh", "75"], "--game-refresh takes 60 or 144, not 75"),
+        (
+            ["--game-refresh", "75"],
+            "--game-refresh takes 60 or 144, not 75",
+        ),
         (["--game-queue", "4"], "--game-queue takes 1 to 3, not 4"),
         (["--game-pool", "0"], "--game-pool takes 1 to 16, not 0"),
         (["--game-jobs", "0"], "--game-jobs takes 1 to 256, not 0"),

@@ -149,7 +149,9 @@ impl<'a> Evaluator<'a> {
                 samples,
                 fraction,
                 scale,
-            } => self.histogram(samples)?.slowest_mean_rate(*fraction, *scale),
+            } => self
+                .histogram(samples)?
+                .slowest_mean_rate(*fraction, *scale),
             Formula::Total { count } => self.tally.counts.get(count.as_str()).copied(),
             Formula::Ratio { num, den, scale } => {
                 let num = self.tally.counts.get(num.as_str())?;
@@ -255,7 +257,9 @@ mod tests {
     #[test]
     fn rates_come_from_the_mean_and_from_the_slowest_frames() {
         let mut h = LatencyHistogram::new();
-        [10, 10, 10, 30].iter().for_each(|ms| h.record_ns(ms * 1_000_000));
+        [10, 10, 10, 30]
+            .iter()
+            .for_each(|ms| h.record_ns(ms * 1_000_000));
         let t = Tally::default().with_samples("frame_time", &h, 60_000_000);
         let mut e = Evaluator::new(&t);
         let average = Formula::InverseMean {

@@ -292,7 +292,10 @@ mod tests {
         let h = histogram_of(&values);
         let expected = slow.iter().map(|&ns| 1e9 / ns as f64).sum::<f64>() / 10.0;
         let low1 = h.slowest_mean_rate(0.01, 1e9).unwrap();
-        assert!((low1 - expected).abs() < expected * 5e-4, "{low1} {expected}");
+        assert!(
+            (low1 - expected).abs() < expected * 5e-4,
+            "{low1} {expected}"
+        );
         let low01 = h.slowest_mean_rate(0.001, 1e9).unwrap();
         assert!((low01 - 1e3 / 65.0).abs() < 0.01, "{low01}");
         let all = h.slowest_mean_rate(1.0, 1e9).unwrap();

@@ -55,18 +55,21 @@ impl StutterDetector {
     }
 }
 
-/// The stutters among `frames_ns` (frame times in order), CapFrameX's
-/// window sized by their mean.
-pub fn count_stutters(frames_ns: &[u64]) -> u64 {
-    if frames_ns.is_empty() {
-        return 0;
-    }
-    let mean_ns = frames_ns.iter().sum::<u64>() / frames_ns.len() as u64;
+/// Whether each of `frames_ns` (frame times in order) is a stutter,
+/// CapFrameX's window sized by their mean.
+pub fn stutters_of(frames_ns: &[u64]) -> Vec<bool> {
+    let mean_ns = frames_ns.iter().sum::<u64>() / (frames_ns.len() as u64).max(1);
     let mut detector = StutterDetector::new(mean_ns);
     frames_ns
         .iter()
-        .filter(|&&ns| detector.is_stutter(ns))
-        .count() as u64
+        .map(|&ns| detector.is_stutter(ns))
+        .collect()
+}
+
+/// How many of `frames_ns` are stutters (see [`stutters_of`]).
+#[cfg(test)]
+pub fn count_stutters(frames_ns: &[u64]) -> u64 {
+    stutters_of(frames_ns).iter().filter(|&&s| s).count() as u64
 }
 
 #[cfg(test)]

@@ -621,9 +621,12 @@ fn main_thread(shared: &Shared, splitting: &mut Splitting, window: Window) -> u6
             jobs.fanout_ns = fanout_ns;
         }
         shared.jobs_posted.notify_all();
-        drop(wait_until(shared, &shared.jobs_joined, lock(&shared.jobs), |j| {
-            j.joined > frame
-        }));
+        drop(wait_until(
+            shared,
+            &shared.jobs_joined,
+            lock(&shared.jobs),
+            |j| j.joined > frame,
+        ));
         let handoff_ns = now_ns();
         shared.set_slot(frame, |slot| slot.handoff_ns = handoff_ns);
         lock(&shared.queue).handed = frame + 1;

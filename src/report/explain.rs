@@ -453,7 +453,10 @@ mod tests {
             ..LateEvent::of(&split)
         };
         let text = event_text(&event, true);
-        assert!(text.starts_with("late in workers, due 1.000000 s"), "{text}");
+        assert!(
+            text.starts_with("late in workers, due 1.000000 s"),
+            "{text}"
+        );
         assert!(event_text(&LateEvent::of(&split), true).starts_with("due "));
     }
 }

@@ -377,7 +377,10 @@ impl GameArgs {
             format!("--game-jobs takes 1 to 256, not {}", s.jobs)
         })?;
         check((1.0..=200.0).contains(&s.cpu_pct), (), || {
-            format!("--game-cpu takes a percentage from 1 to 200, not {}", s.cpu_pct)
+            format!(
+                "--game-cpu takes a percentage from 1 to 200, not {}",
+                s.cpu_pct
+            )
         })?;
         Ok(s)
     }
