@@ -12,7 +12,7 @@
 //! FPS": its summary averages the FPS of the ⌈n/100⌉ slowest frames). The
 //! 0.1 % lows follow each.
 
-use super::sheet::{FigureDef, Spread, P99_MIN_SAMPLES};
+use super::sheet::{Column, FigureDef, Spread, P99_MIN_SAMPLES};
 use super::{Better, Formula, Unit};
 
 /// The distribution of frame times.
@@ -133,6 +133,19 @@ pub fn pacing_figures() -> Vec<FigureDef> {
             Formula::Sd { samples: samples() },
         )
         .spread(Spread::SubWindows),
+    ]
+}
+
+/// The first columns of a table of frame pacing: average FPS, both 1 %
+/// lows, the 0.1 % low (mean of the slowest), stutters, missed refreshes.
+pub fn pacing_columns() -> Vec<Column> {
+    vec![
+        Column::new("FPS", &["fps"], 8),
+        Column::new("1% low p99", &["low1_p99"], 11),
+        Column::new("1% low avg", &["low1_mean"], 11),
+        Column::new("0.1% low avg", &["low01_mean"], 13),
+        Column::new("Stutter/1k", &["stutters"], 11),
+        Column::new("Missed %", &["missed"], 9),
     ]
 }
 

@@ -23,7 +23,9 @@ use super::frame_figures::{
 };
 use super::late_split::LateSplit;
 use super::{MeasureError, Probe, ProbeDef};
-use crate::figures::frame_pacing::{pacing_figures, FRAMES, FRAME_TIME, MISSED, STUTTERS};
+use crate::figures::frame_pacing::{
+    pacing_columns, pacing_figures, FRAMES, FRAME_TIME, MISSED, STUTTERS,
+};
 use crate::figures::late::ReadCost;
 use crate::figures::result::MEASURED_S;
 use crate::figures::{
@@ -170,13 +172,8 @@ fn sheet(summary: &str, _params: Option<&WorkParams>) -> ProbeSheet {
         .at_most(100.0)
     }));
     figures.extend(cpu_figures());
-    let columns = vec![
-        Column::new("FPS", &["fps"], 8),
-        Column::new("1% low p99", &["low1_p99"], 11),
-        Column::new("1% low avg", &["low1_mean"], 11),
-        Column::new("0.1% low avg", &["low01_mean"], 13),
-        Column::new("Stutter/1k", &["stutters"], 11),
-        Column::new("Missed %", &["missed"], 9),
+    let mut columns = pacing_columns();
+    columns.extend([
         Column::new("Input p99 (ms)", &["input_p99"], 15),
         Column::new("Audio miss %", &["audio_missed"], 13),
         Column::new("Late: main %", &["late_main"], 13),
@@ -184,7 +181,7 @@ fn sheet(summary: &str, _params: Option<&WorkParams>) -> ProbeSheet {
         Column::new("render %", &["late_render"], 9),
         Column::new("present %", &["late_present"], 10),
         desired_column(),
-    ];
+    ]);
     ProbeSheet {
         summary: summary.to_string(),
         own_pace: false,

@@ -20,7 +20,9 @@ use crate::document::schema::{
     SCHEMA,
 };
 use crate::exit::{ExitCode, UsageError};
-use crate::figures::frame_pacing::{pacing_figures, FRAMES, FRAME_TIME, MISSED, STUTTERS};
+use crate::figures::frame_pacing::{
+    pacing_columns, pacing_figures, FRAMES, FRAME_TIME, MISSED, STUTTERS,
+};
 use crate::figures::result::MEASURED_S;
 use crate::figures::{Column, OverviewRole, ProbeResult, ProbeSheet, Tally};
 use crate::measure::batches::{batch_of, BatchLatency, BATCHES};
@@ -105,15 +107,11 @@ pub fn log_sheet(format: LogFormat) -> ProbeSheet {
     ProbeSheet {
         summary: format!("frames of {} logs of a real game", format.name()),
         own_pace: true,
-        columns: vec![
-            Column::new("FPS", &["fps"], 8),
-            Column::new("1% low p99", &["low1_p99"], 11),
-            Column::new("1% low avg", &["low1_mean"], 11),
-            Column::new("0.1% low avg", &["low01_mean"], 13),
-            Column::new("Stutter/1k", &["stutters"], 11),
-            Column::new("Missed %", &["missed"], 9),
-            Column::new("Frame SD (ms)", &["frame_sd"], 14),
-        ],
+        columns: [
+            pacing_columns(),
+            vec![Column::new("Frame SD (ms)", &["frame_sd"], 14)],
+        ]
+        .concat(),
         figures: pacing_figures(),
     }
     .with_overview("low1_p99", OverviewRole::ratio("slower"))
