@@ -1,9 +1,9 @@
 //! PresentMon's CSV (the console application's `--output_file`; its
 //! README-ConsoleApplication.md, "CSV columns"): a header, then a row per
 //! frame presented, time values in ms. The frame time is `MsBetweenPresents`
-//! (1.x and 2.x), or `FrameTime` (2.x with its newer metrics); 1.x's
-//! `Dropped` (1 for a frame never displayed) counts the frames that missed
-//! their refresh. A file must hold one process's frames: PresentMon writes
+//! (1.x and 2.x), or `FrameTime` (2.x with its newer metrics); the frames
+//! never displayed are those that missed their refresh: 1.x's `Dropped` 1,
+//! the newer `DisplayedTime` NA. A file must hold one process's frames: PresentMon writes
 //! every process it saw into one file unless told `--process_name`.
 
 use super::log::{field, frame_ns, rows, FrameLog, LogError};
@@ -39,7 +39,10 @@ pub fn read(path: &Path, text: &str) -> Result<FrameLog, LogError> {
             .map(|c| c.and_then(|c| row.get(c)).cloned().unwrap_or_default())
     };
     let first = process(&data[0].1);
-    let dropped = column("Dropped");
+    // A frame never displayed, and how its column says so.
+    let dropped = [("Dropped", "1"), ("DisplayedTime", "NA")]
+        .into_iter()
+        .find_map(|(name, never)| Some((column(name)?, never)));
     let mut log = FrameLog {
         missed: dropped.map(|_| 0),
         ..FrameLog::default()
@@ -58,8 +61,8 @@ pub fn read(path: &Path, text: &str) -> Result<FrameLog, LogError> {
             ));
         }
         log.frames_ns.push(frame_ns(path, *line, name, value, 1e6)?);
-        if let (Some(missed), Some(c)) = (log.missed.as_mut(), dropped) {
-            *missed += u64::from(field(path, (*line, row), c, width)? == "1");
+        if let (Some(missed), Some((c, never))) = (log.missed.as_mut(), dropped) {
+            *missed += u64::from(field(path, (*line, row), c, width)? == never);
         }
     }
     Ok(log)
@@ -84,6 +87,9 @@ mod tests {
         let v2 = "Application,ProcessID,CPUStartTime,FrameTime,CPUBusy\ngame.exe,7,0.1,6.944,3.0\n";
         let log = read_str(v2).unwrap();
         assert_eq!((log.frames_ns, log.missed), (vec![6_944_000], None));
+        let shown = "Application,ProcessID,MsBetweenPresents,DisplayedTime\n\
+            g,7,6.9,6.9\ng,7,6.9,NA\ng,7,6.9,13.8\n";
+        assert_eq!(read_str(shown).unwrap().missed, Some(1));
     }
 
     #[test]
