@@ -159,7 +159,17 @@ fn mangohud_tools() -> Result<(), String> {
     Ok(())
 }
 
-/// MangoHud's log of 3 s of glxgears under Xvfb (software rendering),
+/// Run inside Xvfb: glxgears under MangoHud until MangoHud has written its
+/// log and summary into the folder `$1` (or 60 s have passed), then
+/// stopped.
+const UNTIL_LOGGED: &str = "mangohud glxgears >/dev/null 2>&1 & game=$!
+i=0
+while [ $i -lt 300 ] && [ \"$(ls \"$1\" | wc -l)\" -lt 2 ]; do sleep 0.2; i=$((i + 1)); done
+sleep 0.5
+kill $game
+wait $game";
+
+/// MangoHud's log of 2 s of glxgears under Xvfb (software rendering),
 /// with `busy` shell loops beside it; the log and MangoHud's summary of it.
 fn mangohud_log(dir: &Path, busy: usize) -> (PathBuf, PathBuf) {
     let folder = dir.join(format!("logs-{busy}"));
@@ -173,11 +183,12 @@ fn mangohud_log(dir: &Path, busy: usize) -> (PathBuf, PathBuf) {
         })
         .collect();
     let config = format!(
-        "output_folder={},autostart_log=1,log_duration=3,log_interval=0",
+        "output_folder={},autostart_log=1,log_duration=2,log_interval=0",
         folder.display()
     );
     let status = Command::new("xvfb-run")
-        .args(["-a", "timeout", "7", "mangohud", "glxgears"])
+        .args(["-a", "sh", "-c", UNTIL_LOGGED, "sh"])
+        .arg(&folder)
         .env("MANGOHUD_CONFIG", config)
         .current_dir(dir)
         .output()

@@ -157,7 +157,7 @@ fn log_run(
                 settings
                     .files
                     .iter()
-                    .map(|p| p.display().to_string())
+                    .map(|p| p.file_name().unwrap_or(p.as_os_str()).to_string_lossy())
                     .collect::<Vec<_>>()
                     .join(", ")
             )),
