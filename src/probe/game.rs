@@ -743,10 +743,12 @@ fn display(shared: Arc<Shared>, mut splitting: Splitting, mut record: FrameRecor
     let mut shown: Option<(u64, u64)> = None;
     let (mut display_late_ns, mut display_split) = (0, None);
     while !shared.stopped() {
-        let vsync_ns = window.start_ns + refresh * refresh_ns;
-        sleep_until_ns(vsync_ns);
+        let due_refresh = refresh;
+        let due_ns = window.start_ns + refresh * refresh_ns;
+        sleep_until_ns(due_ns);
         let woke_ns = splitting.woke();
-        if woke_ns >= vsync_ns + refresh_ns {
+        let late_ns = woke_ns.saturating_sub(due_ns);
+        if late_ns >= refresh_ns {
             // A display thread that wakes late flips at the refresh it reached.
             refresh = (woke_ns - window.start_ns) / refresh_ns;
         }
@@ -760,39 +762,36 @@ fn display(shared: Arc<Shared>, mut splitting: Splitting, mut record: FrameRecor
             })
         };
         let times = EventTimes {
-            due_ns: vsync_ns,
+            due_ns,
             cpu_wanted_ns: None,
         };
         let (_, split) = splitting.ended_split(times, false);
-        match flipped {
-            Some(frame) => {
-                shared.flipped.notify_all();
-                let slot = shared.slot(frame);
-                let missed = shown.is_some_and(|(last, _)| refresh > last + 1);
-                let late = missed.then(|| {
-                    let link = late_link(&slot, budgets, display_late_ns);
-                    let split = match link {
-                        Link::Main => slot.main,
-                        Link::Workers => slot.workers,
-                        Link::Render => slot.render,
-                        Link::Present => display_split,
-                    };
-                    (link, split)
-                });
-                if let Some((_, last_submit_ns)) = shown {
-                    let input = (slot.input_ns > 0).then(|| vsync_ns.saturating_sub(slot.input_ns));
-                    let frame_ns = slot.submit_ns.saturating_sub(last_submit_ns).max(1);
-                    record.record(window, vsync_ns, frame_ns, input, late, slot.render);
-                }
-                shown = Some((refresh, slot.submit_ns));
-                (display_late_ns, display_split) = (0, None);
+        if shown.is_some_and(|(last, _)| due_refresh == last + 1) {
+            // The refresh the next frame was meant for: how late the
+            // display itself woke for it.
+            (display_late_ns, display_split) = (late_ns, split);
+        }
+        if let Some(frame) = flipped {
+            shared.flipped.notify_all();
+            let slot = shared.slot(frame);
+            let missed = shown.is_some_and(|(last, _)| refresh > last + 1);
+            let late = missed.then(|| {
+                let link = late_link(&slot, budgets, display_late_ns);
+                let split = match link {
+                    Link::Main => slot.main,
+                    Link::Workers => slot.workers,
+                    Link::Render => slot.render,
+                    Link::Present => display_split,
+                };
+                (link, split)
+            });
+            if let Some((_, last_submit_ns)) = shown {
+                let input = (slot.input_ns > 0).then(|| vsync_ns.saturating_sub(slot.input_ns));
+                let frame_ns = slot.submit_ns.saturating_sub(last_submit_ns).max(1);
+                record.record(window, vsync_ns, frame_ns, input, late, slot.render);
             }
-            None if shown.is_some_and(|(last, _)| refresh == last + 1) => {
-                // The refresh the next frame was meant for: how late the
-                // display itself was for it.
-                (display_late_ns, display_split) = (woke_ns - vsync_ns, split);
-            }
-            None => {}
+            shown = Some((refresh, slot.submit_ns));
+            (display_late_ns, display_split) = (0, None);
         }
         refresh += 1;
     }
