@@ -18,6 +18,7 @@ mod values;
 
 use crate::commands::calibrate::CalibrateSettings;
 use crate::commands::compare::{CompareSettings, RunSource};
+use crate::commands::import::{ImportSettings, LogFormat};
 use crate::commands::list::ListFormat;
 use crate::commands::merge::MergeSettings;
 use crate::commands::report::{ReportSettings, ReportView};
@@ -118,6 +119,10 @@ pub enum UserCommand {
     /// Merge runs made separately on one machine with the same settings into
     /// one run whose scenarios hold every run's measurements as repeats.
     Merge(MergeArgs),
+    /// Read real games' frame logs (MangoHud's or PresentMon's CSV) into a
+    /// run with the frame figures of the game probe, for compare, merge
+    /// and the store.
+    Import(ImportArgs),
     /// List the runs in the store: every run is added to it when it ends.
     Runs(store::RunsArgs),
     /// One figure of one probe under one load across the stored runs (or
@@ -179,6 +184,7 @@ impl UserCommand {
                 files: args.files,
                 output: args.output,
             }),
+            UserCommand::Import(args) => Task::Import(args.settings()),
             UserCommand::Runs(args) => Task::Runs(args.settings()?),
             UserCommand::History(args) => Task::History(args.settings()?),
             UserCommand::Store(command) => Task::Store(command.settings()?),
@@ -533,6 +539,46 @@ pub struct MergeArgs {
     /// Where to write the merged run (not one of the inputs).
     #[arg(short = 'o', long = "output", value_name = "FILE", required = true)]
     output: PathBuf,
+}
+
+/// Who wrote the logs `feelbench import` reads.
+#[derive(Debug, Clone, Copy, ValueEnum)]
+pub enum LogFormatArg {
+    /// MangoHud's CSV log.
+    Mangohud,
+    /// PresentMon's CSV.
+    Presentmon,
+}
+
+/// Options of `feelbench import`.
+#[derive(Debug, Args)]
+pub struct ImportArgs {
+    /// Who wrote the logs.
+    #[arg(value_name = "FORMAT")]
+    format: LogFormatArg,
+    /// The logs, one game session each: the repeats of one scenario.
+    #[arg(value_name = "LOG", required = true)]
+    files: Vec<PathBuf>,
+    /// What ran beside the game (the scenario's load, as compare pairs it).
+    #[arg(long = "load", value_name = "NAME", default_value = "none")]
+    load: String,
+    /// Where to write the run.
+    #[arg(short = 'o', long = "output", value_name = "FILE", required = true)]
+    output: PathBuf,
+}
+
+impl ImportArgs {
+    fn settings(self) -> ImportSettings {
+        ImportSettings {
+            format: match self.format {
+                LogFormatArg::Mangohud => LogFormat::MangoHud,
+                LogFormatArg::Presentmon => LogFormat::PresentMon,
+            },
+            files: self.files,
+            load: self.load,
+            output: self.output,
+        }
+    }
 }
 
 #[cfg(test)]

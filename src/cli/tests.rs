@@ -138,7 +138,10 @@ fn include_and_exclude_work_like_interbench() {
 fn unknown_names_list_the_valid_ones() {
     let err = config(&["--probe", "audoi"]).unwrap_err().to_string();
     assert!(err.contains("unknown probe 'audoi'"), "{err}");
-    assert!(err.contains("x, audio, video, gaming, custom"), "{err}");
+    assert!(
+        err.contains("x, audio, video, gaming, game, custom"),
+        "{err}"
+    );
     let err = config(&["-x", "brun"]).unwrap_err().to_string();
     assert!(err.contains("unknown load 'brun'"), "{err}");
 }
@@ -478,6 +481,46 @@ fn the_job_options_become_the_job_settings() {
             ["--job-timeout", "0"],
             "--job-timeout takes seconds from 0.1",
         ),
+    ] {
+        let err = config(&args).unwrap_err().to_string();
+        assert!(err.contains(message), "{args:?}: {err}");
+    }
+}
+
+#[test]
+fn the_game_options_become_the_frame_graph() {
+    use crate::sim::game::GameSettings;
+    let c = config(&["--probe", "game", "--load", "none"]).unwrap();
+    assert_eq!(c.work.game, GameSettings::default());
+    let args = [
+        "--game-refresh",
+        "144",
+        "--game-queue",
+        "3",
+        "--game-pool",
+        "4",
+        "--game-jobs",
+        "30",
+        "--game-cpu",
+        "80",
+    ];
+    let expected = GameSettings {
+        refresh_hz: 144,
+        queue: 3,
+        workers: 4,
+        jobs: 30,
+        cpu_pct: 80.0,
+    };
+    assert_eq!(config(&args).unwrap().work.game, expected);
+    for (args, message) in [
+        (
+            ["--game-refresh", "75"],
+            "--game-refresh takes 60 or 144, not 75",
+        ),
+        (["--game-queue", "4"], "--game-queue takes 1 to 3, not 4"),
+        (["--game-pool", "0"], "--game-pool takes 1 to 16, not 0"),
+        (["--game-jobs", "0"], "--game-jobs takes 1 to 256, not 0"),
+        (["--game-cpu", "NaN"], "--game-cpu takes a percentage"),
     ] {
         let err = config(&args).unwrap_err().to_string();
         assert!(err.contains(message), "{args:?}: {err}");

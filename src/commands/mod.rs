@@ -7,6 +7,7 @@ pub mod calibrate;
 pub mod compare;
 pub mod export;
 pub mod history;
+pub mod import;
 pub mod list;
 pub mod merge;
 pub mod regressions;
@@ -41,6 +42,8 @@ pub enum Task {
     Compare(compare::CompareSettings),
     /// `feelbench merge`.
     Merge(merge::MergeSettings),
+    /// `feelbench import`.
+    Import(import::ImportSettings),
     /// `feelbench runs`.
     Runs(store::RunsSettings),
     /// `feelbench history`.
@@ -86,6 +89,7 @@ pub fn execute(task: Task, system: SystemInfo) -> anyhow::Result<ExitCode> {
         Task::Report(settings) => emit(&report::render(&settings)?, settings.output.as_deref()),
         Task::Compare(settings) => compare::run(&settings),
         Task::Merge(settings) => merge::run(&settings),
+        Task::Import(settings) => import::run(&settings),
         Task::Runs(settings) => print(&store::runs(&settings)?),
         Task::History(settings) => history::run(&settings),
         Task::Store(task) => print(&store::execute(&task)?),

@@ -158,6 +158,7 @@ pub fn run() -> RunDocument {
             response: None,
             job: Default::default(),
             fragment: Default::default(),
+            game: None,
             io: Default::default(),
             micro: None,
             rtapp: None,

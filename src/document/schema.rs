@@ -7,6 +7,7 @@ use crate::measure::calibrate::CalibrationSource;
 use crate::measure::requests::RequestLatencies;
 use crate::measure::sched::SchedRequest;
 use crate::sim::fragment::FragmentSettings;
+use crate::sim::game::GameSettings;
 use crate::sim::io::IoSettings;
 use crate::sim::job::JobSettings;
 use crate::sim::micro::MicroMode;
@@ -200,6 +201,9 @@ pub struct RunSettingsRecord {
     /// The `fragment` probe's buffer and work; only in runs that measured it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub fragment: Option<FragmentSettings>,
+    /// The `game` probe's frame graph; only in runs that measured it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub game: Option<GameSettings>,
     /// The `fileio` probe's file and rhythm, the request thresholds and the
     /// `io*` loads' processes; only in runs that ran one of them.
     #[serde(default, skip_serializing_if = "Option::is_none")]

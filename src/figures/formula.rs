@@ -40,6 +40,19 @@ pub enum Formula {
     /// `scale` over the value at quantile `q` in ns: a rate from a
     /// duration, such as the frames per second of the slowest 1 % of frames.
     InverseQuantile { samples: String, q: f64, scale: f64 },
+    /// `scale` over the exact mean in ns: a rate from durations, such as
+    /// the average frames per second of frame times (frames over the time
+    /// they took).
+    InverseMean { samples: String, scale: f64 },
+    /// The mean of `scale` over each of the slowest ⌈`fraction` · n⌉
+    /// samples in ns: the mean frames per second of the slowest frames
+    /// (MangoHud's "1% Min FPS" with `fraction` 0.01; with 1, the mean of
+    /// every frame's own rate, MangoHud's average FPS).
+    SlowestMeanRate {
+        samples: String,
+        fraction: f64,
+        scale: f64,
+    },
     /// A count as it is.
     Total { count: String },
     /// `scale · num / den` of two counts; none when `den` is 0 or either
@@ -128,6 +141,17 @@ impl<'a> Evaluator<'a> {
                 let ns = self.histogram(samples)?.quantile_ns(*q).max(1);
                 Some(scale / ns as f64)
             }
+            Formula::InverseMean { samples, scale } => {
+                let samples = self.tally.samples.get(samples.as_str())?;
+                (samples.sum_ns > 0).then(|| scale * samples.count as f64 / samples.sum_ns as f64)
+            }
+            Formula::SlowestMeanRate {
+                samples,
+                fraction,
+                scale,
+            } => self
+                .histogram(samples)?
+                .slowest_mean_rate(*fraction, *scale),
             Formula::Total { count } => self.tally.counts.get(count.as_str()).copied(),
             Formula::Ratio { num, den, scale } => {
                 let num = self.tally.counts.get(num.as_str())?;
@@ -153,7 +177,9 @@ impl<'a> Evaluator<'a> {
             | Formula::Max { samples }
             | Formula::Min { samples }
             | Formula::MeanNearMedian { samples }
-            | Formula::InverseQuantile { samples, .. } => samples,
+            | Formula::InverseQuantile { samples, .. }
+            | Formula::InverseMean { samples, .. }
+            | Formula::SlowestMeanRate { samples, .. } => samples,
             Formula::Excess { value, .. } => return self.samples_of(value),
             Formula::SignedQuantile {
                 negative, positive, ..
@@ -223,6 +249,35 @@ mod tests {
             Some(7.5)
         );
         assert_eq!(e.samples_of(&Formula::Mean { samples: samples() }), Some(4));
+    }
+
+    /// Frame times of 10, 10, 10 and 30 ms: 4 frames in 60 ms are 66.7
+    /// frames/s; the slowest quarter runs at 33.3; the mean of the frames'
+    /// own rates is (3 · 100 + 33.3) / 4 = 83.3.
+    #[test]
+    fn rates_come_from_the_mean_and_from_the_slowest_frames() {
+        let mut h = LatencyHistogram::new();
+        [10, 10, 10, 30]
+            .iter()
+            .for_each(|ms| h.record_ns(ms * 1_000_000));
+        let t = Tally::default().with_samples("frame_time", &h, 60_000_000);
+        let mut e = Evaluator::new(&t);
+        let average = Formula::InverseMean {
+            samples: "frame_time".into(),
+            scale: 1e9,
+        };
+        assert!((e.value(&average).unwrap() - 200.0 / 3.0).abs() < 1e-9);
+        let slowest = |fraction: f64| Formula::SlowestMeanRate {
+            samples: "frame_time".into(),
+            fraction,
+            scale: 1e9,
+        };
+        let low = e.value(&slowest(0.25)).unwrap();
+        assert!((low - 100.0 / 3.0).abs() < 0.02, "{low}");
+        let mean = e.value(&slowest(1.0)).unwrap();
+        assert!((mean - 250.0 / 3.0).abs() < 0.05, "{mean}");
+        assert_eq!(e.samples_of(&slowest(0.01)), Some(4));
+        assert_eq!(Evaluator::new(&Tally::default()).value(&average), None);
     }
 
     #[test]

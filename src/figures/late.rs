@@ -44,6 +44,11 @@ pub struct LateEvent {
     /// window was not sampled).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub context: Option<InferredContext>,
+    /// For a probe whose events are chains of work on several threads (a
+    /// game's frame), the link of the chain that was late and whose split
+    /// this is (`main`, `workers`, `render`, `present`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub link: Option<String>,
 }
 
 impl std::ops::Deref for LateEvent {
@@ -81,6 +86,7 @@ impl LateEvent {
             cause: split.cause(),
             ran_instead: Vec::new(),
             context: None,
+            link: None,
         }
     }
 }

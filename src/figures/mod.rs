@@ -10,6 +10,7 @@
 
 pub mod explain;
 mod formula;
+pub mod frame_pacing;
 pub mod late;
 pub mod late_context;
 pub mod result;

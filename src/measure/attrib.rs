@@ -456,6 +456,19 @@ impl Splitting {
         }
     }
 
+    /// Takes the reading at the end of an event, late by the caller's rule
+    /// (`late`); returns its end and, when the run splits, its split (a
+    /// link of a frame graph, judged later by the frame it belongs to).
+    pub fn ended_split(&mut self, times: EventTimes, late: bool) -> (u64, Option<EventSplit>) {
+        match &mut self.splitter {
+            Some(splitter) => {
+                let split = splitter.ended_judged(times, late, 0);
+                (split.ended_ns, Some(split))
+            }
+            None => (now_ns(), None),
+        }
+    }
+
     /// Accounts an event dropped at its wake-up, late by the caller's rule.
     pub fn dropped(&mut self, times: EventTimes, late: bool) {
         if let Some(splitter) = &mut self.splitter {

@@ -115,6 +115,31 @@ impl LatencyHistogram {
         (count > 0.0).then(|| sum / count)
     }
 
+    /// The mean of `scale / value` over the slowest ⌈`fraction` · n⌉
+    /// values (`fraction` in (0, 1]); `None` when empty. With values as
+    /// frame times in ns and `scale` 1e9, the mean frames per second of the
+    /// slowest frames: MangoHud's "1% Min FPS" with `fraction` 0.01, its
+    /// average FPS with 1. Each value counts as the middle of its bucket.
+    pub fn slowest_mean_rate(&self, fraction: f64, scale: f64) -> Option<f64> {
+        let h = &self.histogram;
+        let wanted = (h.len() as f64 * fraction).ceil().max(1.0) as u64;
+        if h.is_empty() {
+            return None;
+        }
+        let buckets: Vec<(u64, u64)> = self.recorded();
+        let (mut left, mut sum) = (wanted, 0.0);
+        for &(value, count) in buckets.iter().rev() {
+            let taken = count.min(left);
+            let middle = h.median_equivalent(value).max(1) as f64;
+            sum += taken as f64 * scale / middle;
+            left -= taken;
+            if left == 0 {
+                break;
+            }
+        }
+        Some(sum / wanted as f64)
+    }
+
     /// Every recorded bucket in increasing order: the highest value it
     /// holds (ns) and how many values it holds.
     pub fn recorded(&self) -> Vec<(u64, u64)> {
@@ -253,5 +278,32 @@ mod tests {
         ] {
             assert!(LatencyHistogram::from_base64(text).is_err(), "{text:?}");
         }
+    }
+
+    /// MangoHud's lows of 1 000 frames: 990 of 10 ms and 10 of 20, 25,
+    /// ..., 65 ms. The slowest 1 % is those 10 frames, whose mean rate is
+    /// the mean of 1000/ms over them; the slowest 0.1 % is the 65 ms one;
+    /// all of them, the mean of every frame's rate.
+    #[test]
+    fn the_mean_rate_of_the_slowest_values_counts_ceil_of_their_share() {
+        let slow: Vec<u64> = (0..10).map(|k| (20 + 5 * k) * 1_000_000).collect();
+        let mut values = vec![10_000_000; 990];
+        values.extend(&slow);
+        let h = histogram_of(&values);
+        let expected = slow.iter().map(|&ns| 1e9 / ns as f64).sum::<f64>() / 10.0;
+        let low1 = h.slowest_mean_rate(0.01, 1e9).unwrap();
+        assert!(
+            (low1 - expected).abs() < expected * 5e-4,
+            "{low1} {expected}"
+        );
+        let low01 = h.slowest_mean_rate(0.001, 1e9).unwrap();
+        assert!((low01 - 1e3 / 65.0).abs() < 0.01, "{low01}");
+        let all = h.slowest_mean_rate(1.0, 1e9).unwrap();
+        let mean = (990.0 * 100.0 + 10.0 * expected) / 1000.0;
+        assert!((all - mean).abs() < mean * 5e-4, "{all} {mean}");
+        // ⌈0.01 · 5⌉ = 1: the slowest one of five.
+        let few = histogram_of(&[10_000_000, 10_000_000, 10_000_000, 10_000_000, 50_000_000]);
+        assert!((few.slowest_mean_rate(0.01, 1e9).unwrap() - 20.0).abs() < 0.01);
+        assert_eq!(LatencyHistogram::new().slowest_mean_rate(0.01, 1e9), None);
     }
 }

@@ -21,6 +21,7 @@ pub mod requests;
 pub mod sched;
 pub mod series;
 pub mod slice;
+pub mod stutter;
 pub mod tasks;
 pub mod window;
 pub mod work;

@@ -12,6 +12,7 @@ pub mod custom;
 pub mod fileio;
 pub mod fragment;
 mod frame_figures;
+pub mod game;
 pub mod gaming;
 mod io_thread;
 pub mod job;
@@ -189,6 +190,7 @@ pub static PROBES: &[ProbeDef] = &[
     audio::DEF,
     video::DEF,
     gaming::DEF,
+    game::DEF,
     custom::DEF,
     response::DEF,
     command::DEF,

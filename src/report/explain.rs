@@ -193,8 +193,12 @@ pub fn event_text(event: &LateEvent, schedstat: bool) -> String {
         true => read(p.run_queue_ns()),
         false => format!("{}: {ran}", read(p.run_queue_ns())),
     };
+    let link = event
+        .link
+        .as_ref()
+        .map_or(String::new(), |link| format!("late in {link}, "));
     format!(
-        "due {:.6} s (monotonic) on {cpus}, {} ms late, {}: timer {} | run queue {run_queue} | \
+        "{link}due {:.6} s (monotonic) on {cpus}, {} ms late, {}: timer {} | run queue {run_queue} | \
          on-CPU {}{} | blocked {}{}{} | off-CPU {} | unexplained {} ms",
         event.due_ns as f64 / 1e9,
         ms(event.delay_ns()),
@@ -435,5 +439,24 @@ mod tests {
             ),
             "{text}"
         );
+    }
+
+    #[test]
+    fn an_event_of_a_chain_names_the_link_that_was_late() {
+        let split = crate::measure::late::EventSplit {
+            due_ns: 1_000_000_000,
+            ended_ns: 1_020_000_000,
+            ..Default::default()
+        };
+        let event = LateEvent {
+            link: Some("workers".into()),
+            ..LateEvent::of(&split)
+        };
+        let text = event_text(&event, true);
+        assert!(
+            text.starts_with("late in workers, due 1.000000 s"),
+            "{text}"
+        );
+        assert!(event_text(&LateEvent::of(&split), true).starts_with("due "));
     }
 }

@@ -8,6 +8,7 @@
 
 pub mod draws;
 pub mod fragment;
+pub mod game;
 pub mod io;
 pub mod job;
 pub mod micro;
@@ -18,6 +19,7 @@ pub mod shapes;
 pub mod uncached;
 
 use fragment::FragmentSettings;
+use game::GameSettings;
 use io::IoSettings;
 use job::JobSettings;
 use micro::MicroMode;
@@ -37,6 +39,8 @@ pub enum SettingsGroup {
     Job,
     /// [`WorkParams::fragment`].
     Fragment,
+    /// [`WorkParams::game`].
+    Game,
     /// [`WorkParams::io`].
     Io,
     /// [`WorkParams::micro`].
@@ -68,6 +72,9 @@ pub struct WorkParams {
     pub job: JobSettings,
     /// The buffer and work of the `fragment` probe's player.
     pub fragment: FragmentSettings,
+    /// The frame graph of the `game` probe.
+    #[serde(default)]
+    pub game: GameSettings,
     /// The file-I/O work: the `fileio` probe's and the `io*` loads'.
     pub io: IoSettings,
     /// How the `micro` probes time their operations.
@@ -96,6 +103,7 @@ impl WorkParams {
             response: ResponseParams::for_tests(),
             job: JobSettings::default(),
             fragment: FragmentSettings::default(),
+            game: GameSettings::default(),
             io: IoSettings::default(),
             micro: MicroMode::default(),
             rtapp: RtappSettings::default(),

@@ -20,7 +20,7 @@ fn assert_usage_error(args: &[&str], expected: &str) {
 fn unknown_names_are_refused_with_the_valid_ones() {
     assert_usage_error(
         &["run", "--probe", "audoi"],
-        "valid probes: x, audio, video, gaming, custom",
+        "valid probes: x, audio, video, gaming, game, custom",
     );
     assert_usage_error(
         &["run", "--load", "none,brun"],

@@ -18,6 +18,7 @@ mod environment;
 mod explain;
 mod fileio;
 mod fragment;
+mod game;
 mod history;
 mod html;
 mod job;

@@ -45,6 +45,7 @@ fn suite_list_and_show_print_every_suite_and_its_expansion() {
         "lmbench",
         "irman",
         "tiobench",
+        "game",
         "all",
     ] {
         assert!(list.lines().any(|l| l.starts_with(name)), "{name}:\n{list}");

@@ -19,6 +19,7 @@ use crate::engine::scenario::Scenario;
 use crate::exit::UsageError;
 use crate::measure::sched::{current_nice, SchedRequest};
 use crate::sim::fragment::FragmentSettings;
+use crate::sim::game::GameSettings;
 use crate::sim::io::IoSettings;
 use crate::sim::job::{JobCache, JobSettings};
 use crate::sim::micro::MicroMode;
@@ -35,7 +36,7 @@ mod selection;
 mod work;
 
 pub use selection::SelectionArgs;
-use work::{FragmentArgs, IoArgs, JobArgs, ProbeSchedArgs, ResponseArgs, WorkArgs};
+use work::{FragmentArgs, GameArgs, IoArgs, JobArgs, ProbeSchedArgs, ResponseArgs, WorkArgs};
 
 /// Seconds per scenario when no suite sets them (probes or loads named on
 /// the command line; the interbench suite gives the same): the x probe
@@ -77,6 +78,8 @@ pub struct RunArgs {
     job: JobArgs,
     #[command(flatten)]
     fragment: FragmentArgs,
+    #[command(flatten)]
+    game: GameArgs,
     #[command(flatten)]
     io: IoArgs,
     #[command(flatten)]
@@ -259,6 +262,7 @@ impl RunArgs {
             self.io.settings()?,
         )?;
         work.rtapp = rtapp;
+        work.game = self.game.settings()?;
         let probe_sched = self.probe.request()?;
         let load_nice = check_nice(
             "-N/--load-nice",

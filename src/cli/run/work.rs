@@ -167,6 +167,28 @@ pub(super) struct FragmentArgs {
     cpu_pct: f64,
 }
 
+/// The frame graph of the `game` probe (`sim::game` says where each
+/// default comes from).
+#[derive(Debug, Args)]
+#[command(next_help_heading = "Game probe")]
+pub(super) struct GameArgs {
+    /// The display's refresh rate: 60 or 144.
+    #[arg(long = "game-refresh", value_name = "HZ", default_value_t = 60)]
+    game_refresh_hz: u32,
+    /// Frames the swap chain queues ahead of the display (1–3).
+    #[arg(long = "game-queue", value_name = "N", default_value_t = 2)]
+    game_queue: u32,
+    /// Threads in the pool the frame's jobs are fanned out to.
+    #[arg(long = "game-pool", value_name = "N", default_value_t = 2)]
+    game_workers: u32,
+    /// Jobs fanned out per frame (Igalia found chains of 20–30).
+    #[arg(long = "game-jobs", value_name = "N", default_value_t = 24)]
+    game_jobs: u32,
+    /// CPU of a frame's graph, in % of one refresh.
+    #[arg(long = "game-cpu", value_name = "PCT", default_value_t = 60.0)]
+    game_cpu_pct: f64,
+}
+
 /// The `fileio` probe's file and rhythm, and the `io*` loads (tiobench's).
 #[derive(Debug, Args)]
 #[command(next_help_heading = "File I/O")]
@@ -244,6 +266,7 @@ impl WorkArgs {
             response,
             job,
             fragment,
+            game: Default::default(),
             io,
             micro: self.micro_mode,
             rtapp: Default::default(),
@@ -351,6 +374,37 @@ impl FragmentArgs {
             sample_rate_hz: rate,
             cpu_pct: cpu,
         })
+    }
+}
+
+impl GameArgs {
+    pub(super) fn settings(&self) -> Result<GameSettings, UsageError> {
+        let s = GameSettings {
+            refresh_hz: self.game_refresh_hz,
+            queue: self.game_queue,
+            workers: self.game_workers,
+            jobs: self.game_jobs,
+            cpu_pct: self.game_cpu_pct,
+        };
+        check([60, 144].contains(&s.refresh_hz), (), || {
+            format!("--game-refresh takes 60 or 144, not {}", s.refresh_hz)
+        })?;
+        check((1..=3).contains(&s.queue), (), || {
+            format!("--game-queue takes 1 to 3, not {}", s.queue)
+        })?;
+        check((1..=16).contains(&s.workers), (), || {
+            format!("--game-pool takes 1 to 16, not {}", s.workers)
+        })?;
+        check((1..=256).contains(&s.jobs), (), || {
+            format!("--game-jobs takes 1 to 256, not {}", s.jobs)
+        })?;
+        check((1.0..=200.0).contains(&s.cpu_pct), (), || {
+            format!(
+                "--game-cpu takes a percentage from 1 to 200, not {}",
+                s.cpu_pct
+            )
+        })?;
+        Ok(s)
     }
 }
 

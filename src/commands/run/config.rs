@@ -8,6 +8,7 @@ use crate::document::schema::SuiteRecord;
 use crate::engine::scenario::Scenario;
 use crate::measure::sched::SchedRequest;
 use crate::sim::fragment::FragmentSettings;
+use crate::sim::game::GameSettings;
 use crate::sim::io::IoSettings;
 use crate::sim::job::JobSettings;
 use crate::sim::micro::MicroMode;
@@ -125,6 +126,9 @@ pub struct WorkSettings {
     /// The `fragment` probe's buffer and work (`--fragments`,
     /// `--fragment-bytes`, `--sample-rate`, `--fragment-cpu`).
     pub fragment: FragmentSettings,
+    /// The `game` probe's frame graph (`--game-refresh`, `--game-queue`,
+    /// `--game-pool`, `--game-jobs`, `--game-cpu`).
+    pub game: GameSettings,
     /// The `fileio` probe's file and rhythm, the request thresholds and the
     /// `io*` loads' processes (`--fileio-size`, `--fileio-period`,
     /// `--io-thresholds`, `--io-threads`).
@@ -153,6 +157,7 @@ impl WorkSettings {
             response: self.response.params(mem_bytes),
             job: self.job.clone(),
             fragment: self.fragment,
+            game: self.game,
             io: self.io.clone(),
             micro: self.micro,
             rtapp: self.rtapp.clone(),

@@ -139,6 +139,7 @@ fn settings_record(config: &RunConfig, work: &PreparedWork) -> RunSettingsRecord
         response: uses(SettingsGroup::Response).then(|| params.response.clone()),
         job: uses(SettingsGroup::Job).then(|| params.job.clone()),
         fragment: uses(SettingsGroup::Fragment).then_some(params.fragment),
+        game: uses(SettingsGroup::Game).then_some(params.game),
         io: uses(SettingsGroup::Io).then(|| params.io.clone()),
         micro: uses(SettingsGroup::Micro).then_some(params.micro),
         rtapp: uses(SettingsGroup::Rtapp).then(|| params.rtapp.clone()),

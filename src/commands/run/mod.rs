@@ -9,7 +9,7 @@
 
 mod adaptive;
 mod config;
-mod document;
+pub(crate) mod document;
 mod preflight;
 mod rounds;
 mod setup;

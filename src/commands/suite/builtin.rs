@@ -2,7 +2,7 @@
 
 /// Every built-in suite: its name and its file's text, `default` first,
 /// then the classic tools, then `all`.
-pub const BUILT_IN: [(&str, &str); 9] = [
+pub const BUILT_IN: [(&str, &str); 10] = [
     ("default", include_str!("../../../suites/default.toml")),
     (
         "interbench",
@@ -17,6 +17,7 @@ pub const BUILT_IN: [(&str, &str); 9] = [
     ("lmbench", include_str!("../../../suites/lmbench.toml")),
     ("irman", include_str!("../../../suites/irman.toml")),
     ("tiobench", include_str!("../../../suites/tiobench.toml")),
+    ("game", include_str!("../../../suites/game.toml")),
     ("all", include_str!("../../../suites/all.toml")),
 ];
 

@@ -7,6 +7,7 @@ use crate::document::methods;
 use crate::document::schema::{described, RunDocument, SuiteRecord};
 use crate::measure::sched::SchedRequest;
 use crate::sim::fragment::FragmentSettings;
+use crate::sim::game::GameSettings;
 use crate::sim::io::IoSettings;
 use crate::sim::job::JobSettings;
 use crate::sim::micro::MicroMode;
@@ -98,6 +99,9 @@ const RULES: &[Rule] = &[
     }),
     Rule::Exact("fragment player", |r| {
         described(r.settings.fragment.as_ref(), FragmentSettings::describe)
+    }),
+    Rule::Exact("game's frame graph", |r| {
+        described(r.settings.game.as_ref(), GameSettings::describe)
     }),
     Rule::Exact("file I/O", |r| {
         described(r.settings.io.as_ref(), IoSettings::describe)
