@@ -132,6 +132,9 @@ pub struct RunInfo {
     pub interrupted: bool,
     pub comment: Option<String>,
     pub command_line: Vec<String>,
+    /// The Perfetto trace written with the run (`--trace`), as given.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub trace: Option<String>,
 }
 
 /// The settings every scenario of the run shared.

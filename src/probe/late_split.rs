@@ -19,10 +19,15 @@ pub struct LateSplit {
 }
 
 impl LateSplit {
-    /// The account for a run of `params`.
+    /// The account for a run of `params`, with a log of every event when
+    /// the run writes a trace.
     pub fn new(params: &WorkParams) -> Self {
+        let account = match params.trace_events {
+            0 => LateAccount::new(),
+            capacity => LateAccount::new().with_log(capacity),
+        };
         Self {
-            account: params.late_split.then(LateAccount::new),
+            account: params.late_split.then_some(account),
         }
     }
 

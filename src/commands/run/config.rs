@@ -157,6 +157,7 @@ impl WorkSettings {
             micro: self.micro,
             rtapp: self.rtapp.clone(),
             late_split: self.late_split,
+            trace_events: 0,
         }
     }
 
@@ -243,6 +244,8 @@ pub struct OutputSettings {
     pub quiet: bool,
     /// A telemetry line under each row.
     pub verbose: bool,
+    /// Where the Perfetto trace goes (`--trace`); `None` for none.
+    pub trace: Option<PathBuf>,
 }
 
 /// Where the run document goes.
