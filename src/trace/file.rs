@@ -38,9 +38,9 @@ pub fn check_writable(path: &Path) -> Result<(), TraceFileError> {
     if path.is_dir() {
         return Err(unwritable(std::io::Error::other("it is a directory")));
     }
-    tempfile::NamedTempFile::new_in(dir)
-        .map(drop)
-        .map_err(unwritable)
+    let probe = dir.join(format!(".feelbench-trace-check.{}", std::process::id()));
+    std::fs::File::create_new(&probe).map_err(unwritable)?;
+    std::fs::remove_file(&probe).map_err(unwritable)
 }
 
 #[cfg(test)]

@@ -254,7 +254,7 @@ fn name_loads(packets: &mut Packets, scenario: &ScenarioTrace) {
 
 /// Tracks that hold slices which may overlap, one lane each: a slice goes
 /// in the first lane free at its start.
-struct Lanes<'a> {
+pub(super) struct Lanes<'a> {
     name: &'a str,
     parent: u64,
     rank: i32,
@@ -262,7 +262,7 @@ struct Lanes<'a> {
 }
 
 impl<'a> Lanes<'a> {
-    fn new(name: &'a str, parent: u64, rank: i32) -> Self {
+    pub fn new(name: &'a str, parent: u64, rank: i32) -> Self {
         Self {
             name,
             parent,
@@ -272,7 +272,7 @@ impl<'a> Lanes<'a> {
     }
 
     /// The lane for a slice from `from_ns` to `to_ns`.
-    fn lane(&mut self, packets: &mut Packets, from_ns: u64, to_ns: u64) -> u64 {
+    pub fn lane(&mut self, packets: &mut Packets, from_ns: u64, to_ns: u64) -> u64 {
         let end = to_ns.max(from_ns + 1);
         if let Some(lane) = self.lanes.iter_mut().find(|(_, free)| *free <= from_ns) {
             lane.1 = end;
@@ -376,4 +376,116 @@ fn event_args(event: &LoggedEvent) -> Vec<DebugAnnotation> {
         );
     }
     args
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::protos::Data;
+    use super::*;
+    use crate::measure::late::{Cause, Parts};
+    use crate::measure::window::Window;
+
+    const MS: u64 = 1_000_000;
+
+    fn event(due_ms: u64, ended_ms: u64, late: bool, dropped: bool) -> LoggedEvent {
+        LoggedEvent {
+            due_ns: due_ms * MS,
+            woke_ns: due_ms * MS,
+            ended_ns: ended_ms * MS,
+            allowed_ns: (!dropped).then_some((due_ms + 10) * MS),
+            late,
+            dropped,
+            cause: Cause::RunQueue,
+            parts: Parts {
+                run_queue_wake_ns: (ended_ms - due_ms) * MS,
+                ..Parts::default()
+            },
+        }
+    }
+
+    fn scenario(events: Vec<LoggedEvent>) -> ScenarioTrace {
+        ScenarioTrace {
+            name: "x under burn".into(),
+            probe: "x".into(),
+            window: Window::ms(0, 100),
+            probe_tasks: Vec::new(),
+            threads: vec![ThreadEvents {
+                tid: 7,
+                events,
+                lost: 0,
+            }],
+            worst: Vec::new(),
+            load_tasks: Vec::new(),
+            load_work: Vec::new(),
+            samples: None,
+            sched: None,
+        }
+    }
+
+    /// The begin events of `trace`'s slices of `category`, by name, and
+    /// the tracks they are on.
+    fn begun(trace: &Trace, category: &str) -> Vec<(String, u64)> {
+        trace
+            .packet
+            .iter()
+            .filter_map(|p| match &p.data {
+                Some(Data::TrackEvent(e)) if e.categories.iter().any(|c| c == category) => {
+                    Some((e.name.clone()?, e.track_uuid?))
+                }
+                _ => None,
+            })
+            .collect()
+    }
+
+    #[test]
+    fn each_event_is_a_slice_beside_its_allowed_time_an_overlap_in_a_lane_of_its_own() {
+        // The second event was due while the first, late, still ran.
+        let events = vec![
+            event(0, 25, true, false),
+            event(20, 30, false, false),
+            event(40, 40, false, true),
+        ];
+        let trace = render(&[scenario(events)]);
+        let slices = begun(&trace, "event");
+        let names: Vec<&str> = slices.iter().map(|(n, _)| n.as_str()).collect();
+        assert_eq!(names, ["late: run-queue wait", "on time", "dropped"]);
+        assert_ne!(slices[0].1, slices[1].1, "overlapping slices share a track");
+        assert_eq!(slices[0].1, slices[2].1, "a free lane is used again");
+        assert_eq!(begun(&trace, "expected").len(), 2);
+        assert_eq!(begun(&trace, "dropped").len(), 1);
+        assert_eq!(begun(&trace, "scenario").len(), 1);
+        // Every begin has its end, never before it.
+        let (mut begins, mut ends) = (0, 0);
+        for packet in &trace.packet {
+            if let Some(Data::TrackEvent(e)) = &packet.data {
+                match e.r#type {
+                    Some(event_type::SLICE_BEGIN) => begins += 1,
+                    Some(event_type::SLICE_END) => ends += 1,
+                    _ => {}
+                }
+            }
+        }
+        assert_eq!((begins, ends), (6, 6));
+    }
+
+    #[test]
+    fn a_late_event_carries_its_cause_and_parts() {
+        let args = event_args(&event(0, 25, true, false));
+        let named = |name: &str| {
+            args.iter()
+                .find(|a| a.name.as_deref() == Some(name))
+                .cloned()
+        };
+        assert_eq!(
+            named("cause").and_then(|a| a.value),
+            Some(AnnotationValue::String("run_queue".into()))
+        );
+        assert_eq!(
+            named("run_queue_wake_ns").and_then(|a| a.value),
+            Some(AnnotationValue::Uint(25 * MS))
+        );
+        assert!(event_args(&event(0, 5, false, false))
+            .iter()
+            .all(|a| a.name.as_deref() != Some("cause")));
+    }
 }

@@ -7,7 +7,7 @@
 use super::protos::{
     Data, FtraceEvent, FtraceEventBundle, KernelEvent, SchedSwitch, SchedWakeup, TracePacket,
 };
-use super::render::{number, Packets, Slice};
+use super::render::{number, Lanes, Packets, Slice};
 use super::ScenarioTrace;
 use crate::measure::late::LoggedEvent;
 use crate::system::sched_trace::{Switch, Trace as SchedRecords};
@@ -35,7 +35,17 @@ impl RanInstead {
     pub fn of(packets: &mut Packets, scenario: &ScenarioTrace) -> Self {
         let by_cpu = scenario.sched.as_ref().map(switches_by_cpu);
         let mut flows: HashMap<(u64, u64), Vec<u64>> = HashMap::new();
-        for event in scenario.worst.iter().filter(|e| !e.ran_instead.is_empty()) {
+        // Under each task's thread, lanes of the times it ran instead: two
+        // late events' waits may overlap.
+        let name = format!("ran while {} waited", scenario.probe);
+        let mut lanes: HashMap<i32, Lanes> = HashMap::new();
+        let mut waited: Vec<_> = scenario
+            .worst
+            .iter()
+            .filter(|e| !e.ran_instead.is_empty())
+            .collect();
+        waited.sort_by_key(|e| e.due_ns);
+        for event in waited {
             for task in &event.ran_instead {
                 let spans = match &by_cpu {
                     Some(by_cpu) => {
@@ -53,13 +63,17 @@ impl RanInstead {
                     .or_default()
                     .push(flow);
                 let pid = task.pid.unwrap_or(task.tid);
-                let track = packets.thread_track(pid, task.tid.into(), &task.task);
+                let thread = packets.thread_track(pid, task.tid.into(), &task.task);
+                let lanes = lanes
+                    .entry(task.tid)
+                    .or_insert_with(|| Lanes::new(&name, thread, 0));
                 for (n, (from_ns, to_ns)) in spans.into_iter().enumerate() {
+                    let track = lanes.lane(packets, from_ns, to_ns);
                     packets.slice(Slice {
                         track,
                         from_ns,
                         to_ns,
-                        name: format!("ran while {} waited", scenario.probe),
+                        name: name.clone(),
                         category: "ran_instead",
                         args: vec![number("ran_in_the_wait_ns", task.ns)],
                         flows: Vec::new(),
@@ -193,5 +207,38 @@ pub(super) fn render(packets: &mut Packets, scenario: &ScenarioTrace, records: &
                 ..TracePacket::default()
             });
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn switch(at_ns: u64, cpu: u32, prev_tid: i32, next_tid: i32) -> Switch {
+        Switch {
+            at_ns,
+            cpu,
+            prev_tid,
+            prev_runnable: true,
+            next_tid,
+        }
+    }
+
+    #[test]
+    fn a_task_ran_between_its_switches_in_cut_to_the_wait() {
+        let records = SchedRecords {
+            switches: vec![
+                switch(30, 0, 5, 9),
+                switch(10, 0, 1, 5),
+                switch(50, 0, 9, 5),
+                switch(20, 1, 0, 5),
+            ],
+            ..SchedRecords::default()
+        };
+        let by_cpu = switches_by_cpu(&records);
+        // Task 5 ran on CPU 0 from 10 to 30 and from 50 on; on CPU 1 from 20.
+        assert_eq!(ran_on(&by_cpu, &[0, 0], 5, 15, 60), [(15, 30), (50, 60)]);
+        assert_eq!(ran_on(&by_cpu, &[0, 1], 5, 15, 25), [(15, 25), (20, 25)]);
+        assert_eq!(ran_on(&by_cpu, &[2], 5, 0, 100), []);
     }
 }

@@ -43,4 +43,5 @@ mod series;
 mod store;
 mod suites;
 mod telemetry;
+mod trace;
 mod v1_documents;

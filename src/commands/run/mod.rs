@@ -44,6 +44,10 @@ use work::PreparedWork;
 
 /// Runs the scenarios of `config` on the machine `system` describes.
 pub fn run(config: RunConfig, system: SystemInfo) -> anyhow::Result<ExitCode> {
+    if let Some(path) = &config.output.trace {
+        // Checked first, so a bad path fails before anything is said.
+        crate::trace::check_writable(path).map_err(UsageError::input)?;
+    }
     let mut environment = preflight::check_system(&config)?;
     let interrupt = Interrupt::install().context("installing signal handlers")?;
     // The orchestrator reaps its orphaned descendants, so what a load starts
@@ -69,9 +73,6 @@ pub fn run(config: RunConfig, system: SystemInfo) -> anyhow::Result<ExitCode> {
     if let Some(path) = &output {
         // Written before measuring, so a bad path fails in the first second.
         write(path, &run)?;
-    }
-    if let Some(path) = &config.output.trace {
-        crate::trace::check_writable(path).map_err(UsageError::input)?;
     }
     let traces = RefCell::new(Vec::new());
     let context = Measuring {
@@ -117,7 +118,7 @@ fn write_trace(path: &Path, scenarios: &[ScenarioTrace], run: &mut RunDocument) 
         Ok(()) => {
             run.run.trace = Some(path.display().to_string());
             say!(
-                "trace written to {} ({:.2} s); {}",
+                "trace written to {} ({:.3} s); {}",
                 path.display(),
                 started.elapsed().as_secs_f64(),
                 crate::trace::HOW_TO_OPEN
