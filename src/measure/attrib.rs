@@ -316,9 +316,10 @@ impl EventSplitter {
         self.finish_less(times, Some(ended), late, own_wait_ns, None)
     }
 
-    /// Accounts an event dropped at its wake-up (it did no work).
-    pub fn dropped(&mut self, times: EventTimes, late: bool) -> EventSplit {
-        self.finish_less(times, None, late, 0, None)
+    /// Accounts an event dropped at its wake-up (it did no work), allowed
+    /// until `allowed_ns`.
+    pub fn dropped(&mut self, times: EventTimes, late: bool, allowed_ns: u64) -> EventSplit {
+        self.finish_less(times, None, late, 0, Some(allowed_ns))
     }
 
     /// Splits, accounts and logs an event allowed until `allowed_ns`,
@@ -454,10 +455,11 @@ impl Splitting {
         }
     }
 
-    /// Accounts an event dropped at its wake-up, late by the caller's rule.
-    pub fn dropped(&mut self, times: EventTimes, late: bool) {
+    /// Accounts an event dropped at its wake-up, late by the caller's rule,
+    /// allowed until `allowed_ns`.
+    pub fn dropped(&mut self, times: EventTimes, late: bool, allowed_ns: u64) {
         if let Some(splitter) = &mut self.splitter {
-            splitter.dropped(times, late);
+            splitter.dropped(times, late, allowed_ns);
         }
     }
 

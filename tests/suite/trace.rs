@@ -85,7 +85,8 @@ fn a_trace_holds_each_event_beside_its_allowed_time_with_the_late_ones_causes() 
     assert!(events > 0, "{late}");
     assert_eq!(count(&trace["slices"]["event"]), events, "{trace}");
     assert_eq!(count(&trace["slices"]["scenario"]), 1, "{trace}");
-    assert!(count(&trace["slices"]["expected"]) > 0, "{trace}");
+    // Every frame of x, dropped ones too, had a deadline.
+    assert_eq!(count(&trace["slices"]["expected"]), events, "{trace}");
     let tracks = trace["track_names"].to_string();
     assert!(tracks.contains(": expected"), "{tracks}");
     assert!(tracks.contains("burn work"), "{tracks}");
@@ -114,6 +115,16 @@ fn a_trace_holds_each_event_beside_its_allowed_time_with_the_late_ones_causes() 
     assert!(
         text.lines().next().unwrap().contains("ui.perfetto.dev"),
         "{text}"
+    );
+    let page = feelbench(&new_tag(), dir.path())
+        .args(["report", "--format", "html"])
+        .arg(dir.path().join("run.json"))
+        .output()
+        .unwrap();
+    let page = String::from_utf8_lossy(&page.stdout);
+    assert!(
+        page.contains("Perfetto trace of this run: "),
+        "no trace named"
     );
     // The stored run as a trace: its worst late events.
     let stored_path = dir.path().join("stored.pftrace");
