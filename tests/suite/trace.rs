@@ -4,7 +4,9 @@
 //! slice per probe event (as many as the run document counts), the track of
 //! the time each was allowed, the late events' causes, the loads' threads by
 //! their names and, with `--explain` as root, the burn workers' scheduling
-//! events. An unwritable path is one line and exit 2. No timing is asserted.
+//! events. An unwritable path is one line and exit 2; a full disk (root: a
+//! tiny tmpfs) one line and exit 1, with no partial trace and the run's
+//! document written. No timing is asserted.
 
 use crate::common::{feelbench, new_tag, read_json, require_root, skip, stderr, LOOPS_PER_MS};
 use serde_json::Value;
@@ -182,4 +184,56 @@ fn an_unwritable_trace_path_is_one_line_and_bad_input() {
     let said = stderr(&output);
     assert_eq!(said.trim().lines().count(), 1, "{said}");
     assert!(said.contains("cannot write the trace to"), "{said}");
+}
+
+/// A full tmpfs, unmounted when dropped.
+struct FullDisk(std::path::PathBuf);
+
+impl Drop for FullDisk {
+    fn drop(&mut self) {
+        let _ = Command::new("umount").arg(&self.0).status();
+    }
+}
+
+#[test]
+fn a_full_disk_is_one_line_and_the_run_is_still_written() {
+    if !require_root("mounting a full tmpfs") {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let full = dir.path().join("full");
+    std::fs::create_dir(&full).unwrap();
+    let mounted = Command::new("mount")
+        .args(["-t", "tmpfs", "-o", "size=4k", "tmpfs"])
+        .arg(&full)
+        .status();
+    if !mounted.is_ok_and(|s| s.success()) {
+        skip("cannot mount a tmpfs");
+        return;
+    }
+    let _unmount = FullDisk(full.clone());
+    // Its one page filled: a file can still be made there, not written.
+    std::fs::write(full.join("filler"), [0u8; 4096]).unwrap();
+    let output = feelbench(&new_tag(), dir.path())
+        .args(["run", "--probe", "x", "--load", "burn", "-t", "1"])
+        .args(["--warmup", "0.3", "--noise-check", "0", "--no-store"])
+        .args(["-l", LOOPS_PER_MS, "-q", "-o"])
+        .arg(dir.path().join("run.json"))
+        .arg("--trace")
+        .arg(full.join("run.pftrace"))
+        .output()
+        .unwrap();
+    assert_eq!(output.status.code(), Some(1), "{}", stderr(&output));
+    let said = stderr(&output);
+    let errors: Vec<&str> = said.lines().filter(|l| l.contains("trace")).collect();
+    assert_eq!(errors.len(), 1, "{said}");
+    assert!(errors[0].contains("No space left"), "{said}");
+    assert_eq!(
+        std::fs::read_dir(&full).unwrap().count(),
+        1,
+        "a partial trace was left"
+    );
+    let run = read_json(&dir.path().join("run.json"));
+    assert_eq!(run["scenarios"][0]["status"], "ok", "{run}");
+    assert!(run["run"].get("trace").is_none(), "{run}");
 }
