@@ -2,8 +2,8 @@
 //! each line's share of each 100 ms between the window's samples), the
 //! host's steal and the loads' work per sub-window of the measurement.
 
+use super::packets::Packets;
 use super::protos::{event_type, CounterDescriptor, TrackDescriptor, TrackEvent};
-use super::render::Packets;
 use super::ScenarioTrace;
 use crate::measure::batches::batch_seconds;
 use crate::system::counters::steal_pct;

@@ -6,12 +6,14 @@
 //! loads' processes and threads by feelbench's names, `counters`: the
 //! window's telemetry, `sched`: the scheduler recorder's records as
 //! Perfetto's own scheduling events with a flow from each late event to
-//! what ran instead), encoded with Perfetto's message numbers (`protos`)
+//! what ran instead; `packets`: the tracks, slices and lanes they are made
+//! of), encoded with Perfetto's message numbers (`protos`)
 //! and written beside its path and renamed (`file`); a stored run's worst
 //! late events as a trace (`stored`).
 
 mod counters;
 mod file;
+mod packets;
 mod protos;
 mod render;
 mod sched;

@@ -4,10 +4,10 @@
 //! while a late event waited, as slices on their threads' tracks with a
 //! flow from the event to each.
 
+use super::packets::{number, Lanes, Packets, Slice};
 use super::protos::{
     Data, FtraceEvent, FtraceEventBundle, KernelEvent, SchedSwitch, SchedWakeup, TracePacket,
 };
-use super::render::{number, Lanes, Packets, Slice};
 use super::ScenarioTrace;
 use crate::measure::late::LoggedEvent;
 use crate::system::sched_trace::{Switch, Trace as SchedRecords};
