@@ -19,16 +19,17 @@ const CHECKER: &str = concat!(
     "/tests/perfetto/trace_counts.py"
 );
 
-/// `feelbench run` of x under burn for 2 s into `dir`, with `--trace`.
-fn traced_run(dir: &Path, explain: bool) -> Command {
+/// `feelbench run` of x under burn for `seconds` into `dir`, with
+/// `--trace` to `trace`.
+fn traced_run(dir: &Path, trace: &Path, seconds: &str, explain: bool) -> Command {
     let mut command = feelbench(&new_tag(), dir);
     command
-        .args(["run", "--probe", "x", "--load", "burn", "-t", "2"])
+        .args(["run", "--probe", "x", "--load", "burn", "-t", seconds])
         .args(["--warmup", "0.3", "--noise-check", "0", "--no-store"])
         .args(["-l", LOOPS_PER_MS, "-q", "-o"])
         .arg(dir.join("run.json"))
         .arg("--trace")
-        .arg(dir.join("run.pftrace"));
+        .arg(trace);
     if explain {
         command.arg("--explain");
     }
@@ -64,14 +65,13 @@ fn count(value: &Value) -> u64 {
 #[test]
 fn a_trace_holds_each_event_beside_its_allowed_time_with_the_late_ones_causes() {
     let dir = tempfile::tempdir().unwrap();
-    let output = traced_run(dir.path(), false).output().unwrap();
-    assert!(output.status.success(), "{}", stderr(&output));
-    assert!(
-        stderr(&output).contains("ui.perfetto.dev"),
-        "{}",
-        stderr(&output)
-    );
     let trace_path = dir.path().join("run.pftrace");
+    let output = traced_run(dir.path(), &trace_path, "2", false)
+        .output()
+        .unwrap();
+    assert!(output.status.success(), "{}", stderr(&output));
+    let said = stderr(&output);
+    assert!(said.contains("ui.perfetto.dev"), "{said}");
     let run = read_json(&dir.path().join("run.json"));
     assert_eq!(run["run"]["trace"], trace_path.display().to_string());
     let late = &run["scenarios"][0]["result"]["late"];
@@ -148,7 +148,10 @@ fn under_explain_the_trace_holds_the_burn_workers_scheduling() {
         return;
     }
     let dir = tempfile::tempdir().unwrap();
-    let output = traced_run(dir.path(), true).output().unwrap();
+    let trace_path = dir.path().join("run.pftrace");
+    let output = traced_run(dir.path(), &trace_path, "2", true)
+        .output()
+        .unwrap();
     assert!(output.status.success(), "{}", stderr(&output));
     let run = read_json(&dir.path().join("run.json"));
     let summary = &run["scenarios"][0]["result"]["late"]["explain"];
@@ -158,7 +161,7 @@ fn under_explain_the_trace_holds_the_burn_workers_scheduling() {
         skip(&format!("the recorder was off: {}", summary["notice"]));
         return;
     }
-    let Some(trace) = decoded(&dir.path().join("run.pftrace")) else {
+    let Some(trace) = decoded(&trace_path) else {
         return;
     };
     assert!(count(&trace["sched"]["sched_switch"]) > 0, "{trace}");
@@ -214,13 +217,7 @@ fn a_full_disk_is_one_line_and_the_run_is_still_written() {
     let _unmount = FullDisk(full.clone());
     // Its one page filled: a file can still be made there, not written.
     std::fs::write(full.join("filler"), [0u8; 4096]).unwrap();
-    let output = feelbench(&new_tag(), dir.path())
-        .args(["run", "--probe", "x", "--load", "burn", "-t", "1"])
-        .args(["--warmup", "0.3", "--noise-check", "0", "--no-store"])
-        .args(["-l", LOOPS_PER_MS, "-q", "-o"])
-        .arg(dir.path().join("run.json"))
-        .arg("--trace")
-        .arg(full.join("run.pftrace"))
+    let output = traced_run(dir.path(), &full.join("run.pftrace"), "1", false)
         .output()
         .unwrap();
     assert_eq!(output.status.code(), Some(1), "{}", stderr(&output));
