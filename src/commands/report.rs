@@ -58,6 +58,14 @@ pub fn run(settings: &ReportSettings) -> anyhow::Result<ExitCode> {
         .ok_or_else(|| UsageError::new(NEEDS_OUTPUT))?;
     let run = read_run(&settings.file, &probe::sheet_of)?;
     let scenarios = trace::of_document(&run);
+    if scenarios.is_empty() {
+        return Err(UsageError::new(format!(
+            "{} keeps no late events to trace: its probes do not split them, or it was \
+             made by a feelbench older than the split",
+            settings.file.display()
+        ))
+        .into());
+    }
     trace::write(path, &trace::render(&scenarios))?;
     let events: usize = scenarios.iter().map(|s| s.worst.len()).sum();
     say!(

@@ -138,6 +138,23 @@ fn a_trace_holds_each_event_beside_its_allowed_time_with_the_late_ones_causes() 
         .unwrap();
     assert!(stored.status.success(), "{}", stderr(&stored));
     let worst = late["worst"].as_array().map_or(0, Vec::len) as u64;
+    // A run without late events split has nothing to trace: bad input.
+    let old = feelbench(&new_tag(), dir.path())
+        .args(["report", "--format", "perfetto", "-o"])
+        .arg(dir.path().join("old.pftrace"))
+        .arg(concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/tests/data/v1-run.json"
+        ))
+        .output()
+        .unwrap();
+    assert_eq!(old.status.code(), Some(2), "{}", stderr(&old));
+    assert!(
+        stderr(&old).contains("keeps no late events"),
+        "{}",
+        stderr(&old)
+    );
+    assert!(!dir.path().join("old.pftrace").exists());
     let stored = decoded(&stored_path).unwrap();
     assert_eq!(count(&stored["slices"]["event"]), worst, "{stored}");
 }
