@@ -35,6 +35,7 @@ mod sim;
 mod stats;
 mod store;
 mod system;
+mod trace;
 
 use cli::{Command, Machine, UserCommand};
 use exit::ExitCode;

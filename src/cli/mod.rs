@@ -283,6 +283,9 @@ enum FormatChoice {
     Html,
     /// One chart (`report` only): see --chart and --probe.
     Svg,
+    /// A Perfetto trace of each scenario's worst late events, for a run
+    /// made without `run --trace` (binary: needs -o FILE).
+    Perfetto,
 }
 
 impl FormatChoice {
@@ -294,7 +297,7 @@ impl FormatChoice {
             FormatChoice::Csv => Some(commands::Format::Csv),
             FormatChoice::Md => Some(commands::Format::Md),
             FormatChoice::Html => Some(commands::Format::Html),
-            FormatChoice::Svg => None,
+            FormatChoice::Svg | FormatChoice::Perfetto => None,
         }
     }
 }
@@ -375,6 +378,7 @@ impl ReportArgs {
         let view = match (self.env, self.format.results()) {
             _ if self.explain => ReportView::Explain { worst: self.worst },
             (true, _) => ReportView::Environment,
+            _ if self.format == FormatChoice::Perfetto => ReportView::Perfetto,
             (false, Some(format)) => ReportView::Results {
                 format,
                 verbose: self.verbose,

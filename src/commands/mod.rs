@@ -86,7 +86,7 @@ pub fn execute(task: Task, system: SystemInfo) -> anyhow::Result<ExitCode> {
             calibrate::run(&system, &settings)?;
             Ok(ExitCode::Success)
         }
-        Task::Report(settings) => emit(&report::render(&settings)?, settings.output.as_deref()),
+        Task::Report(settings) => report::run(&settings),
         Task::Compare(settings) => compare::run(&settings),
         Task::Merge(settings) => merge::run(&settings),
         Task::Import(settings) => import::run(&settings),

@@ -4,11 +4,12 @@
 
 use super::Format;
 use crate::document::file::read_run;
-use crate::exit::UsageError;
+use crate::exit::{ExitCode, UsageError};
 use crate::probe;
 use crate::report::html::{self, ChartError, ChartKind};
 use crate::report::{csv, explain, markdown, table};
 use crate::system::environment;
+use crate::trace;
 use anyhow::Context;
 use std::path::PathBuf;
 
@@ -38,6 +39,42 @@ pub enum ReportView {
         kind: ChartKind,
         probe: Option<String>,
     },
+    /// A Perfetto trace of its worst late events, written to the output.
+    Perfetto,
+}
+
+/// Why a trace is not printed.
+const NEEDS_OUTPUT: &str = "--format perfetto writes a binary trace: give -o FILE";
+
+/// Carries out `feelbench report`: the rendering on stdout or in the
+/// output file, or the trace in the output file.
+pub fn run(settings: &ReportSettings) -> anyhow::Result<ExitCode> {
+    if settings.view != ReportView::Perfetto {
+        return super::emit(&render(settings)?, settings.output.as_deref());
+    }
+    let path = settings
+        .output
+        .as_deref()
+        .ok_or_else(|| UsageError::new(NEEDS_OUTPUT))?;
+    let run = read_run(&settings.file, &probe::sheet_of)?;
+    let scenarios = trace::of_document(&run);
+    if scenarios.is_empty() {
+        return Err(UsageError::new(format!(
+            "{} keeps no late events to trace: its probes do not split them, or it was \
+             made by a feelbench older than the split",
+            settings.file.display()
+        ))
+        .into());
+    }
+    trace::write(path, &trace::render(&scenarios))?;
+    let events: usize = scenarios.iter().map(|s| s.worst.len()).sum();
+    say!(
+        "{events} worst late event(s) of {} scenario(s) written to {}; {}",
+        scenarios.len(),
+        path.display(),
+        trace::HOW_TO_OPEN
+    );
+    Ok(ExitCode::Success)
 }
 
 /// The run file `settings` name, rendered as they ask.
@@ -46,6 +83,7 @@ pub fn render(settings: &ReportSettings) -> anyhow::Result<String> {
     Ok(match &settings.view {
         ReportView::Environment => environment::render(&run.environment),
         ReportView::Explain { worst } => explain::render(&run, *worst),
+        ReportView::Perfetto => return Err(UsageError::new(NEEDS_OUTPUT).into()),
         ReportView::Chart { kind, probe } => {
             let first = run.probes.keys().next();
             let probe = probe

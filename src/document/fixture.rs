@@ -118,6 +118,7 @@ pub fn run() -> RunDocument {
             interrupted: false,
             comment: Some("fixture, with a | pipe".into()),
             command_line: vec!["feelbench".into(), "run".into()],
+            trace: None,
         },
         system: SystemInfo {
             kernel_release: "6.18.0-test".into(),

@@ -133,7 +133,25 @@ pub struct RunInfo {
     pub interrupted: bool,
     pub comment: Option<String>,
     pub command_line: Vec<String>,
+    /// The Perfetto trace written with the run (`--trace`), as given.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub trace: Option<String>,
 }
+
+impl RunInfo {
+    /// The trace written with the run and how to open it, in words;
+    /// `None` without one.
+    pub fn trace_words(&self) -> Option<String> {
+        let file = self.trace.as_deref()?;
+        Some(format!(
+            "Perfetto trace of this run: {file}; {HOW_TO_OPEN_TRACE}"
+        ))
+    }
+}
+
+/// How to open a Perfetto trace, in words.
+pub const HOW_TO_OPEN_TRACE: &str =
+    "open it at https://ui.perfetto.dev (Open trace file) or with trace_processor";
 
 /// The settings every scenario of the run shared.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

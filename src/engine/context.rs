@@ -50,12 +50,12 @@ impl Sampling {
 /// Gives the late events of `result` their inferred context and
 /// `telemetry` what the window's sampling found.
 pub fn join(
-    samples: WindowSamples,
+    samples: &WindowSamples,
     result: &mut ProbeResult,
     telemetry: ScenarioTelemetry,
 ) -> ScenarioTelemetry {
     if let Some(late) = result.late.as_mut() {
-        late_context::join(&samples, late);
+        late_context::join(samples, late);
     }
     telemetry.with_window(samples.summary())
 }

@@ -131,8 +131,8 @@ fn recorded_cpus(cpus: Option<&CpuList>) -> Vec<u32> {
 impl Flight {
     /// Stops the recorder and explains `result`'s late events, measured
     /// over `window`, with its trace, the loads' threads named as `loads`
-    /// says.
-    pub fn finish(self, result: &mut ProbeResult, window: Window, loads: &[LoadTask]) {
+    /// says; hands back the recorder's records (for `--trace`).
+    pub fn finish(self, result: &mut ProbeResult, window: Window, loads: &[LoadTask]) -> Trace {
         let mut summary = self.summary;
         summary.window_ns = Some([window.start_ns, window.end_ns]);
         let trace = match self.recorder {
@@ -158,7 +158,7 @@ impl Flight {
             }
         }
         let Some(late) = result.late.as_mut() else {
-            return;
+            return trace;
         };
         let probe_tids: Vec<i32> = result.sched.tasks.iter().map(|t| t.tid as i32).collect();
         let mut names: HashMap<i32, TaskName> = result
@@ -190,6 +190,7 @@ impl Flight {
             });
         }
         explain(late, &trace, &probe_tids, &names, summary);
+        trace
     }
 }
 

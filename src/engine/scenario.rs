@@ -14,6 +14,7 @@ use crate::figures::ProbeResult;
 use crate::load::{LoadDef, LoadMix, LoadPart};
 use crate::measure::batches::{batch_seconds, BATCHES};
 use crate::measure::clock::now_ns;
+use crate::measure::late::log_capacity;
 use crate::measure::load_batches::{first_idle_stretch, IDLE_BATCHES};
 use crate::measure::requests::RequestLatencies;
 use crate::measure::sched::{MemoryPolicy, SchedRequest};
@@ -22,6 +23,7 @@ use crate::probe::ProbeDef;
 use crate::sim::WorkParams;
 use crate::system::cpulist::CpuList;
 use crate::system::telemetry::{Sampler, ScenarioTelemetry};
+use crate::trace::ScenarioTrace;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
@@ -65,6 +67,10 @@ pub struct ScenarioSettings {
     pub workdir_device: Option<String>,
     /// Name the tasks that ran while the probe waited (`--explain`).
     pub explain: bool,
+    /// Keep what a Perfetto trace shows of the scenario (`--trace`): the
+    /// probe logs every event, and the window's samples and scheduler
+    /// records are kept.
+    pub trace: bool,
 }
 
 /// One probe under one load mix.
@@ -104,22 +110,30 @@ pub fn run_scenario(
     dir: &Path,
     interrupt: &Interrupt,
     tick: &mut dyn FnMut(),
-) -> Result<ScenarioResult, Interrupted> {
+) -> Result<(ScenarioResult, Option<ScenarioTrace>), Interrupted> {
     let mut group = WorkerGroup::new(&settings.marker);
     let mut waiter = Waiter { interrupt, tick };
     let outcome = measure(scenario, settings, dir, &mut group, &mut waiter);
     group.stop_all();
     // What the loads' processes, killed with the group, could not remove.
     crate::load::remove_leftovers();
-    let (status, error, result, load_work, telemetry) = match outcome {
+    let (status, error, result, load_work, telemetry, trace) = match outcome {
         Ok(measured) => (
             ScenarioStatus::Ok,
             None,
             Some(measured.result),
             measured.load_work,
             Some(measured.telemetry),
+            measured.trace,
         ),
-        Err(Stop::Failed(reason)) => (ScenarioStatus::Failed, Some(reason), None, Vec::new(), None),
+        Err(Stop::Failed(reason)) => (
+            ScenarioStatus::Failed,
+            Some(reason),
+            None,
+            Vec::new(),
+            None,
+            None,
+        ),
         Err(Stop::Interrupted) => return Err(Interrupted),
     };
     let measurement = Measurement {
@@ -129,12 +143,13 @@ pub fn run_scenario(
         load_work,
         telemetry,
     };
-    Ok(ScenarioResult::single(
+    let result = ScenarioResult::single(
         scenario.probe.name.to_string(),
         scenario.load.name.clone(),
         measurement,
         &scenario.probe.sheet_for(&settings.params),
-    ))
+    );
+    Ok((result, trace))
 }
 
 /// What a scenario that ran to the end yields.
@@ -142,6 +157,7 @@ struct Measured {
     result: ProbeResult,
     load_work: Vec<LoadWork>,
     telemetry: ScenarioTelemetry,
+    trace: Option<ScenarioTrace>,
 }
 
 /// The worker indices of one part of the load mix.
@@ -199,6 +215,12 @@ fn measure(
     let before = sampler.sample(now_ns());
     let window_sampler = context::start(group, probe, loads.first().copied());
     let mut result = await_probe(probe, window, group, waiter)?;
+    // The probe's events go to the trace only, never to the document.
+    let threads = result
+        .late
+        .as_mut()
+        .map(|late| std::mem::take(&mut late.traced))
+        .unwrap_or_default();
     let window_samples = window_sampler.finish();
     let after = sampler.sample(now_ns());
     // Read while the loads still run: their helpers end with them.
@@ -209,13 +231,12 @@ fn measure(
             explain::load_tasks(running.part.def.name, &pids)
         })
         .collect();
-    if let Some(flight) = flight {
-        flight.finish(&mut result, window, &load_tasks.concat());
-    }
+    let all_load_tasks = load_tasks.concat();
+    let sched = flight.map(|flight| flight.finish(&mut result, window, &all_load_tasks));
     // One sample per worker of `loads`, in the same order: each part's
     // workers are the next ones.
     let mut samples = stop_loads(&loads, group, waiter)?.into_iter();
-    let load_work = parts
+    let load_work: Vec<LoadWork> = parts
         .iter()
         .enumerate()
         .filter(|(_, running)| !running.workers.is_empty())
@@ -228,10 +249,27 @@ fn measure(
         })
         .collect::<Result<_, _>>()?;
     let telemetry = ScenarioTelemetry::new(before, after);
+    let telemetry = context::join(&window_samples, &mut result, telemetry);
+    let trace = settings.trace.then(|| ScenarioTrace {
+        name: format!("{} under {}", scenario.probe.name, scenario.load.name),
+        probe: scenario.probe.name.to_string(),
+        window,
+        probe_tasks: result.sched.tasks.clone(),
+        threads,
+        worst: result
+            .late
+            .as_ref()
+            .map_or_else(Vec::new, |l| l.worst.clone()),
+        load_tasks: all_load_tasks,
+        load_work: load_work.clone(),
+        samples: Some(window_samples),
+        sched,
+    });
     Ok(Measured {
-        telemetry: context::join(window_samples, &mut result, telemetry),
+        telemetry,
         result,
         load_work,
+        trace,
     })
 }
 
@@ -291,9 +329,13 @@ fn start_probe(
     waiter: &mut Waiter,
 ) -> Result<(usize, Window), Stop> {
     let def = scenario.probe;
+    let mut params = scenario.load.probe_params(&settings.params);
+    if settings.trace {
+        params.trace_events = log_capacity(settings.duration_ns);
+    }
     let spec = WorkerSpec::Probe {
         probe: def.name.to_string(),
-        params: scenario.load.probe_params(&settings.params),
+        params,
         duration_ns: settings.duration_ns,
         sched: settings.probe_sched,
         cpus: settings.probe_cpus.clone(),

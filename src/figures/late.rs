@@ -9,7 +9,9 @@ use super::explain::ExplainSummary;
 use super::late_context::{InferredContext, LateContext};
 use super::tally::{Samples, Tally, TallyError};
 use crate::measure::attrib::{EventSplitter, Splitting};
-use crate::measure::late::{Cause, EventSplit, LateAccount, Parts, SubWindowCounts, WORST_KEPT};
+use crate::measure::late::{
+    Cause, EventSplit, LateAccount, Parts, SubWindowCounts, ThreadEvents, WORST_KEPT,
+};
 use serde::{Deserialize, Serialize};
 
 mod cost;
@@ -125,6 +127,11 @@ pub struct LateCauses {
     /// (absent where the window was not sampled).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub context: Option<LateContext>,
+    /// Every event of each probe thread, for `run --trace`: carried from
+    /// the worker in its message and taken out by the orchestrator before
+    /// the run document is made, so no document holds them.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub traced: Vec<ThreadEvents>,
 }
 
 /// The cause whose late events hold the most delay, and their share of the
@@ -198,6 +205,7 @@ impl LateCauses {
             cost,
             explain: None,
             context: None,
+            traced: account.logged().into_iter().cloned().collect(),
         }
     }
 
@@ -358,6 +366,7 @@ impl LateCauses {
                 .map(|l| l.context.clone())
                 .reduce(|a, b| Some(a?.add(&b?)))
                 .flatten(),
+            traced: all.iter().flat_map(|l| l.traced.clone()).collect(),
         })
     }
 }

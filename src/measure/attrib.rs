@@ -11,7 +11,9 @@
 
 use super::clock::{now_ns, thread_cpu_ns};
 use super::cpu_time::ThreadCpuTime;
-use super::late::{DelaySplit, EventSplit, EventTimes, LateAccount, Parts, ThreadSnapshot};
+use super::late::{
+    DelaySplit, EventSplit, EventTimes, LateAccount, LoggedEvent, Parts, ThreadSnapshot,
+};
 use super::window::Window;
 use crate::system::delayacct;
 use crate::system::taskstats::{Delays, TaskstatsError, TaskstatsSocket};
@@ -266,7 +268,8 @@ impl EventSplitter {
 
     /// A splitter as [`EventSplitter::open`] makes it, that reads the
     /// thread's CPU time from `cpu_time`.
-    pub fn open_on(account: LateAccount, cpu_time: ThreadCpuTime) -> Self {
+    pub fn open_on(mut account: LateAccount, cpu_time: ThreadCpuTime) -> Self {
+        account.set_thread(nix::unistd::gettid().as_raw() as u32);
         let mut reader = ThreadReader::open(cpu_time);
         let delays = DelayReader::open();
         let last = reader.read();
@@ -301,7 +304,7 @@ impl EventSplitter {
     pub fn ended_by(&mut self, times: EventTimes, deadline_ns: u64) -> EventSplit {
         let ended = self.reader.read();
         let late = ended.at_ns > deadline_ns;
-        self.finish(times, Some(ended), late)
+        self.finish_less(times, Some(ended), late, 0, Some(deadline_ns))
     }
 
     /// Takes the reading at the end of an event whose lateness the caller
@@ -310,31 +313,24 @@ impl EventSplitter {
     /// workload's scripted sleep), which is no delay and is taken out.
     pub fn ended_judged(&mut self, times: EventTimes, late: bool, own_wait_ns: u64) -> EventSplit {
         let ended = self.reader.read();
-        self.finish_less(times, Some(ended), late, own_wait_ns)
+        self.finish_less(times, Some(ended), late, own_wait_ns, None)
     }
 
-    /// Accounts an event dropped at its wake-up (it did no work).
-    pub fn dropped(&mut self, times: EventTimes, late: bool) -> EventSplit {
-        self.finish(times, None, late)
+    /// Accounts an event dropped at its wake-up (it did no work), allowed
+    /// until `allowed_ns`.
+    pub fn dropped(&mut self, times: EventTimes, late: bool, allowed_ns: u64) -> EventSplit {
+        self.finish_less(times, None, late, 0, Some(allowed_ns))
     }
 
-    fn finish(
-        &mut self,
-        times: EventTimes,
-        ended: Option<ThreadSnapshot>,
-        late: bool,
-    ) -> EventSplit {
-        self.finish_less(times, ended, late, 0)
-    }
-
-    /// Splits and accounts an event, `own_wait_ns` of its time off the CPU
-    /// taken out as wanted.
+    /// Splits, accounts and logs an event allowed until `allowed_ns`,
+    /// `own_wait_ns` of its time off the CPU taken out as wanted.
     fn finish_less(
         &mut self,
         times: EventTimes,
         ended: Option<ThreadSnapshot>,
         late: bool,
         own_wait_ns: u64,
+        allowed_ns: Option<u64>,
     ) -> EventSplit {
         let mut split = EventSplit::of(
             times,
@@ -357,6 +353,9 @@ impl EventSplitter {
         self.last = ended.unwrap_or(self.woke);
         self.last_parts = split.parts;
         self.account.record(&split, late);
+        let dropped = ended.is_none();
+        self.account
+            .log(LoggedEvent::of(&split, late, dropped, allowed_ns));
         split
     }
 
@@ -469,10 +468,11 @@ impl Splitting {
         }
     }
 
-    /// Accounts an event dropped at its wake-up, late by the caller's rule.
-    pub fn dropped(&mut self, times: EventTimes, late: bool) {
+    /// Accounts an event dropped at its wake-up, late by the caller's rule,
+    /// allowed until `allowed_ns`.
+    pub fn dropped(&mut self, times: EventTimes, late: bool, allowed_ns: u64) {
         if let Some(splitter) = &mut self.splitter {
-            splitter.dropped(times, late);
+            splitter.dropped(times, late, allowed_ns);
         }
     }
 

@@ -10,15 +10,18 @@
 //!
 //! By job: [`parts`] (the parts a delay splits into), [`cause`] (what a
 //! late event is labelled with), [`split`] (one event split from its
-//! readings) and [`account`] (a measurement's running account).
+//! readings), [`account`] (a measurement's running account) and [`log`]
+//! (every event, for `run --trace`).
 
 mod account;
 mod cause;
+mod log;
 mod parts;
 mod split;
 
 pub use account::{LateAccount, SubWindowCounts, WORST_KEPT};
 pub use cause::Cause;
+pub use log::{log_capacity, EventLog, LoggedEvent, ThreadEvents};
 pub use parts::{Part, Parts};
 pub use split::EventSplit;
 

@@ -21,7 +21,7 @@
 use super::frame_figures::{
     cpu_figures, desired_column, CPU_RECEIVED_MS, CPU_USED_MS, CPU_WANTED_MS, CPU_WANTED_RUN_MS,
 };
-use super::late_split::LateSplit;
+use super::late_split::{self, LateSplit};
 use super::{MeasureError, Probe, ProbeDef};
 use crate::figures::frame_pacing::{
     pacing_columns, pacing_figures, FRAMES, FRAME_TIME, MISSED, STUTTERS,
@@ -35,7 +35,7 @@ use crate::figures::{
 use crate::measure::attrib::Splitting;
 use crate::measure::batches::{batch_of, batch_seconds, BatchLatency, BATCHES};
 use crate::measure::clock::{now_ns, sleep_until_ns};
-use crate::measure::late::{EventSplit, EventTimes, LateAccount};
+use crate::measure::late::{EventSplit, EventTimes, LateAccount, LoggedEvent};
 use crate::measure::latency::LatencyHistogram;
 use crate::measure::sched::MemoryPolicy;
 use crate::measure::stutter::StutterDetector;
@@ -352,7 +352,10 @@ struct FrameBatch {
 }
 
 impl FrameRecord {
-    fn new(settings: &GameSettings, late_split: bool) -> Self {
+    /// A record for frames of `settings`, split into `late` when the run
+    /// splits (logged too when it writes a trace).
+    fn new(settings: &GameSettings, late: Option<LateAccount>) -> Self {
+        let late_split = late.is_some();
         Self {
             frame_time: LatencyHistogram::new(),
             input: LatencyHistogram::new(),
@@ -364,7 +367,7 @@ impl FrameRecord {
             late_links: [0; 4],
             batches: Default::default(),
             stutter: StutterDetector::new(settings.refresh_ns()),
-            late: late_split.then(LateAccount::new),
+            late,
             labels: Vec::with_capacity(if late_split { LABELS } else { 0 }),
         }
     }
@@ -403,6 +406,7 @@ impl FrameRecord {
                 self.late_links[link.index()] += 1;
                 if let (Some(account), Some(split)) = (&mut self.late, split) {
                     account.record(&split, true);
+                    account.log(LoggedEvent::of(&split, true, false, None));
                     if self.labels.len() < self.labels.capacity() {
                         self.labels.push((split.due_ns, split.woke_ns, link));
                     }
@@ -411,6 +415,7 @@ impl FrameRecord {
             None => {
                 if let (Some(account), Some(split)) = (&mut self.late, on_time) {
                     account.record(&split, false);
+                    account.log(LoggedEvent::of(&split, false, false, None));
                 }
             }
         }
@@ -477,7 +482,7 @@ impl GameProbe {
             }),
             main_late: Some(LateSplit::new(params)),
             others_late: (0..threads).map(|_| LateSplit::new(params)).collect(),
-            record: Some(FrameRecord::new(&settings, params.late_split)),
+            record: Some(FrameRecord::new(&settings, late_split::account(params))),
             threads: Vec::new(),
             display: None,
             audio: None,
@@ -732,6 +737,10 @@ fn render(shared: Arc<Shared>, mut splitting: Splitting) {
 fn display(shared: Arc<Shared>, mut splitting: Splitting, mut record: FrameRecord) -> FrameRecord {
     let window = shared.window();
     splitting.set_window(window);
+    if let Some(account) = &mut record.late {
+        // The frames' events are logged as this thread's, which presents them.
+        account.set_thread(nix::unistd::gettid().as_raw() as u32);
+    }
     let settings = shared.settings;
     let refresh_ns = settings.refresh_ns();
     let budgets = [
@@ -980,7 +989,7 @@ mod tests {
     #[test]
     fn recorded_frames_make_the_pacing_figures() {
         let window = Window::ms(0, 1_000);
-        let mut record = FrameRecord::new(&GameSettings::default(), false);
+        let mut record = FrameRecord::new(&GameSettings::default(), None);
         for k in 0..100u64 {
             let late = (k == 50).then_some((Link::Workers, None));
             let frame_ns = if k == 50 { 40 * MS } else { 10 * MS };

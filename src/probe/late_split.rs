@@ -19,10 +19,11 @@ pub struct LateSplit {
 }
 
 impl LateSplit {
-    /// The account for a run of `params`.
+    /// The account for a run of `params`, with a log of every event when
+    /// the run writes a trace.
     pub fn new(params: &WorkParams) -> Self {
         Self {
-            account: params.late_split.then(LateAccount::new),
+            account: account(params),
         }
     }
 
@@ -56,6 +57,18 @@ impl LateSplit {
     pub fn open_on_cpu_clock(self) -> Splitting {
         Splitting::open_on_cpu_clock(self.account)
     }
+}
+
+/// The account a run of `params` splits a thread's events into, with a log
+/// of every event when the run writes a trace; `None` when it does not
+/// split. For a probe that accounts events outside a [`Splitting`] (the
+/// game's display thread accounts each frame by its late link's split).
+pub fn account(params: &WorkParams) -> Option<LateAccount> {
+    let account = match params.trace_events {
+        0 => LateAccount::new(),
+        capacity => LateAccount::new().with_log(capacity),
+    };
+    params.late_split.then_some(account)
 }
 
 /// A rule "ended more than `threshold_ns` after it was due", in words

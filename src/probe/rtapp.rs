@@ -46,7 +46,8 @@ pub const DEF: ProbeDef = ProbeDef {
         let workload = measurable(params)?;
         Ok(Box::new(RtappProbe {
             tasks: workload.tasks.iter().map(TaskNames::of).collect(),
-            executor: Executor::new(workload, params.loops_per_ms, params.late_split),
+            executor: Executor::new(workload, params.loops_per_ms, params.late_split)
+                .logging(params.trace_events),
         }))
     },
     default: |_| false,

@@ -17,9 +17,12 @@ use crate::figures::late::{LateCauses, LateEvent};
 pub const DEFAULT_WORST: usize = 5;
 
 /// The explanation of every scenario of `run`, each with its `worst` worst
-/// late events.
+/// late events, after the run's Perfetto trace where it has one.
 pub fn render(run: &RunDocument, worst: usize) -> String {
-    let mut out = String::new();
+    let mut out = run
+        .run
+        .trace_words()
+        .map_or_else(String::new, |words| format!("{words}\n"));
     for scenario in &run.scenarios {
         out.push_str(&scenario_text(scenario, worst));
     }

@@ -86,6 +86,10 @@ pub struct WorkParams {
     /// (`measure::late`); off with `--no-late-split`, when they take no
     /// readings for it at all.
     pub late_split: bool,
+    /// Events each probe thread logs whole for `run --trace` at most (0:
+    /// none, the run writes no trace); set per scenario by its window.
+    #[serde(default)]
+    pub trace_events: usize,
 }
 
 #[cfg(test)]
@@ -108,6 +112,7 @@ impl WorkParams {
             micro: MicroMode::default(),
             rtapp: RtappSettings::default(),
             late_split: true,
+            trace_events: 0,
         }
     }
 

@@ -116,7 +116,8 @@ impl FrameRunner {
             cpu_wanted_ns: Some(cpu_wanted_ns),
         };
         if self.timetable.woke_too_late(index, started_ns) {
-            self.splitting.dropped(times, true);
+            let allowed_ns = self.timetable.deadline_of(index);
+            self.splitting.dropped(times, true, allowed_ns);
             self.next = self
                 .account
                 .record_woken_late(&self.timetable, index, started_ns, |i| {

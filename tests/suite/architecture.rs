@@ -35,15 +35,16 @@ const LAYERS: &[&[&str]] = &[
         "experiment",
     ],
     &["store"],
-    &["report"],
+    &["report", "trace"],
     &["document", "probe", "load"],
     &["sim", "figures"],
     &["measure", "stats"],
     &["system"],
 ];
 
-/// Modules that render run documents for people (tables, charts, pages).
-const RENDERERS: &[&str] = &["report"];
+/// Modules that render run documents for people (tables, charts, pages,
+/// Perfetto traces).
+const RENDERERS: &[&str] = &["report", "trace"];
 
 /// Modules that read or reckon with run documents and must never need a
 /// renderer, whatever their row: the store, the statistics, and the A/B/n

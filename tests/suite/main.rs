@@ -44,4 +44,5 @@ mod series;
 mod store;
 mod suites;
 mod telemetry;
+mod trace;
 mod v1_documents;

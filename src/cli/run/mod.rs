@@ -214,6 +214,13 @@ struct OutputArgs {
     /// Needs root; turned off, with a notice, above 1 % of a CPU.
     #[arg(long = "explain")]
     explain: bool,
+    /// Write a Perfetto trace of the run to FILE (ui.perfetto.dev,
+    /// trace_processor): each probe event a slice beside the time it was
+    /// allowed, late ones with their cause, the loads' tasks, telemetry as
+    /// counters; with --explain, the scheduler's events and a flow from
+    /// each late event to what ran instead.
+    #[arg(long = "trace", value_name = "FILE", conflicts_with = "no_late_split")]
+    trace: Option<PathBuf>,
 }
 
 /// What is checked before measuring.
@@ -388,6 +395,7 @@ impl OutputArgs {
             store,
             quiet: self.quiet,
             verbose: self.verbose,
+            trace: self.trace,
         })
     }
 }

@@ -152,6 +152,7 @@ fn log_run(
             started: humantime::format_rfc3339_seconds(now).to_string(),
             finished: Some(humantime::format_rfc3339_seconds(now).to_string()),
             interrupted: false,
+            trace: None,
             comment: Some(format!(
                 "imported from {}",
                 settings

@@ -162,6 +162,7 @@ impl WorkSettings {
             micro: self.micro,
             rtapp: self.rtapp.clone(),
             late_split: self.late_split,
+            trace_events: 0,
         }
     }
 
@@ -251,6 +252,8 @@ pub struct OutputSettings {
     pub quiet: bool,
     /// A telemetry line under each row.
     pub verbose: bool,
+    /// Where the Perfetto trace goes (`--trace`); `None` for none.
+    pub trace: Option<PathBuf>,
 }
 
 /// Where the run document goes.

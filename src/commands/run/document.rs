@@ -72,6 +72,7 @@ pub fn start(
             command_line: std::env::args()
                 .map(|arg| crate::store::location::without_password(&arg))
                 .collect(),
+            trace: None,
         },
         system,
         environment,

@@ -26,7 +26,7 @@ use crate::document::file::write_run;
 use crate::document::schema::{RunDocument, ScenarioResult, ScenarioStatus, Warning, WarningCode};
 use crate::engine::interrupt::Interrupt;
 use crate::engine::scenario::ScenarioSettings;
-use crate::exit::ExitCode;
+use crate::exit::{ExitCode, UsageError};
 use crate::progress::Progress;
 use crate::report::table;
 use crate::store::StoreLocation;
@@ -34,15 +34,21 @@ use crate::system::blockdev;
 use crate::system::cgroup::Cgroup;
 use crate::system::process_tree;
 use crate::system::SystemInfo;
+use crate::trace::ScenarioTrace;
 use anyhow::Context as _;
 use rounds::Rounds;
 use setup::Setup;
+use std::cell::RefCell;
 use std::path::Path;
 use std::time::SystemTime;
 use work::PreparedWork;
 
 /// Runs the scenarios of `config` on the machine `system` describes.
 pub fn run(config: RunConfig, system: SystemInfo) -> anyhow::Result<ExitCode> {
+    if let Some(path) = &config.output.trace {
+        // Checked first, so a bad path fails before anything is said.
+        crate::trace::check_writable(path).map_err(UsageError::input)?;
+    }
     let mut environment = preflight::check_system(&config)?;
     let interrupt = Interrupt::install().context("installing signal handlers")?;
     // The orchestrator reaps its orphaned descendants, so what a load starts
@@ -69,16 +75,23 @@ pub fn run(config: RunConfig, system: SystemInfo) -> anyhow::Result<ExitCode> {
         // Written before measuring, so a bad path fails in the first second.
         write(path, &run)?;
     }
+    let traces = RefCell::new(Vec::new());
     let context = Measuring {
         config: &config,
         work: &work,
         setup: &setup,
         interrupt: &interrupt,
         output: output.as_deref(),
+        traces: &traces,
     };
     context.measure(&mut run)?;
     document::finish(&mut run);
     say(&run.warnings[said_before..]);
+    let traced = config
+        .output
+        .trace
+        .as_deref()
+        .is_none_or(|path| write_trace(path, &traces.into_inner(), &mut run));
     if let Some(path) = &output {
         write(path, &run)?;
         say!("run written to {}", path.display());
@@ -91,7 +104,33 @@ pub fn run(config: RunConfig, system: SystemInfo) -> anyhow::Result<ExitCode> {
             config.scenarios.iter().any(|s| s.repeats > 1) || config.timing.precision.is_some();
         report_interruption(&run, repeated);
     }
-    Ok(exit_code(&run))
+    Ok(match exit_code(&run) {
+        ExitCode::Success if !traced => ExitCode::Failure,
+        code => code,
+    })
+}
+
+/// Writes the trace of `scenarios` to `path` and records it in `run`;
+/// whether it was written. One that cannot be is said in one line, and
+/// the run's document is still written.
+fn write_trace(path: &Path, scenarios: &[ScenarioTrace], run: &mut RunDocument) -> bool {
+    let started = std::time::Instant::now();
+    match crate::trace::write(path, &crate::trace::render(scenarios)) {
+        Ok(()) => {
+            run.run.trace = Some(path.display().to_string());
+            say!(
+                "trace written to {} ({:.3} s); {}",
+                path.display(),
+                started.elapsed().as_secs_f64(),
+                crate::trace::HOW_TO_OPEN
+            );
+            true
+        }
+        Err(error) => {
+            say!("error: {error}; the run's measurements are still written");
+            false
+        }
+    }
 }
 
 /// Everything the measuring phase works with.
@@ -101,6 +140,7 @@ struct Measuring<'a> {
     setup: &'a Setup,
     interrupt: &'a Interrupt,
     output: Option<&'a Path>,
+    traces: &'a RefCell<Vec<ScenarioTrace>>,
 }
 
 impl Measuring<'_> {
@@ -127,6 +167,7 @@ impl Measuring<'_> {
             load_cpus: self.config.placement.load_cpus.clone(),
             workdir_device: blockdev::device_of(Path::new("/proc"), &self.config.workdir),
             explain: self.config.explain,
+            trace: self.config.output.trace.is_some(),
         };
         let rounds = Rounds {
             scenarios: &self.work.scenarios,
@@ -134,6 +175,7 @@ impl Measuring<'_> {
             workspace: &self.setup.workspace,
             interrupt: self.interrupt,
             output: self.output,
+            traces: self.traces,
         };
         let total = (0..self.work.scenarios.len())
             .map(|index| {

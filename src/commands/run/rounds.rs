@@ -20,7 +20,9 @@ use crate::engine::scenario::{run_scenario, Scenario, ScenarioSettings};
 use crate::engine::workspace::Workspace;
 use crate::progress::Progress;
 use crate::report::table;
+use crate::trace::ScenarioTrace;
 use anyhow::Context as _;
+use std::cell::RefCell;
 use std::path::Path;
 use std::time::Duration;
 
@@ -37,6 +39,8 @@ pub struct Rounds<'a> {
     pub interrupt: &'a Interrupt,
     /// Where the run is written after every measurement.
     pub output: Option<&'a Path>,
+    /// What the trace shows of each measurement, when the run writes one.
+    pub traces: &'a RefCell<Vec<ScenarioTrace>>,
 }
 
 impl Rounds<'_> {
@@ -135,7 +139,13 @@ impl Rounds<'_> {
             ));
         }
         progress.finish_scenario();
-        Ok(outcome.ok())
+        Ok(outcome.ok().map(|(result, trace)| {
+            if let Some(mut trace) = trace {
+                trace.name.push_str(note);
+                self.traces.borrow_mut().push(trace);
+            }
+            result
+        }))
     }
 
     /// Keeps `result` as scenario `index`'s first measurement or its latest

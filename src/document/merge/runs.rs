@@ -176,6 +176,7 @@ fn merged_info(runs: &[&RunDocument], command_line: Vec<String>) -> RunInfo {
         interrupted: runs.iter().any(|r| r.run.interrupted),
         comment: (!comments.is_empty()).then(|| comments.join("; ")),
         command_line,
+        trace: None,
     }
 }
 

@@ -2,7 +2,7 @@
 //! sub-window of the measurement and the worst late events, all allocated
 //! when it is made.
 
-use super::{Cause, EventSplit, Parts};
+use super::{Cause, EventLog, EventSplit, LoggedEvent, Parts, ThreadEvents};
 use crate::measure::batches::{batch_of, BATCHES};
 use crate::measure::latency::LatencyHistogram;
 use crate::measure::window::Window;
@@ -88,6 +88,8 @@ pub struct LateAccount {
     /// event is counted in the sub-window it was due in, too.
     window: Option<Window>,
     sub_windows: [SubWindowCounts; BATCHES],
+    /// Every event, when the run writes a trace.
+    log: Option<EventLog>,
 }
 
 impl Default for LateAccount {
@@ -113,7 +115,34 @@ impl LateAccount {
             worst: BinaryHeap::with_capacity(WORST_KEPT + 1),
             window: None,
             sub_windows: [SubWindowCounts::default(); BATCHES],
+            log: None,
         }
+    }
+
+    /// The account that also logs up to `capacity` events whole (for
+    /// `run --trace`), its log allocated now.
+    pub fn with_log(mut self, capacity: usize) -> Self {
+        self.log = Some(EventLog::with_capacity(capacity));
+        self
+    }
+
+    /// Logs events as the thread `tid`'s, when it logs.
+    pub fn set_thread(&mut self, tid: u32) {
+        if let Some(log) = &mut self.log {
+            log.set_thread(tid);
+        }
+    }
+
+    /// Logs `event`, when it logs (never allocates).
+    pub fn log(&mut self, event: LoggedEvent) {
+        if let Some(log) = &mut self.log {
+            log.push(event);
+        }
+    }
+
+    /// The events logged, when it logs.
+    pub fn logged(&self) -> Option<&ThreadEvents> {
+        self.log.as_ref().map(EventLog::events)
     }
 
     /// Counts events per sub-window of `window` from now on (an event due

@@ -68,6 +68,9 @@ pub fn escape(text: &str) -> String {
 /// The whole page for `run`.
 pub fn render(run: &RunDocument) -> Result<String> {
     let mut body = format!("<h1>feelbench run {}</h1>\n", escape(&run.run.id));
+    if let Some(words) = run.run.trace_words() {
+        let _ = writeln!(body, "<p class=\"trace\">{}</p>", escape(&words));
+    }
     // Probes in run order, as the overview and the console have them.
     let sections: Vec<&str> = run
         .probes()

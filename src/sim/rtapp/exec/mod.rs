@@ -103,6 +103,17 @@ impl Executor {
         }
     }
 
+    /// The executor whose threads started at once log up to `capacity`
+    /// events each for `run --trace` (0: none), where they split them.
+    pub fn logging(mut self, capacity: usize) -> Self {
+        if capacity > 0 {
+            for record in &mut self.starting {
+                record.log_events(capacity);
+            }
+        }
+        self
+    }
+
     /// What the threads share over `window` (they start at its start and
     /// begin no event after its end, or after the workload's own duration
     /// if shorter); and the records of the threads started at once. Fails

@@ -189,6 +189,12 @@ impl ThreadRecord {
         record
     }
 
+    /// Logs up to `capacity` of its events whole (for `run --trace`), when
+    /// it splits them; the log is allocated now.
+    pub fn log_events(&mut self, capacity: usize) {
+        self.late_account = self.late_account.take().map(|a| a.with_log(capacity));
+    }
+
     /// Counts what happens within `window` from now on (the late split's
     /// events per sub-window of it too).
     pub fn open(&mut self, window: Window) {
