@@ -16,6 +16,7 @@ pub mod run;
 pub mod store;
 pub mod submit;
 pub mod suite;
+pub mod watch;
 
 use crate::exit::ExitCode;
 use crate::system::SystemInfo;
@@ -51,6 +52,8 @@ pub enum Task {
     Regressions(regressions::RegressionsSettings),
     /// `feelbench export`.
     Export(export::ExportSettings),
+    /// `feelbench watch`.
+    Watch(Box<watch::WatchSettings>),
     /// Text that is ready to print (the manual page, shell completions).
     Print(String),
 }
@@ -89,6 +92,7 @@ pub fn execute(task: Task, system: SystemInfo) -> anyhow::Result<ExitCode> {
         Task::Submit(settings) => print(&submit::submit(&settings)?),
         Task::Regressions(settings) => regressions::run(&settings),
         Task::Export(settings) => export::run(&settings),
+        Task::Watch(settings) => watch::run(*settings, system),
         Task::Print(text) => print(&text),
     }
 }

@@ -20,6 +20,7 @@ pub use config::{
     Timing, WorkSettings,
 };
 pub use document::compact_time;
+pub(crate) use setup::hold_delayacct;
 
 use crate::document::file::write_run;
 use crate::document::schema::{RunDocument, ScenarioResult, ScenarioStatus, Warning, WarningCode};
