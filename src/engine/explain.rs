@@ -92,6 +92,7 @@ pub fn start(cpus: Option<&CpuList>) -> Flight {
     let budget = Budget {
         kernel_ns_per_record,
         cpu_share: BUDGET_CPU_SHARE,
+        grace: sched_trace::COST_GRACE,
     };
     match Recorder::start(&cpus, budget) {
         Ok(recorder) => Flight {

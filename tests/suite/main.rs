@@ -44,3 +44,4 @@ mod store;
 mod suites;
 mod telemetry;
 mod v1_documents;
+mod watch;

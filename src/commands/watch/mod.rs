@@ -56,8 +56,11 @@ const SAMPLE_EVERY: Duration = Duration::from_millis(250);
 const SAMPLES_KEPT: usize = 60;
 /// How much of the recorder's records are kept.
 const RECORDER_KEEPS: Duration = Duration::from_secs(10);
-/// The share of one CPU the recorder may cost before it stops itself.
+/// The share of one CPU the recorder may cost before it stops itself,
+/// judged over all the time it ran once it ran this long (a burst of
+/// switches at its start, read in its first drains, would stop it early).
 const RECORDER_CPU_SHARE: f64 = 0.01;
+const RECORDER_GRACE: Duration = Duration::from_secs(10);
 /// Late events waiting for their incident, at most (a storm of them keeps
 /// the first).
 const PENDING_MAX: usize = 256;
@@ -272,6 +275,7 @@ fn start_flight(settings: &WatchSettings, root: bool) -> Flight {
     let budget = Budget {
         kernel_ns_per_record,
         cpu_share: RECORDER_CPU_SHARE,
+        grace: RECORDER_GRACE,
     };
     match Recorder::start_rolling(&cpus, budget, RECORDER_KEEPS) {
         Ok(recorder) => Flight {
@@ -453,7 +457,7 @@ fn recorder_summary(flight: &Flight, metrics: &Metrics) -> RecorderSummary {
 /// The summary on stdout: a line per canary, then the recorder's.
 fn print_summary(document: &WatchDocument) {
     say_line(&format!(
-        "watched {:.0} s: canary, events, p50, p99, max, incidents",
+        "watched {:.1} s: canary, events, p50, p99, max, incidents",
         document.seconds
     ));
     for c in &document.canaries {

@@ -41,8 +41,8 @@ pub const DRAIN_EVERY: Duration = Duration::from_millis(200);
 const RING_PAGES: usize = 1024;
 /// Records kept at most; past them the recorder stops, saying so.
 const MAX_RECORDS: usize = 4_000_000;
-/// How long the recorder runs before its cost is judged.
-const COST_GRACE_NS: u64 = 250_000_000;
+/// How long a scenario's recorder runs before its cost is judged.
+pub const COST_GRACE: Duration = Duration::from_millis(250);
 
 /// Why the recorder cannot run.
 #[derive(Debug, thiserror::Error)]
@@ -113,6 +113,9 @@ pub struct Budget {
     pub kernel_ns_per_record: f64,
     /// The share of one CPU allowed, 0–1.
     pub cpu_share: f64,
+    /// How long it runs before its cost is judged (its first drains read
+    /// what the rings held at the start).
+    pub grace: Duration,
 }
 
 impl Recorder {
@@ -316,7 +319,7 @@ fn over_budget(trace: &Trace, budget: Budget, now_ns: u64) -> Option<String> {
         return Some(format!("it kept {MAX_RECORDS} records, its most"));
     }
     let elapsed = now_ns.saturating_sub(trace.from_ns);
-    if elapsed < COST_GRACE_NS {
+    if elapsed < budget.grace.as_nanos() as u64 {
         return None;
     }
     let share = cost_ns(trace, budget.kernel_ns_per_record) / elapsed as f64;
@@ -495,6 +498,7 @@ mod tests {
         let budget = Budget {
             kernel_ns_per_record: 1_000.0,
             cpu_share: 0.01,
+            grace: COST_GRACE,
         };
         let switch = Switch {
             at_ns: 0,
@@ -527,6 +531,7 @@ mod tests {
         let budget = Budget {
             kernel_ns_per_record: 0.0,
             cpu_share: 1.0,
+            grace: COST_GRACE,
         };
         let recorder = Recorder::start(&[0], budget).expect("recorder");
         ping_pong(0).unwrap();
@@ -576,6 +581,7 @@ mod tests {
         let budget = Budget {
             kernel_ns_per_record: 0.0,
             cpu_share: 1.0,
+            grace: COST_GRACE,
         };
         let recorder =
             Recorder::start_rolling(&[0], budget, Duration::from_secs(5)).expect("recorder");
