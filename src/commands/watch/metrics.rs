@@ -81,6 +81,8 @@ pub struct Metrics {
     pub recorder: RecorderFigures,
     /// The watch process's CPU time, s.
     pub cpu_s: f64,
+    /// Incidents counted but not made whole (too many at once).
+    pub unmade: u64,
 }
 
 impl Metrics {
@@ -109,6 +111,7 @@ impl Metrics {
                 lost: 0,
             },
             cpu_s: 0.0,
+            unmade: 0,
         }
     }
 
@@ -122,10 +125,14 @@ impl Metrics {
         counts.latency.record_ns(latency_ns);
     }
 
-    /// Counts `incident`, of canary `canary`.
-    pub fn incident(&mut self, canary: usize, incident: &Incident) {
+    /// Counts an incident of canary `canary`, late by `cause`.
+    pub fn late(&mut self, canary: usize, cause: Cause) {
         self.canaries[canary].incidents += 1;
-        *self.by_cause.entry((canary, incident.cause)).or_default() += 1;
+        *self.by_cause.entry((canary, cause)).or_default() += 1;
+    }
+
+    /// Counts the cgroup of the task that ran longest in `incident`.
+    pub fn culprit(&mut self, incident: &Incident) {
         let Some(top) = incident.ran_instead.first() else {
             return;
         };
@@ -324,13 +331,13 @@ mod tests {
     use super::*;
     use crate::measure::late::EventSplit;
 
-    fn incident(cause: Cause, unit: Option<&str>) -> Incident {
+    fn incident(unit: Option<&str>) -> Incident {
         Incident {
             canary: "timer".into(),
             at: String::new(),
             latency_ms: 30.0,
             threshold_ms: 2.0,
-            cause,
+            cause: Cause::RunQueue,
             split: EventSplit::default(),
             recorded: unit.is_some(),
             ran_instead: unit
@@ -382,9 +389,11 @@ mod tests {
             "a.service",
             "d.service",
         ] {
-            m.incident(0, &incident(Cause::RunQueue, Some(unit)));
+            m.late(0, Cause::RunQueue);
+            m.culprit(&incident(Some(unit)));
         }
-        m.incident(0, &incident(Cause::Timer, None));
+        m.late(0, Cause::Timer);
+        m.culprit(&incident(None));
         let text = m.openmetrics();
         assert!(
             text.contains("feelbench_watch_culprit_incidents_total{cgroup=\"a.service\"} 2\n"),

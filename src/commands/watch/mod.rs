@@ -61,8 +61,8 @@ const RECORDER_KEEPS: Duration = Duration::from_secs(10);
 /// switches at its start, read in its first drains, would stop it early).
 const RECORDER_CPU_SHARE: f64 = 0.01;
 const RECORDER_GRACE: Duration = Duration::from_secs(10);
-/// Late events waiting for their incident, at most (a storm of them keeps
-/// the first).
+/// Late events waiting for their incident, at most: in a storm of them the
+/// latest-late are kept, the others only counted.
 const PENDING_MAX: usize = 256;
 
 /// One canary as the user set it.
@@ -105,6 +105,8 @@ struct WatchDocument<'a> {
     /// Incidents by the cgroup of the task that ran longest instead, most
     /// first.
     culprits: Vec<(String, u64)>,
+    /// Incidents counted but not made whole (too many at once).
+    unmade: u64,
     /// The worst incidents, worst first.
     incidents: &'a [Incident],
 }
@@ -229,6 +231,7 @@ pub fn run(mut settings: WatchSettings, system: SystemInfo) -> anyhow::Result<Ex
         canaries: summaries(&settings, &counted),
         recorder: recorder_summary(&flight, &counted),
         culprits: counted.culprits(),
+        unmade: counted.unmade,
         incidents: &worst,
     };
     drop(counted);
@@ -329,7 +332,7 @@ impl Watch<'_> {
             for event in ripe {
                 let incident = self.incident(&event, trace.as_ref());
                 say_line(&incident.line());
-                lock(self.metrics).incident(event.canary, &incident);
+                lock(self.metrics).culprit(&incident);
                 keep_worst(&mut worst, incident, self.settings.keep);
             }
             if over || now - last_cost_ns >= 1_000_000_000 {
@@ -348,10 +351,18 @@ impl Watch<'_> {
         for event in events.try_iter() {
             let delay_ns = event.split.delay_ns();
             metrics.record(event.canary, delay_ns);
-            if delay_ns > self.settings.canaries[event.canary].threshold_ns
-                && pending.len() < PENDING_MAX
-            {
+            if delay_ns <= self.settings.canaries[event.canary].threshold_ns {
+                continue;
+            }
+            metrics.late(event.canary, event.split.cause());
+            if pending.len() < PENDING_MAX {
                 pending.push(event);
+                continue;
+            }
+            metrics.unmade += 1;
+            let least = (0..pending.len()).min_by_key(|&i| pending[i].split.delay_ns());
+            if let Some(least) = least.filter(|&i| pending[i].split.delay_ns() < delay_ns) {
+                pending[least] = event;
             }
         }
     }
@@ -483,6 +494,12 @@ fn print_summary(document: &WatchDocument) {
             .map(|(group, n)| format!("{group} {n}"))
             .collect();
         say_line(&format!("  culprits' cgroups: {}", named.join(", ")));
+    }
+    if document.unmade > 0 {
+        say_line(&format!(
+            "  {} incidents counted but not made whole (a storm of them: the latest-late were)",
+            document.unmade
+        ));
     }
     let r = &document.recorder;
     say_line(&format!(
