@@ -366,6 +366,8 @@ fn a_real_prometheus_scrapes_watch_and_answers_the_readmes_queries() {
     let p99 = "histogram_quantile(0.99, sum by (le, canary) (rate(feelbench_watch_latency_seconds_bucket[1m])))";
     let by_cause = "sum by (cause) (rate(feelbench_watch_incidents_total[1m])) > 0";
     let recorder = "feelbench_watch_recorder_state == 1";
+    // Names culprits only with the recorder (root): answered, maybe empty.
+    let culprits = "topk(5, rate(feelbench_watch_culprit_incidents_total[1h]))";
     let deadline = Instant::now() + Duration::from_secs(40);
     let answered = loop {
         let answers: Vec<Option<Vec<Value>>> = [p99, by_cause, recorder]
@@ -385,6 +387,7 @@ fn a_real_prometheus_scrapes_watch_and_answers_the_readmes_queries() {
         );
         std::thread::sleep(Duration::from_millis(500));
     };
+    assert!(query(prometheus_port, culprits).is_some(), "{culprits}");
     for series in answered[0].as_ref().unwrap() {
         let canary = series["metric"]["canary"].as_str().unwrap();
         assert!(["timer", "frame"].contains(&canary), "{series}");
