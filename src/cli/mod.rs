@@ -186,7 +186,7 @@ impl UserCommand {
                 output: args.output,
             }),
             UserCommand::Runs(args) => Task::Runs(args.settings()?),
-            UserCommand::History(args) => Task::History(args.settings()?),
+            UserCommand::History(args) => args.task()?,
             UserCommand::Store(command) => Task::Store(command.settings()?),
             UserCommand::Submit(args) => Task::Submit(args.settings()?),
             UserCommand::Regressions(args) => Task::Regressions(args.settings()?),

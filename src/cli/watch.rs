@@ -2,9 +2,11 @@
 //! thresholds checked by name, the address to listen on bound at once (so
 //! an address in use is bad input before anything starts).
 
+use super::store::StoreArgs;
 use super::values::{parse_cpu_list, parse_duration, seconds_to_ns};
 use crate::commands::watch::{self, Bound, WatchSettings, CANARIES, DEFAULT_CANARIES};
 use crate::exit::UsageError;
+use crate::store::StoreLocation;
 use crate::system::cpulist::CpuList;
 use clap::Args;
 use std::net::SocketAddr;
@@ -45,6 +47,11 @@ pub struct WatchArgs {
     /// Do not run the scheduler flight recorder, even as root.
     #[arg(long = "no-recorder")]
     no_recorder: bool,
+    /// Keep no minutes nor incidents in the store.
+    #[arg(long = "no-store")]
+    no_store: bool,
+    #[command(flatten)]
+    store: StoreArgs,
     /// Work loops per millisecond for the frames' work [default: calibrated
     /// once per machine].
     #[arg(short = 'l', long = "loops-per-ms", value_name = "N")]
@@ -82,6 +89,19 @@ impl WatchArgs {
                 "-l/--loops-per-ms takes a number above 0, not {n}"
             )));
         }
+        let store = match (self.no_store, self.store.store) {
+            (true, _) => None,
+            (false, Some(location)) => Some(location),
+            // Without a default store (no HOME, as a service may run), the
+            // minutes are not kept; the watch says so once and goes on.
+            (false, None) => match StoreLocation::default_location() {
+                Ok(Some(location)) => Some(location),
+                _ => {
+                    say!("watch: no default store (set HOME or XDG_DATA_HOME, or give --store): the minutes are not kept");
+                    None
+                }
+            },
+        };
         let listen = self.listen.map(|addr| listen(&addr)).transpose()?;
         Ok(WatchSettings {
             canaries,
@@ -93,6 +113,7 @@ impl WatchArgs {
             top_cgroups: self.top_cgroups,
             no_recorder: self.no_recorder,
             loops_per_ms: self.loops_per_ms,
+            store,
         })
     }
 }

@@ -54,6 +54,8 @@ pub enum Task {
     Export(export::ExportSettings),
     /// `feelbench watch`.
     Watch(Box<watch::WatchSettings>),
+    /// `feelbench history --watch`.
+    WatchHistory(watch::WatchHistorySettings),
     /// Text that is ready to print (the manual page, shell completions).
     Print(String),
 }
@@ -93,6 +95,7 @@ pub fn execute(task: Task, system: SystemInfo) -> anyhow::Result<ExitCode> {
         Task::Regressions(settings) => regressions::run(&settings),
         Task::Export(settings) => export::run(&settings),
         Task::Watch(settings) => watch::run(*settings, system),
+        Task::WatchHistory(settings) => print(&watch::history::render(&settings)?),
         Task::Print(text) => print(&text),
     }
 }

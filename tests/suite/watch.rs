@@ -121,6 +121,44 @@ fn canaries_count_events_and_late_ones_are_incidents_in_lines_and_json() {
     );
 }
 
+#[test]
+fn its_minutes_go_to_the_store_and_history_lists_them() {
+    let dir = tempfile::tempdir().unwrap();
+    let tag = new_tag();
+    let output = watch(&tag, dir.path(), &["-t", "2", "--threshold", "frame=1us"])
+        .output()
+        .unwrap();
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    let history = feelbench(&tag, dir.path())
+        .args(["history", "--watch"])
+        .output()
+        .unwrap();
+    let text = stdout(&history);
+    assert_eq!(history.status.code(), Some(0), "{}", stderr(&history));
+    assert!(text.starts_with("minute (UTC)"), "{text}");
+    for canary in ["timer", "frame"] {
+        let rows: Vec<&str> = text
+            .lines()
+            .filter(|l| l.split_whitespace().nth(3) == Some(canary))
+            .collect();
+        assert!(!rows.is_empty() && rows.len() <= 2, "{canary}: {text}");
+        let events: u64 = rows
+            .iter()
+            .map(|r| r.split_whitespace().nth(4).unwrap().parse::<u64>().unwrap())
+            .sum();
+        assert!(events > 10, "{canary}: {text}");
+    }
+    let other = feelbench(&tag, dir.path())
+        .args(["history", "--watch", "--machine", "no-such-host"])
+        .output()
+        .unwrap();
+    assert!(
+        stdout(&other).starts_with("no minutes"),
+        "{}",
+        stdout(&other)
+    );
+}
+
 /// A separate process named `fb-test-stall`, SCHED_FIFO on CPU `cpu`, busy
 /// 40 ms every 0.6 s.
 fn staller(cpu: &str) -> Option<Child> {
@@ -194,6 +232,10 @@ fn bad_input_is_one_line_and_exit_2() {
         (vec!["--listen", &taken_addr], "--listen 127.0.0.1:"),
         (vec!["--cpus", "4096"], "--cpus"),
         (vec!["-t", "0"], "-t/--duration"),
+        (
+            vec!["--store", "postgres://127.0.0.1:1/none"],
+            "cannot reach the store",
+        ),
     ] {
         let dir = tempfile::tempdir().unwrap();
         let output = watch(&new_tag(), dir.path(), &args).output().unwrap();

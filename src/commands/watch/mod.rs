@@ -12,11 +12,14 @@
 //! however it ends.
 
 mod canary;
+pub mod history;
 mod incident;
 mod metrics;
+mod minutes;
 mod serve;
 
 pub use canary::{CanaryDef, CANARIES, DEFAULT as DEFAULT_CANARIES};
+pub use history::WatchHistorySettings;
 pub use serve::Bound;
 
 use crate::engine::interrupt::Interrupt;
@@ -24,6 +27,7 @@ use crate::exit::{ExitCode, UsageError};
 use crate::measure::calibrate::{self, MachineIdentity};
 use crate::measure::clock::{now_ns, process_cpu_ns};
 use crate::measure::late::EventSplit;
+use crate::store::{Store, StoreLocation};
 use crate::system::atomic::write_atomically;
 use crate::system::cpulist::{self, CpuList};
 use crate::system::sched_trace::{self, Budget, Recorder, Trace};
@@ -33,6 +37,7 @@ use anyhow::Context as _;
 use canary::{Canary, CanaryEvent, CanaryRun};
 use incident::{Evidence, Incident};
 use metrics::{Metrics, RecorderFigures, RecorderState};
+use minutes::MinuteBook;
 use serde::Serialize;
 use std::io::Write as _;
 use std::path::{Path, PathBuf};
@@ -91,6 +96,8 @@ pub struct WatchSettings {
     pub no_recorder: bool,
     /// `-l`: work loops per ms; else calibrated (or cached).
     pub loops_per_ms: Option<f64>,
+    /// Where the minutes and their worst incidents go, if anywhere.
+    pub store: Option<StoreLocation>,
 }
 
 /// `--output`'s document.
@@ -143,6 +150,15 @@ struct Flight {
 
 /// Watches the machine `system` describes as `settings` say.
 pub fn run(mut settings: WatchSettings, system: SystemInfo) -> anyhow::Result<ExitCode> {
+    let names: Vec<&str> = settings.canaries.iter().map(|c| c.def.name).collect();
+    let book = match &settings.store {
+        Some(location) => {
+            let store = Store::open(location)
+                .map_err(|e| UsageError::new(format!("store {location}: {e}")))?;
+            Some(MinuteBook::new(store, location, &system.hostname, &names))
+        }
+        None => None,
+    };
     let interrupt = Interrupt::install().context("installing signal handlers")?;
     let root = nix::unistd::geteuid().is_root();
     let _delayacct = match root {
@@ -171,7 +187,6 @@ pub fn run(mut settings: WatchSettings, system: SystemInfo) -> anyhow::Result<Ex
     }
     let sampler = RollingSampler::start(Path::new("/proc"), SAMPLE_EVERY, SAMPLES_KEPT, now_ns)
         .context("starting the telemetry sampler")?;
-    let names: Vec<&str> = settings.canaries.iter().map(|c| c.def.name).collect();
     let state = match flight.recorder {
         Some(_) => RecorderState::Recording,
         None => RecorderState::Off,
@@ -211,7 +226,8 @@ pub fn run(mut settings: WatchSettings, system: SystemInfo) -> anyhow::Result<Ex
         .collect::<Result<Vec<_>, _>>()
         .context("starting the canaries")?;
     drop(sender);
-    let watch = Watch {
+    let mut watch = Watch {
+        book,
         settings: &settings,
         canaries: &canaries,
         flight: &flight,
@@ -292,6 +308,7 @@ fn start_flight(settings: &WatchSettings, root: bool) -> Flight {
 
 /// The running watch.
 struct Watch<'a> {
+    book: Option<MinuteBook>,
     settings: &'a WatchSettings,
     canaries: &'a [Canary],
     flight: &'a Flight,
@@ -303,7 +320,7 @@ impl Watch<'_> {
     /// Takes in the canaries' events every tick until `-t` is over or a
     /// signal came; returns the worst incidents, worst first.
     fn until_stopped(
-        &self,
+        &mut self,
         events: &Receiver<CanaryEvent>,
         interrupt: &Interrupt,
     ) -> Vec<Incident> {
@@ -333,11 +350,20 @@ impl Watch<'_> {
                 let incident = self.incident(&event, trace.as_ref());
                 say_line(&incident.line());
                 lock(self.metrics).culprit(&incident);
+                if let Some(book) = &mut self.book {
+                    book.incident(&incident);
+                }
                 keep_worst(&mut worst, incident, self.settings.keep);
             }
             if over || now - last_cost_ns >= 1_000_000_000 {
                 self.update_costs();
                 last_cost_ns = now;
+            }
+            if let Some(book) = &mut self.book {
+                match over {
+                    true => book.flush(),
+                    false => book.tick(),
+                }
             }
             if over {
                 return worst;
@@ -346,15 +372,21 @@ impl Watch<'_> {
     }
 
     /// Counts the events queued, keeping the late ones for their incident.
-    fn take_in(&self, events: &Receiver<CanaryEvent>, pending: &mut Vec<CanaryEvent>) {
+    fn take_in(&mut self, events: &Receiver<CanaryEvent>, pending: &mut Vec<CanaryEvent>) {
         let mut metrics = lock(self.metrics);
         for event in events.try_iter() {
             let delay_ns = event.split.delay_ns();
             metrics.record(event.canary, delay_ns);
+            if let Some(book) = &mut self.book {
+                book.record(event.canary, delay_ns);
+            }
             if delay_ns <= self.settings.canaries[event.canary].threshold_ns {
                 continue;
             }
             metrics.late(event.canary, event.split.cause());
+            if let Some(book) = &mut self.book {
+                book.late(event.canary);
+            }
             if pending.len() < PENDING_MAX {
                 pending.push(event);
                 continue;
