@@ -8,6 +8,7 @@ use crate::figures::explain::ran_instead;
 use crate::figures::late_context::{of_span, InferredContext};
 use crate::measure::late::{Cause, EventSplit};
 use crate::system::cgroup::unit;
+use crate::system::procfs::process_of_thread;
 use crate::system::sched_trace::Trace;
 use crate::system::telemetry::window::WindowSample;
 use serde::{Deserialize, Serialize};
@@ -144,7 +145,7 @@ impl Incident {
 /// The task `tid` (command name `thread`) that ran `ns`, with its process
 /// and cgroup read below `proc_root` while it lives.
 fn culprit(proc_root: &Path, thread: &str, tid: i32, ns: u64) -> Culprit {
-    let pid = process_of(proc_root, tid);
+    let pid = process_of_thread(proc_root, tid);
     let group = pid.and_then(|pid| unit::of_process(proc_root, pid));
     Culprit {
         thread: thread.to_string(),
@@ -159,20 +160,6 @@ fn culprit(proc_root: &Path, thread: &str, tid: i32, ns: u64) -> Culprit {
         unit: group.map(|g| g.name),
         ran_ms: ms(ns),
     }
-}
-
-/// The process of thread `tid`, while it lives (its `Tgid`).
-fn process_of(proc_root: &Path, tid: i32) -> Option<i32> {
-    if tid <= 0 {
-        return None;
-    }
-    let status = std::fs::read_to_string(proc_root.join(tid.to_string()).join("status")).ok()?;
-    status
-        .lines()
-        .find_map(|line| line.strip_prefix("Tgid:"))?
-        .trim()
-        .parse()
-        .ok()
 }
 
 fn ms(ns: u64) -> f64 {

@@ -522,16 +522,24 @@ mod tests {
         assert_eq!(over_budget(&trace, budget, 1_000_000_000), None);
     }
 
-    #[test]
-    fn records_the_switches_of_a_busy_cpu_when_root() {
+    /// A budget nothing passes, when the tests run as root; else says the
+    /// running test is skipped.
+    fn unbounded_when_root() -> Option<Budget> {
         if !nix::unistd::geteuid().is_root() {
             crate::system::skip("perf_event_open on every task of a CPU needs root");
-            return;
+            return None;
         }
-        let budget = Budget {
+        Some(Budget {
             kernel_ns_per_record: 0.0,
             cpu_share: 1.0,
             grace: COST_GRACE,
+        })
+    }
+
+    #[test]
+    fn records_the_switches_of_a_busy_cpu_when_root() {
+        let Some(budget) = unbounded_when_root() else {
+            return;
         };
         let recorder = Recorder::start(&[0], budget).expect("recorder");
         ping_pong(0).unwrap();
@@ -574,14 +582,8 @@ mod tests {
 
     #[test]
     fn a_rolling_recorder_hands_over_a_recent_span_when_root() {
-        if !nix::unistd::geteuid().is_root() {
-            crate::system::skip("perf_event_open on every task of a CPU needs root");
+        let Some(budget) = unbounded_when_root() else {
             return;
-        }
-        let budget = Budget {
-            kernel_ns_per_record: 0.0,
-            cpu_share: 1.0,
-            grace: COST_GRACE,
         };
         let recorder =
             Recorder::start_rolling(&[0], budget, Duration::from_secs(5)).expect("recorder");
