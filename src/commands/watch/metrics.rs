@@ -35,6 +35,13 @@ pub struct CanaryCounts {
     pub dropped: u64,
 }
 
+impl CanaryCounts {
+    /// Events per bucket of [`BUCKETS_S`] (not cumulative), then above.
+    pub fn bucket_counts(&self) -> &[u64] {
+        &self.buckets
+    }
+}
+
 /// The flight recorder as the metrics show it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum RecorderState {

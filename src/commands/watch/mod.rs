@@ -14,6 +14,7 @@
 mod canary;
 pub mod history;
 mod incident;
+mod live;
 mod metrics;
 mod minutes;
 mod serve;
@@ -37,9 +38,10 @@ use crate::system::SystemInfo;
 use anyhow::Context as _;
 use canary::{Canary, CanaryEvent, CanaryRun};
 use incident::{Evidence, Incident};
+use live::Live;
 use metrics::{Metrics, RecorderFigures, RecorderState};
 use minutes::MinuteBook;
-use std::io::Write as _;
+use std::io::{IsTerminal as _, Write as _};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc::{sync_channel, Receiver};
@@ -186,8 +188,14 @@ pub fn run(mut settings: WatchSettings, system: SystemInfo) -> anyhow::Result<Ex
         .collect::<Result<Vec<_>, _>>()
         .context("starting the canaries")?;
     drop(sender);
+    // The live view, on a terminal; plain lines elsewhere (a pipe, the
+    // journal).
+    let live = std::io::stdout()
+        .is_terminal()
+        .then(|| Live::start(settings.canaries.len()));
     let mut watch = Watch {
         book,
+        live,
         settings: &settings,
         canaries: &canaries,
         flight: &flight,
@@ -195,6 +203,8 @@ pub fn run(mut settings: WatchSettings, system: SystemInfo) -> anyhow::Result<Ex
         metrics: &metrics,
     };
     let worst = watch.until_stopped(&events, &interrupt);
+    // The terminal is itself again before the summary is said.
+    drop(watch);
     stop.store(true, Ordering::Relaxed);
     drop(canaries);
     let seconds = started.elapsed().map_or(0.0, |d| d.as_secs_f64());
@@ -269,6 +279,7 @@ fn start_flight(settings: &WatchSettings, root: bool) -> Flight {
 /// The running watch.
 struct Watch<'a> {
     book: Option<MinuteBook>,
+    live: Option<Live>,
     settings: &'a WatchSettings,
     canaries: &'a [Canary],
     flight: &'a Flight,
@@ -292,7 +303,11 @@ impl Watch<'_> {
         loop {
             std::thread::sleep(TICK);
             let now = now_ns();
-            let over = interrupt.check().is_err() || end_ns.is_some_and(|end| now >= end);
+            let quit = match &mut self.live {
+                Some(live) => live.tick(&lock(self.metrics)),
+                None => false,
+            };
+            let over = quit || interrupt.check().is_err() || end_ns.is_some_and(|end| now >= end);
             self.take_in(events, &mut pending);
             // At the end, the late events of the last moments are made
             // incidents with what the recorder and sampler have so far.
@@ -308,7 +323,10 @@ impl Watch<'_> {
             let trace = self.trace_of(&ripe);
             for event in ripe {
                 let incident = self.incident(&event, trace.as_ref());
-                say_line(&incident.line());
+                match &mut self.live {
+                    Some(live) => live.view().incident(&incident.line()),
+                    None => say_line(&incident.line()),
+                }
                 lock(self.metrics).culprit(&incident);
                 if let Some(book) = &mut self.book {
                     book.incident(&incident);
@@ -339,6 +357,9 @@ impl Watch<'_> {
             metrics.record(event.canary, delay_ns);
             if let Some(book) = &mut self.book {
                 book.record(event.canary, delay_ns);
+            }
+            if let Some(live) = &mut self.live {
+                live.view().record(event.canary, delay_ns);
             }
             if delay_ns <= self.settings.canaries[event.canary].threshold_ns {
                 continue;
