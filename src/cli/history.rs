@@ -2,6 +2,8 @@
 
 use super::store::{RunFilterArgs, StoreArgs};
 use crate::commands::history::{HistoryFormat, HistorySettings};
+use crate::commands::watch::WatchHistorySettings;
+use crate::commands::Task;
 use crate::exit::UsageError;
 use crate::history::By;
 use clap::{Args, ValueEnum};
@@ -11,14 +13,20 @@ use std::path::PathBuf;
 #[derive(Debug, Args)]
 pub struct HistoryArgs {
     /// The probe.
-    #[arg(long = "probe", value_name = "NAME", required = true)]
-    probe: String,
+    #[arg(long = "probe", value_name = "NAME", required_unless_present = "watch")]
+    probe: Option<String>,
     /// The load it ran under.
-    #[arg(long = "load", value_name = "NAME", required = true)]
-    load: String,
+    #[arg(long = "load", value_name = "NAME", required_unless_present = "watch")]
+    load: Option<String>,
     /// The figure's key, as `feelbench list` shows it (`p99`, `work:burn`).
-    #[arg(long = "figure", value_name = "KEY", required = true)]
-    figure: String,
+    #[arg(long = "figure", value_name = "KEY", required_unless_present = "watch")]
+    figure: Option<String>,
+    /// Instead of a run figure, the minutes `feelbench watch` stored: each
+    /// canary's events, p50, p99, max and incidents per minute (with
+    /// --machine HOST and --since DATE; by default every host's last 24
+    /// hours).
+    #[arg(long = "watch", conflicts_with_all = ["probe", "load", "figure", "series", "any_series", "format", "output"])]
+    watch: bool,
     /// `run`: a point per run at its start time, labelled with its kernel;
     /// `kernel`: a row per kernel (runs, median, least, greatest), in the
     /// order each first appears.
@@ -63,14 +71,27 @@ enum HistoryFormatChoice {
 
 impl HistoryArgs {
     /// The settings of `feelbench history`.
-    pub fn settings(self) -> Result<HistorySettings, UsageError> {
+    /// `history`, or with `--watch` the watch's minutes.
+    pub fn task(self) -> Result<Task, UsageError> {
+        if !self.watch {
+            return Ok(Task::History(self.settings()?));
+        }
+        let filter = self.filter.filter();
+        Ok(Task::WatchHistory(WatchHistorySettings {
+            store: self.store.location()?,
+            hostname: filter.machine,
+            since_unix: filter.since_unix,
+        }))
+    }
+
+    fn settings(self) -> Result<HistorySettings, UsageError> {
         let mut runs = self.filter.filter();
         runs.series = self.series;
         Ok(HistorySettings {
             store: self.store.location()?,
-            probe: self.probe,
-            load: self.load,
-            figure: self.figure,
+            probe: self.probe.unwrap_or_default(),
+            load: self.load.unwrap_or_default(),
+            figure: self.figure.unwrap_or_default(),
             runs,
             any_series: self.any_series,
             by: match self.by {

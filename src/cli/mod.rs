@@ -15,6 +15,7 @@ mod store;
 mod submit;
 mod suite;
 mod values;
+mod watch;
 
 use crate::commands::calibrate::CalibrateSettings;
 use crate::commands::compare::{CompareSettings, RunSource};
@@ -143,6 +144,11 @@ pub enum UserCommand {
     /// Export the newest run's headline figures (OpenMetrics, for the node
     /// exporter's textfile collector): this host's, unless --machine says.
     Export(regressions::ExportArgs),
+    /// Watch this machine as it is: canaries stand in for interactive
+    /// programs, and each of their events later than its threshold is
+    /// said with its cause and, as root, the tasks that ran instead;
+    /// --listen serves the figures to Prometheus.
+    Watch(Box<watch::WatchArgs>),
     /// Print the manual page (roff) on stdout.
     #[command(hide = true)]
     Man,
@@ -186,11 +192,14 @@ impl UserCommand {
             }),
             UserCommand::Import(args) => Task::Import(args.settings()),
             UserCommand::Runs(args) => Task::Runs(args.settings()?),
-            UserCommand::History(args) => Task::History(args.settings()?),
+            UserCommand::History(args) => args.task()?,
             UserCommand::Store(command) => Task::Store(command.settings()?),
             UserCommand::Submit(args) => Task::Submit(args.settings()?),
             UserCommand::Regressions(args) => Task::Regressions(args.settings()?),
             UserCommand::Export(args) => Task::Export(args.settings()?),
+            UserCommand::Watch(args) => {
+                Task::Watch(Box::new(args.settings(machine.online_cpus.as_ref())?))
+            }
             UserCommand::Man => Task::Print(docs::man_page()),
             UserCommand::Completions { shell } => Task::Print(docs::completions(shell)),
         })

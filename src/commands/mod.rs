@@ -17,6 +17,7 @@ pub mod run;
 pub mod store;
 pub mod submit;
 pub mod suite;
+pub mod watch;
 
 use crate::exit::ExitCode;
 use crate::system::SystemInfo;
@@ -56,6 +57,10 @@ pub enum Task {
     Regressions(regressions::RegressionsSettings),
     /// `feelbench export`.
     Export(export::ExportSettings),
+    /// `feelbench watch`.
+    Watch(Box<watch::WatchSettings>),
+    /// `feelbench history --watch`.
+    WatchHistory(watch::WatchHistorySettings),
     /// Text that is ready to print (the manual page, shell completions).
     Print(String),
 }
@@ -96,6 +101,8 @@ pub fn execute(task: Task, system: SystemInfo) -> anyhow::Result<ExitCode> {
         Task::Submit(settings) => print(&submit::submit(&settings)?),
         Task::Regressions(settings) => regressions::run(&settings),
         Task::Export(settings) => export::run(&settings),
+        Task::Watch(settings) => watch::run(*settings, system),
+        Task::WatchHistory(settings) => print(&watch::history::render(&settings)?),
         Task::Print(text) => print(&text),
     }
 }

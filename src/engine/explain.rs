@@ -92,6 +92,7 @@ pub fn start(cpus: Option<&CpuList>) -> Flight {
     let budget = Budget {
         kernel_ns_per_record,
         cpu_share: BUDGET_CPU_SHARE,
+        grace: sched_trace::COST_GRACE,
     };
     match Recorder::start(&cpus, budget) {
         Ok(recorder) => Flight {
@@ -186,26 +187,12 @@ impl Flight {
         for (tid, comm) in &trace.comms {
             names.entry(*tid).or_insert_with(|| TaskName {
                 name: comm.clone(),
-                pid: process_of(*tid),
+                pid: crate::system::procfs::process_of_thread(Path::new("/proc"), *tid),
             });
         }
         explain(late, &trace, &probe_tids, &names, summary);
         trace
     }
-}
-
-/// The process of thread `tid`, while it lives.
-fn process_of(tid: i32) -> Option<i32> {
-    if tid <= 0 {
-        return None;
-    }
-    let status = std::fs::read_to_string(format!("/proc/{tid}/status")).ok()?;
-    status
-        .lines()
-        .find_map(|line| line.strip_prefix("Tgid:"))?
-        .trim()
-        .parse()
-        .ok()
 }
 
 /// The threads of a load's processes (worker `pids`, in order), named

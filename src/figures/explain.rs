@@ -9,6 +9,7 @@
 //! earliest) and those while it was preempted during its work.
 
 use super::late::{LateCauses, RanInstead};
+use crate::measure::late::EventSplit;
 use crate::system::sched_trace::{Switch, Trace, Wakeup};
 use serde::{Deserialize, Serialize};
 use std::collections::HashMap;
@@ -166,20 +167,9 @@ pub fn explain(
 ) {
     let waits = Waits::new(trace, probe_tids);
     for event in &mut late.worst {
-        let Some(switch_in) = waits.switch_in_before(event.woke_cpu, event.woke_ns) else {
-            continue;
-        };
-        // Every wait of its thread from its due time to its end: at its
-        // wake-up, while preempted, and, for an event due while the previous
-        // one still ran, that one's waits after the due time.
-        let mut ran: RanBy = Vec::new();
-        let tid = switch_in.next_tid;
-        for back in waits.switch_ins(tid, event.due_ns, event.ended_ns) {
-            for (task, ns) in waits.ran_before(back, event.due_ns) {
-                add(&mut ran, task, ns);
-            }
+        if let Some(ran) = waits.ran_instead(&event.split, names) {
+            event.ran_instead = ran;
         }
-        event.ran_instead = named(&ran, trace, names, usize::MAX);
     }
     let [from_ns, to_ns] = summary.window_ns.unwrap_or([trace.from_ns, trace.to_ns]);
     summary.threads = probe_tids
@@ -187,6 +177,19 @@ pub fn explain(
         .filter_map(|&tid| waits.of_thread(tid, (from_ns, to_ns), names))
         .collect();
     late.explain = Some(summary);
+}
+
+/// The tasks that ran on the CPU of the event `split` while it waited for
+/// it, most time first, as [`explain`] finds them for each late event;
+/// `None` when `trace` has no switch to one of `probe_tids` before its
+/// wake-up.
+pub fn ran_instead(
+    trace: &Trace,
+    probe_tids: &[i32],
+    names: &HashMap<i32, TaskName>,
+    split: &EventSplit,
+) -> Option<Vec<RanInstead>> {
+    Waits::new(trace, probe_tids).ran_instead(split, names)
 }
 
 /// A probe thread's switch-outs and -ins, over a trace.
@@ -222,6 +225,26 @@ impl<'a> Waits<'a> {
             probe_switches,
             probe_wakeups,
         }
+    }
+
+    /// The tasks that ran while the event of `split` waited: every wait of
+    /// its thread from its due time to its end (at its wake-up, while
+    /// preempted, and, for an event due while the previous one still ran,
+    /// that one's waits after the due time).
+    fn ran_instead(
+        &self,
+        split: &EventSplit,
+        names: &HashMap<i32, TaskName>,
+    ) -> Option<Vec<RanInstead>> {
+        let switch_in = self.switch_in_before(split.woke_cpu, split.woke_ns)?;
+        let mut ran: RanBy = Vec::new();
+        let tid = switch_in.next_tid;
+        for back in self.switch_ins(tid, split.due_ns, split.ended_ns) {
+            for (task, ns) in self.ran_before(back, split.due_ns) {
+                add(&mut ran, task, ns);
+            }
+        }
+        Some(named(&ran, self.trace, names, usize::MAX))
     }
 
     /// The switches on `cpu`, in time order.

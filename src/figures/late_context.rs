@@ -284,6 +284,28 @@ pub fn join(samples: &WindowSamples, late: &mut LateCauses) {
     });
 }
 
+/// What `samples` (in time order) say about the span `from_ns..to_ns` on
+/// `cpus`, as a kept late event's context says it (no cgroup throttling);
+/// `None` when fewer than two samples are given or the span lies outside
+/// them.
+pub fn of_span(
+    samples: &[WindowSample],
+    from_ns: u64,
+    to_ns: u64,
+    cpus: &[usize],
+) -> Option<InferredContext> {
+    if samples.len() < 2 {
+        return None;
+    }
+    let (first, last) = around(samples, from_ns, to_ns)?;
+    Some(InferredContext::between(
+        &samples[first],
+        &samples[last],
+        cpus,
+        None,
+    ))
+}
+
 /// The samples around the span `from_ns..to_ns`: the last taken at or
 /// before its start and the first at or after its end (or the first and
 /// last samples where the span runs past them); `None` when the span lies

@@ -18,6 +18,7 @@ pub mod schema;
 mod sqlite;
 mod tls;
 mod url;
+pub mod watch;
 
 pub use location::StoreLocation;
 

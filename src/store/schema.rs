@@ -27,9 +27,10 @@ struct Migration {
 }
 
 /// The migrations, in order; the schema version is how many are applied.
-const MIGRATIONS: &[Migration] = &[Migration {
-    oldest_writer: 1,
-    sql: r#"
+const MIGRATIONS: &[Migration] = &[
+    Migration {
+        oldest_writer: 1,
+        sql: r#"
 CREATE TABLE machine (
     id {id},
     fingerprint TEXT NOT NULL UNIQUE,
@@ -103,7 +104,39 @@ CREATE TABLE pending (
     PRIMARY KEY (run_key, store)
 );
 "#,
-}];
+    },
+    // `feelbench watch`: a summary per canary and minute, and the incidents.
+    // Only adds tables, so builds of schema 1 still write the store.
+    Migration {
+        oldest_writer: 1,
+        sql: r#"
+CREATE TABLE watch_minute (
+    id {id},
+    hostname TEXT NOT NULL,
+    canary TEXT NOT NULL,
+    minute_unix BIGINT NOT NULL,
+    events BIGINT NOT NULL,
+    incidents BIGINT NOT NULL,
+    p50_ms {real} NOT NULL,
+    p99_ms {real} NOT NULL,
+    max_ms {real} NOT NULL
+);
+CREATE INDEX watch_minute_host ON watch_minute (hostname, minute_unix);
+CREATE TABLE watch_incident (
+    id {id},
+    hostname TEXT NOT NULL,
+    canary TEXT NOT NULL,
+    at_unix BIGINT NOT NULL,
+    latency_ms {real} NOT NULL,
+    cause TEXT NOT NULL,
+    culprit TEXT,
+    culprit_cgroup TEXT,
+    incident_json TEXT NOT NULL
+);
+CREATE INDEX watch_incident_host ON watch_incident (hostname, at_unix);
+"#,
+    },
+];
 
 /// The schema version this build writes and reads.
 pub const VERSION: i64 = MIGRATIONS.len() as i64;

@@ -175,6 +175,21 @@ impl ProcessStat {
     }
 }
 
+/// The process of thread `tid` below `proc_root` (its `Tgid`), while it
+/// lives.
+pub fn process_of_thread(proc_root: &Path, tid: i32) -> Option<i32> {
+    if tid <= 0 {
+        return None;
+    }
+    let status = std::fs::read_to_string(proc_root.join(tid.to_string()).join("status")).ok()?;
+    status
+        .lines()
+        .find_map(|line| line.strip_prefix("Tgid:"))?
+        .trim()
+        .parse()
+        .ok()
+}
+
 /// Reads `<proc_root>/<pid>/stat`.
 pub fn read_process_stat(proc_root: &Path, pid: u32) -> Result<ProcessStat, ProcError> {
     let (path, text) = read(proc_root.join(pid.to_string()).join("stat"))?;

@@ -46,3 +46,4 @@ mod suites;
 mod telemetry;
 mod trace;
 mod v1_documents;
+mod watch;

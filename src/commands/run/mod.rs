@@ -21,6 +21,7 @@ pub use config::{
 };
 pub use document::compact_time;
 pub use preflight::check_privileges;
+pub(crate) use setup::hold_delayacct;
 
 use crate::document::file::write_run;
 use crate::document::schema::{RunDocument, ScenarioResult, ScenarioStatus, Warning, WarningCode};

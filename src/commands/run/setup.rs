@@ -110,8 +110,8 @@ pub fn note_switches(environment: &mut Environment, delayacct: Option<&Held>) {
     );
 }
 
-/// Holds delay accounting on for the run, as its orchestrator.
-fn hold_delayacct() -> anyhow::Result<Held> {
+/// Holds delay accounting on for the run (or `watch`), as its orchestrator.
+pub(crate) fn hold_delayacct() -> anyhow::Result<Held> {
     let pid = std::process::id();
     let stat = procfs::read_process_stat(Path::new("/proc"), pid).context(
         "cannot read the run's own start time, which records its hold on delay accounting",

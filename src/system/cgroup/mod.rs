@@ -5,7 +5,8 @@
 //! clean-up after a killed run needs). Apart from those, a `cmd:` load's
 //! worker makes a cgroup that only accounts its CPU time ([`CpuAccount`]).
 //! [`watch`] finds the groups a run's processes are in and reads their
-//! throttling and pressure.
+//! throttling and pressure; [`unit`] names the cgroup a process is in as
+//! a user knows it (its systemd unit or container).
 //!
 //! cgroup v2 is used for a controller when a cgroup2 hierarchy offers it,
 //! else a cgroup v1 hierarchy mounted with it; so the memory limit and the
@@ -26,6 +27,7 @@ mod account;
 mod group;
 mod hierarchy;
 mod limit;
+pub mod unit;
 pub mod watch;
 
 pub use account::{make_cpu_account, remove_orphaned_accounts, CpuAccount};

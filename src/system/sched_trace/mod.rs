@@ -12,6 +12,11 @@
 //! kernel's share is timed by [`event_cost`], the reading's by the
 //! drain thread's CPU clock; the recorder stops itself, with a notice,
 //! once the two together pass its budget share of a CPU.
+//!
+//! A recorder runs either for a scenario, keeping every record until it is
+//! stopped ([`Recorder::start`]), or for as long as `watch` runs, keeping
+//! only the last stretch of time ([`Recorder::start_rolling`]), of which
+//! [`Recorder::recent`] copies a span.
 
 mod perf;
 mod record;
@@ -23,7 +28,7 @@ use perf::{CpuRing, RECORD_LOST, RECORD_SAMPLE};
 use record::{Layout, Sample};
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::Arc;
+use std::sync::{Arc, Mutex, MutexGuard};
 use std::thread::JoinHandle;
 use std::time::Duration;
 
@@ -36,8 +41,8 @@ pub const DRAIN_EVERY: Duration = Duration::from_millis(200);
 const RING_PAGES: usize = 1024;
 /// Records kept at most; past them the recorder stops, saying so.
 const MAX_RECORDS: usize = 4_000_000;
-/// How long the recorder runs before its cost is judged.
-const COST_GRACE_NS: u64 = 250_000_000;
+/// How long a scenario's recorder runs before its cost is judged.
+pub const COST_GRACE: Duration = Duration::from_millis(250);
 
 /// Why the recorder cannot run.
 #[derive(Debug, thiserror::Error)]
@@ -60,6 +65,8 @@ pub struct Trace {
     pub comms: HashMap<i32, String>,
     /// Records the kernel could not write (a full ring).
     pub lost: u64,
+    /// Records read and then dropped as older than a rolling recorder keeps.
+    pub pruned: u64,
     /// The recorder's reading thread's CPU time, ns.
     pub drain_cpu_ns: u64,
     /// When it started and when it stopped recording (`CLOCK_MONOTONIC`).
@@ -81,6 +88,22 @@ impl Trace {
 pub struct Recorder {
     stop: Arc<AtomicBool>,
     thread: Option<JoinHandle<Trace>>,
+    /// What it recorded so far, shared with its reading thread.
+    live: Arc<Mutex<Trace>>,
+}
+
+/// What a running recorder has done so far, without its records.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct RecorderCounts {
+    /// Records read (kept or pruned) and records the kernel could not write.
+    pub records: u64,
+    pub lost: u64,
+    /// Its time so far, ns: the kernel's per record and the reading.
+    pub cost_ns: f64,
+    /// How long it has recorded, ns.
+    pub elapsed_ns: u64,
+    /// Why it stopped, if it did.
+    pub stopped: Option<String>,
 }
 
 /// What the recorder may cost before it stops itself.
@@ -90,22 +113,95 @@ pub struct Budget {
     pub kernel_ns_per_record: f64,
     /// The share of one CPU allowed, 0–1.
     pub cpu_share: f64,
+    /// How long it runs before its cost is judged (its first drains read
+    /// what the rings held at the start).
+    pub grace: Duration,
 }
 
 impl Recorder {
-    /// Starts recording on `cpus`, within `budget`.
+    /// Starts recording on `cpus`, within `budget`, keeping every record.
     pub fn start(cpus: &[u32], budget: Budget) -> Result<Self, RecorderError> {
+        Self::spawn(cpus, budget, None)
+    }
+
+    /// Starts recording on `cpus`, within `budget`, keeping the records of
+    /// the last `keep` only.
+    pub fn start_rolling(
+        cpus: &[u32],
+        budget: Budget,
+        keep: Duration,
+    ) -> Result<Self, RecorderError> {
+        Self::spawn(cpus, budget, Some(keep.as_nanos() as u64))
+    }
+
+    fn spawn(cpus: &[u32], budget: Budget, keep_ns: Option<u64>) -> Result<Self, RecorderError> {
         let (rings, layout) = open_rings(cpus)?;
         let stop = Arc::new(AtomicBool::new(false));
-        let flag = stop.clone();
+        let live = Arc::new(Mutex::new(Trace::default()));
+        let (flag, shared) = (stop.clone(), live.clone());
         let thread = std::thread::Builder::new()
             .name("fb-sched-trace".into())
-            .spawn(move || record(rings, layout, budget, &flag))
+            .spawn(move || record(rings, layout, budget, &flag, &shared, keep_ns))
             .map_err(RecorderError::Thread)?;
         Ok(Self {
             stop,
             thread: Some(thread),
+            live,
         })
+    }
+
+    fn live(&self) -> MutexGuard<'_, Trace> {
+        self.live.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// A copy of the records from `from_ns` to `to_ns` (`CLOCK_MONOTONIC`),
+    /// with, on each CPU, the last switch before `from_ns` (what was
+    /// running then), switches sorted by CPU and time as [`Recorder::stop`]
+    /// sorts them.
+    pub fn recent(&self, from_ns: u64, to_ns: u64) -> Trace {
+        let live = self.live();
+        let span = |at_ns: u64| at_ns <= to_ns && at_ns.saturating_add(KEPT_BEFORE_NS) >= from_ns;
+        let mut switches: Vec<Switch> = live
+            .switches
+            .iter()
+            .filter(|s| span(s.at_ns))
+            .copied()
+            .collect();
+        sort_by_cpu_and_time(&mut switches);
+        let wakeups: Vec<Wakeup> = live
+            .wakeups
+            .iter()
+            .filter(|w| span(w.at_ns))
+            .copied()
+            .collect();
+        let comms = switches
+            .iter()
+            .flat_map(|s| [s.prev_tid, s.next_tid])
+            .filter_map(|tid| Some((tid, live.comms.get(&tid)?.clone())))
+            .collect();
+        Trace {
+            switches,
+            wakeups,
+            comms,
+            lost: live.lost,
+            pruned: live.pruned,
+            drain_cpu_ns: live.drain_cpu_ns,
+            from_ns: live.from_ns.max(from_ns.saturating_sub(KEPT_BEFORE_NS)),
+            to_ns,
+            stopped: live.stopped.clone(),
+        }
+    }
+
+    /// What it has done so far, its cost at `kernel_ns_per_record`.
+    pub fn counts(&self, kernel_ns_per_record: f64) -> RecorderCounts {
+        let live = self.live();
+        RecorderCounts {
+            records: live.records() + live.pruned,
+            lost: live.lost,
+            cost_ns: cost_ns(&live, kernel_ns_per_record),
+            elapsed_ns: monotonic_ns().saturating_sub(live.from_ns),
+            stopped: live.stopped.clone(),
+        }
     }
 
     /// Stops recording and hands over what was recorded.
@@ -141,27 +237,44 @@ fn open_rings(cpus: &[u32]) -> Result<(Vec<CpuRing>, Layout), RecorderError> {
     Ok((rings, layout))
 }
 
-/// The reading thread: drains the rings until told to stop, or until its
-/// cost or the records pass their bounds.
-fn record(mut rings: Vec<CpuRing>, layout: Layout, budget: Budget, stop: &AtomicBool) -> Trace {
-    let mut trace = Trace {
-        from_ns: monotonic_ns(),
-        ..Trace::default()
-    };
+/// How far before a span [`Recorder::recent`] copies records, so that
+/// each CPU's last switch before the span is in the copy.
+const KEPT_BEFORE_NS: u64 = 1_000_000_000;
+/// Command names a rolling recorder keeps at most before it forgets those
+/// of the tasks its kept records no longer name.
+const MAX_COMMS: usize = 4_096;
+
+/// The reading thread: drains the rings into `live` until told to stop, or
+/// until its cost or the records pass their bounds; with `keep_ns`, drops
+/// the records older than that after each drain.
+fn record(
+    mut rings: Vec<CpuRing>,
+    layout: Layout,
+    budget: Budget,
+    stop: &AtomicBool,
+    live: &Mutex<Trace>,
+    keep_ns: Option<u64>,
+) -> Trace {
+    let lock = || live.lock().unwrap_or_else(|e| e.into_inner());
+    lock().from_ns = monotonic_ns();
     let started_cpu_ns = thread_cpu_ns();
     let mut scratch = Vec::with_capacity(256);
     let mut on = rings.iter().all(|ring| ring.enable(true).is_ok());
     if !on {
-        trace.stopped = Some("the sched tracepoints could not be enabled".into());
+        lock().stopped = Some("the sched tracepoints could not be enabled".into());
     }
     loop {
         let last = stop.load(Ordering::Acquire);
+        let mut trace = lock();
         for ring in &mut rings {
             ring.drain(&mut scratch, |kind, bytes| {
                 keep(&layout, kind, bytes, &mut trace)
             });
         }
         let now = monotonic_ns();
+        if let Some(keep_ns) = keep_ns {
+            prune(&mut trace, now.saturating_sub(keep_ns));
+        }
         trace.drain_cpu_ns = thread_cpu_ns().saturating_sub(started_cpu_ns);
         if on {
             let why = over_budget(&trace, budget, now);
@@ -171,14 +284,33 @@ fn record(mut rings: Vec<CpuRing>, layout: Layout, budget: Budget, stop: &Atomic
                 trace.stopped = why;
             }
         }
+        drop(trace);
         if last {
             break;
         }
         std::thread::park_timeout(DRAIN_EVERY);
     }
+    let mut trace = std::mem::take(&mut *lock());
     trace.to_ns = monotonic_ns();
     sort_by_cpu_and_time(&mut trace.switches);
     trace
+}
+
+/// Drops the records of `trace` from before `before_ns`, counting them,
+/// and, past [`MAX_COMMS`], the names of tasks no kept switch names.
+fn prune(trace: &mut Trace, before_ns: u64) {
+    let kept = trace.records();
+    trace.switches.retain(|s| s.at_ns >= before_ns);
+    trace.wakeups.retain(|w| w.at_ns >= before_ns);
+    trace.pruned += kept - trace.records();
+    if trace.comms.len() > MAX_COMMS {
+        let named: std::collections::HashSet<i32> = trace
+            .switches
+            .iter()
+            .flat_map(|s| [s.prev_tid, s.next_tid])
+            .collect();
+        trace.comms.retain(|tid, _| named.contains(tid));
+    }
 }
 
 /// Why the recorder must stop now, if it must.
@@ -187,7 +319,7 @@ fn over_budget(trace: &Trace, budget: Budget, now_ns: u64) -> Option<String> {
         return Some(format!("it kept {MAX_RECORDS} records, its most"));
     }
     let elapsed = now_ns.saturating_sub(trace.from_ns);
-    if elapsed < COST_GRACE_NS {
+    if elapsed < budget.grace.as_nanos() as u64 {
         return None;
     }
     let share = cost_ns(trace, budget.kernel_ns_per_record) / elapsed as f64;
@@ -202,7 +334,8 @@ fn over_budget(trace: &Trace, budget: Budget, now_ns: u64) -> Option<String> {
 
 /// The recorder's time so far: the kernel's per record and the reading.
 pub fn cost_ns(trace: &Trace, kernel_ns_per_record: f64) -> f64 {
-    (trace.records() + trace.lost) as f64 * kernel_ns_per_record + trace.drain_cpu_ns as f64
+    (trace.records() + trace.pruned + trace.lost) as f64 * kernel_ns_per_record
+        + trace.drain_cpu_ns as f64
 }
 
 fn keep(layout: &Layout, kind: u32, bytes: &[u8], trace: &mut Trace) {
@@ -365,6 +498,7 @@ mod tests {
         let budget = Budget {
             kernel_ns_per_record: 1_000.0,
             cpu_share: 0.01,
+            grace: COST_GRACE,
         };
         let switch = Switch {
             at_ns: 0,
@@ -388,15 +522,24 @@ mod tests {
         assert_eq!(over_budget(&trace, budget, 1_000_000_000), None);
     }
 
-    #[test]
-    fn records_the_switches_of_a_busy_cpu_when_root() {
+    /// A budget nothing passes, when the tests run as root; else says the
+    /// running test is skipped.
+    fn unbounded_when_root() -> Option<Budget> {
         if !nix::unistd::geteuid().is_root() {
             crate::system::skip("perf_event_open on every task of a CPU needs root");
-            return;
+            return None;
         }
-        let budget = Budget {
+        Some(Budget {
             kernel_ns_per_record: 0.0,
             cpu_share: 1.0,
+            grace: COST_GRACE,
+        })
+    }
+
+    #[test]
+    fn records_the_switches_of_a_busy_cpu_when_root() {
+        let Some(budget) = unbounded_when_root() else {
+            return;
         };
         let recorder = Recorder::start(&[0], budget).expect("recorder");
         ping_pong(0).unwrap();
@@ -412,5 +555,51 @@ mod tests {
         assert!(
             trace.switches[0].at_ns >= trace.from_ns.saturating_sub(DRAIN_EVERY.as_nanos() as u64)
         );
+    }
+
+    #[test]
+    fn pruning_counts_what_it_drops_and_keeps_the_rest() {
+        let switch = |at_ns| Switch {
+            at_ns,
+            cpu: 0,
+            prev_tid: 1,
+            prev_runnable: false,
+            next_tid: 2,
+        };
+        let mut trace = Trace {
+            switches: (0..10).map(switch).collect(),
+            ..Trace::default()
+        };
+        prune(&mut trace, 4);
+        assert_eq!((trace.switches.len(), trace.pruned), (6, 4));
+        assert_eq!(trace.switches[0].at_ns, 4);
+        assert_eq!(
+            cost_ns(&trace, 1.0),
+            10.0,
+            "pruned records still cost what the kernel took to write them"
+        );
+    }
+
+    #[test]
+    fn a_rolling_recorder_hands_over_a_recent_span_when_root() {
+        let Some(budget) = unbounded_when_root() else {
+            return;
+        };
+        let recorder =
+            Recorder::start_rolling(&[0], budget, Duration::from_secs(5)).expect("recorder");
+        let from_ns = monotonic_ns();
+        ping_pong(0).unwrap();
+        std::thread::sleep(DRAIN_EVERY * 2);
+        let recent = recorder.recent(from_ns, monotonic_ns());
+        assert!(
+            recent.switches.len() as u32 >= TRIPS,
+            "{}",
+            recent.switches.len()
+        );
+        assert!(recent.comms.values().any(|c| c == "fb-trace-cost"));
+        let counts = recorder.counts(0.0);
+        assert!(counts.records >= recent.records(), "{counts:?}");
+        assert_eq!(counts.stopped, None);
+        assert!(recorder.stop().records() >= recent.records());
     }
 }

@@ -12,8 +12,10 @@ use crate::system::cgroup::watch::{GroupCounters, GroupFiles, WatchedGroup};
 use crate::system::counters::{read_pressure, read_stat_per_cpu, CpuTicks, Pressure};
 use crate::system::procfs::ProcError;
 use serde::{Deserialize, Serialize};
+use std::collections::VecDeque;
 use std::path::{Path, PathBuf};
-use std::sync::mpsc::{channel, RecvTimeoutError, Sender};
+use std::sync::mpsc::{channel, Receiver, RecvTimeoutError, Sender};
+use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
 use std::time::Duration;
 
@@ -342,17 +344,8 @@ impl WindowSampler {
             .name("fb-window-sampler".into())
             .spawn(move || {
                 let cpu_at_start = thread_cpu_ns();
-                let start_ns = clock();
-                let mut samples = vec![reader.sample(start_ns)];
-                for k in 1u32.. {
-                    let due_ns = start_ns + (every * k).as_nanos() as u64;
-                    let wait = Duration::from_nanos(due_ns.saturating_sub(clock()));
-                    match stopped.recv_timeout(wait) {
-                        Err(RecvTimeoutError::Timeout) => samples.push(reader.sample(clock())),
-                        Ok(()) | Err(RecvTimeoutError::Disconnected) => break,
-                    }
-                }
-                samples.push(reader.sample(clock()));
+                let mut samples = Vec::new();
+                sample_until(&mut reader, every, clock, &stopped, |s| samples.push(s));
                 WindowSamples {
                     every_ns: every.as_nanos() as u64,
                     samples,
@@ -381,6 +374,102 @@ impl WindowSampler {
 impl Drop for WindowSampler {
     fn drop(&mut self) {
         self.stop_thread();
+    }
+}
+
+/// Hands `keep` a sample at once, then one every `every` until `stopped`
+/// says stop (or is dropped), then a last one.
+fn sample_until(
+    reader: &mut Reader,
+    every: Duration,
+    clock: fn() -> u64,
+    stopped: &Receiver<()>,
+    mut keep: impl FnMut(WindowSample),
+) {
+    let start_ns = clock();
+    keep(reader.sample(start_ns));
+    for k in 1u32.. {
+        let due_ns = start_ns + (every * k).as_nanos() as u64;
+        let wait = Duration::from_nanos(due_ns.saturating_sub(clock()));
+        match stopped.recv_timeout(wait) {
+            Err(RecvTimeoutError::Timeout) => keep(reader.sample(clock())),
+            Ok(()) | Err(RecvTimeoutError::Disconnected) => break,
+        }
+    }
+    keep(reader.sample(clock()));
+}
+
+/// A thread sampling the machine (no cgroups) for as long as `watch` runs,
+/// keeping the last samples only, of which [`RollingSampler::recent`]
+/// copies those around a span; it stops when dropped.
+pub struct RollingSampler {
+    stop: Option<Sender<()>>,
+    thread: Option<JoinHandle<()>>,
+    kept: Arc<Mutex<VecDeque<WindowSample>>>,
+}
+
+impl RollingSampler {
+    /// Starts sampling below `proc_root` every `every`, keeping the last
+    /// `keep` samples, stamped with `clock` (`CLOCK_MONOTONIC` ns).
+    pub fn start(
+        proc_root: &Path,
+        every: Duration,
+        keep: usize,
+        clock: fn() -> u64,
+    ) -> std::io::Result<Self> {
+        let (stop, stopped) = channel::<()>();
+        let mut reader = Reader {
+            proc_root: proc_root.to_path_buf(),
+            groups: Vec::new(),
+            files: Vec::new(),
+            errors: Vec::new(),
+        };
+        let kept = Arc::new(Mutex::new(VecDeque::with_capacity(keep + 1)));
+        let ring = kept.clone();
+        let thread = std::thread::Builder::new()
+            .name("fb-watch-sampler".into())
+            .spawn(move || {
+                sample_until(&mut reader, every, clock, &stopped, |sample| {
+                    let mut ring = ring.lock().unwrap_or_else(|e| e.into_inner());
+                    if ring.len() >= keep {
+                        ring.pop_front();
+                    }
+                    ring.push_back(sample);
+                });
+            })?;
+        Ok(Self {
+            stop: Some(stop),
+            thread: Some(thread),
+            kept,
+        })
+    }
+
+    /// Copies of the kept samples from the last one at or before `from_ns`
+    /// to the first one at or after `to_ns`, in time order.
+    pub fn recent(&self, from_ns: u64, to_ns: u64) -> Vec<WindowSample> {
+        let kept = self.kept.lock().unwrap_or_else(|e| e.into_inner());
+        if kept.is_empty() {
+            return Vec::new();
+        }
+        let first = kept
+            .iter()
+            .rposition(|s| s.taken_ns <= from_ns)
+            .unwrap_or(0);
+        let last = kept
+            .iter()
+            .position(|s| s.taken_ns >= to_ns)
+            .unwrap_or(kept.len() - 1)
+            .max(first);
+        kept.range(first..=last).cloned().collect()
+    }
+}
+
+impl Drop for RollingSampler {
+    fn drop(&mut self) {
+        drop(self.stop.take());
+        if let Some(thread) = self.thread.take() {
+            let _ = thread.join();
+        }
     }
 }
 

@@ -1,0 +1,172 @@
+//! `feelbench watch`'s options, turned into [`WatchSettings`]: canaries and
+//! thresholds checked by name, the address to listen on bound at once (so
+//! an address in use is bad input before anything starts).
+
+use super::store::StoreArgs;
+use super::values::{parse_cpu_list, parse_duration, seconds_to_ns};
+use crate::commands::watch::{self, Bound, WatchSettings, CANARIES, DEFAULT_CANARIES};
+use crate::exit::UsageError;
+use crate::store::StoreLocation;
+use crate::system::cpulist::CpuList;
+use clap::Args;
+use std::net::SocketAddr;
+use std::path::PathBuf;
+
+/// Options of `feelbench watch`.
+#[derive(Debug, Args)]
+pub struct WatchArgs {
+    /// Watch for SECS seconds [default: until SIGINT, SIGTERM or SIGHUP].
+    #[arg(short = 't', long = "duration", value_name = "SECS")]
+    duration_s: Option<f64>,
+    /// The canaries, comma-separated: timer, frame, x, audio, video.
+    #[arg(long = "canary", value_name = "LIST", value_delimiter = ',', default_values_t = DEFAULT_CANARIES.map(String::from))]
+    canaries: Vec<String>,
+    /// An event later than its canary's threshold is an incident, as
+    /// CANARY=DURATION, comma-separated [default: timer=2ms, frame=8ms,
+    /// x=10ms, audio=10ms, video=8ms].
+    #[arg(long = "threshold", value_name = "LIST", value_delimiter = ',')]
+    thresholds: Vec<String>,
+    /// Keep the canaries on these CPUs (0,2-3) [default: wherever the
+    /// scheduler puts them].
+    #[arg(long = "cpus", value_name = "LIST")]
+    cpus: Option<String>,
+    /// Serve OpenMetrics on ADDR (127.0.0.1:9464), at /metrics.
+    #[arg(long = "listen", value_name = "ADDR")]
+    listen: Option<String>,
+    /// Write the summary and the worst incidents, whole, as JSON to FILE
+    /// when the watch ends.
+    #[arg(short = 'o', long = "output", value_name = "FILE")]
+    output: Option<PathBuf>,
+    /// How many of the worst incidents --output keeps.
+    #[arg(long = "keep", value_name = "N", default_value_t = 20)]
+    keep: usize,
+    /// Culprit cgroups the metrics label by name (the first seen); the
+    /// others count as `other`.
+    #[arg(long = "top-cgroups", value_name = "N", default_value_t = 10)]
+    top_cgroups: usize,
+    /// Do not run the scheduler flight recorder, even as root.
+    #[arg(long = "no-recorder")]
+    no_recorder: bool,
+    /// Keep no minutes nor incidents in the store.
+    #[arg(long = "no-store")]
+    no_store: bool,
+    #[command(flatten)]
+    store: StoreArgs,
+    /// Work loops per millisecond for the frames' work [default: calibrated
+    /// once per machine].
+    #[arg(short = 'l', long = "loops-per-ms", value_name = "N")]
+    loops_per_ms: Option<f64>,
+}
+
+impl WatchArgs {
+    /// The settings, every option checked.
+    pub fn settings(self, online: Option<&CpuList>) -> Result<WatchSettings, UsageError> {
+        let thresholds = self
+            .thresholds
+            .iter()
+            .map(|t| threshold(t))
+            .collect::<Result<Vec<_>, _>>()?;
+        let canaries = watch::canary_settings(&self.canaries, &thresholds)?;
+        let duration_ns = self
+            .duration_s
+            .map(|s| seconds_to_ns("-t/--duration", s, 0.5))
+            .transpose()?;
+        let cpus = self
+            .cpus
+            .map(|text| {
+                let list = parse_cpu_list(&text)
+                    .map_err(|e| UsageError::new(format!("--cpus {text:?}: {e}")))?;
+                match online {
+                    Some(online) => list
+                        .within(online)
+                        .map_err(|e| UsageError::new(format!("--cpus {text:?}: {e}"))),
+                    None => Ok(list),
+                }
+            })
+            .transpose()?;
+        if let Some(n) = self.loops_per_ms.filter(|n| !(n.is_finite() && *n > 0.0)) {
+            return Err(UsageError::new(format!(
+                "-l/--loops-per-ms takes a number above 0, not {n}"
+            )));
+        }
+        let store = match (self.no_store, self.store.store) {
+            (true, _) => None,
+            (false, Some(location)) => Some(location),
+            // Without a default store (no HOME, as a service may run), the
+            // minutes are not kept; the watch says so once and goes on.
+            (false, None) => match StoreLocation::default_location() {
+                Ok(Some(location)) => Some(location),
+                _ => {
+                    say!("watch: no default store (set HOME or XDG_DATA_HOME, or give --store): the minutes are not kept");
+                    None
+                }
+            },
+        };
+        let listen = self.listen.map(|addr| listen(&addr)).transpose()?;
+        Ok(WatchSettings {
+            canaries,
+            duration_ns,
+            cpus,
+            listen,
+            keep: self.keep,
+            output: self.output,
+            top_cgroups: self.top_cgroups,
+            no_recorder: self.no_recorder,
+            loops_per_ms: self.loops_per_ms,
+            store,
+        })
+    }
+}
+
+/// One `CANARY=DURATION` of `--threshold`.
+fn threshold(text: &str) -> Result<(String, u64), UsageError> {
+    let (name, duration) = text.split_once('=').ok_or_else(|| {
+        UsageError::new(format!(
+            "--threshold takes CANARY=DURATION (timer=2ms), not {text:?}"
+        ))
+    })?;
+    if !CANARIES.iter().any(|c| c.name == name) {
+        let known: Vec<&str> = CANARIES.iter().map(|c| c.name).collect();
+        return Err(UsageError::new(format!(
+            "--threshold {text}: unknown canary {name:?}; canaries: {}",
+            known.join(", ")
+        )));
+    }
+    let ns = parse_duration(duration)
+        .map_err(|e| UsageError::new(format!("--threshold {text}: {e}")))?;
+    Ok((name.to_string(), ns))
+}
+
+/// `--listen ADDR`, parsed and bound.
+fn listen(addr: &str) -> Result<Bound, UsageError> {
+    let parsed: SocketAddr = addr.parse().map_err(|_| {
+        UsageError::new(format!(
+            "--listen takes an address and port such as 127.0.0.1:9464 or [::1]:9464, not {addr:?}"
+        ))
+    })?;
+    Bound::bind(parsed).map_err(UsageError::input)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn thresholds_name_a_canary_and_a_duration() {
+        assert_eq!(threshold("timer=3ms").unwrap(), ("timer".into(), 3_000_000));
+        for bad in ["timer", "mouse=2ms", "timer=fast", "timer=0ms"] {
+            let e = threshold(bad).unwrap_err().to_string();
+            assert!(
+                !e.contains('\n') && e.starts_with("--threshold"),
+                "{bad}: {e}"
+            );
+        }
+    }
+
+    #[test]
+    fn a_listen_address_must_parse() {
+        let e = listen("localhost").err().unwrap().to_string();
+        assert!(e.contains("such as 127.0.0.1:9464"), "{e}");
+        assert!(listen("127.0.0.1:0").is_ok());
+    }
+}

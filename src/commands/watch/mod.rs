@@ -1,0 +1,537 @@
+//! `feelbench watch`: the machine as it is, with no load of feelbench's.
+//! Canaries (`canary`) stand in for interactive programs; each event is
+//! split as a run's probe splits it and counted (`metrics`); an event
+//! later than its canary's threshold becomes an incident (`incident`),
+//! made once the flight recorder (root: `system::sched_trace`, rolling)
+//! and the telemetry sampler (`system::telemetry::window`, rolling) have
+//! caught up with it, said in one line on stdout and kept when among the
+//! worst. `--listen` serves the metrics (`serve`). It runs for `-t` or
+//! until SIGINT, SIGTERM or SIGHUP, then stops its threads, lets go of
+//! delay accounting, writes `--output` and says a summary; the recorder's
+//! perf events and tracefs mount belong to the process and go with it
+//! however it ends.
+
+mod canary;
+pub mod history;
+mod incident;
+mod live;
+mod metrics;
+mod minutes;
+mod serve;
+mod summary;
+
+pub use canary::{CanaryDef, CANARIES, DEFAULT as DEFAULT_CANARIES};
+pub use history::WatchHistorySettings;
+pub use serve::Bound;
+
+use crate::engine::interrupt::Interrupt;
+use crate::exit::{ExitCode, UsageError};
+use crate::measure::calibrate::{self, MachineIdentity};
+use crate::measure::clock::{now_ns, process_cpu_ns};
+use crate::measure::late::EventSplit;
+use crate::store::{Store, StoreLocation};
+use crate::system::atomic::write_atomically;
+use crate::system::cpulist::{self, CpuList};
+use crate::system::sched_trace::{self, Budget, Recorder, Trace};
+use crate::system::telemetry::window::RollingSampler;
+use crate::system::SystemInfo;
+use anyhow::Context as _;
+use canary::{Canary, CanaryEvent, CanaryRun};
+use incident::{Evidence, Incident};
+use live::Live;
+use metrics::{Metrics, RecorderFigures, RecorderState};
+use minutes::MinuteBook;
+use std::io::{IsTerminal as _, Write as _};
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::mpsc::{sync_channel, Receiver};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+use summary::{print_summary, recorder_summary, summaries, WatchDocument};
+
+/// The schema of `--output`'s document.
+pub const SCHEMA: &str = "feelbench.watch/1";
+/// How often the watch takes in its canaries' events.
+const TICK: Duration = Duration::from_millis(100);
+/// Events a canary may queue between ticks before some are dropped.
+const QUEUE: usize = 4_096;
+/// How long after a late event ends its incident is made: the recorder
+/// drains every 200 ms, the sampler samples every [`SAMPLE_EVERY`].
+const SETTLE_NS: u64 = 600_000_000;
+/// How often the machine's telemetry is sampled, and how many samples are
+/// kept (15 s).
+const SAMPLE_EVERY: Duration = Duration::from_millis(250);
+const SAMPLES_KEPT: usize = 60;
+/// How much of the recorder's records are kept.
+const RECORDER_KEEPS: Duration = Duration::from_secs(10);
+/// The share of one CPU the recorder may cost before it stops itself,
+/// judged over all the time it ran once it ran this long (a burst of
+/// switches at its start, read in its first drains, would stop it early).
+const RECORDER_CPU_SHARE: f64 = 0.01;
+const RECORDER_GRACE: Duration = Duration::from_secs(10);
+/// Late events waiting for their incident, at most: in a storm of them the
+/// latest-late are kept, the others only counted.
+const PENDING_MAX: usize = 256;
+
+/// One canary as the user set it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct CanarySetting {
+    pub def: &'static CanaryDef,
+    pub threshold_ns: u64,
+}
+
+/// `feelbench watch`'s settings.
+#[derive(Debug)]
+pub struct WatchSettings {
+    pub canaries: Vec<CanarySetting>,
+    /// How long; `None`: until stopped.
+    pub duration_ns: Option<u64>,
+    /// The CPUs the canaries are kept on.
+    pub cpus: Option<CpuList>,
+    /// Where to serve the metrics, already bound.
+    pub listen: Option<Bound>,
+    /// The worst incidents kept whole in `output`.
+    pub keep: usize,
+    pub output: Option<PathBuf>,
+    /// Culprit cgroups labelled in the metrics before `other`.
+    pub top_cgroups: usize,
+    /// `--no-recorder`.
+    pub no_recorder: bool,
+    /// `-l`: work loops per ms; else calibrated (or cached).
+    pub loops_per_ms: Option<f64>,
+    /// Where the minutes and their worst incidents go, if anywhere.
+    pub store: Option<StoreLocation>,
+}
+
+/// The flight recorder, when it runs.
+struct Flight {
+    recorder: Option<Recorder>,
+    kernel_ns_per_record: f64,
+    notice: Option<String>,
+}
+
+/// Watches the machine `system` describes as `settings` say.
+pub fn run(mut settings: WatchSettings, system: SystemInfo) -> anyhow::Result<ExitCode> {
+    let names: Vec<&str> = settings.canaries.iter().map(|c| c.def.name).collect();
+    let book = match &settings.store {
+        Some(location) => {
+            let store = Store::open(location)
+                .map_err(|e| UsageError::new(format!("store {location}: {e}")))?;
+            Some(MinuteBook::new(store, location, &system.hostname, &names))
+        }
+        None => None,
+    };
+    let interrupt = Interrupt::install().context("installing signal handlers")?;
+    let root = nix::unistd::geteuid().is_root();
+    let _delayacct = match root {
+        true => {
+            let switch = crate::system::delayacct::Switch::system();
+            for line in crate::system::delayacct::clean_dead_holders(&switch) {
+                say!("{line}");
+            }
+            Some(crate::commands::run::hold_delayacct()?)
+        }
+        false => None,
+    };
+    let loops_per_ms = settings.loops_per_ms.unwrap_or_else(|| {
+        calibrate::obtain(
+            None,
+            false,
+            calibrate::default_cache_path().as_deref(),
+            &MachineIdentity::of(&system),
+            || say!("watch: calibrating the frames' work (once per machine)"),
+        )
+        .0
+    });
+    let flight = start_flight(&settings, root);
+    if let Some(notice) = &flight.notice {
+        say!("watch: {notice}");
+    }
+    let sampler = RollingSampler::start(Path::new("/proc"), SAMPLE_EVERY, SAMPLES_KEPT, now_ns)
+        .context("starting the telemetry sampler")?;
+    let state = match flight.recorder {
+        Some(_) => RecorderState::Recording,
+        None => RecorderState::Off,
+    };
+    let metrics = Arc::new(Mutex::new(Metrics::new(
+        &names,
+        settings.top_cgroups,
+        state,
+    )));
+    let _server = match settings.listen.take() {
+        Some(bound) => {
+            let shared = metrics.clone();
+            Some(
+                bound
+                    .serve(move || lock(&shared).openmetrics())
+                    .context("starting the metrics server")?,
+            )
+        }
+        None => None,
+    };
+    let started = std::time::SystemTime::now();
+    let (sender, events) = sync_channel(QUEUE);
+    let stop = Arc::new(AtomicBool::new(false));
+    let canaries = settings
+        .canaries
+        .iter()
+        .enumerate()
+        .map(|(index, c)| {
+            let run = CanaryRun {
+                canary: index,
+                shape: c.def.shape,
+                loops_per_ms,
+                cpus: settings.cpus.clone(),
+            };
+            Canary::start(run, sender.clone(), stop.clone(), c.def.name)
+        })
+        .collect::<Result<Vec<_>, _>>()
+        .context("starting the canaries")?;
+    drop(sender);
+    // The live view, on a terminal; plain lines elsewhere (a pipe, the
+    // journal).
+    let live = std::io::stdout()
+        .is_terminal()
+        .then(|| Live::start(settings.canaries.len()));
+    let mut watch = Watch {
+        book,
+        live,
+        settings: &settings,
+        canaries: &canaries,
+        flight: &flight,
+        sampler: &sampler,
+        metrics: &metrics,
+    };
+    let worst = watch.until_stopped(&events, &interrupt);
+    // The terminal is itself again before the summary is said.
+    drop(watch);
+    stop.store(true, Ordering::Relaxed);
+    drop(canaries);
+    let seconds = started.elapsed().map_or(0.0, |d| d.as_secs_f64());
+    let counted = lock(&metrics);
+    let document = WatchDocument {
+        schema: SCHEMA,
+        host: &system.hostname,
+        started: humantime::format_rfc3339_seconds(started).to_string(),
+        seconds,
+        canaries: summaries(&settings, &counted),
+        recorder: recorder_summary(&flight, &counted),
+        culprits: counted.culprits(),
+        unmade: counted.unmade,
+        incidents: &worst,
+    };
+    drop(counted);
+    if let Some(path) = &settings.output {
+        let text = serde_json::to_string_pretty(&document)?;
+        write_atomically(path, text.as_bytes())
+            .with_context(|| format!("cannot write {}", path.display()))?;
+    }
+    drop(flight);
+    print_summary(&document);
+    Ok(ExitCode::Success)
+}
+
+fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    mutex.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+/// Starts the rolling flight recorder on the canaries' CPUs (or all),
+/// when root and not turned off; else says why not.
+fn start_flight(settings: &WatchSettings, root: bool) -> Flight {
+    let off = |notice: &str| Flight {
+        recorder: None,
+        kernel_ns_per_record: 0.0,
+        notice: Some(notice.to_string()),
+    };
+    if settings.no_recorder {
+        return off("--no-recorder: incidents do not name the tasks that ran instead");
+    }
+    if !root {
+        return off("not root: no flight recorder, so incidents do not name the tasks that ran instead (their cause and context are still said)");
+    }
+    let online = cpulist::online(Path::new("/sys")).ok();
+    let cpus: Vec<u32> = settings
+        .cpus
+        .as_ref()
+        .or(online.as_ref())
+        .map(|c| c.cpus().map(|cpu| cpu as u32).collect())
+        .unwrap_or_default();
+    let first = cpus.first().copied().unwrap_or(0);
+    let kernel_ns_per_record = match sched_trace::event_cost(first) {
+        Ok((kernel, _)) => kernel,
+        Err(e) => return off(&format!("no flight recorder: {e}")),
+    };
+    let budget = Budget {
+        kernel_ns_per_record,
+        cpu_share: RECORDER_CPU_SHARE,
+        grace: RECORDER_GRACE,
+    };
+    match Recorder::start_rolling(&cpus, budget, RECORDER_KEEPS) {
+        Ok(recorder) => Flight {
+            recorder: Some(recorder),
+            kernel_ns_per_record,
+            notice: None,
+        },
+        Err(e) => off(&format!("no flight recorder: {e}")),
+    }
+}
+
+/// The running watch.
+struct Watch<'a> {
+    book: Option<MinuteBook>,
+    live: Option<Live>,
+    settings: &'a WatchSettings,
+    canaries: &'a [Canary],
+    flight: &'a Flight,
+    sampler: &'a RollingSampler,
+    metrics: &'a Mutex<Metrics>,
+}
+
+impl Watch<'_> {
+    /// Takes in the canaries' events every tick until `-t` is over or a
+    /// signal came; returns the worst incidents, worst first.
+    fn until_stopped(
+        &mut self,
+        events: &Receiver<CanaryEvent>,
+        interrupt: &Interrupt,
+    ) -> Vec<Incident> {
+        let start_ns = now_ns();
+        let end_ns = self.settings.duration_ns.map(|d| start_ns + d);
+        let mut pending: Vec<CanaryEvent> = Vec::new();
+        let mut worst: Vec<Incident> = Vec::new();
+        let mut last_cost_ns = start_ns;
+        loop {
+            std::thread::sleep(TICK);
+            let now = now_ns();
+            let quit = match &mut self.live {
+                Some(live) => live.tick(&lock(self.metrics)),
+                None => false,
+            };
+            let over = quit || interrupt.check().is_err() || end_ns.is_some_and(|end| now >= end);
+            self.take_in(events, &mut pending);
+            // At the end, the late events of the last moments are made
+            // incidents with what the recorder and sampler have so far.
+            let ripe_before = if over {
+                u64::MAX
+            } else {
+                now.saturating_sub(SETTLE_NS)
+            };
+            let (ripe, waiting): (Vec<_>, Vec<_>) = pending
+                .drain(..)
+                .partition(|e| e.split.ended_ns <= ripe_before);
+            pending = waiting;
+            let trace = self.trace_of(&ripe);
+            for event in ripe {
+                let incident = self.incident(&event, trace.as_ref());
+                match &mut self.live {
+                    Some(live) => live.view().incident(&incident.line()),
+                    None => say_line(&incident.line()),
+                }
+                lock(self.metrics).culprit(&incident);
+                if let Some(book) = &mut self.book {
+                    book.incident(&incident);
+                }
+                keep_worst(&mut worst, incident, self.settings.keep);
+            }
+            if over || now - last_cost_ns >= 1_000_000_000 {
+                self.update_costs();
+                last_cost_ns = now;
+            }
+            if let Some(book) = &mut self.book {
+                match over {
+                    true => book.flush(),
+                    false => book.tick(),
+                }
+            }
+            if over {
+                return worst;
+            }
+        }
+    }
+
+    /// Counts the events queued, keeping the late ones for their incident.
+    fn take_in(&mut self, events: &Receiver<CanaryEvent>, pending: &mut Vec<CanaryEvent>) {
+        let mut metrics = lock(self.metrics);
+        for event in events.try_iter() {
+            let delay_ns = event.split.delay_ns();
+            metrics.record(event.canary, delay_ns);
+            if let Some(book) = &mut self.book {
+                book.record(event.canary, delay_ns);
+            }
+            if let Some(live) = &mut self.live {
+                live.view().record(event.canary, delay_ns);
+            }
+            if delay_ns <= self.settings.canaries[event.canary].threshold_ns {
+                continue;
+            }
+            metrics.late(event.canary, event.split.cause());
+            if let Some(book) = &mut self.book {
+                book.late(event.canary);
+            }
+            if pending.len() < PENDING_MAX {
+                pending.push(event);
+                continue;
+            }
+            metrics.unmade += 1;
+            let least = (0..pending.len()).min_by_key(|&i| pending[i].split.delay_ns());
+            if let Some(least) = least.filter(|&i| pending[i].split.delay_ns() < delay_ns) {
+                pending[least] = event;
+            }
+        }
+    }
+
+    /// The recorder's records over the late `events`, when it runs.
+    fn trace_of(&self, events: &[CanaryEvent]) -> Option<Trace> {
+        let recorder = self.flight.recorder.as_ref()?;
+        let from_ns = events.iter().map(|e| e.split.due_ns).min()?;
+        let to_ns = events.iter().map(|e| e.split.ended_ns).max()?;
+        Some(recorder.recent(from_ns, to_ns))
+    }
+
+    /// The incident of the late `event`, with the recorder's `trace`
+    /// around it.
+    fn incident(&self, event: &CanaryEvent, trace: Option<&Trace>) -> Incident {
+        let split: &EventSplit = &event.split;
+        let samples = self.sampler.recent(split.due_ns, split.ended_ns);
+        let setting = &self.settings.canaries[event.canary];
+        let evidence = Evidence {
+            trace,
+            tid: self.canaries[event.canary].tid(),
+            samples: &samples,
+            proc_root: Path::new("/proc"),
+        };
+        Incident::of(setting.def.name, setting.threshold_ns, split, &evidence)
+    }
+
+    /// Updates the recorder's, the canaries' and the process's figures.
+    fn update_costs(&self) {
+        let counts = self
+            .flight
+            .recorder
+            .as_ref()
+            .map(|r| r.counts(self.flight.kernel_ns_per_record));
+        let mut metrics = lock(self.metrics);
+        if let Some(counts) = counts {
+            metrics.recorder = RecorderFigures {
+                state: match counts.stopped {
+                    Some(_) => RecorderState::Stopped,
+                    None => RecorderState::Recording,
+                },
+                cpu_ratio: counts.cost_ns / counts.elapsed_ns.max(1) as f64,
+                records: counts.records,
+                lost: counts.lost,
+            };
+        }
+        for (counts, canary) in metrics.canaries.iter_mut().zip(self.canaries) {
+            counts.dropped = canary.dropped();
+        }
+        metrics.cpu_s = process_cpu_ns() as f64 / 1e9;
+    }
+}
+
+/// Keeps `incident` among the `keep` worst (longest late) of `worst`.
+fn keep_worst(worst: &mut Vec<Incident>, incident: Incident, keep: usize) {
+    let at = worst.partition_point(|w| w.latency_ms >= incident.latency_ms);
+    if at < keep {
+        worst.insert(at, incident);
+        worst.truncate(keep);
+    }
+}
+
+/// Says `line` on stdout; a closed stdout is no reason to stop watching.
+fn say_line(line: &str) {
+    let mut out = std::io::stdout().lock();
+    let _ = writeln!(out, "{line}").and_then(|()| out.flush());
+}
+
+/// Checks `--threshold NAME=DURATION,...` against the canaries run, and
+/// gives each its threshold.
+pub fn canary_settings(
+    names: &[String],
+    thresholds: &[(String, u64)],
+) -> Result<Vec<CanarySetting>, UsageError> {
+    let known = || {
+        CANARIES
+            .iter()
+            .map(|c| c.name)
+            .collect::<Vec<_>>()
+            .join(", ")
+    };
+    let mut settings = Vec::new();
+    for name in names {
+        let def = canary::find(name).ok_or_else(|| {
+            UsageError::new(format!("unknown canary {name:?}; canaries: {}", known()))
+        })?;
+        if settings
+            .iter()
+            .any(|s: &CanarySetting| s.def.name == def.name)
+        {
+            return Err(UsageError::new(format!("canary {name:?} is named twice")));
+        }
+        settings.push(CanarySetting {
+            def,
+            threshold_ns: def.threshold_ns,
+        });
+    }
+    for (name, ns) in thresholds {
+        let setting = settings
+            .iter_mut()
+            .find(|s| s.def.name == name)
+            .ok_or_else(|| {
+                UsageError::new(format!(
+                    "--threshold {name}=...: {name:?} is not a canary this watch runs ({})",
+                    names.join(", ")
+                ))
+            })?;
+        setting.threshold_ns = *ns;
+    }
+    Ok(settings)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn incident(latency_ms: f64) -> Incident {
+        Incident {
+            canary: "timer".into(),
+            at: String::new(),
+            latency_ms,
+            threshold_ms: 2.0,
+            cause: crate::measure::late::Cause::Timer,
+            split: EventSplit::default(),
+            recorded: false,
+            ran_instead: Vec::new(),
+            context: None,
+        }
+    }
+
+    #[test]
+    fn the_worst_incidents_are_kept_worst_first() {
+        let mut worst = Vec::new();
+        for ms in [3.0, 9.0, 1.0, 5.0, 7.0] {
+            keep_worst(&mut worst, incident(ms), 3);
+        }
+        let kept: Vec<f64> = worst.iter().map(|i| i.latency_ms).collect();
+        assert_eq!(kept, [9.0, 7.0, 5.0]);
+    }
+
+    #[test]
+    fn thresholds_go_to_the_canaries_named_and_bad_names_are_refused() {
+        let names = vec!["timer".to_string(), "frame".to_string()];
+        let set = canary_settings(&names, &[("frame".into(), 20_000_000)]).unwrap();
+        assert_eq!(
+            set[0].threshold_ns,
+            canary::find("timer").unwrap().threshold_ns
+        );
+        assert_eq!(set[1].threshold_ns, 20_000_000);
+        let e = canary_settings(&names, &[("audio".into(), 1)]).unwrap_err();
+        assert!(
+            e.to_string().contains("not a canary this watch runs"),
+            "{e}"
+        );
+        let e = canary_settings(&["mouse".into()], &[]).unwrap_err();
+        assert!(e.to_string().contains("unknown canary \"mouse\""), "{e}");
+        assert!(canary_settings(&["timer".into(), "timer".into()], &[]).is_err());
+    }
+}

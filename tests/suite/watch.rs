@@ -1,0 +1,455 @@
+//! `feelbench watch`: its canaries' events and incidents in the lines and
+//! the JSON, an injected stall named (root), bad input, the end on SIGINT
+//! and SIGTERM with nothing left, and its metrics scraped by a real
+//! Prometheus server and queried with the README's PromQL.
+
+use crate::common::{
+    feelbench, new_tag, read_json, require_root, skip, stderr, stdout, wait_for_no_tagged,
+    LOOPS_PER_MS,
+};
+use serde_json::Value;
+use std::io::{Read as _, Write as _};
+use std::net::{TcpListener, TcpStream};
+use std::path::Path;
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+/// The flight recorder's tracefs mounts this process can see.
+fn tracefs_mounts() -> usize {
+    std::fs::read_to_string("/proc/self/mounts")
+        .unwrap_or_default()
+        .lines()
+        .filter(|line| line.split_whitespace().nth(2) == Some("tracefs"))
+        .count()
+}
+
+/// `feelbench watch ARGS` with the fixed calibration, in `dir`.
+fn watch(tag: &str, dir: &Path, args: &[&str]) -> Command {
+    let mut command = feelbench(tag, dir);
+    command.args(["watch", "-l", LOOPS_PER_MS]).args(args);
+    command
+}
+
+#[test]
+fn canaries_count_events_and_late_ones_are_incidents_in_lines_and_json() {
+    let dir = tempfile::tempdir().unwrap();
+    // Every frame is later than 1 µs: each one is an incident.
+    let output = watch(
+        &new_tag(),
+        dir.path(),
+        &[
+            "-t",
+            "2",
+            "--threshold",
+            "frame=1us",
+            "--keep",
+            "5",
+            "-o",
+            "w.json",
+        ],
+    )
+    .output()
+    .unwrap();
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    let doc = read_json(&dir.path().join("w.json"));
+    assert_eq!(doc["schema"], "feelbench.watch/1");
+    let canaries = doc["canaries"].as_array().unwrap();
+    let names: Vec<&str> = canaries
+        .iter()
+        .map(|c| c["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(names, ["timer", "frame"]);
+    for c in canaries {
+        assert!(c["events"].as_u64().unwrap() > 10, "{c}");
+        let (p50, p99, max) = (
+            c["p50_ms"].as_f64().unwrap(),
+            c["p99_ms"].as_f64().unwrap(),
+            c["max_ms"].as_f64().unwrap(),
+        );
+        assert!(p50 <= p99 && p99 <= max, "{c}");
+    }
+    let frame = &canaries[1];
+    assert_eq!(frame["threshold_ms"], 0.001);
+    assert_eq!(frame["incidents"], frame["events"], "{frame}");
+    let incidents = doc["incidents"].as_array().unwrap();
+    assert_eq!(incidents.len(), 5, "--keep 5");
+    let latencies: Vec<f64> = incidents
+        .iter()
+        .map(|i| i["latency_ms"].as_f64().unwrap())
+        .collect();
+    assert!(
+        latencies.windows(2).all(|w| w[0] >= w[1]),
+        "worst first: {latencies:?}"
+    );
+    for incident in incidents {
+        for field in [
+            "canary",
+            "at",
+            "latency_ms",
+            "threshold_ms",
+            "cause",
+            "split",
+            "recorded",
+        ] {
+            assert!(!incident[field].is_null(), "{field} in {incident}");
+        }
+        assert!(incident["split"]["ended_ns"].as_u64() >= incident["split"]["due_ns"].as_u64());
+    }
+    let state = doc["recorder"]["state"].as_str().unwrap();
+    match nix::unistd::geteuid().is_root() {
+        true => assert!(
+            ["recording", "stopped"].contains(&state),
+            "{}",
+            doc["recorder"]
+        ),
+        false => {
+            assert_eq!(state, "off");
+            assert!(stderr(&output).contains("not root: no flight recorder"));
+        }
+    }
+    let text = stdout(&output);
+    let lines = text
+        .lines()
+        .filter(|l| l.contains(" frame ") && l.contains("ms late (threshold 0.0 ms)"));
+    assert!(
+        lines.count() as u64 >= frame["incidents"].as_u64().unwrap() / 2,
+        "{text}"
+    );
+    assert!(
+        text.contains("watched ") && text.contains(" s: canary, events"),
+        "{text}"
+    );
+}
+
+#[test]
+fn its_minutes_go_to_the_store_and_history_lists_them() {
+    let dir = tempfile::tempdir().unwrap();
+    let tag = new_tag();
+    let output = watch(&tag, dir.path(), &["-t", "2", "--threshold", "frame=1us"])
+        .output()
+        .unwrap();
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    let history = feelbench(&tag, dir.path())
+        .args(["history", "--watch"])
+        .output()
+        .unwrap();
+    let text = stdout(&history);
+    assert_eq!(history.status.code(), Some(0), "{}", stderr(&history));
+    assert!(text.starts_with("minute (UTC)"), "{text}");
+    for canary in ["timer", "frame"] {
+        let rows: Vec<&str> = text
+            .lines()
+            .filter(|l| l.split_whitespace().nth(3) == Some(canary))
+            .collect();
+        assert!(!rows.is_empty() && rows.len() <= 2, "{canary}: {text}");
+        let events: u64 = rows
+            .iter()
+            .map(|r| r.split_whitespace().nth(4).unwrap().parse::<u64>().unwrap())
+            .sum();
+        assert!(events > 10, "{canary}: {text}");
+    }
+    let other = feelbench(&tag, dir.path())
+        .args(["history", "--watch", "--machine", "no-such-host"])
+        .output()
+        .unwrap();
+    assert!(
+        stdout(&other).starts_with("no minutes"),
+        "{}",
+        stdout(&other)
+    );
+}
+
+/// A separate process named `fb-test-stall`, SCHED_FIFO on CPU `cpu`, busy
+/// 40 ms every 0.6 s.
+fn staller(cpu: &str) -> Option<Child> {
+    let script = r#"$0 = "fb-test-stall"; use Time::HiRes qw(time sleep);
+        while (1) { my $t = time; while (time - $t < 0.04) {} sleep(0.6); }"#;
+    Command::new("chrt")
+        .args(["-f", "10", "taskset", "-c", cpu, "perl", "-e", script])
+        .spawn()
+        .ok()
+}
+
+#[test]
+fn an_injected_stall_is_an_incident_naming_the_stalling_process() {
+    if !require_root("the flight recorder and SCHED_FIFO") {
+        return;
+    }
+    let Some(mut stall) = staller("0") else {
+        skip("chrt, taskset or perl is missing");
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let output = watch(
+        &new_tag(),
+        dir.path(),
+        &[
+            "-t", "3", "--cpus", "0", "--canary", "timer", "-o", "w.json",
+        ],
+    )
+    .output()
+    .unwrap();
+    let _ = stall.kill();
+    let _ = stall.wait();
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    let doc = read_json(&dir.path().join("w.json"));
+    let incidents = doc["incidents"].as_array().unwrap();
+    let named = incidents.iter().filter(|i| {
+        i["ran_instead"].as_array().is_some_and(|r| {
+            r.iter().any(|c| {
+                c["thread"] == "fb-test-stall"
+                    && c["pid"].as_i64() == Some(stall.id() as i64)
+                    && c["cgroup"].is_string()
+            })
+        })
+    });
+    // Four or five stalls of 40 ms in 3 s; one named is enough on a busy machine.
+    assert!(
+        named.count() >= 1,
+        "{}",
+        serde_json::to_string_pretty(incidents).unwrap()
+    );
+    assert!(
+        stdout(&output).contains("fb-test-stall["),
+        "{}",
+        stdout(&output)
+    );
+}
+
+#[test]
+fn bad_input_is_one_line_and_exit_2() {
+    let taken = TcpListener::bind("127.0.0.1:0").unwrap();
+    let taken_addr = taken.local_addr().unwrap().to_string();
+    for (args, says) in [
+        (vec!["--threshold", "timer=fast"], "--threshold timer=fast"),
+        (vec!["--threshold", "mouse=2ms"], "unknown canary \"mouse\""),
+        (
+            vec!["--threshold", "audio=2ms"],
+            "not a canary this watch runs",
+        ),
+        (vec!["--canary", "mouse"], "unknown canary \"mouse\""),
+        (vec!["--listen", "nowhere"], "--listen takes an address"),
+        (vec!["--listen", &taken_addr], "--listen 127.0.0.1:"),
+        (vec!["--cpus", "4096"], "--cpus"),
+        (vec!["-t", "0"], "-t/--duration"),
+        (
+            vec!["--store", "postgres://127.0.0.1:1/none"],
+            "cannot reach the store",
+        ),
+    ] {
+        let dir = tempfile::tempdir().unwrap();
+        let output = watch(&new_tag(), dir.path(), &args).output().unwrap();
+        let err = stderr(&output);
+        assert_eq!(output.status.code(), Some(2), "{args:?}: {err}");
+        assert_eq!(err.lines().count(), 1, "{args:?}: {err}");
+        assert!(err.contains(says), "{args:?}: {err}");
+    }
+}
+
+/// The holds on delay accounting of process `pid`.
+fn delayacct_holds(pid: u32) -> usize {
+    std::fs::read_dir("/run/feelbench/delayacct")
+        .map(|entries| {
+            entries
+                .filter(|e| {
+                    e.as_ref().is_ok_and(|e| {
+                        e.file_name()
+                            .to_string_lossy()
+                            .starts_with(&format!("{pid}-"))
+                    })
+                })
+                .count()
+        })
+        .unwrap_or(0)
+}
+
+#[test]
+fn sigint_and_sigterm_end_it_clean_with_its_summary() {
+    let mounted_before = tracefs_mounts();
+    for signal in [nix::sys::signal::SIGINT, nix::sys::signal::SIGTERM] {
+        let dir = tempfile::tempdir().unwrap();
+        let tag = new_tag();
+        let mut child = watch(&tag, dir.path(), &["-o", "w.json"])
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        std::thread::sleep(Duration::from_millis(1500));
+        let pid = child.id();
+        nix::sys::signal::kill(nix::unistd::Pid::from_raw(pid as i32), signal).unwrap();
+        let deadline = Instant::now() + Duration::from_secs(20);
+        let status = loop {
+            if let Some(status) = child.try_wait().unwrap() {
+                break status;
+            }
+            assert!(Instant::now() < deadline, "watch did not end on {signal}");
+            std::thread::sleep(Duration::from_millis(20));
+        };
+        let mut out = String::new();
+        child
+            .stdout
+            .take()
+            .unwrap()
+            .read_to_string(&mut out)
+            .unwrap();
+        assert_eq!(status.code(), Some(0), "{signal}: {out}");
+        assert!(out.contains("watched "), "{signal}: {out}");
+        assert!(read_json(&dir.path().join("w.json"))["canaries"].is_array());
+        assert_eq!(
+            wait_for_no_tagged(&tag, Duration::from_secs(3)),
+            Vec::<u32>::new()
+        );
+        assert_eq!(
+            delayacct_holds(pid),
+            0,
+            "{signal}: its hold on delay accounting is gone"
+        );
+        let files: Vec<_> = std::fs::read_dir(dir.path())
+            .unwrap()
+            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .filter(|n| n != "feelbench" && n != "w.json")
+            .collect();
+        assert!(files.is_empty(), "{signal}: left {files:?}");
+    }
+    assert_eq!(
+        tracefs_mounts(),
+        mounted_before,
+        "the recorder left tracefs mounted"
+    );
+}
+
+/// A port free on loopback now.
+fn free_port() -> u16 {
+    TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port()
+}
+
+/// Prometheus's answer to the instant query `promql`, through its HTTP API
+/// on `port`: the `data.result` array, or `None` when it did not answer.
+fn query(port: u16, promql: &str) -> Option<Vec<Value>> {
+    let encoded = percent_encoding::utf8_percent_encode(promql, percent_encoding::NON_ALPHANUMERIC);
+    let mut stream = TcpStream::connect(("127.0.0.1", port)).ok()?;
+    stream.set_read_timeout(Some(Duration::from_secs(5))).ok()?;
+    write!(
+        stream,
+        "GET /api/v1/query?query={encoded} HTTP/1.0\r\nHost: 127.0.0.1\r\n\r\n"
+    )
+    .ok()?;
+    let mut text = String::new();
+    stream.read_to_string(&mut text).ok()?;
+    let body = text.split_once("\r\n\r\n")?.1;
+    let answer: Value = serde_json::from_str(body).ok()?;
+    (answer["status"] == "success").then(|| answer["data"]["result"].as_array().cloned())?
+}
+
+/// Ends `child` with SIGTERM when dropped (SIGKILL after 20 s), and reaps it.
+struct Reaped(Child);
+
+impl Drop for Reaped {
+    fn drop(&mut self) {
+        let pid = nix::unistd::Pid::from_raw(self.0.id() as i32);
+        let _ = nix::sys::signal::kill(pid, nix::sys::signal::SIGTERM);
+        let deadline = Instant::now() + Duration::from_secs(20);
+        while matches!(self.0.try_wait(), Ok(None)) && Instant::now() < deadline {
+            std::thread::sleep(Duration::from_millis(50));
+        }
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+#[test]
+fn a_real_prometheus_scrapes_watch_and_answers_the_readmes_queries() {
+    if Command::new("prometheus")
+        .arg("--version")
+        .output()
+        .is_err()
+    {
+        skip("prometheus is not installed (.ci/run installs Debian's as root)");
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let (metrics_port, prometheus_port) = (free_port(), free_port());
+    let listen = format!("127.0.0.1:{metrics_port}");
+    let _watch = Reaped(
+        watch(
+            &new_tag(),
+            dir.path(),
+            &["-t", "60", "--listen", &listen, "--threshold", "frame=1us"],
+        )
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap(),
+    );
+    let config = dir.path().join("prometheus.yml");
+    std::fs::write(
+        &config,
+        format!("global:\n  scrape_interval: 1s\nscrape_configs:\n  - job_name: feelbench\n    static_configs:\n      - targets: ['{listen}']\n"),
+    )
+    .unwrap();
+    let _prometheus = Reaped(
+        Command::new("prometheus")
+            .arg(format!("--config.file={}", config.display()))
+            .arg(format!(
+                "--storage.tsdb.path={}",
+                dir.path().join("data").display()
+            ))
+            .arg(format!("--web.listen-address=127.0.0.1:{prometheus_port}"))
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap(),
+    );
+    // The README's dashboard queries, each with what it must answer.
+    let p99 = "histogram_quantile(0.99, sum by (le, canary) (rate(feelbench_watch_latency_seconds_bucket[1m])))";
+    let by_cause = "sum by (cause) (rate(feelbench_watch_incidents_total[1m])) > 0";
+    let recorder = "feelbench_watch_recorder_state == 1";
+    // Names culprits only with the recorder (root): answered, maybe empty.
+    let culprits = "topk(5, rate(feelbench_watch_culprit_incidents_total[1h]))";
+    let deadline = Instant::now() + Duration::from_secs(40);
+    let answered = loop {
+        let answers: Vec<Option<Vec<Value>>> = [p99, by_cause, recorder]
+            .iter()
+            .map(|q| query(prometheus_port, q))
+            .collect();
+        let whole = answers
+            .iter()
+            .all(|a| a.as_ref().is_some_and(|r| !r.is_empty()));
+        let p99_has_both = answers[0].as_ref().is_some_and(|r| r.len() == 2);
+        if whole && p99_has_both {
+            break answers;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "Prometheus never answered the queries: {answers:?}"
+        );
+        std::thread::sleep(Duration::from_millis(500));
+    };
+    assert!(query(prometheus_port, culprits).is_some(), "{culprits}");
+    for series in answered[0].as_ref().unwrap() {
+        let canary = series["metric"]["canary"].as_str().unwrap();
+        assert!(["timer", "frame"].contains(&canary), "{series}");
+        let value: f64 = series["value"][1].as_str().unwrap().parse().unwrap();
+        assert!(value.is_finite() && value >= 0.0, "{series}");
+    }
+    let causes: Vec<&str> = answered[1]
+        .as_ref()
+        .unwrap()
+        .iter()
+        .map(|s| s["metric"]["cause"].as_str().unwrap())
+        .collect();
+    assert!(!causes.is_empty(), "every frame is an incident at 1 µs");
+    let state = answered[2].as_ref().unwrap()[0]["metric"]["state"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let expected: &[&str] = match nix::unistd::geteuid().is_root() {
+        true => &["recording", "stopped"],
+        false => &["off"],
+    };
+    assert!(expected.contains(&state.as_str()), "{state}");
+}
