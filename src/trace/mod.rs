@@ -19,7 +19,7 @@ mod render;
 mod sched;
 mod stored;
 
-pub use file::{check_writable, write};
+pub use file::{check_dir_writable, check_writable, write};
 pub use render::render;
 pub use stored::of_document;
 

@@ -24,7 +24,7 @@ fn tracefs_mounts() -> usize {
 }
 
 /// `feelbench watch ARGS` with the fixed calibration, in `dir`.
-fn watch(tag: &str, dir: &Path, args: &[&str]) -> Command {
+pub fn watch(tag: &str, dir: &Path, args: &[&str]) -> Command {
     let mut command = feelbench(tag, dir);
     command.args(["watch", "-l", LOOPS_PER_MS]).args(args);
     command
@@ -161,7 +161,7 @@ fn its_minutes_go_to_the_store_and_history_lists_them() {
 
 /// A separate process named `fb-test-stall`, SCHED_FIFO on CPU `cpu`, busy
 /// 40 ms every 0.6 s.
-fn staller(cpu: &str) -> Option<Child> {
+pub fn staller(cpu: &str) -> Option<Child> {
     let script = r#"$0 = "fb-test-stall"; use Time::HiRes qw(time sleep);
         while (1) { my $t = time; while (time - $t < 0.04) {} sleep(0.6); }"#;
     Command::new("chrt")
@@ -232,6 +232,10 @@ fn bad_input_is_one_line_and_exit_2() {
         (vec!["--listen", &taken_addr], "--listen 127.0.0.1:"),
         (vec!["--cpus", "4096"], "--cpus"),
         (vec!["-t", "0"], "-t/--duration"),
+        (
+            vec!["--trace", "/nonexistent/feelbench-traces"],
+            "cannot write traces into",
+        ),
         (
             vec!["--store", "postgres://127.0.0.1:1/none"],
             "cannot reach the store",
