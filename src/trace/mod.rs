@@ -1,4 +1,5 @@
-//! Perfetto traces of runs (`run --trace`, `report --format perfetto`):
+//! Perfetto traces of runs (`run --trace`, `report --format perfetto`) and
+//! of `watch`'s incidents (`watch --trace`, each a scenario of its window):
 //! what a trace holds of each scenario, as data the engine fills
 //! ([`ScenarioTrace`]), rendered into Perfetto's packets (`render`: the
 //! scenarios as named ranges, each probe thread's events as slices beside

@@ -11,7 +11,7 @@ use serde_json::Value;
 use std::io::{Read as _, Write as _};
 use std::net::{TcpListener, TcpStream};
 use std::path::Path;
-use std::process::{Child, Command, Stdio};
+use std::process::{Child, Command, Output, Stdio};
 use std::time::{Duration, Instant};
 
 /// The flight recorder's tracefs mounts this process can see.
@@ -161,7 +161,7 @@ fn its_minutes_go_to_the_store_and_history_lists_them() {
 
 /// A separate process named `fb-test-stall`, SCHED_FIFO on CPU `cpu`, busy
 /// 40 ms every 0.6 s.
-pub fn staller(cpu: &str) -> Option<Child> {
+fn staller(cpu: &str) -> Option<Child> {
     let script = r#"$0 = "fb-test-stall"; use Time::HiRes qw(time sleep);
         while (1) { my $t = time; while (time - $t < 0.04) {} sleep(0.6); }"#;
     Command::new("chrt")
@@ -170,35 +170,56 @@ pub fn staller(cpu: &str) -> Option<Child> {
         .ok()
 }
 
-#[test]
-fn an_injected_stall_is_an_incident_naming_the_stalling_process() {
+/// What a watch of a stall said and wrote, and the stalling process.
+pub struct StalledWatch {
+    pub output: Output,
+    pub doc: Value,
+    pub stall_pid: u32,
+}
+
+/// A 3 s watch of the timer canary kept on CPU 0 while [`staller`] stalls
+/// that CPU, with `args` besides, writing `w.json` into `dir`; `None` (said
+/// as a skip) when not root or without the tools the stall needs.
+pub fn watch_a_stall(dir: &Path, args: &[&str]) -> Option<StalledWatch> {
     if !require_root("the flight recorder and SCHED_FIFO") {
-        return;
+        return None;
     }
     let Some(mut stall) = staller("0") else {
         skip("chrt, taskset or perl is missing");
-        return;
+        return None;
     };
-    let dir = tempfile::tempdir().unwrap();
-    let output = watch(
-        &new_tag(),
-        dir.path(),
-        &[
-            "-t", "3", "--cpus", "0", "--canary", "timer", "-o", "w.json",
-        ],
-    )
-    .output()
-    .unwrap();
+    let output = watch(&new_tag(), dir, &["-t", "3", "--cpus", "0"])
+        .args(["--canary", "timer", "-o", "w.json"])
+        .args(args)
+        .output()
+        .unwrap();
     let _ = stall.kill();
     let _ = stall.wait();
     assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
-    let doc = read_json(&dir.path().join("w.json"));
+    Some(StalledWatch {
+        doc: read_json(&dir.join("w.json")),
+        output,
+        stall_pid: stall.id(),
+    })
+}
+
+#[test]
+fn an_injected_stall_is_an_incident_naming_the_stalling_process() {
+    let dir = tempfile::tempdir().unwrap();
+    let Some(StalledWatch {
+        output,
+        doc,
+        stall_pid,
+    }) = watch_a_stall(dir.path(), &[])
+    else {
+        return;
+    };
     let incidents = doc["incidents"].as_array().unwrap();
     let named = incidents.iter().filter(|i| {
         i["ran_instead"].as_array().is_some_and(|r| {
             r.iter().any(|c| {
                 c["thread"] == "fb-test-stall"
-                    && c["pid"].as_i64() == Some(stall.id() as i64)
+                    && c["pid"].as_i64() == Some(stall_pid as i64)
                     && c["cgroup"].is_string()
             })
         })

@@ -7,47 +7,20 @@
 
 use crate::common::full_disk::FullDisk;
 use crate::common::perfetto::{count, decoded};
-use crate::common::{new_tag, read_json, require_root, skip, stderr, stdout};
-use crate::watch::{staller, watch};
+use crate::common::{new_tag, skip, stderr, stdout};
+use crate::watch::{watch, watch_a_stall, StalledWatch};
 use serde_json::Value;
 use std::collections::BTreeSet;
 
 #[test]
 fn each_kept_incident_of_an_injected_stall_is_a_perfetto_trace() {
-    if !require_root("the flight recorder and SCHED_FIFO") {
-        return;
-    }
-    let Some(mut stall) = staller("0") else {
-        skip("chrt, taskset or perl is missing");
-        return;
-    };
     let dir = tempfile::tempdir().unwrap();
     let traces = dir.path().join("traces");
     std::fs::create_dir(&traces).unwrap();
-    let output = watch(
-        &new_tag(),
-        dir.path(),
-        &[
-            "-t",
-            "3",
-            "--cpus",
-            "0",
-            "--canary",
-            "timer",
-            "--keep",
-            "2",
-            "-o",
-            "w.json",
-            "--trace",
-            traces.to_str().unwrap(),
-        ],
-    )
-    .output()
-    .unwrap();
-    let _ = stall.kill();
-    let _ = stall.wait();
-    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
-    let doc = read_json(&dir.path().join("w.json"));
+    let args = ["--keep", "2", "--trace", traces.to_str().unwrap()];
+    let Some(StalledWatch { output, doc, .. }) = watch_a_stall(dir.path(), &args) else {
+        return;
+    };
     if doc["recorder"]["state"] == "off" {
         skip(&format!("the recorder was off: {}", stderr(&output)));
         return;
@@ -105,9 +78,6 @@ fn check_incident_trace(incident: &Value, trace: &Value) {
 
 #[test]
 fn a_full_disk_is_said_once_and_the_watch_goes_on() {
-    if !require_root("mounting a full tmpfs") {
-        return;
-    }
     let dir = tempfile::tempdir().unwrap();
     let Some(full) = FullDisk::mount(dir.path()) else {
         return;
@@ -116,25 +86,16 @@ fn a_full_disk_is_said_once_and_the_watch_goes_on() {
     let output = watch(
         &new_tag(),
         dir.path(),
-        &[
-            "-t",
-            "2",
-            "--threshold",
-            "frame=1us",
-            "--keep",
-            "3",
-            "--trace",
-            full.0.to_str().unwrap(),
-        ],
+        &["-t", "2", "--threshold", "frame=1us"],
     )
+    .args(["--keep", "3", "--trace"])
+    .arg(&full.0)
     .output()
     .unwrap();
     assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
     let said = stderr(&output);
-    let warnings: Vec<&str> = said.lines().filter(|l| l.contains("trace")).collect();
-    assert_eq!(warnings.len(), 1, "{said}");
-    assert!(warnings[0].contains("No space left"), "{said}");
-    assert!(warnings[0].contains("the watch goes on"), "{said}");
+    let warning = FullDisk::the_one_line_about_the_trace(&said);
+    assert!(warning.contains("the watch goes on"), "{said}");
     let text = stdout(&output);
     assert!(!text.contains("; trace "), "{text}");
     assert!(text.contains("watched "), "{text}");

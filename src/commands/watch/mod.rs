@@ -5,7 +5,8 @@
 //! made once the flight recorder (root: `system::sched_trace`, rolling)
 //! and the telemetry sampler (`system::telemetry::window`, rolling) have
 //! caught up with it, said in one line on stdout and kept when among the
-//! worst. `--listen` serves the metrics (`serve`). It runs for `-t` or
+//! worst, with a Perfetto trace of its window under `--trace` (`traces`).
+//! `--listen` serves the metrics (`serve`). It runs for `-t` or
 //! until SIGINT, SIGTERM or SIGHUP, then stops its threads, lets go of
 //! delay accounting, writes `--output` and says a summary; the recorder's
 //! perf events and tracefs mount belong to the process and go with it
