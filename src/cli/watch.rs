@@ -69,6 +69,11 @@ pub struct WatchArgs {
 impl WatchArgs {
     /// The settings, every option checked.
     pub fn settings(self, online: Option<&CpuList>) -> Result<WatchSettings, UsageError> {
+        if self.trace.is_some() && self.keep == 0 {
+            return Err(UsageError::new(
+                "--trace writes the traces of the --keep worst incidents: --keep 0 keeps none",
+            ));
+        }
         let thresholds = self
             .thresholds
             .iter()

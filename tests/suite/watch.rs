@@ -257,6 +257,7 @@ fn bad_input_is_one_line_and_exit_2() {
             vec!["--trace", "/nonexistent/feelbench-traces"],
             "cannot write traces into",
         ),
+        (vec!["--trace", ".", "--keep", "0"], "--keep 0 keeps none"),
         (
             vec!["--store", "postgres://127.0.0.1:1/none"],
             "cannot reach the store",
