@@ -37,9 +37,17 @@ pub struct WatchArgs {
     /// when the watch ends.
     #[arg(short = 'o', long = "output", value_name = "FILE")]
     output: Option<PathBuf>,
-    /// How many of the worst incidents --output keeps.
+    /// How many of the worst incidents --output and --trace keep.
     #[arg(long = "keep", value_name = "N", default_value_t = 20)]
     keep: usize,
+    /// Write a Perfetto trace of each incident among the --keep worst into
+    /// the directory DIR (the second before its event to just after it:
+    /// the late event with its cause and parts beside the time it was
+    /// allowed, with the recorder, as root, every task's scheduling and a
+    /// flow to what ran instead; the telemetry as counters); a trace whose
+    /// incident a worse one pushes out is removed.
+    #[arg(long = "trace", value_name = "DIR")]
+    trace: Option<PathBuf>,
     /// Culprit cgroups the metrics label by name (the first seen); the
     /// others count as `other`.
     #[arg(long = "top-cgroups", value_name = "N", default_value_t = 10)]
@@ -61,6 +69,11 @@ pub struct WatchArgs {
 impl WatchArgs {
     /// The settings, every option checked.
     pub fn settings(self, online: Option<&CpuList>) -> Result<WatchSettings, UsageError> {
+        if self.trace.is_some() && self.keep == 0 {
+            return Err(UsageError::new(
+                "--trace writes the traces of the --keep worst incidents: --keep 0 keeps none",
+            ));
+        }
         let thresholds = self
             .thresholds
             .iter()
@@ -110,6 +123,7 @@ impl WatchArgs {
             listen,
             keep: self.keep,
             output: self.output,
+            trace: self.trace,
             top_cgroups: self.top_cgroups,
             no_recorder: self.no_recorder,
             loops_per_ms: self.loops_per_ms,

@@ -1,6 +1,7 @@
 //! A trace as bytes and as a file: encoded as Perfetto's `Trace` message
 //! and written beside its path, then renamed, so a failed write (a full
-//! disk) never leaves a partial trace under the name asked for.
+//! disk) never leaves a partial trace under the name asked for; whether a
+//! trace's file, or a directory of them (`watch --trace`), can be made.
 
 use super::protos::Trace;
 use crate::system::atomic::{write_atomically, AtomicWriteError};
@@ -12,6 +13,11 @@ use std::path::{Path, PathBuf};
 pub enum TraceFileError {
     #[error("cannot write the trace to {path}: {error}")]
     Unwritable {
+        path: PathBuf,
+        error: std::io::Error,
+    },
+    #[error("cannot write traces into {path}: {error}")]
+    UnwritableDir {
         path: PathBuf,
         error: std::io::Error,
     },
@@ -38,9 +44,31 @@ pub fn check_writable(path: &Path) -> Result<(), TraceFileError> {
     if path.is_dir() {
         return Err(unwritable(std::io::Error::other("it is a directory")));
     }
+    make_one_in(dir).map_err(unwritable)
+}
+
+/// Checks that traces can be made in the directory `dir`, by making one
+/// file there and removing it.
+pub fn check_dir_writable(dir: &Path) -> Result<(), TraceFileError> {
+    let unwritable = |error| TraceFileError::UnwritableDir {
+        path: dir.to_path_buf(),
+        error,
+    };
+    if !dir.is_dir() {
+        let error = match dir.exists() {
+            true => std::io::Error::other("it is not a directory"),
+            false => std::io::Error::from(std::io::ErrorKind::NotFound),
+        };
+        return Err(unwritable(error));
+    }
+    make_one_in(dir).map_err(unwritable)
+}
+
+/// Makes a file in `dir` and removes it.
+fn make_one_in(dir: &Path) -> std::io::Result<()> {
     let probe = dir.join(format!(".feelbench-trace-check.{}", std::process::id()));
-    std::fs::File::create_new(&probe).map_err(unwritable)?;
-    std::fs::remove_file(&probe).map_err(unwritable)
+    std::fs::File::create_new(&probe)?;
+    std::fs::remove_file(&probe)
 }
 
 #[cfg(test)]
@@ -61,5 +89,10 @@ mod tests {
         assert!(write(&missing, &Trace::default()).is_err());
         let entries = std::fs::read_dir(dir.path()).unwrap().count();
         assert_eq!(entries, 1, "only the trace is left");
+        check_dir_writable(dir.path()).unwrap();
+        let error = check_dir_writable(&path).unwrap_err().to_string();
+        assert!(error.contains("it is not a directory"), "{error}");
+        assert!(check_dir_writable(&missing).is_err());
+        assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 1);
     }
 }

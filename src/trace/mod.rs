@@ -1,4 +1,5 @@
-//! Perfetto traces of runs (`run --trace`, `report --format perfetto`):
+//! Perfetto traces of runs (`run --trace`, `report --format perfetto`) and
+//! of `watch`'s incidents (`watch --trace`, each a scenario of its window):
 //! what a trace holds of each scenario, as data the engine fills
 //! ([`ScenarioTrace`]), rendered into Perfetto's packets (`render`: the
 //! scenarios as named ranges, each probe thread's events as slices beside
@@ -19,7 +20,7 @@ mod render;
 mod sched;
 mod stored;
 
-pub use file::{check_writable, write};
+pub use file::{check_dir_writable, check_writable, write};
 pub use render::render;
 pub use stored::of_document;
 

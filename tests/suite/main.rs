@@ -47,3 +47,4 @@ mod telemetry;
 mod trace;
 mod v1_documents;
 mod watch;
+mod watch_trace;

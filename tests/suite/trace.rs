@@ -8,16 +8,11 @@
 //! tiny tmpfs) one line and exit 1, with no partial trace and the run's
 //! document written. No timing is asserted.
 
+use crate::common::full_disk::FullDisk;
+use crate::common::perfetto::{count, decoded};
 use crate::common::{feelbench, new_tag, read_json, require_root, skip, stderr, LOOPS_PER_MS};
-use serde_json::Value;
 use std::path::Path;
 use std::process::Command;
-
-/// The checker that decodes a trace with Perfetto's protos.
-const CHECKER: &str = concat!(
-    env!("CARGO_MANIFEST_DIR"),
-    "/tests/perfetto/trace_counts.py"
-);
 
 /// `feelbench run` of `probe` under burn for `seconds` into `dir`, with
 /// `--trace` to `trace`.
@@ -34,32 +29,6 @@ fn traced_run(dir: &Path, trace: &Path, probe: &str, seconds: &str, explain: boo
         command.arg("--explain");
     }
     command
-}
-
-/// What the checker counts in the trace at `path`; `None` (said as a
-/// skip) without Python's `perfetto` package.
-fn decoded(path: &Path) -> Option<Value> {
-    let output = Command::new("python3").arg(CHECKER).arg(path).output();
-    let output = match output {
-        Ok(output) if output.status.code() == Some(3) => {
-            skip(&format!(
-                "Python's perfetto package is not installed (python3 -m pip install perfetto): {}",
-                stderr(&output).trim()
-            ));
-            return None;
-        }
-        Ok(output) => output,
-        Err(e) => {
-            skip(&format!("python3 cannot be started: {e}"));
-            return None;
-        }
-    };
-    assert!(output.status.success(), "{}", stderr(&output));
-    Some(serde_json::from_slice(&output.stdout).unwrap())
-}
-
-fn count(value: &Value) -> u64 {
-    value.as_u64().unwrap_or(0)
 }
 
 #[test]
@@ -228,44 +197,19 @@ fn an_unwritable_trace_path_is_one_line_and_bad_input() {
     assert!(said.contains("cannot write the trace to"), "{said}");
 }
 
-/// A full tmpfs, unmounted when dropped.
-struct FullDisk(std::path::PathBuf);
-
-impl Drop for FullDisk {
-    fn drop(&mut self) {
-        let _ = Command::new("umount").arg(&self.0).status();
-    }
-}
-
 #[test]
 fn a_full_disk_is_one_line_and_the_run_is_still_written() {
-    if !require_root("mounting a full tmpfs") {
-        return;
-    }
     let dir = tempfile::tempdir().unwrap();
-    let full = dir.path().join("full");
-    std::fs::create_dir(&full).unwrap();
-    let mounted = Command::new("mount")
-        .args(["-t", "tmpfs", "-o", "size=4k", "tmpfs"])
-        .arg(&full)
-        .status();
-    if !mounted.is_ok_and(|s| s.success()) {
-        skip("cannot mount a tmpfs");
+    let Some(full) = FullDisk::mount(dir.path()) else {
         return;
-    }
-    let _unmount = FullDisk(full.clone());
-    // Its one page filled: a file can still be made there, not written.
-    std::fs::write(full.join("filler"), [0u8; 4096]).unwrap();
-    let output = traced_run(dir.path(), &full.join("run.pftrace"), "x", "1", false)
+    };
+    let output = traced_run(dir.path(), &full.0.join("run.pftrace"), "x", "1", false)
         .output()
         .unwrap();
     assert_eq!(output.status.code(), Some(1), "{}", stderr(&output));
-    let said = stderr(&output);
-    let errors: Vec<&str> = said.lines().filter(|l| l.contains("trace")).collect();
-    assert_eq!(errors.len(), 1, "{said}");
-    assert!(errors[0].contains("No space left"), "{said}");
+    FullDisk::the_one_line_about_the_trace(&stderr(&output));
     assert_eq!(
-        std::fs::read_dir(&full).unwrap().count(),
+        std::fs::read_dir(&full.0).unwrap().count(),
         1,
         "a partial trace was left"
     );

@@ -11,7 +11,7 @@ use serde_json::Value;
 use std::io::{Read as _, Write as _};
 use std::net::{TcpListener, TcpStream};
 use std::path::Path;
-use std::process::{Child, Command, Stdio};
+use std::process::{Child, Command, Output, Stdio};
 use std::time::{Duration, Instant};
 
 /// The flight recorder's tracefs mounts this process can see.
@@ -24,7 +24,7 @@ fn tracefs_mounts() -> usize {
 }
 
 /// `feelbench watch ARGS` with the fixed calibration, in `dir`.
-fn watch(tag: &str, dir: &Path, args: &[&str]) -> Command {
+pub fn watch(tag: &str, dir: &Path, args: &[&str]) -> Command {
     let mut command = feelbench(tag, dir);
     command.args(["watch", "-l", LOOPS_PER_MS]).args(args);
     command
@@ -170,35 +170,56 @@ fn staller(cpu: &str) -> Option<Child> {
         .ok()
 }
 
-#[test]
-fn an_injected_stall_is_an_incident_naming_the_stalling_process() {
+/// What a watch of a stall said and wrote, and the stalling process.
+pub struct StalledWatch {
+    pub output: Output,
+    pub doc: Value,
+    pub stall_pid: u32,
+}
+
+/// A 3 s watch of the timer canary kept on CPU 0 while [`staller`] stalls
+/// that CPU, with `args` besides, writing `w.json` into `dir`; `None` (said
+/// as a skip) when not root or without the tools the stall needs.
+pub fn watch_a_stall(dir: &Path, args: &[&str]) -> Option<StalledWatch> {
     if !require_root("the flight recorder and SCHED_FIFO") {
-        return;
+        return None;
     }
     let Some(mut stall) = staller("0") else {
         skip("chrt, taskset or perl is missing");
-        return;
+        return None;
     };
-    let dir = tempfile::tempdir().unwrap();
-    let output = watch(
-        &new_tag(),
-        dir.path(),
-        &[
-            "-t", "3", "--cpus", "0", "--canary", "timer", "-o", "w.json",
-        ],
-    )
-    .output()
-    .unwrap();
+    let output = watch(&new_tag(), dir, &["-t", "3", "--cpus", "0"])
+        .args(["--canary", "timer", "-o", "w.json"])
+        .args(args)
+        .output()
+        .unwrap();
     let _ = stall.kill();
     let _ = stall.wait();
     assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
-    let doc = read_json(&dir.path().join("w.json"));
+    Some(StalledWatch {
+        doc: read_json(&dir.join("w.json")),
+        output,
+        stall_pid: stall.id(),
+    })
+}
+
+#[test]
+fn an_injected_stall_is_an_incident_naming_the_stalling_process() {
+    let dir = tempfile::tempdir().unwrap();
+    let Some(StalledWatch {
+        output,
+        doc,
+        stall_pid,
+    }) = watch_a_stall(dir.path(), &[])
+    else {
+        return;
+    };
     let incidents = doc["incidents"].as_array().unwrap();
     let named = incidents.iter().filter(|i| {
         i["ran_instead"].as_array().is_some_and(|r| {
             r.iter().any(|c| {
                 c["thread"] == "fb-test-stall"
-                    && c["pid"].as_i64() == Some(stall.id() as i64)
+                    && c["pid"].as_i64() == Some(stall_pid as i64)
                     && c["cgroup"].is_string()
             })
         })
@@ -232,6 +253,11 @@ fn bad_input_is_one_line_and_exit_2() {
         (vec!["--listen", &taken_addr], "--listen 127.0.0.1:"),
         (vec!["--cpus", "4096"], "--cpus"),
         (vec!["-t", "0"], "-t/--duration"),
+        (
+            vec!["--trace", "/nonexistent/feelbench-traces"],
+            "cannot write traces into",
+        ),
+        (vec!["--trace", ".", "--keep", "0"], "--keep 0 keeps none"),
         (
             vec!["--store", "postgres://127.0.0.1:1/none"],
             "cannot reach the store",

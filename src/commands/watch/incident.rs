@@ -2,7 +2,8 @@
 //! split, the tasks that ran on its CPU instead (from the flight
 //! recorder's last seconds, `figures::explain::ran_instead`), each with its
 //! process, thread and cgroup as a user knows them, and the machine's
-//! steal, IRQ, pressure and reclaim around it (`figures::late_context`).
+//! steal, IRQ, pressure and reclaim around it (`figures::late_context`),
+//! and its Perfetto trace's file when `--trace` wrote one.
 
 use crate::figures::explain::ran_instead;
 use crate::figures::late_context::{of_span, InferredContext};
@@ -60,6 +61,10 @@ pub struct Incident {
     /// The machine around it, inferred from samples.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub context: Option<InferredContext>,
+    /// Its Perfetto trace (`--trace`), there while it is among the worst
+    /// kept.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub trace: Option<String>,
 }
 
 /// What an incident is made from, besides the event.
@@ -97,6 +102,7 @@ impl Incident {
                 .map(|r| culprit(evidence.proc_root, &r.task, r.tid, r.ns))
                 .collect(),
             context: of_span(evidence.samples, split.due_ns, split.ended_ns, &cpus),
+            trace: None,
         }
     }
 
@@ -137,6 +143,9 @@ impl Incident {
         }
         if let Some(context) = &self.context {
             line.push_str(&format!("; around it: {}", context.words()));
+        }
+        if let Some(trace) = &self.trace {
+            line.push_str(&format!("; trace {trace}"));
         }
         line
     }

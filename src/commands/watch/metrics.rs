@@ -360,6 +360,7 @@ mod tests {
                 .into_iter()
                 .collect(),
             context: None,
+            trace: None,
         }
     }
 

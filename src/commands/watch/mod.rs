@@ -5,7 +5,8 @@
 //! made once the flight recorder (root: `system::sched_trace`, rolling)
 //! and the telemetry sampler (`system::telemetry::window`, rolling) have
 //! caught up with it, said in one line on stdout and kept when among the
-//! worst. `--listen` serves the metrics (`serve`). It runs for `-t` or
+//! worst, with a Perfetto trace of its window under `--trace` (`traces`).
+//! `--listen` serves the metrics (`serve`). It runs for `-t` or
 //! until SIGINT, SIGTERM or SIGHUP, then stops its threads, lets go of
 //! delay accounting, writes `--output` and says a summary; the recorder's
 //! perf events and tracefs mount belong to the process and go with it
@@ -19,6 +20,7 @@ mod metrics;
 mod minutes;
 mod serve;
 mod summary;
+mod traces;
 
 pub use canary::{CanaryDef, CANARIES, DEFAULT as DEFAULT_CANARIES};
 pub use history::WatchHistorySettings;
@@ -29,6 +31,7 @@ use crate::exit::{ExitCode, UsageError};
 use crate::measure::calibrate::{self, MachineIdentity};
 use crate::measure::clock::{now_ns, process_cpu_ns};
 use crate::measure::late::EventSplit;
+use crate::measure::tasks;
 use crate::store::{Store, StoreLocation};
 use crate::system::atomic::write_atomically;
 use crate::system::cpulist::{self, CpuList};
@@ -48,6 +51,7 @@ use std::sync::mpsc::{sync_channel, Receiver};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 use summary::{print_summary, recorder_summary, summaries, WatchDocument};
+use traces::IncidentTraces;
 
 /// The schema of `--output`'s document.
 pub const SCHEMA: &str = "feelbench.watch/1";
@@ -93,6 +97,9 @@ pub struct WatchSettings {
     /// The worst incidents kept whole in `output`.
     pub keep: usize,
     pub output: Option<PathBuf>,
+    /// `--trace DIR`: each of the `keep` worst incidents as a Perfetto
+    /// trace there.
+    pub trace: Option<PathBuf>,
     /// Culprit cgroups labelled in the metrics before `other`.
     pub top_cgroups: usize,
     /// `--no-recorder`.
@@ -112,6 +119,12 @@ struct Flight {
 
 /// Watches the machine `system` describes as `settings` say.
 pub fn run(mut settings: WatchSettings, system: SystemInfo) -> anyhow::Result<ExitCode> {
+    // Checked first, so a bad directory fails before anything is said.
+    let traces = settings
+        .trace
+        .as_deref()
+        .map(IncidentTraces::open)
+        .transpose()?;
     let names: Vec<&str> = settings.canaries.iter().map(|c| c.def.name).collect();
     let book = match &settings.store {
         Some(location) => {
@@ -196,6 +209,7 @@ pub fn run(mut settings: WatchSettings, system: SystemInfo) -> anyhow::Result<Ex
     let mut watch = Watch {
         book,
         live,
+        traces,
         settings: &settings,
         canaries: &canaries,
         flight: &flight,
@@ -280,6 +294,7 @@ fn start_flight(settings: &WatchSettings, root: bool) -> Flight {
 struct Watch<'a> {
     book: Option<MinuteBook>,
     live: Option<Live>,
+    traces: Option<IncidentTraces>,
     settings: &'a WatchSettings,
     canaries: &'a [Canary],
     flight: &'a Flight,
@@ -322,7 +337,10 @@ impl Watch<'_> {
             pending = waiting;
             let trace = self.trace_of(&ripe);
             for event in ripe {
-                let incident = self.incident(&event, trace.as_ref());
+                let mut incident = self.incident(&event, trace.as_ref());
+                if ranks_among(&worst, &incident, self.settings.keep) {
+                    incident.trace = self.write_trace(&event, &incident);
+                }
                 match &mut self.live {
                     Some(live) => live.view().incident(&incident.line()),
                     None => say_line(&incident.line()),
@@ -331,7 +349,10 @@ impl Watch<'_> {
                 if let Some(book) = &mut self.book {
                     book.incident(&incident);
                 }
-                keep_worst(&mut worst, incident, self.settings.keep);
+                let dropped = keep_worst(&mut worst, incident, self.settings.keep);
+                if let (Some(traces), Some(dropped)) = (&self.traces, dropped) {
+                    traces.remove(&dropped);
+                }
             }
             if over || now - last_cost_ns >= 1_000_000_000 {
                 self.update_costs();
@@ -403,6 +424,26 @@ impl Watch<'_> {
         Incident::of(setting.def.name, setting.threshold_ns, split, &evidence)
     }
 
+    /// Writes the trace of `incident`, made of the late `event`, when
+    /// `--trace` asks for it; its path.
+    fn write_trace(&mut self, event: &CanaryEvent, incident: &Incident) -> Option<String> {
+        let traces = self.traces.as_mut()?;
+        let split = &event.split;
+        let from_ns = split.due_ns.saturating_sub(traces::BEFORE_NS);
+        let to_ns = split.ended_ns + traces::AFTER_NS;
+        let records = self
+            .flight
+            .recorder
+            .as_ref()
+            .map(|r| r.recent(split.due_ns, to_ns));
+        let samples = self.sampler.recent(from_ns, to_ns);
+        let tid = self.canaries[event.canary].tid().max(0) as u32;
+        let pid = std::process::id();
+        let task = tasks::read(Path::new("/proc"), tasks::Task { pid, tid });
+        let scenario = traces::scenario(incident, tid, task, records, samples);
+        traces.write(incident, &scenario)
+    }
+
     /// Updates the recorder's, the canaries' and the process's figures.
     fn update_costs(&self) {
         let counts = self
@@ -429,13 +470,20 @@ impl Watch<'_> {
     }
 }
 
-/// Keeps `incident` among the `keep` worst (longest late) of `worst`.
-fn keep_worst(worst: &mut Vec<Incident>, incident: Incident, keep: usize) {
-    let at = worst.partition_point(|w| w.latency_ms >= incident.latency_ms);
-    if at < keep {
-        worst.insert(at, incident);
-        worst.truncate(keep);
+/// Keeps `incident` among the `keep` worst (longest late) of `worst`;
+/// the one that is not kept, it or the one it pushed out, if any.
+fn keep_worst(worst: &mut Vec<Incident>, incident: Incident, keep: usize) -> Option<Incident> {
+    if !ranks_among(worst, &incident, keep) {
+        return Some(incident);
     }
+    let at = worst.partition_point(|w| w.latency_ms >= incident.latency_ms);
+    worst.insert(at, incident);
+    (worst.len() > keep).then(|| worst.pop()).flatten()
+}
+
+/// Whether `incident` would be among the `keep` worst of `worst`.
+fn ranks_among(worst: &[Incident], incident: &Incident, keep: usize) -> bool {
+    worst.partition_point(|w| w.latency_ms >= incident.latency_ms) < keep
 }
 
 /// Says `line` on stdout; a closed stdout is no reason to stop watching.
@@ -503,17 +551,21 @@ mod tests {
             recorded: false,
             ran_instead: Vec::new(),
             context: None,
+            trace: None,
         }
     }
 
     #[test]
     fn the_worst_incidents_are_kept_worst_first() {
         let mut worst = Vec::new();
+        let mut dropped = Vec::new();
         for ms in [3.0, 9.0, 1.0, 5.0, 7.0] {
-            keep_worst(&mut worst, incident(ms), 3);
+            dropped.extend(keep_worst(&mut worst, incident(ms), 3).map(|i| i.latency_ms));
         }
         let kept: Vec<f64> = worst.iter().map(|i| i.latency_ms).collect();
         assert_eq!(kept, [9.0, 7.0, 5.0]);
+        // Each one not kept is handed back once: its trace is removed.
+        assert_eq!(dropped, [1.0, 3.0]);
     }
 
     #[test]

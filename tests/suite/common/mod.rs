@@ -3,6 +3,8 @@
 //! processes, reading run files, and skipping a test visibly.
 #![allow(dead_code)] // each test file uses a different subset
 
+pub mod full_disk;
+pub mod perfetto;
 pub mod postgres_server;
 
 use serde_json::Value;
