@@ -3,7 +3,7 @@
 //! an address in use is bad input before anything starts).
 
 use super::store::StoreArgs;
-use super::values::{parse_cpu_list, parse_duration, seconds_to_ns};
+use super::values::{check_online, parse_cpu_list, parse_duration, seconds_to_ns};
 use crate::commands::watch::{self, Bound, WatchSettings, CANARIES, DEFAULT_CANARIES};
 use crate::exit::UsageError;
 use crate::store::StoreLocation;
@@ -87,16 +87,10 @@ impl WatchArgs {
         let cpus = self
             .cpus
             .map(|text| {
-                let list = parse_cpu_list(&text)
-                    .map_err(|e| UsageError::new(format!("--cpus {text:?}: {e}")))?;
-                match online {
-                    Some(online) => list
-                        .within(online)
-                        .map_err(|e| UsageError::new(format!("--cpus {text:?}: {e}"))),
-                    None => Ok(list),
-                }
+                parse_cpu_list(&text).map_err(|e| UsageError::new(format!("--cpus {text:?}: {e}")))
             })
             .transpose()?;
+        let cpus = check_online("--cpus", cpus, online)?;
         if let Some(n) = self.loops_per_ms.filter(|n| !(n.is_finite() && *n > 0.0)) {
             return Err(UsageError::new(format!(
                 "-l/--loops-per-ms takes a number above 0, not {n}"

@@ -11,9 +11,7 @@
 
 use super::clock::{now_ns, thread_cpu_ns};
 use super::cpu_time::ThreadCpuTime;
-use super::late::{
-    DelaySplit, EventSplit, EventTimes, LateAccount, LoggedEvent, Parts, ThreadSnapshot,
-};
+use super::late::{DelaySplit, EventSplit, EventTimes, LateAccount, Parts, ThreadSnapshot};
 use super::window::Window;
 use crate::system::delayacct;
 use crate::system::taskstats::{Delays, TaskstatsError, TaskstatsSocket};
@@ -354,8 +352,7 @@ impl EventSplitter {
         self.last_parts = split.parts;
         self.account.record(&split, late);
         let dropped = ended.is_none();
-        self.account
-            .log(LoggedEvent::of(&split, late, dropped, allowed_ns));
+        self.account.log(&split, late, dropped, allowed_ns);
         split
     }
 

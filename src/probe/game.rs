@@ -35,7 +35,8 @@ use crate::figures::{
 use crate::measure::attrib::Splitting;
 use crate::measure::batches::{batch_of, batch_seconds, BatchLatency, BATCHES};
 use crate::measure::clock::{now_ns, sleep_until_ns};
-use crate::measure::late::{EventSplit, EventTimes, LateAccount, LoggedEvent};
+use crate::measure::cpu_time::ThreadCpuTime;
+use crate::measure::late::{EventSplit, EventTimes, LateAccount};
 use crate::measure::latency::LatencyHistogram;
 use crate::measure::sched::MemoryPolicy;
 use crate::measure::stutter::StutterDetector;
@@ -305,9 +306,11 @@ impl Shared {
         })
     }
 
-    /// Does `wanted_ns` of work on the calling thread, accounted.
-    fn work(&self, splitting: &Splitting, window: Window, wanted_ns: u64) {
-        let used = work_cpu_ns(&splitting.cpu_time(), self.loops_per_ms, wanted_ns);
+    /// Does `wanted_ns` of work on the calling thread, whose CPU time is
+    /// `cpu_time` (taken once per thread: `Splitting::cpu_time` opens a
+    /// counter when nothing splits), accounted.
+    fn work(&self, cpu_time: &ThreadCpuTime, window: Window, wanted_ns: u64) {
+        let used = work_cpu_ns(cpu_time, self.loops_per_ms, wanted_ns);
         self.cpu.add(window, now_ns(), wanted_ns, used);
     }
 
@@ -406,7 +409,7 @@ impl FrameRecord {
                 self.late_links[link.index()] += 1;
                 if let (Some(account), Some(split)) = (&mut self.late, split) {
                     account.record(&split, true);
-                    account.log(LoggedEvent::of(&split, true, false, None));
+                    account.log(&split, true, false, None);
                     if self.labels.len() < self.labels.capacity() {
                         self.labels.push((split.due_ns, split.woke_ns, link));
                     }
@@ -415,7 +418,7 @@ impl FrameRecord {
             None => {
                 if let (Some(account), Some(split)) = (&mut self.late, on_time) {
                     account.record(&split, false);
-                    account.log(LoggedEvent::of(&split, false, false, None));
+                    account.log(&split, false, false, None);
                 }
             }
         }
@@ -587,6 +590,7 @@ impl Probe for GameProbe {
 fn main_thread(shared: &Shared, splitting: &mut Splitting, window: Window) -> u64 {
     let settings = shared.settings;
     let queue = u64::from(settings.queue);
+    let cpu_time = splitting.cpu_time();
     sleep_until_ns(window.start_ns);
     let mut frame = 0;
     loop {
@@ -600,7 +604,7 @@ fn main_thread(shared: &Shared, splitting: &mut Splitting, window: Window) -> u6
         }
         splitting.woke();
         let input_ns = shared.input_ns.load(Ordering::Acquire);
-        shared.work(splitting, window, settings.main_cpu_ns());
+        shared.work(&cpu_time, window, settings.main_cpu_ns());
         let times = EventTimes {
             due_ns: slot_free_ns,
             cpu_wanted_ns: Some(settings.main_cpu_ns()),
@@ -658,6 +662,7 @@ fn worker(shared: Arc<Shared>, mut splitting: Splitting) {
     splitting.set_window(window);
     let job_ns = shared.settings.job_cpu_ns();
     let jobs_total = shared.settings.jobs;
+    let cpu_time = splitting.cpu_time();
     let mut seen = 0;
     loop {
         let jobs = wait_until(&shared, &shared.jobs_posted, lock(&shared.jobs), |j| {
@@ -679,7 +684,7 @@ fn worker(shared: Arc<Shared>, mut splitting: Splitting) {
                 }
                 jobs.taken += 1;
             }
-            shared.work(&splitting, window, job_ns);
+            shared.work(&cpu_time, window, job_ns);
             mine += 1;
             let mut jobs = lock(&shared.jobs);
             jobs.done += 1;
@@ -706,6 +711,7 @@ fn render(shared: Arc<Shared>, mut splitting: Splitting) {
     let window = shared.window();
     splitting.set_window(window);
     let render_ns = shared.settings.render_cpu_ns();
+    let cpu_time = splitting.cpu_time();
     let mut done = 0;
     loop {
         let queue = wait_until(&shared, &shared.handed, lock(&shared.queue), |q| {
@@ -717,7 +723,7 @@ fn render(shared: Arc<Shared>, mut splitting: Splitting) {
         drop(queue);
         let frame = done;
         splitting.woke();
-        shared.work(&splitting, window, render_ns);
+        shared.work(&cpu_time, window, render_ns);
         let times = EventTimes {
             due_ns: shared.slot(frame).handoff_ns,
             cpu_wanted_ns: Some(render_ns),
@@ -811,11 +817,12 @@ fn display(shared: Arc<Shared>, mut splitting: Splitting, mut record: FrameRecor
 /// main thread to read.
 fn input(shared: Arc<Shared>, splitting: Splitting) {
     let window = shared.window();
+    let cpu_time = splitting.cpu_time();
     let mut due_ns = window.start_ns;
     while !shared.stopped() && due_ns < window.end_ns {
         sleep_until_ns(due_ns);
         shared.input_ns.store(due_ns, Ordering::Release);
-        shared.work(&splitting, window, INPUT_CPU_NS);
+        shared.work(&cpu_time, window, INPUT_CPU_NS);
         due_ns = next_period(due_ns, INPUT_PERIOD_NS, now_ns());
     }
 }
@@ -824,11 +831,12 @@ fn input(shared: Arc<Shared>, splitting: Splitting) {
 /// a period that does not, or that is skipped, is missed.
 fn audio(shared: Arc<Shared>, splitting: Splitting) -> AudioRecord {
     let window = shared.window();
+    let cpu_time = splitting.cpu_time();
     let mut record = AudioRecord::default();
     let mut due_ns = window.start_ns;
     while !shared.stopped() && due_ns < window.end_ns {
         sleep_until_ns(due_ns);
-        shared.work(&splitting, window, AUDIO_CPU_NS);
+        shared.work(&cpu_time, window, AUDIO_CPU_NS);
         let ended_ns = now_ns();
         let next_ns = next_period(due_ns, AUDIO_PERIOD_NS, ended_ns);
         let periods = (next_ns - due_ns) / AUDIO_PERIOD_NS;

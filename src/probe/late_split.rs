@@ -64,11 +64,10 @@ impl LateSplit {
 /// split. For a probe that accounts events outside a [`Splitting`] (the
 /// game's display thread accounts each frame by its late link's split).
 pub fn account(params: &WorkParams) -> Option<LateAccount> {
-    let account = match params.trace_events {
+    params.late_split.then(|| match params.trace_events {
         0 => LateAccount::new(),
         capacity => LateAccount::new().with_log(capacity),
-    };
-    params.late_split.then_some(account)
+    })
 }
 
 /// A rule "ended more than `threshold_ns` after it was due", in words

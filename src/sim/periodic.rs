@@ -115,9 +115,9 @@ impl FrameRunner {
             due_ns: intended_ns,
             cpu_wanted_ns: Some(cpu_wanted_ns),
         };
+        let deadline_ns = self.timetable.deadline_of(index);
         if self.timetable.woke_too_late(index, started_ns) {
-            let allowed_ns = self.timetable.deadline_of(index);
-            self.splitting.dropped(times, true, allowed_ns);
+            self.splitting.dropped(times, true, deadline_ns);
             self.next = self
                 .account
                 .record_woken_late(&self.timetable, index, started_ns, |i| {
@@ -128,7 +128,6 @@ impl FrameRunner {
             });
         }
         let cpu_used_ns = work_cpu_ns(&self.cpu_time, self.loops_per_ms, cpu_wanted_ns);
-        let deadline_ns = self.timetable.deadline_of(index);
         let finished_ns = self.splitting.ended_by(times, deadline_ns);
         let frame = FrameTimes {
             intended_ns,

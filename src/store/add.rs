@@ -18,7 +18,7 @@ pub enum Added {
 }
 
 /// The current time in seconds since the epoch.
-pub(super) fn now_unix() -> i64 {
+pub fn now_unix() -> i64 {
     std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
         .map_or(0, |d| d.as_secs() as i64)

@@ -15,12 +15,9 @@ use crate::measure::window::Window;
 pub fn of_document(run: &RunDocument) -> Vec<ScenarioTrace> {
     let mut traces = Vec::new();
     for scenario in &run.scenarios {
-        let measurements: Vec<&Measurement> = match scenario.repeats.len() {
-            0 => vec![&scenario.outcome],
-            _ => scenario.repeats.iter().collect(),
-        };
+        let measurements = scenario.measurements();
         let count = measurements.len();
-        for (n, measurement) in measurements.into_iter().enumerate() {
+        for (n, measurement) in measurements.iter().enumerate() {
             let mut name = format!("{} under {}", scenario.probe, scenario.load);
             if count > 1 {
                 name.push_str(&format!(" (repeat {} of {count})", n + 1));

@@ -5,7 +5,7 @@ use crate::commands::store::open;
 use crate::store::watch::WatchMinute;
 use crate::store::StoreLocation;
 use std::fmt::Write as _;
-use std::time::{Duration, SystemTime, UNIX_EPOCH};
+use std::time::{Duration, UNIX_EPOCH};
 
 /// What `history --watch` shows.
 #[derive(Debug)]
@@ -19,9 +19,7 @@ pub struct WatchHistorySettings {
 
 /// The table of the minutes asked for.
 pub fn render(settings: &WatchHistorySettings) -> anyhow::Result<String> {
-    let now = SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .map_or(0, |d| d.as_secs() as i64);
+    let now = crate::store::add::now_unix();
     let since = settings.since_unix.unwrap_or(now - 86_400);
     let minutes = open(&settings.store)?.watch_minutes(settings.hostname.as_deref(), since)?;
     Ok(table(&minutes))

@@ -9,7 +9,7 @@ use super::keep_worst;
 use crate::measure::latency::LatencyHistogram;
 use crate::store::watch::{WatchIncident, WatchMinute};
 use crate::store::{Store, StoreLocation};
-use std::time::{SystemTime, UNIX_EPOCH};
+use std::time::UNIX_EPOCH;
 
 /// Incidents stored per minute at most: the minute's worst.
 const INCIDENTS_PER_MINUTE: usize = 20;
@@ -129,8 +129,6 @@ fn fresh() -> Minute {
 
 /// The start of the current wall-clock minute, Unix seconds.
 fn minute_now() -> i64 {
-    let secs = SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .map_or(0, |d| d.as_secs() as i64);
+    let secs = crate::store::add::now_unix();
     secs - secs % 60
 }

@@ -133,10 +133,11 @@ impl LateAccount {
         }
     }
 
-    /// Logs `event`, when it logs (never allocates).
-    pub fn log(&mut self, event: LoggedEvent) {
+    /// Logs the event of `split`, allowed until `allowed_ns`, when it logs
+    /// (never allocates; without a log, nothing of the event is computed).
+    pub fn log(&mut self, split: &EventSplit, late: bool, dropped: bool, allowed_ns: Option<u64>) {
         if let Some(log) = &mut self.log {
-            log.push(event);
+            log.push(LoggedEvent::of(split, late, dropped, allowed_ns));
         }
     }
 
