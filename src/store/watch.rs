@@ -6,7 +6,7 @@ use super::backend::{Row, Value};
 use super::{Store, StoreError};
 
 /// One canary's minute.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
 pub struct WatchMinute {
     pub hostname: String,
     pub canary: String,

@@ -879,6 +879,18 @@ fn pg_a_watchs_minutes_are_stored_and_history_lists_them() {
             .sum();
         assert!(events > 10, "{canary}: {text}");
     }
+    let json = feelbench_in(
+        dir.path(),
+        &["history", "--watch", "--format", "json", "--store", &url],
+    );
+    let minutes: serde_json::Value = serde_json::from_slice(&json.stdout).unwrap();
+    let canaries: std::collections::BTreeSet<&str> = minutes
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|m| m["canary"].as_str().unwrap())
+        .collect();
+    assert_eq!(canaries, ["frame", "timer"].into(), "{minutes}");
     // Nothing went to the local store.
     let local = feelbench_in(dir.path(), &["history", "--watch"]);
     assert!(
