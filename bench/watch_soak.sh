@@ -11,24 +11,7 @@
 # every figure: the load average says how much there was.
 set -euo pipefail
 
-usage() {
-    cat <<EOF2
-Usage: $(basename "$0") [-b BUILD] [-t SECS]
-  -b BUILD  feelbench binary (default target/release/feelbench)
-  -t SECS   seconds the watch runs (default 3600)
-EOF2
-}
-
-cd "$(dirname "$0")/.."
-build=$PWD/target/release/feelbench secs=3600
-while getopts ":b:t:h" opt; do
-    case $opt in
-        b) build=$OPTARG ;;
-        t) secs=$OPTARG ;;
-        h) usage; exit 0 ;;
-        *) usage >&2; exit 2 ;;
-    esac
-done
+source "$(dirname "$0")/watch_options.sh" 3600 "the watch runs" "$@"
 
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
