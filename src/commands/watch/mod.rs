@@ -33,7 +33,7 @@ use crate::measure::clock::{now_ns, process_cpu_ns};
 use crate::measure::late::EventSplit;
 use crate::measure::tasks;
 use crate::store::{Store, StoreLocation};
-use crate::system::atomic::write_atomically;
+use crate::system::atomic::{remove_dead_temporaries, write_atomically};
 use crate::system::cpulist::{self, CpuList};
 use crate::system::sched_trace::{self, Budget, Recorder, Trace};
 use crate::system::telemetry::window::RollingSampler;
@@ -119,12 +119,17 @@ struct Flight {
 
 /// Watches the machine `system` describes as `settings` say.
 pub fn run(mut settings: WatchSettings, system: SystemInfo) -> anyhow::Result<ExitCode> {
-    // Checked first, so a bad directory fails before anything is said.
+    // First, so that a signal at any moment ends the watch as documented.
+    let interrupt = Interrupt::install().context("installing signal handlers")?;
+    // Checked next, so a bad directory fails before anything is said.
     let traces = settings
         .trace
         .as_deref()
         .map(IncidentTraces::open)
         .transpose()?;
+    if let Some(path) = &settings.output {
+        remove_killed_output(path);
+    }
     let names: Vec<&str> = settings.canaries.iter().map(|c| c.def.name).collect();
     let book = match &settings.store {
         Some(location) => {
@@ -134,7 +139,6 @@ pub fn run(mut settings: WatchSettings, system: SystemInfo) -> anyhow::Result<Ex
         }
         None => None,
     };
-    let interrupt = Interrupt::install().context("installing signal handlers")?;
     let root = nix::unistd::geteuid().is_root();
     let _delayacct = match root {
         true => {
@@ -243,6 +247,25 @@ pub fn run(mut settings: WatchSettings, system: SystemInfo) -> anyhow::Result<Ex
     drop(flight);
     print_summary(&document);
     Ok(ExitCode::Success)
+}
+
+/// Removes the temporary file of `--output` a watch killed while writing
+/// it left, saying so.
+fn remove_killed_output(path: &Path) {
+    let (Some(dir), Some(name)) = (path.parent(), path.file_name()) else {
+        return;
+    };
+    let dir = match dir.as_os_str().is_empty() {
+        true => Path::new("."),
+        false => dir,
+    };
+    for left in remove_dead_temporaries(dir, |n| n == name) {
+        say!(
+            "watch: removed {}, left by a watch killed while writing {}",
+            left.display(),
+            path.display()
+        );
+    }
 }
 
 fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
