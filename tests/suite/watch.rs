@@ -241,6 +241,40 @@ fn an_injected_stall_is_an_incident_naming_the_stalling_process() {
 }
 
 #[test]
+fn the_recorder_stopped_over_its_budget_starts_again_after_its_cooldown() {
+    if !require_root("the flight recorder") {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    // A budget every recording passes, judged after 1 s, and a 1 s first
+    // cool-down: it stops about 1 s in, starts again about 1 s later, stops
+    // again 1 s after that and waits 2 s.
+    let output = watch(&new_tag(), dir.path(), &["-t", "6", "--canary", "timer"])
+        .args(["--recorder-budget", "0.0001", "--recorder-cooldown", "1"])
+        .args(["-o", "w.json"])
+        .output()
+        .unwrap();
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    let err = stderr(&output);
+    let said = |what: &str| err.lines().filter(|l| l.contains(what)).count() as u64;
+    let stops = said("the flight recorder stopped itself: it cost ");
+    let restarts = said("the flight recorder started again after its cool-down");
+    assert!(restarts >= 1 && stops >= restarts, "{err}");
+    assert!(stops <= restarts + 1, "each stop is said once: {err}");
+    let recorder = &read_json(&dir.path().join("w.json"))["recorder"];
+    assert_eq!(recorder["stops"], stops, "{recorder}");
+    assert_eq!(recorder["restarts"], restarts, "{recorder}");
+    assert!(recorder["records"].as_u64().unwrap() > 0, "{recorder}");
+    assert!(
+        stdout(&output).contains(&format!(
+            "stopped itself {stops} times over its budget, started again {restarts} times"
+        )),
+        "{}",
+        stdout(&output)
+    );
+}
+
+#[test]
 fn bad_input_is_one_line_and_exit_2() {
     let taken = TcpListener::bind("127.0.0.1:0").unwrap();
     let taken_addr = taken.local_addr().unwrap().to_string();
@@ -256,6 +290,7 @@ fn bad_input_is_one_line_and_exit_2() {
         (vec!["--listen", &taken_addr], "--listen 127.0.0.1:"),
         (vec!["--cpus", "4096"], "--cpus"),
         (vec!["-t", "0"], "-t/--duration"),
+        (vec!["--recorder-budget", "0"], "--recorder-budget takes"),
         (
             vec!["--trace", "/nonexistent/feelbench-traces"],
             "cannot write traces into",
