@@ -313,7 +313,7 @@ impl Watch<'_> {
             for event in ripe {
                 let mut incident = self.incident(&event, trace.as_ref());
                 if ranks_among(&worst, &incident, self.settings.keep) {
-                    incident.trace = self.write_trace(&event, &incident);
+                    incident.trace = self.write_trace(&event, &incident, trace.as_ref());
                 }
                 match &mut self.live {
                     Some(live) => live.view().incident(&incident.line()),
@@ -378,22 +378,24 @@ impl Watch<'_> {
         }
     }
 
-    /// The recorder's records over the late `events`, when it runs.
+    /// The recorder's records over the late `events` and their traces'
+    /// windows, when it runs; each incident takes its span of them.
     fn trace_of(&self, events: &[CanaryEvent]) -> Option<Trace> {
         let recorder = self.flight.recorder()?;
         let from_ns = events.iter().map(|e| e.split.due_ns).min()?;
         let to_ns = events.iter().map(|e| e.split.ended_ns).max()?;
-        Some(recorder.recent(from_ns, to_ns))
+        Some(recorder.recent(from_ns, to_ns + traces::AFTER_NS))
     }
 
-    /// The incident of the late `event`, with the recorder's `trace`
-    /// around it.
+    /// The incident of the late `event`, with its span of the recorder's
+    /// `trace`.
     fn incident(&self, event: &CanaryEvent, trace: Option<&Trace>) -> Incident {
         let split: &EventSplit = &event.split;
         let samples = self.sampler.recent(split.due_ns, split.ended_ns);
         let setting = &self.settings.canaries[event.canary];
+        let span = trace.map(|t| t.span(split.due_ns, split.ended_ns));
         let evidence = Evidence {
-            trace,
+            trace: span.as_ref(),
             tid: self.canaries[event.canary].tid(),
             samples: &samples,
             proc_root: Path::new("/proc"),
@@ -401,17 +403,19 @@ impl Watch<'_> {
         Incident::of(setting.def.name, setting.threshold_ns, split, &evidence)
     }
 
-    /// Writes the trace of `incident`, made of the late `event`, when
-    /// `--trace` asks for it; its path.
-    fn write_trace(&mut self, event: &CanaryEvent, incident: &Incident) -> Option<String> {
+    /// Writes the trace of `incident`, made of the late `event`, with its
+    /// span of the recorder's `trace`, when `--trace` asks for it; its path.
+    fn write_trace(
+        &mut self,
+        event: &CanaryEvent,
+        incident: &Incident,
+        trace: Option<&Trace>,
+    ) -> Option<String> {
         let traces = self.traces.as_mut()?;
         let split = &event.split;
         let from_ns = split.due_ns.saturating_sub(traces::BEFORE_NS);
         let to_ns = split.ended_ns + traces::AFTER_NS;
-        let records = self
-            .flight
-            .recorder()
-            .map(|r| r.recent(split.due_ns, to_ns));
+        let records = trace.map(|t| t.span(split.due_ns, to_ns));
         let samples = self.sampler.recent(from_ns, to_ns);
         let tid = self.canaries[event.canary].tid().max(0) as u32;
         let pid = std::process::id();
