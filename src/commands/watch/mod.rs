@@ -30,6 +30,7 @@ pub use serve::Bound;
 
 use crate::engine::interrupt::Interrupt;
 use crate::exit::{ExitCode, UsageError};
+use crate::figures::explain::Waits;
 use crate::measure::calibrate::{self, MachineIdentity};
 use crate::measure::clock::{now_ns, process_cpu_ns};
 use crate::measure::late::EventSplit;
@@ -310,8 +311,20 @@ impl Watch<'_> {
                 .partition(|e| e.split.ended_ns <= ripe_before);
             pending = waiting;
             let trace = self.trace_of(&ripe);
+            // Each canary's waits in the records, found once for its
+            // incidents.
+            let tids: Vec<i32> = self.canaries.iter().map(|c| c.tid()).collect();
+            let waits: Vec<Option<Waits>> = tids
+                .iter()
+                .enumerate()
+                .map(|(canary, tid)| {
+                    let late = ripe.iter().any(|e| e.canary == canary);
+                    let trace = trace.as_ref().filter(|_| late)?;
+                    Some(Waits::new(trace, std::slice::from_ref(tid)))
+                })
+                .collect();
             for event in ripe {
-                let mut incident = self.incident(&event, trace.as_ref());
+                let mut incident = self.incident(&event, waits[event.canary].as_ref());
                 if ranks_among(&worst, &incident, self.settings.keep) {
                     incident.trace = self.write_trace(&event, &incident, trace.as_ref());
                 }
@@ -379,7 +392,7 @@ impl Watch<'_> {
     }
 
     /// The recorder's records over the late `events` and their traces'
-    /// windows, when it runs; each incident takes its span of them.
+    /// windows, when it runs; each trace written takes its span of them.
     fn trace_of(&self, events: &[CanaryEvent]) -> Option<Trace> {
         let recorder = self.flight.recorder()?;
         let from_ns = events.iter().map(|e| e.split.due_ns).min()?;
@@ -387,16 +400,14 @@ impl Watch<'_> {
         Some(recorder.recent(from_ns, to_ns + traces::AFTER_NS))
     }
 
-    /// The incident of the late `event`, with its span of the recorder's
-    /// `trace`.
-    fn incident(&self, event: &CanaryEvent, trace: Option<&Trace>) -> Incident {
+    /// The incident of the late `event`, with its canary's `waits` in the
+    /// recorder's records.
+    fn incident(&self, event: &CanaryEvent, waits: Option<&Waits>) -> Incident {
         let split: &EventSplit = &event.split;
         let samples = self.sampler.recent(split.due_ns, split.ended_ns);
         let setting = &self.settings.canaries[event.canary];
-        let span = trace.map(|t| t.span(split.due_ns, split.ended_ns));
         let evidence = Evidence {
-            trace: span.as_ref(),
-            tid: self.canaries[event.canary].tid(),
+            waits,
             samples: &samples,
             proc_root: Path::new("/proc"),
         };
