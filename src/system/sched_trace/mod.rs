@@ -375,11 +375,23 @@ fn over_budget(trace: &Trace, budget: Budget, now_ns: u64) -> Option<String> {
     let share = cost_ns(trace, budget.kernel_ns_per_record) / elapsed as f64;
     (share > budget.cpu_share).then(|| {
         format!(
-            "it cost {:.1} % of a CPU, above {:.1} %",
-            share * 100.0,
-            budget.cpu_share * 100.0
+            "it cost {} % of a CPU, above {} %",
+            percent(share),
+            percent(budget.cpu_share)
         )
     })
+}
+
+/// `share` (0–1) in percent, to 0.1 or, below it, to its first figures.
+fn percent(share: f64) -> String {
+    let pct = share * 100.0;
+    match pct >= 0.1 {
+        true => format!("{pct:.1}"),
+        false => format!("{pct:.4}")
+            .trim_end_matches('0')
+            .trim_end_matches('.')
+            .to_string(),
+    }
 }
 
 /// The recorder's time so far: the kernel's per record and the reading.
@@ -569,6 +581,13 @@ mod tests {
         assert_eq!(over_budget(&trace, budget, 100_000_000), None);
         let why = over_budget(&trace, budget, 300_000_000).expect("2 % is above 1 %");
         assert!(why.contains("2.0 % of a CPU, above 1.0 %"), "{why}");
+        let small = Budget {
+            cpu_share: 0.000_001,
+            ..budget
+        };
+        let why = over_budget(&trace, small, 1_000_000_000).unwrap();
+        assert!(why.ends_with("0.6 % of a CPU, above 0.0001 %"), "{why}");
+        assert_eq!(percent(0.000_5), "0.05");
         assert_eq!(over_budget(&trace, budget, 1_000_000_000), None);
     }
 
