@@ -721,6 +721,11 @@ mod tests {
             recent.switches.len()
         );
         assert!(recent.comms.values().any(|c| c == "fb-trace-cost"));
+        assert!(recent
+            .switches
+            .windows(2)
+            .all(|w| (w[0].cpu, w[0].at_ns) <= (w[1].cpu, w[1].at_ns)));
+        assert!(recent.wakeups.windows(2).all(|w| w[0].at_ns <= w[1].at_ns));
         let counts = recorder.counts(0.0);
         assert!(counts.records >= recent.records(), "{counts:?}");
         assert_eq!(counts.stopped, None);
