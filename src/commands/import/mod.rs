@@ -124,7 +124,7 @@ fn log_run(
 ) -> Result<RunDocument, UsageError> {
     let format = settings.format;
     let sheet = log_sheet(format);
-    let measurements = logs.iter().map(log_measurement).collect();
+    let measurements = logs.iter().map(|log| log_measurement(log, &sheet)).collect();
     let scenario = ScenarioResult::from_measurements(
         format.name().to_string(),
         settings.load.clone(),
@@ -182,9 +182,9 @@ fn seconds(frames_ns: &[u64]) -> f64 {
     frames_ns.iter().sum::<u64>() as f64 / 1e9
 }
 
-/// One log as a measurement: its frames' tally, and the same for each
-/// sub-window of the time they add up to.
-fn log_measurement(log: &FrameLog) -> Measurement {
+/// One log as a measurement of `sheet`'s figures: its frames' tally, and
+/// the same for each sub-window of the time they add up to.
+fn log_measurement(log: &FrameLog, sheet: &ProbeSheet) -> Measurement {
     let total_ns: u64 = log.frames_ns.iter().sum();
     let window = Window {
         start_ns: 0,
@@ -221,14 +221,10 @@ fn log_measurement(log: &FrameLog) -> Measurement {
                 .with_count(MEASURED_S, batch_s)
         })
         .collect();
-    let sheet = ProbeSheet {
-        figures: pacing_figures(),
-        ..ProbeSheet::default()
-    };
     Measurement {
         status: ScenarioStatus::Ok,
         error: None,
-        result: Some(ProbeResult::new(&sheet, tally, batches, unknown_sched())),
+        result: Some(ProbeResult::new(sheet, tally, batches, unknown_sched())),
         load_work: Vec::new(),
         telemetry: None,
     }
