@@ -4,7 +4,9 @@
 //! does its frame's CPU work (`measure::work`, none for the timer), and
 //! splits each event's delay as a run's probe does (`measure::attrib`),
 //! handing every split to the watch without blocking (a full queue drops
-//! the event and counts it).
+//! the event and counts it). An rt-app workload's tasks are canaries too,
+//! run by the `rtapp` probe's executor (`super::rtapp`); [`Canaries`] starts
+//! and stops every kind.
 
 use crate::measure::affinity;
 use crate::measure::attrib::EventSplitter;
@@ -14,8 +16,10 @@ use crate::measure::late::{EventSplit, EventTimes, LateAccount};
 use crate::measure::work::work_cpu_ns;
 use crate::sim::periodic::{CpuDemand, PeriodicShape};
 use crate::sim::shapes;
+use crate::sim::rtapp::model::Workload;
 use crate::system::cpulist::CpuList;
-use std::sync::atomic::{AtomicBool, AtomicI32, AtomicU64, Ordering};
+use super::rtapp::RtappCanaries;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::mpsc::{SyncSender, TrySendError};
 use std::sync::Arc;
 use std::thread::JoinHandle;
@@ -81,18 +85,108 @@ pub fn find(name: &str) -> Option<&'static CanaryDef> {
     CANARIES.iter().find(|c| c.name == name)
 }
 
-/// One event of canary number `canary`, split.
+/// One canary as the user set it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct CanarySetting {
+    /// As it is named in lines, metrics and the store.
+    pub name: String,
+    /// Its period (an rt-app task's shortest timer period).
+    pub period_ns: u64,
+    pub threshold_ns: u64,
+    pub work: CanaryWork,
+}
+
+/// What a canary runs.
+#[derive(Debug, Clone, PartialEq)]
+pub enum CanaryWork {
+    /// A periodic thread of that shape.
+    Periodic(PeriodicShape),
+    /// Task number `task` of an rt-app workload, run with the workload's
+    /// other tasks (one executor for every canary of the same workload).
+    Rtapp {
+        workload: Arc<Workload>,
+        task: usize,
+    },
+}
+
+/// One event of canary number `canary`, done on thread `tid`, split.
 #[derive(Debug, Clone, Copy)]
 pub struct CanaryEvent {
     pub canary: usize,
+    pub tid: i32,
     pub split: EventSplit,
+}
+
+/// Every canary of a watch, running; dropped, they stop (the periodic
+/// ones once `stop` is set) and are joined.
+pub struct Canaries {
+    periodic: Vec<(usize, Canary)>,
+    rtapp: Vec<RtappCanaries>,
+}
+
+impl Canaries {
+    /// Starts the canaries of `settings`, each handing its events, by its
+    /// place in `settings`, to `events` until `stop` (or the drop).
+    pub fn start(
+        settings: &[CanarySetting],
+        loops_per_ms: f64,
+        cpus: Option<&CpuList>,
+        events: &SyncSender<CanaryEvent>,
+        stop: &Arc<AtomicBool>,
+    ) -> anyhow::Result<Self> {
+        let mut canaries = Self {
+            periodic: Vec::new(),
+            rtapp: Vec::new(),
+        };
+        let mut workloads: Vec<(&Arc<Workload>, Vec<(usize, usize)>)> = Vec::new();
+        for (canary, setting) in settings.iter().enumerate() {
+            match &setting.work {
+                CanaryWork::Periodic(shape) => {
+                    let run = CanaryRun {
+                        canary,
+                        shape: *shape,
+                        loops_per_ms,
+                        cpus: cpus.cloned(),
+                    };
+                    let started = Canary::start(run, events.clone(), stop.clone(), &setting.name)?;
+                    canaries.periodic.push((canary, started));
+                }
+                CanaryWork::Rtapp { workload, task } => {
+                    match workloads.iter_mut().find(|(w, _)| Arc::ptr_eq(w, workload)) {
+                        Some((_, tasks)) => tasks.push((*task, canary)),
+                        None => workloads.push((workload, vec![(*task, canary)])),
+                    }
+                }
+            }
+        }
+        for (workload, tasks) in workloads {
+            let started = RtappCanaries::start(workload, &tasks, loops_per_ms, cpus, events)?;
+            canaries.rtapp.push(started);
+        }
+        Ok(canaries)
+    }
+
+    /// Events canary number `canary` could not hand over so far.
+    pub fn dropped(&self, canary: usize) -> u64 {
+        let periodic = self.periodic.iter().find(|(c, _)| *c == canary);
+        match periodic {
+            Some((_, c)) => c.dropped(),
+            None => self.rtapp.iter().map(|r| r.dropped(canary)).sum(),
+        }
+    }
+}
+
+impl Drop for Canaries {
+    fn drop(&mut self) {
+        for rtapp in self.rtapp.drain(..) {
+            rtapp.stop();
+        }
+    }
 }
 
 /// A running canary's thread.
 pub struct Canary {
     thread: Option<JoinHandle<()>>,
-    /// Its thread id, once it runs (0 before).
-    tid: Arc<AtomicI32>,
     /// Events it could not hand over (a full queue).
     dropped: Arc<AtomicU64>,
 }
@@ -115,13 +209,11 @@ impl Canary {
         stop: Arc<AtomicBool>,
         name: &str,
     ) -> std::io::Result<Self> {
-        let tid = Arc::new(AtomicI32::new(0));
         let dropped = Arc::new(AtomicU64::new(0));
-        let (tid_out, dropped_out) = (tid.clone(), dropped.clone());
+        let dropped_out = dropped.clone();
         let thread = std::thread::Builder::new()
             .name(format!("fb-canary-{name}"))
             .spawn(move || {
-                tid_out.store(nix::unistd::gettid().as_raw(), Ordering::Release);
                 if let Some(cpus) = &run.cpus {
                     if let Err(e) = affinity::set(cpus) {
                         say!("watch: the canary stays unpinned: {e}");
@@ -131,14 +223,8 @@ impl Canary {
             })?;
         Ok(Self {
             thread: Some(thread),
-            tid,
             dropped,
         })
-    }
-
-    /// Its thread id (0 until it runs).
-    pub fn tid(&self) -> i32 {
-        self.tid.load(Ordering::Acquire)
     }
 
     /// Events dropped so far.
@@ -159,6 +245,7 @@ impl Drop for Canary {
 /// and hand over the event; periods whose start has passed when one ends
 /// are skipped.
 fn beat(run: &CanaryRun, events: &SyncSender<CanaryEvent>, stop: &AtomicBool, dropped: &AtomicU64) {
+    let tid = nix::unistd::gettid().as_raw();
     let cpu_time = ThreadCpuTime::open();
     let mut splitter = EventSplitter::open_on(LateAccount::new(), cpu_time.clone());
     let period_ns = run.shape.period_ns;
@@ -178,6 +265,7 @@ fn beat(run: &CanaryRun, events: &SyncSender<CanaryEvent>, stop: &AtomicBool, dr
         let split = splitter.ended_by(times, due_ns + period_ns);
         let event = CanaryEvent {
             canary: run.canary,
+            tid,
             split,
         };
         if let Err(TrySendError::Full(_)) = events.try_send(event) {
@@ -218,9 +306,9 @@ mod tests {
             .recv_timeout(std::time::Duration::from_secs(5))
             .unwrap();
         stop.store(true, Ordering::Relaxed);
-        assert!(canary.tid() > 0);
         drop(canary);
         assert_eq!(first.canary, 3);
+        assert!(first.tid > 0);
         assert!(first.split.woke_ns >= first.split.due_ns);
         assert!(first.split.ended_ns >= first.split.woke_ns);
     }

@@ -13,16 +13,19 @@
 //! however it ends.
 
 mod canary;
+mod choose;
 pub mod history;
 mod incident;
 mod live;
 mod metrics;
 mod minutes;
+mod rtapp;
 mod serve;
 mod summary;
 mod traces;
 
-pub use canary::{CanaryDef, CANARIES, DEFAULT as DEFAULT_CANARIES};
+pub use canary::{CanarySetting, DEFAULT as DEFAULT_CANARIES};
+pub use choose::canary_settings;
 pub use history::WatchHistorySettings;
 pub use serve::Bound;
 
@@ -39,7 +42,7 @@ use crate::system::sched_trace::{self, Budget, Recorder, Trace};
 use crate::system::telemetry::window::RollingSampler;
 use crate::system::SystemInfo;
 use anyhow::Context as _;
-use canary::{Canary, CanaryEvent, CanaryRun};
+use canary::{Canaries, CanaryEvent};
 use incident::{Evidence, Incident};
 use live::Live;
 use metrics::{Metrics, RecorderFigures, RecorderState};
@@ -76,13 +79,6 @@ const RECORDER_GRACE: Duration = Duration::from_secs(10);
 /// Late events waiting for their incident, at most: in a storm of them the
 /// latest-late are kept, the others only counted.
 const PENDING_MAX: usize = 256;
-
-/// One canary as the user set it.
-#[derive(Debug, Clone, PartialEq)]
-pub struct CanarySetting {
-    pub def: &'static CanaryDef,
-    pub threshold_ns: u64,
-}
 
 /// `feelbench watch`'s settings.
 #[derive(Debug)]
@@ -125,7 +121,7 @@ pub fn run(mut settings: WatchSettings, system: SystemInfo) -> anyhow::Result<Ex
         .as_deref()
         .map(IncidentTraces::open)
         .transpose()?;
-    let names: Vec<&str> = settings.canaries.iter().map(|c| c.def.name).collect();
+    let names: Vec<&str> = settings.canaries.iter().map(|c| c.name.as_str()).collect();
     let book = match &settings.store {
         Some(location) => {
             let store = Store::open(location)
@@ -185,21 +181,14 @@ pub fn run(mut settings: WatchSettings, system: SystemInfo) -> anyhow::Result<Ex
     let started = std::time::SystemTime::now();
     let (sender, events) = sync_channel(QUEUE);
     let stop = Arc::new(AtomicBool::new(false));
-    let canaries = settings
-        .canaries
-        .iter()
-        .enumerate()
-        .map(|(index, c)| {
-            let run = CanaryRun {
-                canary: index,
-                shape: c.def.shape,
-                loops_per_ms,
-                cpus: settings.cpus.clone(),
-            };
-            Canary::start(run, sender.clone(), stop.clone(), c.def.name)
-        })
-        .collect::<Result<Vec<_>, _>>()
-        .context("starting the canaries")?;
+    let canaries = Canaries::start(
+        &settings.canaries,
+        loops_per_ms,
+        settings.cpus.as_ref(),
+        &sender,
+        &stop,
+    )
+    .context("starting the canaries")?;
     drop(sender);
     // The live view, on a terminal; plain lines elsewhere (a pipe, the
     // journal).
@@ -296,7 +285,7 @@ struct Watch<'a> {
     live: Option<Live>,
     traces: Option<IncidentTraces>,
     settings: &'a WatchSettings,
-    canaries: &'a [Canary],
+    canaries: &'a Canaries,
     flight: &'a Flight,
     sampler: &'a RollingSampler,
     metrics: &'a Mutex<Metrics>,
@@ -417,11 +406,11 @@ impl Watch<'_> {
         let setting = &self.settings.canaries[event.canary];
         let evidence = Evidence {
             trace,
-            tid: self.canaries[event.canary].tid(),
+            tid: event.tid,
             samples: &samples,
             proc_root: Path::new("/proc"),
         };
-        Incident::of(setting.def.name, setting.threshold_ns, split, &evidence)
+        Incident::of(&setting.name, setting.threshold_ns, split, &evidence)
     }
 
     /// Writes the trace of `incident`, made of the late `event`, when
@@ -437,7 +426,7 @@ impl Watch<'_> {
             .as_ref()
             .map(|r| r.recent(split.due_ns, to_ns));
         let samples = self.sampler.recent(from_ns, to_ns);
-        let tid = self.canaries[event.canary].tid().max(0) as u32;
+        let tid = event.tid.max(0) as u32;
         let pid = std::process::id();
         let task = tasks::read(Path::new("/proc"), tasks::Task { pid, tid });
         let scenario = traces::scenario(incident, tid, task, records, samples);
@@ -463,8 +452,8 @@ impl Watch<'_> {
                 lost: counts.lost,
             };
         }
-        for (counts, canary) in metrics.canaries.iter_mut().zip(self.canaries) {
-            counts.dropped = canary.dropped();
+        for (canary, counts) in metrics.canaries.iter_mut().enumerate() {
+            counts.dropped = self.canaries.dropped(canary);
         }
         metrics.cpu_s = process_cpu_ns() as f64 / 1e9;
     }
@@ -490,50 +479,6 @@ fn ranks_among(worst: &[Incident], incident: &Incident, keep: usize) -> bool {
 fn say_line(line: &str) {
     let mut out = std::io::stdout().lock();
     let _ = writeln!(out, "{line}").and_then(|()| out.flush());
-}
-
-/// Checks `--threshold NAME=DURATION,...` against the canaries run, and
-/// gives each its threshold.
-pub fn canary_settings(
-    names: &[String],
-    thresholds: &[(String, u64)],
-) -> Result<Vec<CanarySetting>, UsageError> {
-    let known = || {
-        CANARIES
-            .iter()
-            .map(|c| c.name)
-            .collect::<Vec<_>>()
-            .join(", ")
-    };
-    let mut settings = Vec::new();
-    for name in names {
-        let def = canary::find(name).ok_or_else(|| {
-            UsageError::new(format!("unknown canary {name:?}; canaries: {}", known()))
-        })?;
-        if settings
-            .iter()
-            .any(|s: &CanarySetting| s.def.name == def.name)
-        {
-            return Err(UsageError::new(format!("canary {name:?} is named twice")));
-        }
-        settings.push(CanarySetting {
-            def,
-            threshold_ns: def.threshold_ns,
-        });
-    }
-    for (name, ns) in thresholds {
-        let setting = settings
-            .iter_mut()
-            .find(|s| s.def.name == name)
-            .ok_or_else(|| {
-                UsageError::new(format!(
-                    "--threshold {name}=...: {name:?} is not a canary this watch runs ({})",
-                    names.join(", ")
-                ))
-            })?;
-        setting.threshold_ns = *ns;
-    }
-    Ok(settings)
 }
 
 #[cfg(test)]
@@ -566,24 +511,5 @@ mod tests {
         assert_eq!(kept, [9.0, 7.0, 5.0]);
         // Each one not kept is handed back once: its trace is removed.
         assert_eq!(dropped, [1.0, 3.0]);
-    }
-
-    #[test]
-    fn thresholds_go_to_the_canaries_named_and_bad_names_are_refused() {
-        let names = vec!["timer".to_string(), "frame".to_string()];
-        let set = canary_settings(&names, &[("frame".into(), 20_000_000)]).unwrap();
-        assert_eq!(
-            set[0].threshold_ns,
-            canary::find("timer").unwrap().threshold_ns
-        );
-        assert_eq!(set[1].threshold_ns, 20_000_000);
-        let e = canary_settings(&names, &[("audio".into(), 1)]).unwrap_err();
-        assert!(
-            e.to_string().contains("not a canary this watch runs"),
-            "{e}"
-        );
-        let e = canary_settings(&["mouse".into()], &[]).unwrap_err();
-        assert!(e.to_string().contains("unknown canary \"mouse\""), "{e}");
-        assert!(canary_settings(&["timer".into(), "timer".into()], &[]).is_err());
     }
 }
