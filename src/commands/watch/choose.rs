@@ -149,10 +149,15 @@ mod tests {
             .collect();
         assert_eq!(
             named,
-            [("timer", 2_000_000), ("rtapp:compositor/compositor", 3_000_000)]
+            [
+                ("timer", 2_000_000),
+                ("rtapp:compositor/client", 8_333_500),
+                ("rtapp:compositor/compositor", 3_000_000)
+            ]
         );
         let all = canary_settings(&list, &[("rtapp:compositor".into(), 9_000_000)]).unwrap();
-        assert_eq!(all[1].threshold_ns, 9_000_000);
+        assert!(all[1..].iter().all(|s| s.threshold_ns == 9_000_000));
+        assert_eq!(all[0].threshold_ns, 2_000_000);
         // A prefix of a task's name is not its workload's.
         assert!(canary_settings(&list, &[("rtapp:compositor/comp".into(), 1)]).is_err());
         assert!(canary_settings(&list, &[("rtapp:comp".into(), 1)]).is_err());

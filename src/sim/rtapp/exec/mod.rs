@@ -605,4 +605,63 @@ mod tests {
         let loops = |r: &ThreadRecord| r.phases[0].loops;
         assert!(loops(meeting) >= 1 && loops(meeting) <= loops(ticking) + 1);
     }
+
+    /// Splits handed to a sink: the task and thread of each.
+    #[derive(Default)]
+    struct Collected(Mutex<Vec<(usize, i32, EventSplit)>>);
+
+    impl EventSink for Collected {
+        fn event(&self, task: usize, tid: i32, split: &EventSplit) {
+            self.0.lock().unwrap().push((task, tid, *split));
+        }
+    }
+
+    /// A 5 ms timer task and one suspended for good, started with no end
+    /// in sight: the timer's activations reach the sink, split, and a stop
+    /// ends both threads at once (the suspended one's wait too).
+    #[test]
+    fn a_sink_gets_each_split_and_a_stop_ends_every_thread() {
+        let workload = Workload::of_tasks(vec![
+            Task::looping(
+                "ticking",
+                1,
+                vec![
+                    Event::Run { us: 100 },
+                    Event::Timer {
+                        name: "unique".to_string(),
+                        period_us: 5_000,
+                        mode: TimerMode::Absolute,
+                    },
+                ],
+            ),
+            Task::looping(
+                "asleep",
+                1,
+                vec![Event::Suspend {
+                    name: "never".to_string(),
+                }],
+            ),
+        ]);
+        let sink = Arc::new(Collected::default());
+        let start_ns = now_ns();
+        let running = Executor::new(&workload, 1_000.0, true)
+            .with_sink(sink.clone())
+            .start(Window {
+                start_ns,
+                end_ns: u64::MAX / 2,
+            })
+            .unwrap();
+        while sink.0.lock().unwrap().len() < 3 {
+            assert!(now_ns() < start_ns + 10_000_000_000, "no splits in 10 s");
+            std::thread::sleep(std::time::Duration::from_millis(5));
+        }
+        let stopping_ns = now_ns();
+        running.stop();
+        assert!(now_ns() - stopping_ns < 1_000_000_000, "stopped at once");
+        let splits = sink.0.lock().unwrap();
+        assert!(splits.iter().all(|(task, tid, split)| {
+            *task == 0 && *tid > 0 && split.ended_ns >= split.woke_ns && split.woke_ns > 0
+        }));
+        assert_eq!(splits[0].2.cpu_wanted_ns, Some(100_000));
+    }
 }

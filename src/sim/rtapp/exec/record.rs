@@ -405,7 +405,8 @@ mod tests {
         r.woke();
         // Its work runs past the next expiry, which had passed: late.
         r.activation(0, times(crate::measure::clock::now_ns(), now + 1_000 * MS));
-        r.timer_began(crate::measure::clock::now_ns(), now);
+        let split = r.timer_began(crate::measure::clock::now_ns(), now);
+        assert_eq!(split.map(|s| s.due_ns), Some(now + 1_000 * MS), "its split");
         let account = &r.splitting.splitter().expect("splitting").account;
         assert_eq!((account.events, account.late), (2, 1));
     }
