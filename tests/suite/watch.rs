@@ -121,6 +121,116 @@ fn canaries_count_events_and_late_ones_are_incidents_in_lines_and_json() {
     );
 }
 
+/// The canaries of `doc` by name.
+fn canaries_by_name(doc: &Value) -> Vec<(&str, &Value)> {
+    doc["canaries"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| (c["name"].as_str().unwrap(), c))
+        .collect()
+}
+
+#[test]
+fn each_timed_task_of_an_rtapp_workload_is_a_canary_with_its_incidents() {
+    let dir = tempfile::tempdir().unwrap();
+    // Every activation of either task is later than 1 µs: an incident.
+    let output = watch(
+        &new_tag(),
+        dir.path(),
+        &[
+            "-t",
+            "2",
+            "--canary",
+            "timer,rtapp:compositor",
+            "--threshold",
+            "rtapp:compositor=1us",
+            "--keep",
+            "5",
+            "-o",
+            "w.json",
+        ],
+    )
+    .output()
+    .unwrap();
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    let doc = read_json(&dir.path().join("w.json"));
+    let canaries = canaries_by_name(&doc);
+    let names: Vec<&str> = canaries.iter().map(|(n, _)| *n).collect();
+    assert_eq!(
+        names,
+        [
+            "timer",
+            "rtapp:compositor/client",
+            "rtapp:compositor/compositor"
+        ]
+    );
+    assert_eq!(
+        canaries[0].1["threshold_ms"], 2.0,
+        "the timer keeps its own"
+    );
+    let text = stdout(&output);
+    for (name, c) in &canaries[1..] {
+        // 60 activations a second for 2 s; a busy machine skips some.
+        let events = c["events"].as_u64().unwrap();
+        assert!((10..=130).contains(&events), "{c}");
+        assert_eq!(c["period_ms"], 16.667, "{c}");
+        assert_eq!(c["threshold_ms"], 0.001, "{c}");
+        assert_eq!(c["incidents"], c["events"], "{c}");
+        let (p50, p99, max) = (
+            c["p50_ms"].as_f64().unwrap(),
+            c["p99_ms"].as_f64().unwrap(),
+            c["max_ms"].as_f64().unwrap(),
+        );
+        assert!(0.0 < p50 && p50 <= p99 && p99 <= max, "{c}");
+        let lines = text.lines().filter(|l| {
+            l.contains(&format!(" {name} ")) && l.contains(" ms late (threshold 0.0 ms)")
+        });
+        assert!(lines.count() as u64 >= events / 2, "{name}: {text}");
+        assert!(
+            text.contains(&format!("\n  {name} ")),
+            "its summary line: {text}"
+        );
+    }
+    let incidents = doc["incidents"].as_array().unwrap();
+    assert_eq!(incidents.len(), 5, "--keep 5");
+    for incident in incidents {
+        let canary = incident["canary"].as_str().unwrap();
+        assert!(canary.starts_with("rtapp:compositor/"), "{incident}");
+        let split = &incident["split"];
+        assert!(split["ended_ns"].as_u64() >= split["woke_ns"].as_u64());
+        assert!(split["woke_ns"].as_u64() >= split["due_ns"].as_u64());
+        // The work each activation asked for: the task's run (5 or 2 ms).
+        let wanted = split["cpu_wanted_ns"].as_u64().unwrap();
+        assert!([5_000_000, 2_000_000].contains(&wanted), "{incident}");
+    }
+}
+
+#[test]
+fn a_custom_canary_runs_the_shape_it_is_given() {
+    let dir = tempfile::tempdir().unwrap();
+    let output = watch(
+        &new_tag(),
+        dir.path(),
+        &["-t", "1.5", "--canary", "custom:20@5ms", "-o", "w.json"],
+    )
+    .output()
+    .unwrap();
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    let doc = read_json(&dir.path().join("w.json"));
+    let canaries = canaries_by_name(&doc);
+    assert_eq!(canaries.len(), 1);
+    let (name, c) = canaries[0];
+    assert_eq!(name, "custom:20@5ms");
+    assert_eq!(
+        (c["period_ms"].as_f64(), c["threshold_ms"].as_f64()),
+        (Some(5.0), Some(2.5))
+    );
+    // 200 periods a second for 1.5 s; a busy machine skips some.
+    let events = c["events"].as_u64().unwrap();
+    assert!((20..=310).contains(&events), "{c}");
+}
+
 #[test]
 fn its_minutes_go_to_the_store_and_history_lists_them() {
     let dir = tempfile::tempdir().unwrap();
@@ -243,12 +353,33 @@ fn bad_input_is_one_line_and_exit_2() {
     let taken_addr = taken.local_addr().unwrap().to_string();
     for (args, says) in [
         (vec!["--threshold", "timer=fast"], "--threshold timer=fast"),
-        (vec!["--threshold", "mouse=2ms"], "unknown canary \"mouse\""),
+        (
+            vec!["--threshold", "mouse=2ms"],
+            "\"mouse\" is not a canary this watch runs",
+        ),
         (
             vec!["--threshold", "audio=2ms"],
             "not a canary this watch runs",
         ),
         (vec!["--canary", "mouse"], "unknown canary \"mouse\""),
+        (
+            vec!["--canary", "rtapp:/nonexistent/w.json"],
+            "--canary rtapp:/nonexistent/w.json: ",
+        ),
+        (
+            vec!["--canary", "rtapp:no-such"],
+            "--canary rtapp:no-such: ",
+        ),
+        (vec!["--canary", "custom:30"], "--canary custom:30: "),
+        (
+            vec![
+                "--canary",
+                "rtapp:periodic",
+                "--threshold",
+                "rtapp:periodic/t=1ms",
+            ],
+            "not a canary this watch runs",
+        ),
         (vec!["--listen", "nowhere"], "--listen takes an address"),
         (vec!["--listen", &taken_addr], "--listen 127.0.0.1:"),
         (vec!["--cpus", "4096"], "--cpus"),

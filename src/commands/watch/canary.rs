@@ -8,6 +8,7 @@
 //! run by the `rtapp` probe's executor (`super::rtapp`); [`Canaries`] starts
 //! and stops every kind.
 
+use super::rtapp::RtappCanaries;
 use crate::measure::affinity;
 use crate::measure::attrib::EventSplitter;
 use crate::measure::clock::{now_ns, sleep_until_ns};
@@ -15,10 +16,9 @@ use crate::measure::cpu_time::ThreadCpuTime;
 use crate::measure::late::{EventSplit, EventTimes, LateAccount};
 use crate::measure::work::work_cpu_ns;
 use crate::sim::periodic::{CpuDemand, PeriodicShape};
-use crate::sim::shapes;
 use crate::sim::rtapp::model::Workload;
+use crate::sim::shapes;
 use crate::system::cpulist::CpuList;
-use super::rtapp::RtappCanaries;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::mpsc::{SyncSender, TrySendError};
 use std::sync::Arc;

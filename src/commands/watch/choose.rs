@@ -41,7 +41,10 @@ pub fn canary_settings(
         }
     }
     for (name, ns) in thresholds {
-        let mut set = settings.iter_mut().filter(|s| applies(name, &s.name)).peekable();
+        let mut set = settings
+            .iter_mut()
+            .filter(|s| applies(name, &s.name))
+            .peekable();
         if set.peek().is_none() {
             let running: Vec<&str> = settings.iter().map(|s| s.name.as_str()).collect();
             return Err(UsageError::new(format!(
@@ -94,7 +97,11 @@ fn custom(name: &str, shape: &str) -> Result<CanarySetting, UsageError> {
         .parse()
         .ok()
         .filter(|p| (0.0..=100.0).contains(p))
-        .ok_or_else(|| bad(format!("the CPU share is a percentage from 0 to 100, not {pct:?}")))?;
+        .ok_or_else(|| {
+            bad(format!(
+                "the CPU share is a percentage from 0 to 100, not {pct:?}"
+            ))
+        })?;
     let period_ns = humantime::parse_duration(interval)
         .ok()
         .and_then(|d| u64::try_from(d.as_nanos()).ok())
@@ -141,8 +148,8 @@ mod tests {
     #[test]
     fn a_threshold_names_an_rtapp_task_or_its_whole_workload() {
         let list = names(&["timer", "rtapp:compositor"]);
-        let set = canary_settings(&list, &[("rtapp:compositor/compositor".into(), 3_000_000)])
-            .unwrap();
+        let set =
+            canary_settings(&list, &[("rtapp:compositor/compositor".into(), 3_000_000)]).unwrap();
         let named: Vec<(&str, u64)> = set
             .iter()
             .map(|s| (s.name.as_str(), s.threshold_ns))
@@ -174,12 +181,27 @@ mod tests {
             cpu: CpuDemand::Share(30.0),
         };
         assert_eq!(set[0].work, CanaryWork::Periodic(shape));
-        assert_eq!((set[0].period_ns, set[0].threshold_ns), (2_000_000, 1_000_000));
+        assert_eq!(
+            (set[0].period_ns, set[0].threshold_ns),
+            (2_000_000, 1_000_000)
+        );
         let slow = canary_settings(&names(&["custom:5%@100ms"]), &[]).unwrap();
         assert_eq!(slow[0].threshold_ns, 50_000_000);
-        for bad in ["custom:30", "custom:130@2ms", "custom:x@2ms", "custom:30@2", "custom:30@50us", "custom:30@2s"] {
-            let e = canary_settings(&names(&[bad]), &[]).unwrap_err().to_string();
-            assert!(e.starts_with(&format!("--canary {bad}: ")) && !e.contains('\n'), "{e}");
+        for bad in [
+            "custom:30",
+            "custom:130@2ms",
+            "custom:x@2ms",
+            "custom:30@2",
+            "custom:30@50us",
+            "custom:30@2s",
+        ] {
+            let e = canary_settings(&names(&[bad]), &[])
+                .unwrap_err()
+                .to_string();
+            assert!(
+                e.starts_with(&format!("--canary {bad}: ")) && !e.contains('\n'),
+                "{e}"
+            );
         }
     }
 }

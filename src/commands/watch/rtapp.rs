@@ -177,7 +177,11 @@ mod tests {
     fn a_shipped_workload_gives_a_canary_per_task_with_a_timer() {
         let set = settings("audio-chain").unwrap();
         let names: Vec<&str> = set.iter().map(|c| c.name.as_str()).collect();
-        assert_eq!(names, ["rtapp:audio-chain/driver"], "synth and mixer wait on no timer");
+        assert_eq!(
+            names,
+            ["rtapp:audio-chain/driver"],
+            "synth and mixer wait on no timer"
+        );
         assert_eq!(set[0].period_ns, 5_333_000);
         assert_eq!(set[0].threshold_ns, 2_666_500);
         let CanaryWork::Rtapp { workload, task } = &set[0].work else {

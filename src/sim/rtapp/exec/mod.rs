@@ -413,9 +413,7 @@ impl<'a> TaskThread<'a> {
                 return waited(&mut self.record, shared.suspend(name, deadline))
             }
             Event::Resume { name } => shared.resume(name),
-            Event::Lock { mutex } => {
-                return waited(&mut self.record, shared.lock(mutex, deadline))
-            }
+            Event::Lock { mutex } => return waited(&mut self.record, shared.lock(mutex, deadline)),
             Event::Unlock { mutex } => shared.unlock(mutex),
             Event::Wait { cond, mutex } => {
                 return waited(&mut self.record, shared.wait(cond, mutex, deadline))

@@ -462,6 +462,9 @@ mod tests {
         deadline.bring_forward(u64::MAX);
         assert!(deadline.ns() < u64::MAX, "never pushed back");
         shared.wake_all();
-        assert!(!suspended.join().unwrap(), "ended by the deadline, not resumed");
+        assert!(
+            !suspended.join().unwrap(),
+            "ended by the deadline, not resumed"
+        );
     }
 }
