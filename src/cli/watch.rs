@@ -18,7 +18,8 @@ pub struct WatchArgs {
     /// Watch for SECS seconds [default: until SIGINT, SIGTERM or SIGHUP].
     #[arg(short = 't', long = "duration", value_name = "SECS")]
     duration_s: Option<f64>,
-    /// The canaries, comma-separated: timer, frame, x, audio, video;
+    /// The canaries, comma-separated: timer, frame, x, audio, video,
+    /// fragment;
     /// custom:PCT@INTERVAL (PCT % of a CPU every INTERVAL, as the custom
     /// probe: custom:30@2ms); rtapp:FILE or rtapp:NAME (a shipped workload,
     /// see `feelbench rtapp list`): each task of the rt-app workload that
@@ -29,8 +30,8 @@ pub struct WatchArgs {
     /// An event later than its canary's threshold is an incident, as
     /// CANARY=DURATION, comma-separated (rtapp:NAME=DURATION sets each of
     /// the workload's tasks) [default: timer=2ms, frame=8ms, x=10ms,
-    /// audio=10ms, video=8ms; a custom canary or an rt-app task: half its
-    /// (shortest timer) period, at least 1ms].
+    /// audio=10ms, video=8ms, fragment=2.9ms; a custom canary or an rt-app
+    /// task: half its (shortest timer) period, at least 1ms].
     #[arg(long = "threshold", value_name = "LIST", value_delimiter = ',')]
     thresholds: Vec<String>,
     /// Keep the canaries on these CPUs (0,2-3) [default: wherever the

@@ -232,6 +232,30 @@ fn a_custom_canary_runs_the_shape_it_is_given() {
 }
 
 #[test]
+fn a_fragment_canary_writes_as_its_buffer_frees() {
+    let dir = tempfile::tempdir().unwrap();
+    let output = watch(
+        &new_tag(),
+        dir.path(),
+        &["-t", "1.5", "--canary", "fragment", "-o", "w.json"],
+    )
+    .output()
+    .unwrap();
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    let doc = read_json(&dir.path().join("w.json"));
+    let canaries = canaries_by_name(&doc);
+    let (name, c) = canaries[0];
+    assert_eq!((canaries.len(), name), (1, "fragment"));
+    // latencytest's 1.45 ms fragments; the buffer's margin is two of them.
+    assert_eq!(c["period_ms"], 1.451247, "{c}");
+    assert_eq!(c["threshold_ms"], 2.902494, "{c}");
+    // A write per fragment played (1,034 in 1.5 s) and the 3 the buffer
+    // held, at most; a busy machine writes fewer.
+    let events = c["events"].as_u64().unwrap();
+    assert!((50..=1_100).contains(&events), "{c}");
+}
+
+#[test]
 fn its_minutes_go_to_the_store_and_history_lists_them() {
     let dir = tempfile::tempdir().unwrap();
     let tag = new_tag();

@@ -4,7 +4,7 @@
 //! per timed task of an rt-app workload, `super::rtapp`); and each one's
 //! threshold, its default or `--threshold`'s.
 
-use super::canary::{self, CanarySetting, CanaryWork, CANARIES};
+use super::canary::{self, Beat, CanarySetting, CanaryWork, CANARIES};
 use super::rtapp;
 use crate::exit::UsageError;
 use crate::sim::periodic::{CpuDemand, PeriodicShape};
@@ -78,9 +78,9 @@ fn registered(name: &str) -> Result<CanarySetting, UsageError> {
     })?;
     Ok(CanarySetting {
         name: def.name.to_string(),
-        period_ns: def.shape.period_ns,
+        period_ns: def.beat.period_ns(),
         threshold_ns: def.threshold_ns,
-        work: CanaryWork::Periodic(def.shape),
+        work: CanaryWork::Beat(def.beat),
     })
 }
 
@@ -111,10 +111,10 @@ fn custom(name: &str, shape: &str) -> Result<CanarySetting, UsageError> {
         name: name.to_string(),
         period_ns,
         threshold_ns: (period_ns / 2).max(MIN_THRESHOLD_NS),
-        work: CanaryWork::Periodic(PeriodicShape {
+        work: CanaryWork::Beat(Beat::Periodic(PeriodicShape {
             period_ns,
             cpu: CpuDemand::Share(pct),
-        }),
+        })),
     })
 }
 
@@ -180,7 +180,7 @@ mod tests {
             period_ns: 2_000_000,
             cpu: CpuDemand::Share(30.0),
         };
-        assert_eq!(set[0].work, CanaryWork::Periodic(shape));
+        assert_eq!(set[0].work, CanaryWork::Beat(Beat::Periodic(shape)));
         assert_eq!(
             (set[0].period_ns, set[0].threshold_ns),
             (2_000_000, 1_000_000)
