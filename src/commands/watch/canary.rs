@@ -148,6 +148,10 @@ pub struct CanaryEvent {
     pub split: EventSplit,
 }
 
+/// Tasks of an rt-app workload and the canary each one is: `(task,
+/// canary)`.
+type TaskCanaries = Vec<(usize, usize)>;
+
 /// Every canary of a watch, running; dropped, they stop (the periodic
 /// ones once `stop` is set) and are joined.
 pub struct Canaries {
@@ -169,7 +173,8 @@ impl Canaries {
             periodic: Vec::new(),
             rtapp: Vec::new(),
         };
-        let mut workloads: Vec<(&Arc<Workload>, Vec<(usize, usize)>)> = Vec::new();
+        // Each workload with its `(task, canary)`s.
+        let mut workloads: Vec<(&Arc<Workload>, TaskCanaries)> = Vec::new();
         for (canary, setting) in settings.iter().enumerate() {
             match &setting.work {
                 CanaryWork::Beat(beat) => {

@@ -78,6 +78,10 @@ fn shortest_period_ns(task: &Task) -> Option<u64> {
 pub struct RtappCanaries {
     running: Running,
     sink: Arc<Sink>,
+    /// The workload's `rtapp:SPEC` and its tasks' names, to say what its
+    /// threads could not do.
+    spec: String,
+    tasks: Vec<String>,
 }
 
 /// Hands each watched task's splits to the watch, counting those a full
@@ -148,7 +152,12 @@ impl RtappCanaries {
             .join()
             .map_err(|_| anyhow::anyhow!("the rt-app canaries' starter panicked"))?
             .context("starting the rt-app canaries")?;
-        Ok(Self { running, sink })
+        Ok(Self {
+            running,
+            sink,
+            spec: workload.source.clone(),
+            tasks: workload.tasks.iter().map(|t| t.name.clone()).collect(),
+        })
     }
 
     /// Events canary number `canary` could not hand over so far (0 when
@@ -163,9 +172,24 @@ impl RtappCanaries {
             .sum()
     }
 
-    /// Stops the workload's threads and waits for them.
+    /// Stops the workload's threads and waits for them; says, once per
+    /// task, the first thing its threads could not do as the file asked (a
+    /// scheduling setting refused).
     pub fn stop(self) {
-        self.running.stop();
+        let mut said: Vec<usize> = Vec::new();
+        for record in self.running.stop() {
+            let Some(failure) = record.failure else {
+                continue;
+            };
+            if !said.contains(&record.task) {
+                say!(
+                    "watch: {PREFIX}{}, task {}: {failure}",
+                    self.spec,
+                    self.tasks[record.task]
+                );
+                said.push(record.task);
+            }
+        }
     }
 }
 

@@ -96,23 +96,25 @@ impl Running {
 
     /// Stops every thread: no event begins from now on, every wait for
     /// the workload's own threads ends at once (a sleep or timer under way
-    /// ends as it would); returns once all have ended.
-    pub fn stop(self) {
+    /// ends as it would); returns their records once all have ended.
+    pub fn stop(self) -> Vec<ThreadRecord> {
         self.run.deadline.bring_forward(now_ns());
         self.run.resources.wake_all();
-        for thread in self.threads {
-            let _ = thread.join();
-        }
-        for thread in self.run.take_forked() {
-            let _ = thread.join();
-        }
+        self.join()
     }
-}
 
-impl RunShared {
-    /// The threads `fork` started so far, to be joined.
-    fn take_forked(&self) -> Vec<JoinHandle<ThreadRecord>> {
-        std::mem::take(&mut *self.forked.lock().unwrap_or_else(|p| p.into_inner()))
+    /// Waits for every thread to end (those started at once, then those
+    /// `fork` started); their records.
+    fn join(self) -> Vec<ThreadRecord> {
+        let mut records: Vec<ThreadRecord> = self
+            .threads
+            .into_iter()
+            .filter_map(|t| t.join().ok())
+            .collect();
+        let forked =
+            std::mem::take(&mut *self.run.forked.lock().unwrap_or_else(|p| p.into_inner()));
+        records.extend(forked.into_iter().filter_map(|t| t.join().ok()));
+        records
     }
 }
 
@@ -199,13 +201,7 @@ impl Executor {
     /// Runs every task over `window` until its end or until all ended;
     /// returns the records of every thread that ran.
     pub fn run(self, window: Window) -> Result<Vec<ThreadRecord>, IoDeviceError> {
-        let (run, starting) = self.open(window)?;
-        let handles: Vec<_> = starting.into_iter().map(|r| spawn(&run, r)).collect();
-        let mut records: Vec<ThreadRecord> =
-            handles.into_iter().filter_map(|h| h.join().ok()).collect();
-        let forked = run.take_forked();
-        records.extend(forked.into_iter().filter_map(|h| h.join().ok()));
-        Ok(records)
+        Ok(self.start(window)?.join())
     }
 
     /// Starts every task in the background over `window`; the threads end
