@@ -312,14 +312,8 @@ mod tests {
     const US: u64 = 1_000;
     const MS: u64 = 1_000_000;
 
-    /// 3 fragments of 1 ms (176 bytes at 44 kHz).
     fn settings() -> FragmentSettings {
-        FragmentSettings {
-            fragments: 3,
-            fragment_bytes: 176,
-            sample_rate_hz: 44_000,
-            cpu_pct: 10.0,
-        }
+        FragmentSettings::for_tests()
     }
 
     /// Writes of a scripted 1 s measurement at 1 ms fragments: each write

@@ -113,20 +113,27 @@ impl Device {
 }
 
 #[cfg(test)]
+impl FragmentSettings {
+    /// 3 fragments of 1 ms (176 bytes at 44 kHz), 10 % CPU.
+    pub fn for_tests() -> Self {
+        Self {
+            fragments: 3,
+            fragment_bytes: 176,
+            sample_rate_hz: 44_000,
+            cpu_pct: 10.0,
+        }
+    }
+}
+
+#[cfg(test)]
 mod tests {
     use super::*;
 
     const US: u64 = 1_000;
     const MS: u64 = 1_000_000;
 
-    /// 3 fragments of 1 ms (176 bytes at 44 kHz).
     fn settings() -> FragmentSettings {
-        FragmentSettings {
-            fragments: 3,
-            fragment_bytes: 176,
-            sample_rate_hz: 44_000,
-            cpu_pct: 10.0,
-        }
+        FragmentSettings::for_tests()
     }
 
     #[test]

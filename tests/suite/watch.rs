@@ -30,28 +30,22 @@ pub fn watch(tag: &str, dir: &Path, args: &[&str]) -> Command {
     command
 }
 
+/// A watch with `args` that ended well: what it said, and `--output`'s
+/// document.
+fn watched(args: &[&str]) -> (Output, Value) {
+    let dir = tempfile::tempdir().unwrap();
+    let output = watch(&new_tag(), dir.path(), args)
+        .args(["-o", "w.json"])
+        .output()
+        .unwrap();
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    (output, read_json(&dir.path().join("w.json")))
+}
+
 #[test]
 fn canaries_count_events_and_late_ones_are_incidents_in_lines_and_json() {
-    let dir = tempfile::tempdir().unwrap();
     // Every frame is later than 1 µs: each one is an incident.
-    let output = watch(
-        &new_tag(),
-        dir.path(),
-        &[
-            "-t",
-            "2",
-            "--threshold",
-            "frame=1us",
-            "--keep",
-            "5",
-            "-o",
-            "w.json",
-        ],
-    )
-    .output()
-    .unwrap();
-    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
-    let doc = read_json(&dir.path().join("w.json"));
+    let (output, doc) = watched(&["-t", "2", "--threshold", "frame=1us", "--keep", "5"]);
     assert_eq!(doc["schema"], "feelbench.watch/1");
     let canaries = doc["canaries"].as_array().unwrap();
     let names: Vec<&str> = canaries
@@ -133,28 +127,17 @@ fn canaries_by_name(doc: &Value) -> Vec<(&str, &Value)> {
 
 #[test]
 fn each_timed_task_of_an_rtapp_workload_is_a_canary_with_its_incidents() {
-    let dir = tempfile::tempdir().unwrap();
     // Every activation of either task is later than 1 µs: an incident.
-    let output = watch(
-        &new_tag(),
-        dir.path(),
-        &[
-            "-t",
-            "2",
-            "--canary",
-            "timer,rtapp:compositor",
-            "--threshold",
-            "rtapp:compositor=1us",
-            "--keep",
-            "5",
-            "-o",
-            "w.json",
-        ],
-    )
-    .output()
-    .unwrap();
-    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
-    let doc = read_json(&dir.path().join("w.json"));
+    let (output, doc) = watched(&[
+        "-t",
+        "2",
+        "--canary",
+        "timer,rtapp:compositor",
+        "--threshold",
+        "rtapp:compositor=1us",
+        "--keep",
+        "5",
+    ]);
     let canaries = canaries_by_name(&doc);
     let names: Vec<&str> = canaries.iter().map(|(n, _)| *n).collect();
     assert_eq!(
@@ -206,22 +189,18 @@ fn each_timed_task_of_an_rtapp_workload_is_a_canary_with_its_incidents() {
     }
 }
 
+/// A 1.5 s watch of `canary` alone: its summary in `--output`'s document.
+fn watched_alone(canary: &str) -> Value {
+    let (_, doc) = watched(&["-t", "1.5", "--canary", canary]);
+    let canaries = doc["canaries"].as_array().unwrap();
+    assert_eq!(canaries.len(), 1, "{doc}");
+    assert_eq!(canaries[0]["name"], canary);
+    canaries[0].clone()
+}
+
 #[test]
 fn a_custom_canary_runs_the_shape_it_is_given() {
-    let dir = tempfile::tempdir().unwrap();
-    let output = watch(
-        &new_tag(),
-        dir.path(),
-        &["-t", "1.5", "--canary", "custom:20@5ms", "-o", "w.json"],
-    )
-    .output()
-    .unwrap();
-    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
-    let doc = read_json(&dir.path().join("w.json"));
-    let canaries = canaries_by_name(&doc);
-    assert_eq!(canaries.len(), 1);
-    let (name, c) = canaries[0];
-    assert_eq!(name, "custom:20@5ms");
+    let c = watched_alone("custom:20@5ms");
     assert_eq!(
         (c["period_ms"].as_f64(), c["threshold_ms"].as_f64()),
         (Some(5.0), Some(2.5))
@@ -233,19 +212,7 @@ fn a_custom_canary_runs_the_shape_it_is_given() {
 
 #[test]
 fn a_fragment_canary_writes_as_its_buffer_frees() {
-    let dir = tempfile::tempdir().unwrap();
-    let output = watch(
-        &new_tag(),
-        dir.path(),
-        &["-t", "1.5", "--canary", "fragment", "-o", "w.json"],
-    )
-    .output()
-    .unwrap();
-    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
-    let doc = read_json(&dir.path().join("w.json"));
-    let canaries = canaries_by_name(&doc);
-    let (name, c) = canaries[0];
-    assert_eq!((canaries.len(), name), (1, "fragment"));
+    let c = watched_alone("fragment");
     // latencytest's 1.45 ms fragments; the buffer's margin is two of them.
     assert_eq!(c["period_ms"], 1.451247, "{c}");
     assert_eq!(c["threshold_ms"], 2.902494, "{c}");

@@ -332,16 +332,22 @@ mod tests {
     /// rt-app's suspend and resume: a resume before the suspend is lost
     /// (the suspend waits to the deadline), one resume wakes every thread
     /// suspended on the name.
-    #[test]
-    fn a_resume_wakes_every_suspended_thread_and_an_early_one_is_lost() {
+    /// The resources of a task `a` of `instances` threads suspending on
+    /// `a`.
+    fn suspending(instances: u32) -> Arc<Shared> {
         let w = Workload::of_tasks(vec![Task::looping(
             "a",
-            2,
+            instances,
             vec![Event::Suspend {
                 name: "a".to_string(),
             }],
         )]);
-        let shared = Arc::new(Shared::of(&w));
+        Arc::new(Shared::of(&w))
+    }
+
+    #[test]
+    fn a_resume_wakes_every_suspended_thread_and_an_early_one_is_lost() {
+        let shared = suspending(2);
         shared.resume("a");
         let soon = Deadline::at(now_ns() + 50_000_000);
         assert!(!shared.suspend("a", &soon), "the early resume was lost");
@@ -442,14 +448,7 @@ mod tests {
     /// wait that had no deadline in sight, at once.
     #[test]
     fn a_deadline_brought_forward_ends_the_waits() {
-        let w = Workload::of_tasks(vec![Task::looping(
-            "a",
-            1,
-            vec![Event::Suspend {
-                name: "a".to_string(),
-            }],
-        )]);
-        let shared = Arc::new(Shared::of(&w));
+        let shared = suspending(1);
         let deadline = Arc::new(Deadline::at(u64::MAX));
         let suspended = {
             let (s, d) = (Arc::clone(&shared), Arc::clone(&deadline));
