@@ -30,8 +30,15 @@ fn table(minutes: &[WatchMinute]) -> String {
     if minutes.is_empty() {
         return "no minutes of feelbench watch in the store for this choice\n".to_string();
     }
+    // As wide as the longest canary's name (an rt-app task's is long).
+    let width = minutes
+        .iter()
+        .map(|m| m.canary.len())
+        .max()
+        .unwrap_or(0)
+        .max(6);
     let mut out = format!(
-        "{:<17}  {:<12}  {:<6}  {:>7}  {:>8}  {:>8}  {:>8}  {:>9}\n",
+        "{:<17}  {:<12}  {:<width$}  {:>7}  {:>8}  {:>8}  {:>8}  {:>9}\n",
         "minute (UTC)", "host", "canary", "events", "p50 ms", "p99 ms", "max ms", "incidents"
     );
     for m in minutes {
@@ -39,7 +46,7 @@ fn table(minutes: &[WatchMinute]) -> String {
         let stamp = humantime::format_rfc3339_seconds(start).to_string();
         let _ = writeln!(
             out,
-            "{:<17}  {:<12}  {:<6}  {:>7}  {:>8.3}  {:>8.3}  {:>8.3}  {:>9}",
+            "{:<17}  {:<12}  {:<width$}  {:>7}  {:>8.3}  {:>8.3}  {:>8.3}  {:>9}",
             stamp[..16].replace('T', " "),
             m.hostname,
             m.canary,

@@ -89,8 +89,16 @@ impl View {
             Constraint::Min(4),
         ])
         .areas(frame.area());
+        // As wide as the longest name (an rt-app task's is long).
+        let width = metrics
+            .canaries
+            .iter()
+            .map(|c| c.name.len())
+            .max()
+            .unwrap_or(0)
+            .max(6);
         let mut rows = vec![format!(
-            "{:<7} {:>9} {:>9} {:>9} {:>7}   {:>10} {:>9}",
+            "{:<width$} {:>9} {:>9} {:>9} {:>7}   {:>10} {:>9}",
             "canary", "p50 ms", "p99 ms", "max ms", "events", "incidents", "dropped"
         )];
         for (counts, shown) in metrics.canaries.iter().zip(&self.shown) {
@@ -99,7 +107,7 @@ impl View {
                 None => format!("{:>9} {:>9} {:>9} {:>7}", "-", "-", "-", "-"),
             };
             rows.push(format!(
-                "{:<7} {figures}   {:>10} {:>9}",
+                "{:<width$} {figures}   {:>10} {:>9}",
                 counts.name, counts.incidents, counts.dropped
             ));
         }
