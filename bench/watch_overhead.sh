@@ -11,24 +11,7 @@
 # before each: other work on it counts in every figure.
 set -euo pipefail
 
-usage() {
-    cat <<EOF2
-Usage: $(basename "$0") [-b BUILD] [-t SECS]
-  -b BUILD  feelbench binary (default target/release/feelbench)
-  -t SECS   seconds per watch (default 60)
-EOF2
-}
-
-cd "$(dirname "$0")/.."
-build=$PWD/target/release/feelbench secs=60
-while getopts ":b:t:h" opt; do
-    case $opt in
-        b) build=$OPTARG ;;
-        t) secs=$OPTARG ;;
-        h) usage; exit 0 ;;
-        *) usage >&2; exit 2 ;;
-    esac
-done
+source "$(dirname "$0")/watch_options.sh" 60 "per watch" "$@"
 
 work=$(mktemp -d)
 burners=()

@@ -24,8 +24,8 @@ pub struct HistoryArgs {
     /// Instead of a run figure, the minutes `feelbench watch` stored: each
     /// canary's events, p50, p99, max and incidents per minute (with
     /// --machine HOST and --since DATE; by default every host's last 24
-    /// hours).
-    #[arg(long = "watch", conflicts_with_all = ["probe", "load", "figure", "series", "any_series", "format", "output"])]
+    /// hours), in any --format (svg and html: each canary's p99 over time).
+    #[arg(long = "watch", conflicts_with_all = ["probe", "load", "figure", "series", "any_series"])]
     watch: bool,
     /// `run`: a point per run at its start time, labelled with its kernel;
     /// `kernel`: a row per kernel (runs, median, least, greatest), in the
@@ -69,6 +69,18 @@ enum HistoryFormatChoice {
     Html,
 }
 
+impl From<HistoryFormatChoice> for HistoryFormat {
+    fn from(choice: HistoryFormatChoice) -> Self {
+        match choice {
+            HistoryFormatChoice::Table => HistoryFormat::Table,
+            HistoryFormatChoice::Csv => HistoryFormat::Csv,
+            HistoryFormatChoice::Json => HistoryFormat::Json,
+            HistoryFormatChoice::Svg => HistoryFormat::Svg,
+            HistoryFormatChoice::Html => HistoryFormat::Html,
+        }
+    }
+}
+
 impl HistoryArgs {
     /// The settings of `feelbench history`.
     /// `history`, or with `--watch` the watch's minutes.
@@ -81,6 +93,8 @@ impl HistoryArgs {
             store: self.store.location()?,
             hostname: filter.machine,
             since_unix: filter.since_unix,
+            format: self.format.into(),
+            output: self.output,
         }))
     }
 
@@ -98,13 +112,7 @@ impl HistoryArgs {
                 ByChoice::Run => By::Run,
                 ByChoice::Kernel => By::Kernel,
             },
-            format: match self.format {
-                HistoryFormatChoice::Table => HistoryFormat::Table,
-                HistoryFormatChoice::Csv => HistoryFormat::Csv,
-                HistoryFormatChoice::Json => HistoryFormat::Json,
-                HistoryFormatChoice::Svg => HistoryFormat::Svg,
-                HistoryFormatChoice::Html => HistoryFormat::Html,
-            },
+            format: self.format.into(),
             output: self.output,
         })
     }

@@ -4,7 +4,7 @@
 
 use super::store::StoreArgs;
 use super::values::{check_online, parse_cpu_list, parse_duration, seconds_to_ns};
-use crate::commands::watch::{self, Bound, WatchSettings, DEFAULT_CANARIES};
+use crate::commands::watch::{self, Bound, FlightBudget, WatchSettings, DEFAULT_CANARIES};
 use crate::exit::UsageError;
 use crate::store::StoreLocation;
 use crate::system::cpulist::CpuList;
@@ -63,6 +63,24 @@ pub struct WatchArgs {
     /// Do not run the scheduler flight recorder, even as root.
     #[arg(long = "no-recorder")]
     no_recorder: bool,
+    /// The share of one CPU the flight recorder may cost, in percent; above
+    /// it, it stops itself and starts again after a cool-down (60 s, twice
+    /// as long after each stop, up to 10 min).
+    #[arg(
+        long = "recorder-budget",
+        value_name = "PERCENT",
+        default_value_t = 1.0
+    )]
+    recorder_budget_pct: f64,
+    /// The recorder's first cool-down, s; its cost is judged after the
+    /// shorter of 10 s and this (for tests).
+    #[arg(
+        long = "recorder-cooldown",
+        value_name = "SECS",
+        default_value_t = 60.0,
+        hide = true
+    )]
+    recorder_cooldown_s: f64,
     /// Keep no minutes nor incidents in the store.
     #[arg(long = "no-store")]
     no_store: bool,
@@ -117,6 +135,7 @@ impl WatchArgs {
                 }
             },
         };
+        let recorder_budget = recorder_budget(self.recorder_budget_pct, self.recorder_cooldown_s)?;
         let listen = self.listen.map(|addr| listen(&addr)).transpose()?;
         Ok(WatchSettings {
             canaries,
@@ -128,10 +147,25 @@ impl WatchArgs {
             trace: self.trace,
             top_cgroups: self.top_cgroups,
             no_recorder: self.no_recorder,
+            recorder_budget,
             loops_per_ms: self.loops_per_ms,
             store,
         })
     }
+}
+
+/// `--recorder-budget PERCENT` and `--recorder-cooldown SECS`, checked.
+fn recorder_budget(pct: f64, cooldown_s: f64) -> Result<FlightBudget, UsageError> {
+    if !(pct.is_finite() && pct > 0.0 && pct <= 100.0) {
+        return Err(UsageError::new(format!(
+            "--recorder-budget takes a percentage of one CPU above 0 and at most 100, not {pct}"
+        )));
+    }
+    let cooldown_ns = seconds_to_ns("--recorder-cooldown", cooldown_s, 0.5)?;
+    Ok(FlightBudget {
+        cpu_share: pct / 100.0,
+        cooldown: std::time::Duration::from_nanos(cooldown_ns),
+    })
 }
 
 /// One `CANARY=DURATION` of `--threshold` (the canary is checked against

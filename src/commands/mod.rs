@@ -102,7 +102,10 @@ pub fn execute(task: Task, system: SystemInfo) -> anyhow::Result<ExitCode> {
         Task::Regressions(settings) => regressions::run(&settings),
         Task::Export(settings) => export::run(&settings),
         Task::Watch(settings) => watch::run(*settings, system),
-        Task::WatchHistory(settings) => print(&watch::history::render(&settings)?),
+        Task::WatchHistory(settings) => emit(
+            &watch::history::render(&settings)?,
+            settings.output.as_deref(),
+        ),
         Task::Print(text) => print(&text),
     }
 }

@@ -2,8 +2,7 @@
 
 use super::schema::*;
 use crate::figures::{ProbeResult, Tally};
-use crate::measure::calibrate::CalibrationSource;
-use crate::measure::sched::{SchedApplied, SchedRequest};
+use crate::measure::sched::SchedApplied;
 use crate::system::environment::Environment;
 use crate::system::SystemInfo;
 
@@ -131,39 +130,16 @@ pub fn run() -> RunDocument {
         },
         environment: Environment::default(),
         settings: RunSettingsRecord {
-            duration_s: 3.0,
             warmup_s: 0.5,
             loops_per_ms: 500_000.0,
-            calibration: CalibrationSource::Forced,
-            probe_sched: SchedRequest {
-                nice: 0,
-                fifo_priority: None,
-                timer_slack_ns: 1,
-                slice_ns: None,
-            },
-            load_nice: 0,
             burn_processes: 4,
-            custom: None,
             file_bytes: 1 << 30,
             mem_bytes: 1 << 33,
-            mem_limit_bytes: None,
-            swap_bytes: None,
-            repeats: 1,
-            cpu_dma_latency_us: None,
-            precision_pct: None,
-            max_time_s: None,
-            probe_cpus: None,
-            probe_session: false,
-            load_cpus: None,
-            load_cpu_weight: None,
-            response: None,
             job: Default::default(),
             fragment: Default::default(),
-            game: None,
             io: Default::default(),
-            micro: None,
-            rtapp: None,
             late_split: true,
+            ..RunSettingsRecord::unchosen(3.0, 1)
         },
         suite: None,
         methods: Some(super::methods::Methods {

@@ -246,6 +246,48 @@ fn one() -> u32 {
 }
 
 impl RunSettingsRecord {
+    /// The settings of `repeats` runs of `duration_s` seconds in which
+    /// feelbench chose nothing else: no warm-up, calibration, loads, files
+    /// or scheduling of its own, and no late split (a run read from other
+    /// programs' logs, `feelbench import`).
+    pub fn unchosen(duration_s: f64, repeats: u32) -> Self {
+        Self {
+            duration_s,
+            warmup_s: 0.0,
+            loops_per_ms: 0.0,
+            calibration: CalibrationSource::Forced,
+            probe_sched: SchedRequest {
+                nice: 0,
+                fifo_priority: None,
+                timer_slack_ns: 1,
+                slice_ns: None,
+            },
+            load_nice: 0,
+            burn_processes: 0,
+            custom: None,
+            file_bytes: 0,
+            mem_bytes: 0,
+            mem_limit_bytes: None,
+            swap_bytes: None,
+            repeats,
+            cpu_dma_latency_us: None,
+            precision_pct: None,
+            max_time_s: None,
+            probe_cpus: None,
+            probe_session: false,
+            load_cpus: None,
+            load_cpu_weight: None,
+            response: None,
+            job: None,
+            fragment: None,
+            game: None,
+            io: None,
+            micro: None,
+            rtapp: None,
+            late_split: false,
+        }
+    }
+
     /// Whether late events were split, in words (`on`, `off`), as merge
     /// and compare show it.
     pub fn late_split_words(&self) -> String {

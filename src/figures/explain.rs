@@ -179,21 +179,10 @@ pub fn explain(
     late.explain = Some(summary);
 }
 
-/// The tasks that ran on the CPU of the event `split` while it waited for
-/// it, most time first, as [`explain`] finds them for each late event;
-/// `None` when `trace` has no switch to one of `probe_tids` before its
-/// wake-up.
-pub fn ran_instead(
-    trace: &Trace,
-    probe_tids: &[i32],
-    names: &HashMap<i32, TaskName>,
-    split: &EventSplit,
-) -> Option<Vec<RanInstead>> {
-    Waits::new(trace, probe_tids).ran_instead(split, names)
-}
-
-/// A probe thread's switch-outs and -ins, over a trace.
-struct Waits<'a> {
+/// A probe's threads' switch-outs and -ins over a trace, found once, so
+/// that each late event's waits ([`Waits::ran_instead`]) are found among
+/// them rather than among every record.
+pub struct Waits<'a> {
     trace: &'a Trace,
     probe_tids: &'a [i32],
     /// The switches from or to a probe thread, in time order.
@@ -206,7 +195,8 @@ struct Waits<'a> {
 type RanBy = Vec<(i32, u64)>;
 
 impl<'a> Waits<'a> {
-    fn new(trace: &'a Trace, probe_tids: &'a [i32]) -> Self {
+    /// The waits of the threads `probe_tids` in `trace`.
+    pub fn new(trace: &'a Trace, probe_tids: &'a [i32]) -> Self {
         let mut probe_switches: Vec<&Switch> = trace
             .switches
             .iter()
@@ -227,11 +217,18 @@ impl<'a> Waits<'a> {
         }
     }
 
-    /// The tasks that ran while the event of `split` waited: every wait of
-    /// its thread from its due time to its end (at its wake-up, while
-    /// preempted, and, for an event due while the previous one still ran,
-    /// that one's waits after the due time).
-    fn ran_instead(
+    /// The trace the waits are found in.
+    pub fn trace(&self) -> &'a Trace {
+        self.trace
+    }
+
+    /// The tasks that ran on its CPU while the event of `split` waited,
+    /// most time first: every wait of its thread from its due time to its
+    /// end (at its wake-up, while preempted, and, for an event due while
+    /// the previous one still ran, that one's waits after the due time);
+    /// `None` when the trace has no switch to a probe thread before its
+    /// wake-up.
+    pub fn ran_instead(
         &self,
         split: &EventSplit,
         names: &HashMap<i32, TaskName>,
@@ -321,9 +318,15 @@ impl<'a> Waits<'a> {
         from_ns: u64,
         to_ns: u64,
     ) -> impl Iterator<Item = &'a Switch> + '_ {
-        self.probe_switches.iter().copied().filter(move |s| {
-            s.next_tid == tid && s.prev_tid != tid && s.at_ns > from_ns && s.at_ns <= to_ns
-        })
+        let all = &self.probe_switches;
+        let (start, end) = (
+            all.partition_point(|s| s.at_ns <= from_ns),
+            all.partition_point(|s| s.at_ns <= to_ns),
+        );
+        all[start..end]
+            .iter()
+            .copied()
+            .filter(move |s| s.next_tid == tid && s.prev_tid != tid)
     }
 
     /// Every wait of probe thread `tid` that ended in `window` (ns), with

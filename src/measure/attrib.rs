@@ -305,6 +305,15 @@ impl EventSplitter {
         self.finish_less(times, Some(ended), late, 0, Some(deadline_ns))
     }
 
+    /// Splits and accounts an event that did no work: it ended as it woke,
+    /// so its wake-up's reading is its end (one reading an event instead of
+    /// two), late when it woke after `deadline_ns`.
+    pub fn ended_at_wake(&mut self, times: EventTimes, deadline_ns: u64) -> EventSplit {
+        let ended = self.woke;
+        let late = ended.at_ns > deadline_ns;
+        self.finish_less(times, Some(ended), late, 0, Some(deadline_ns))
+    }
+
     /// Takes the reading at the end of an event whose lateness the caller
     /// judged by its own rule (`late`), splits and accounts it; `own_wait_ns`
     /// of its time off the CPU was waiting its own work asked for (a
@@ -547,6 +556,27 @@ mod tests {
             .map(|c| splitter.account.cause(*c).count)
             .sum();
         assert_eq!(labelled, 1);
+    }
+
+    #[test]
+    fn an_event_without_work_ends_as_it_woke_with_one_reading() {
+        let mut splitter = EventSplitter::open(LateAccount::new());
+        let (reads_before, _) = splitter.cost();
+        let due_ns = now_ns();
+        std::thread::sleep(std::time::Duration::from_millis(3));
+        let woke_ns = splitter.woke();
+        let times = EventTimes {
+            due_ns,
+            cpu_wanted_ns: Some(0),
+        };
+        let split = splitter.ended_at_wake(times, due_ns + 1_000_000);
+        assert_eq!(splitter.cost().0, reads_before + 1, "one reading");
+        assert_eq!((split.woke_ns, split.ended_ns), (woke_ns, woke_ns));
+        assert_eq!(split.delay_ns(), woke_ns - due_ns);
+        assert_eq!(
+            splitter.account.late, 1,
+            "woke 3 ms after due, 1 ms allowed"
+        );
     }
 
     /// A 20 ms sleep the event's own work asked for is no delay: it is

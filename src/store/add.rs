@@ -35,19 +35,7 @@ fn text(v: &Option<String>) -> Value {
 impl Store {
     /// Adds `run`, unless the store has it.
     pub fn add(&mut self, run: &RunRows) -> Result<Added, StoreError> {
-        let begin = self.db.dialect().begin();
-        self.db.batch(begin)?;
-        match self.add_in_transaction(run) {
-            Ok(added) => {
-                self.db.batch("COMMIT")?;
-                Ok(added)
-            }
-            Err(error) => {
-                // The error says what went wrong; a failed rollback adds nothing.
-                let _ = self.db.batch("ROLLBACK");
-                Err(error)
-            }
-        }
+        self.in_transaction(|store| store.add_in_transaction(run))
     }
 
     fn add_in_transaction(&mut self, run: &RunRows) -> Result<Added, StoreError> {

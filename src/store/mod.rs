@@ -87,6 +87,27 @@ impl Store {
         schema::migrate(db.as_mut())?;
         Ok(Self { db })
     }
+
+    /// Runs `write` in one transaction: committed when it succeeds, rolled
+    /// back when it fails, so the store has all its rows or none.
+    fn in_transaction<T>(
+        &mut self,
+        write: impl FnOnce(&mut Self) -> Result<T, StoreError>,
+    ) -> Result<T, StoreError> {
+        let begin = self.db.dialect().begin();
+        self.db.batch(begin)?;
+        match write(self) {
+            Ok(done) => {
+                self.db.batch("COMMIT")?;
+                Ok(done)
+            }
+            Err(error) => {
+                // The error says what went wrong; a failed rollback adds nothing.
+                let _ = self.db.batch("ROLLBACK");
+                Err(error)
+            }
+        }
+    }
 }
 
 #[cfg(test)]

@@ -279,3 +279,38 @@ fn rows_that_break_a_constraint_reject_the_run_not_the_store() {
     assert!(error.is_about_the_run());
     add(&mut store, &run("r2", 1, "6.1"));
 }
+
+#[test]
+fn a_watch_minute_is_written_whole_or_not_at_all() {
+    use super::watch::{WatchIncident, WatchMinute};
+    let (_dir, _location, mut store) = temp_store();
+    let minute = |canary: &str| WatchMinute {
+        hostname: "h".into(),
+        canary: canary.into(),
+        minute_unix: 60,
+        events: 10,
+        incidents: 1,
+        p50_ms: 0.1,
+        p99_ms: 1.0,
+        max_ms: 3.0,
+    };
+    let incident = |latency_ms| WatchIncident {
+        hostname: "h".into(),
+        canary: "timer".into(),
+        at_unix: 61,
+        latency_ms,
+        cause: "timer".into(),
+        culprit: None,
+        culprit_cgroup: None,
+        json: "{}".into(),
+    };
+    // SQLite stores a NaN as NULL, which latency_ms refuses: the minutes
+    // written before that incident are rolled back with it.
+    let minutes = [minute("timer"), minute("frame")];
+    assert!(store
+        .add_watch_rows(&minutes, &[incident(3.0), incident(f64::NAN)])
+        .is_err());
+    assert_eq!(store.watch_minutes(None, 0).unwrap(), []);
+    store.add_watch_rows(&minutes, &[incident(3.0)]).unwrap();
+    assert_eq!(store.watch_minutes(Some("h"), 0).unwrap().len(), 2);
+}

@@ -6,7 +6,7 @@ use super::backend::{Row, Value};
 use super::{Store, StoreError};
 
 /// One canary's minute.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
 pub struct WatchMinute {
     pub hostname: String,
     pub canary: String,
@@ -37,8 +37,23 @@ pub struct WatchIncident {
 }
 
 impl Store {
+    /// Adds the canaries' `minutes` and the `incidents` kept with them, in
+    /// one transaction: all of them or, when one fails, none.
+    pub fn add_watch_rows(
+        &mut self,
+        minutes: &[WatchMinute],
+        incidents: &[WatchIncident],
+    ) -> Result<(), StoreError> {
+        self.in_transaction(|store| {
+            minutes.iter().try_for_each(|m| store.add_watch_minute(m))?;
+            incidents
+                .iter()
+                .try_for_each(|i| store.add_watch_incident(i))
+        })
+    }
+
     /// Adds a canary's minute.
-    pub fn add_watch_minute(&mut self, m: &WatchMinute) -> Result<(), StoreError> {
+    fn add_watch_minute(&mut self, m: &WatchMinute) -> Result<(), StoreError> {
         self.db.execute(
             "INSERT INTO watch_minute (hostname, canary, minute_unix, events, incidents, \
              p50_ms, p99_ms, max_ms) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
@@ -57,7 +72,7 @@ impl Store {
     }
 
     /// Adds an incident.
-    pub fn add_watch_incident(&mut self, i: &WatchIncident) -> Result<(), StoreError> {
+    fn add_watch_incident(&mut self, i: &WatchIncident) -> Result<(), StoreError> {
         self.db.execute(
             "INSERT INTO watch_incident (hostname, canary, at_unix, latency_ms, cause, culprit, \
              culprit_cgroup, incident_json) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",

@@ -106,6 +106,41 @@ pub fn write_atomically(path: &Path, bytes: &[u8]) -> Result<(), AtomicWriteErro
     result
 }
 
+/// Removes the temporary files in `dir` that a process killed in the middle
+/// of [`write_atomically`] left (`.NAME.PID.tmp`, its pid no longer alive),
+/// of the targets whose `NAME` `ours` accepts; the paths removed.
+pub fn remove_dead_temporaries(dir: &Path, ours: impl Fn(&str) -> bool) -> Vec<PathBuf> {
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return Vec::new();
+    };
+    entries
+        .flatten()
+        .map(|entry| entry.path())
+        .filter(|path| {
+            let Some((name, pid)) = path
+                .file_name()
+                .and_then(|n| n.to_str())
+                .and_then(temporary_of)
+            else {
+                return false;
+            };
+            ours(name)
+                && !Path::new("/proc").join(pid.to_string()).exists()
+                && std::fs::remove_file(path).is_ok()
+        })
+        .collect()
+}
+
+/// The target's name and the writer's pid of the temporary file `file`
+/// (`.NAME.PID.tmp`).
+fn temporary_of(file: &str) -> Option<(&str, u32)> {
+    let (name, pid) = file
+        .strip_prefix('.')?
+        .strip_suffix(".tmp")?
+        .rsplit_once('.')?;
+    Some((name, pid.parse().ok()?))
+}
+
 fn write_and_rename(tmp: &Path, path: &Path, bytes: &[u8]) -> Result<(), AtomicWriteError> {
     let failed = |action| {
         move |error| AtomicWriteError::Write {
@@ -169,6 +204,27 @@ mod tests {
         write_atomically(&path, b"two").unwrap();
         assert_eq!(std::fs::read_to_string(&path).unwrap(), "two");
         assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 1);
+    }
+
+    #[test]
+    fn the_temporary_files_of_dead_writers_are_removed_and_others_kept() {
+        let dir = tempfile::tempdir().unwrap();
+        // No pid reaches 2^22 (the kernel's pid_max at most): a dead writer.
+        let dead = 1 << 23;
+        let alive = std::process::id();
+        for name in [
+            format!(".a.pftrace.{dead}.tmp"),
+            format!(".b.pftrace.{alive}.tmp"),
+            format!(".w.json.{dead}.tmp"),
+            "c.pftrace".to_string(),
+            ".d.pftrace.tmp".to_string(),
+        ] {
+            std::fs::write(dir.path().join(name), "").unwrap();
+        }
+        let removed = remove_dead_temporaries(dir.path(), |n| n.ends_with(".pftrace"));
+        assert_eq!(removed, [dir.path().join(format!(".a.pftrace.{dead}.tmp"))]);
+        assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 4);
+        assert!(remove_dead_temporaries(&dir.path().join("none"), |_| true).is_empty());
     }
 
     #[test]

@@ -30,6 +30,7 @@ use super::task_clock::TaskClock;
 use reader::Reader;
 use serde::{Deserialize, Serialize};
 use std::path::{Path, PathBuf};
+use std::thread::JoinHandle;
 use std::time::Duration;
 
 /// The directories the environment is read from.
@@ -163,9 +164,8 @@ pub struct Environment {
 pub const STEAL_SAMPLE: Duration = Duration::from_millis(200);
 
 /// Reads the environment below `roots`, with `workdir` as the run's work
-/// directory, sampling steal over `steal_sample` (zero skips it).
-pub fn capture(roots: &Roots, workdir: &Path, steal_sample: Duration) -> Environment {
-    let steal_before = counters::read_stat(&roots.proc_root);
+/// directory; its steal is sampled apart ([`StealSample`]).
+pub fn capture(roots: &Roots, workdir: &Path) -> Environment {
     let mut r = Reader {
         roots,
         unreadable: Vec::new(),
@@ -187,9 +187,46 @@ pub fn capture(roots: &Roots, workdir: &Path, steal_sample: Duration) -> Environ
     memory::read_memory(&mut r, &mut env);
     workdir::read_workdir(&mut r, &mut env, workdir);
     cpus::read_load(&mut r, &mut env);
-    cpus::read_steal(&mut r, &mut env, steal_before, steal_sample);
     env.unreadable = r.unreadable;
     env
+}
+
+/// The hypervisor's steal over the start of a run, sampled on a thread of
+/// its own: begun as the environment is read, taken in once the run is
+/// over, so the sample costs the run no wait of its own.
+pub struct StealSample {
+    sampler: std::io::Result<JoinHandle<Result<Option<f64>, String>>>,
+}
+
+impl StealSample {
+    /// Reads /proc/stat below `roots` now and again `length` later.
+    pub fn begin(roots: &Roots, length: Duration) -> Self {
+        let proc_root = roots.proc_root.clone();
+        let sampler = std::thread::Builder::new()
+            .name("steal-sample".into())
+            .spawn(move || {
+                let before = counters::read_stat(&proc_root).map_err(|e| e.to_string())?;
+                std::thread::sleep(length);
+                let after = counters::read_stat(&proc_root).map_err(|e| e.to_string())?;
+                Ok(counters::steal_pct(&before.cpu, &after.cpu))
+            });
+        Self { sampler }
+    }
+
+    /// Fills `env.steal_pct` with the sample (waiting for what is left of
+    /// it), or `env.unreadable` with why there is none.
+    pub fn end(self, env: &mut Environment) {
+        let sampled = match self.sampler {
+            Ok(thread) => thread
+                .join()
+                .unwrap_or_else(|_| Err("the steal sample's thread panicked".into())),
+            Err(e) => Err(format!("no thread for the steal sample: {e}")),
+        };
+        match sampled {
+            Ok(steal) => env.steal_pct = steal,
+            Err(e) => env.unreadable.push(e),
+        }
+    }
 }
 
 #[cfg(test)]

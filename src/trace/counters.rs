@@ -5,9 +5,9 @@
 use super::packets::Packets;
 use super::protos::{event_type, CounterDescriptor, TrackDescriptor, TrackEvent};
 use super::ScenarioTrace;
+use crate::figures::late_context;
 use crate::measure::batches::batch_seconds;
-use crate::system::counters::steal_pct;
-use crate::system::telemetry::window::{PressureGrowth, WindowSamples};
+use crate::system::telemetry::window::WindowSamples;
 use std::collections::BTreeMap;
 
 /// A counter's values in time order, each holding until the next.
@@ -58,38 +58,29 @@ pub(super) fn render(packets: &mut Packets, scenario: &ScenarioTrace) {
     }
 }
 
-/// PSI and steal between each two samples, at the first one's time.
+/// PSI and steal between each two samples, at the first one's time, as a
+/// late event's context reads them (`figures::late_context`).
 fn telemetry(samples: &WindowSamples, counters: &mut BTreeMap<String, (String, Points)>) {
+    let cpus: Vec<usize> = (0..samples.samples.first().map_or(0, |s| s.cpus.len())).collect();
+    let mut push = |name: String, at_ns: u64, value: f64| {
+        counters
+            .entry(name)
+            .or_insert_with(|| ("%".into(), Vec::new()))
+            .1
+            .push((at_ns, value));
+    };
     for pair in samples.samples.windows(2) {
-        let (before, after) = (&pair[0], &pair[1]);
-        let span_ns = after.taken_ns.saturating_sub(before.taken_ns);
-        if span_ns == 0 {
+        let at_ns = pair[0].taken_ns;
+        let Some(context) = late_context::of_span(pair, at_ns, pair[1].taken_ns, &cpus) else {
             continue;
+        };
+        for (resource, kind, us) in context.pressure.lines() {
+            if let Some(share) = context.pressure_pct(us) {
+                push(format!("PSI {resource} {kind} (%)"), at_ns, share);
+            }
         }
-        let growth = PressureGrowth::between(&before.pressure, &after.pressure);
-        for (resource, kind, us) in growth.lines() {
-            let share = 100.0 * us as f64 * 1e3 / span_ns as f64;
-            counters
-                .entry(format!("PSI {resource} {kind} (%)"))
-                .or_insert_with(|| ("%".into(), Vec::new()))
-                .1
-                .push((before.taken_ns, share));
-        }
-        let steal: Vec<f64> = before
-            .cpus
-            .iter()
-            .zip(&after.cpus)
-            .filter_map(|(b, a)| steal_pct(b.as_ref()?, a.as_ref()?))
-            .collect();
-        if !steal.is_empty() {
-            counters
-                .entry("steal (% of CPU time)".into())
-                .or_insert_with(|| ("%".into(), Vec::new()))
-                .1
-                .push((
-                    before.taken_ns,
-                    steal.iter().sum::<f64>() / steal.len() as f64,
-                ));
+        if let Some(steal) = context.steal_pct() {
+            push("steal (% of CPU time)".into(), at_ns, steal);
         }
     }
 }

@@ -124,7 +124,16 @@ fn ran_on(
         let Some(switches) = by_cpu.get(cpu) else {
             continue;
         };
-        for (n, switch) in switches.iter().enumerate() {
+        // From the last switch at or before `from_ns` (the one running
+        // then) to the last before `to_ns`: the earlier and later ones
+        // hold no part of the window.
+        let first = switches
+            .partition_point(|s| s.at_ns <= from_ns)
+            .saturating_sub(1);
+        for (n, switch) in switches.iter().enumerate().skip(first) {
+            if switch.at_ns >= to_ns {
+                break;
+            }
             if switch.next_tid != tid {
                 continue;
             }
@@ -197,12 +206,14 @@ pub(super) fn render(packets: &mut Packets, scenario: &ScenarioTrace, records: &
     for cpu in cpus {
         let mut events = by_cpu.remove(&cpu).unwrap_or_default();
         events.sort_by_key(|e| e.timestamp);
-        for chunk in events.chunks(EVENTS_PER_BUNDLE) {
+        // Moved into their bundles, not copied.
+        let mut events = events.into_iter().peekable();
+        while let Some(timestamp) = events.peek().map(|e| e.timestamp) {
             packets.packets.push(TracePacket {
-                timestamp: chunk[0].timestamp,
+                timestamp,
                 data: Some(Data::FtraceEvents(FtraceEventBundle {
                     cpu: Some(cpu),
-                    event: chunk.to_vec(),
+                    event: events.by_ref().take(EVENTS_PER_BUNDLE).collect(),
                 })),
                 ..TracePacket::default()
             });

@@ -65,7 +65,7 @@ fn a_nice_arm_runs_in_balanced_rounds_beside_the_aa_control() {
     let dir = tempfile::tempdir().unwrap();
     let tag = common::new_tag();
     let output = as_plain_user(&tag, dir.path())
-        .args(short("none,burn", "0.5"))
+        .args(short("none,burn", "0.3"))
         .args([
             "--arm",
             "base",
@@ -306,7 +306,7 @@ fn a_sysctl_arm_is_put_back_after_the_end_ctrl_c_and_a_sigkill() {
     // The end: in force during the arm's runs only, put back after.
     let dir = tempfile::tempdir().unwrap();
     let tag = common::new_tag();
-    let mut child = start_sysctl_experiment(&tag, dir.path(), changed, "0.5");
+    let mut child = start_sysctl_experiment(&tag, dir.path(), changed, "0.3");
     let code = common::exit_code_within(&mut child, Duration::from_secs(120));
     assert_eq!(code, Some(0));
     assert_eq!(sysctl(), before);

@@ -47,4 +47,5 @@ mod telemetry;
 mod trace;
 mod v1_documents;
 mod watch;
+mod watch_live;
 mod watch_trace;

@@ -4,8 +4,9 @@
 //! that cannot be sent waits and `submit --pending` sends it, a server that
 //! is down or a wrong password is said in one line, both back ends answer
 //! the same queries alike, TLS when the server wants it, the server's
-//! certificate checked as libpq's sslmode says, and no output ever shows a
-//! password, whatever characters it holds.
+//! certificate checked as libpq's sslmode says, no output ever shows a
+//! password, whatever characters it holds, and a watch's minutes are
+//! stored there and listed by `history --watch`.
 
 use crate::common::postgres_server::{certificate_authority, Server, PASSWORD, ROLE};
 use crate::common::{feelbench, new_tag, stderr, stdout};
@@ -839,4 +840,62 @@ fn verify_full_checks_the_chain_and_the_host_name_and_verify_ca_the_chain() {
     std::fs::copy(root, &home_root).unwrap();
     works(url("localhost", "sslmode=verify-full"), &[]);
     works(url("127.0.0.1", "sslmode=require"), &[]);
+}
+
+/// Issue 31: a watch's minutes go to a lab's PostgreSQL store as to the
+/// local one (migration 2 over the same `Backend`), and `history --watch`
+/// lists them from there, with each default canary's events.
+#[test]
+fn pg_a_watchs_minutes_are_stored_and_history_lists_them() {
+    let Some(server) = Server::start(false) else {
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let url = server.url();
+    let watched = feelbench_in(
+        dir.path(),
+        &[
+            "watch",
+            "-t",
+            "2",
+            "-l",
+            crate::common::LOOPS_PER_MS,
+            "--threshold",
+            "frame=1us",
+            "--store",
+            &url,
+        ],
+    );
+    assert_eq!(watched.status.code(), Some(0), "{}", stderr(&watched));
+    let history = feelbench_in(dir.path(), &["history", "--watch", "--store", &url]);
+    assert_eq!(history.status.code(), Some(0), "{}", stderr(&history));
+    let text = stdout(&history);
+    assert!(text.starts_with("minute (UTC)"), "{text}");
+    for canary in ["timer", "frame"] {
+        let events: u64 = text
+            .lines()
+            .filter(|l| l.split_whitespace().nth(3) == Some(canary))
+            .map(|r| r.split_whitespace().nth(4).unwrap().parse::<u64>().unwrap())
+            .sum();
+        assert!(events > 10, "{canary}: {text}");
+    }
+    let json = feelbench_in(
+        dir.path(),
+        &["history", "--watch", "--format", "json", "--store", &url],
+    );
+    let minutes: serde_json::Value = serde_json::from_slice(&json.stdout).unwrap();
+    let canaries: std::collections::BTreeSet<&str> = minutes
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|m| m["canary"].as_str().unwrap())
+        .collect();
+    assert_eq!(canaries, ["frame", "timer"].into(), "{minutes}");
+    // Nothing went to the local store.
+    let local = feelbench_in(dir.path(), &["history", "--watch"]);
+    assert!(
+        stdout(&local).starts_with("no minutes"),
+        "{}",
+        stdout(&local)
+    );
 }

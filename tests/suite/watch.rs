@@ -1,12 +1,15 @@
 //! `feelbench watch`: its canaries' events and incidents in the lines and
 //! the JSON, an injected stall named (root), bad input, the end on SIGINT
-//! and SIGTERM with nothing left, and its metrics scraped by a real
+//! and SIGTERM with nothing left, nothing left either when killed at a
+//! random moment by a random signal, and its metrics scraped by a real
 //! Prometheus server and queried with the README's PromQL.
 
 use crate::common::{
-    feelbench, new_tag, read_json, require_root, skip, stderr, stdout, wait_for_no_tagged,
-    LOOPS_PER_MS,
+    exit_code_within, feelbench, feelbench_as_nobody, new_tag, read_json, require_root, skip,
+    stderr, stdout, wait_for_no_tagged, LOOPS_PER_MS,
 };
+use nix::sys::signal::Signal;
+use rand::{Rng as _, SeedableRng as _};
 use serde_json::Value;
 use std::io::{Read as _, Write as _};
 use std::net::{TcpListener, TcpStream};
@@ -346,6 +349,40 @@ fn an_injected_stall_is_an_incident_naming_the_stalling_process() {
 }
 
 #[test]
+fn the_recorder_stopped_over_its_budget_starts_again_after_its_cooldown() {
+    if !require_root("the flight recorder") {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    // A budget every recording passes, judged after 1 s, and a 1 s first
+    // cool-down: it stops about 1 s in, starts again about 1 s later, stops
+    // again 1 s after that and waits 2 s.
+    let output = watch(&new_tag(), dir.path(), &["-t", "6", "--canary", "timer"])
+        .args(["--recorder-budget", "0.0001", "--recorder-cooldown", "1"])
+        .args(["-o", "w.json"])
+        .output()
+        .unwrap();
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    let err = stderr(&output);
+    let said = |what: &str| err.lines().filter(|l| l.contains(what)).count() as u64;
+    let stops = said("the flight recorder stopped itself: it cost ");
+    let restarts = said("the flight recorder started again after its cool-down");
+    assert!(restarts >= 1 && stops >= restarts, "{err}");
+    assert!(stops <= restarts + 1, "each stop is said once: {err}");
+    let recorder = &read_json(&dir.path().join("w.json"))["recorder"];
+    assert_eq!(recorder["stops"], stops, "{recorder}");
+    assert_eq!(recorder["restarts"], restarts, "{recorder}");
+    assert!(recorder["records"].as_u64().unwrap() > 0, "{recorder}");
+    assert!(
+        stdout(&output).contains(&format!(
+            "stopped itself {stops} times over its budget, started again {restarts} times"
+        )),
+        "{}",
+        stdout(&output)
+    );
+}
+
+#[test]
 fn bad_input_is_one_line_and_exit_2() {
     let taken = TcpListener::bind("127.0.0.1:0").unwrap();
     let taken_addr = taken.local_addr().unwrap().to_string();
@@ -382,6 +419,7 @@ fn bad_input_is_one_line_and_exit_2() {
         (vec!["--listen", &taken_addr], "--listen 127.0.0.1:"),
         (vec!["--cpus", "4096"], "--cpus"),
         (vec!["-t", "0"], "-t/--duration"),
+        (vec!["--recorder-budget", "0"], "--recorder-budget takes"),
         (
             vec!["--trace", "/nonexistent/feelbench-traces"],
             "cannot write traces into",
@@ -471,6 +509,154 @@ fn sigint_and_sigterm_end_it_clean_with_its_summary() {
         mounted_before,
         "the recorder left tracefs mounted"
     );
+}
+
+/// Files a watch writes on the side and must not leave behind: atomic
+/// writes' temporary files and SQLite's journal, WAL and shared memory
+/// (which go when the store is closed), anywhere below `dir`.
+fn temporary_files(dir: &Path) -> Vec<String> {
+    let mut found = Vec::new();
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return found;
+    };
+    for entry in entries.flatten() {
+        let path = entry.path();
+        let name = entry.file_name().to_string_lossy().into_owned();
+        if path.is_dir() {
+            found.extend(temporary_files(&path));
+        } else if [".tmp", "-journal", "-wal", "-shm"]
+            .iter()
+            .any(|end| name.ends_with(end))
+        {
+            found.push(path.display().to_string());
+        }
+    }
+    found
+}
+
+/// The tracefs instances, where tracefs is mounted.
+fn tracefs_instances() -> Vec<String> {
+    std::fs::read_dir("/sys/kernel/tracing/instances")
+        .map(|entries| {
+            entries
+                .flatten()
+                .map(|e| e.file_name().to_string_lossy().into_owned())
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+#[test]
+fn killed_at_a_random_moment_by_a_random_signal_it_leaves_nothing_behind() {
+    let seed: u64 = std::env::var("FEELBENCH_TEST_SEED")
+        .ok()
+        .and_then(|s| s.parse().ok())
+        .unwrap_or_else(|| rand::rng().random());
+    let mut rng = rand::rngs::StdRng::seed_from_u64(seed);
+    let root = nix::unistd::geteuid().is_root();
+    let (mounted_before, instances_before) = (tracefs_mounts(), tracefs_instances());
+    for round in 0..6 {
+        let dir = tempfile::tempdir().unwrap();
+        let tag = new_tag();
+        let addr = format!("127.0.0.1:{}", free_port());
+        let args = [
+            "--listen",
+            &addr,
+            "--threshold",
+            "frame=1us",
+            "--trace",
+            ".",
+            "--keep",
+            "3",
+            "-o",
+            "w.json",
+        ];
+        // As root, every other round is a plain user's watch: no recorder
+        // and no hold on delay accounting.
+        let as_root = root && round % 2 == 0;
+        let mut command = match as_root || !root {
+            true => feelbench(&tag, dir.path()),
+            false => feelbench_as_nobody(&tag, dir.path()),
+        };
+        let mut child = command
+            .args(["watch", "-l", LOOPS_PER_MS])
+            .args(args)
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap();
+        let pid = child.id();
+        let after = Duration::from_millis(rng.random_range(200..=1500));
+        let signal = [Signal::SIGINT, Signal::SIGTERM, Signal::SIGKILL][rng.random_range(0..3)];
+        let what = format!("seed {seed} (FEELBENCH_TEST_SEED), round {round}: {signal} after {after:?}, as root: {as_root}");
+        std::thread::sleep(after);
+        nix::sys::signal::kill(nix::unistd::Pid::from_raw(pid as i32), signal).unwrap();
+        let code = exit_code_within(&mut child, Duration::from_secs(20));
+        let expected = match signal {
+            Signal::SIGKILL => None,
+            _ => Some(0),
+        };
+        assert_eq!(code, expected, "{what}: exit code");
+        assert_eq!(
+            wait_for_no_tagged(&tag, Duration::from_secs(3)),
+            Vec::<u32>::new(),
+            "{what}: processes left"
+        );
+        assert_eq!(tracefs_mounts(), mounted_before, "{what}: tracefs mounts");
+        assert_eq!(
+            tracefs_instances(),
+            instances_before,
+            "{what}: tracefs instances"
+        );
+        assert!(
+            TcpListener::bind(&addr).is_ok(),
+            "{what}: {addr} is still taken"
+        );
+        if signal == Signal::SIGKILL {
+            // What the killed watch could not let go of, the next one does.
+            let held = delayacct_holds(pid);
+            assert_eq!(
+                held,
+                usize::from(as_root),
+                "{what}: holds on delay accounting"
+            );
+            let next = watch(
+                &new_tag(),
+                dir.path(),
+                &["-t", "0.5", "--trace", ".", "--keep", "1", "-o", "w.json"],
+            )
+            .output()
+            .unwrap();
+            assert_eq!(next.status.code(), Some(0), "{what}: {}", stderr(&next));
+            if as_root {
+                assert!(
+                    stderr(&next).contains(&format!("run {pid} (ended without cleaning up)")),
+                    "{what}: {}",
+                    stderr(&next)
+                );
+            }
+        }
+        assert_eq!(
+            delayacct_holds(pid),
+            0,
+            "{what}: its hold on delay accounting"
+        );
+        assert_eq!(temporary_files(dir.path()), Vec::<String>::new(), "{what}");
+        let traces = std::fs::read_dir(dir.path())
+            .unwrap()
+            .filter(|e| {
+                e.as_ref()
+                    .is_ok_and(|e| e.file_name().to_string_lossy().ends_with(".pftrace"))
+            })
+            .count();
+        // A killed watch may have written a trace and not yet removed the
+        // one it pushed out; the next keeps one.
+        let most = match signal {
+            Signal::SIGKILL => 3 + 1 + 1,
+            _ => 3,
+        };
+        assert!(traces <= most, "{what}: {traces} traces kept");
+    }
 }
 
 /// A port free on loopback now.

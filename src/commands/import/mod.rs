@@ -26,9 +26,8 @@ use crate::figures::frame_pacing::{
 use crate::figures::result::MEASURED_S;
 use crate::figures::{Column, OverviewRole, ProbeResult, ProbeSheet, Tally};
 use crate::measure::batches::{batch_of, BatchLatency, BATCHES};
-use crate::measure::calibrate::CalibrationSource;
 use crate::measure::latency::LatencyHistogram;
-use crate::measure::sched::{MemoryPolicy, SchedApplied, SchedRequest};
+use crate::measure::sched::{MemoryPolicy, SchedApplied};
 use crate::measure::stutter::stutters_of;
 use crate::measure::window::Window;
 use anyhow::Context as _;
@@ -166,7 +165,7 @@ fn log_run(
         },
         system,
         environment: Default::default(),
-        settings: log_settings(duration_s, logs.len()),
+        settings: RunSettingsRecord::unchosen(duration_s, logs.len() as u32),
         suite: None,
         methods: Some(Methods {
             probes: BTreeMap::from([(format.name().to_string(), METHOD)]),
@@ -176,46 +175,6 @@ fn log_run(
         warnings: Vec::new(),
         scenarios: vec![scenario],
     })
-}
-
-/// The settings of a run read from logs: nothing feelbench chose but the
-/// first log's length and the number of logs.
-fn log_settings(duration_s: f64, repeats: usize) -> RunSettingsRecord {
-    RunSettingsRecord {
-        duration_s,
-        warmup_s: 0.0,
-        loops_per_ms: 0.0,
-        calibration: CalibrationSource::Forced,
-        probe_sched: SchedRequest {
-            nice: 0,
-            fifo_priority: None,
-            timer_slack_ns: 1,
-            slice_ns: None,
-        },
-        load_nice: 0,
-        burn_processes: 0,
-        custom: None,
-        file_bytes: 0,
-        mem_bytes: 0,
-        mem_limit_bytes: None,
-        swap_bytes: None,
-        repeats: repeats as u32,
-        cpu_dma_latency_us: None,
-        precision_pct: None,
-        max_time_s: None,
-        probe_cpus: None,
-        probe_session: false,
-        load_cpus: None,
-        load_cpu_weight: None,
-        response: None,
-        job: None,
-        fragment: None,
-        game: None,
-        io: None,
-        micro: None,
-        rtapp: None,
-        late_split: false,
-    }
 }
 
 /// The seconds `frames_ns` add up to.

@@ -50,7 +50,7 @@ pub fn run(config: RunConfig, system: SystemInfo) -> anyhow::Result<ExitCode> {
         // Checked first, so a bad path fails before anything is said.
         crate::trace::check_writable(path).map_err(UsageError::input)?;
     }
-    let mut environment = preflight::check_system(&config)?;
+    let (mut environment, steal) = preflight::check_system(&config)?;
     let interrupt = Interrupt::install().context("installing signal handlers")?;
     // The orchestrator reaps its orphaned descendants, so what a load starts
     // (a command's children, daemons) stays below feelbench instead of
@@ -85,7 +85,9 @@ pub fn run(config: RunConfig, system: SystemInfo) -> anyhow::Result<ExitCode> {
         output: output.as_deref(),
         traces: &traces,
     };
-    context.measure(&mut run)?;
+    let measured = context.measure(&mut run);
+    steal.end(&mut run.environment);
+    measured?;
     document::finish(&mut run);
     say(&run.warnings[said_before..]);
     let traced = config

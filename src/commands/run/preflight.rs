@@ -13,7 +13,7 @@ use crate::measure::affinity;
 use crate::measure::sched::{self, SchedRequest};
 use crate::system::cgroup;
 use crate::system::delayacct;
-use crate::system::environment::{self, Environment};
+use crate::system::environment::{self, Environment, StealSample};
 use crate::system::noise;
 use crate::system::setting;
 use crate::system::swap;
@@ -21,13 +21,12 @@ use std::path::Path;
 use std::time::Duration;
 
 /// Captures the environment, refuses a system or privileges the run
-/// cannot use, and removes what earlier runs left behind.
-pub fn check_system(config: &RunConfig) -> Result<Environment, UsageError> {
-    let environment = environment::capture(
-        &environment::Roots::system(),
-        &config.workdir,
-        environment::STEAL_SAMPLE,
-    );
+/// cannot use, and removes what earlier runs left behind; the steal sample
+/// it begins is taken in by the caller when the run is over.
+pub fn check_system(config: &RunConfig) -> Result<(Environment, StealSample), UsageError> {
+    let roots = environment::Roots::system();
+    let steal = StealSample::begin(&roots, environment::STEAL_SAMPLE);
+    let environment = environment::capture(&roots, &config.workdir);
     check_expectations(&environment, &config.preflight.expect)?;
     check_privileges(config)?;
     // The loads' first: a dead `cmd:` worker's accounting cgroup sits inside
@@ -48,7 +47,7 @@ pub fn check_system(config: &RunConfig) -> Result<Environment, UsageError> {
     {
         say!("{line}");
     }
-    Ok(environment)
+    Ok((environment, steal))
 }
 
 /// Refuses to run when the system differs from what `--expect` asked for.

@@ -289,14 +289,18 @@ fn beat(run: &CanaryRun, events: &SyncSender<CanaryEvent>, stop: &AtomicBool, dr
         sleep_until_ns(due_ns);
         splitter.woke();
         let cpu_wanted_ns = pacer.cpu_wanted_ns();
-        if cpu_wanted_ns > 0 {
-            work_cpu_ns(&cpu_time, run.loops_per_ms, cpu_wanted_ns);
-        }
         let times = EventTimes {
             due_ns,
             cpu_wanted_ns: Some(cpu_wanted_ns),
         };
-        let split = splitter.ended_by(times, pacer.allowed_ns());
+        let split = match cpu_wanted_ns {
+            // The timer's events end as they wake: one reading, not two.
+            0 => splitter.ended_at_wake(times, pacer.allowed_ns()),
+            _ => {
+                work_cpu_ns(&cpu_time, run.loops_per_ms, cpu_wanted_ns);
+                splitter.ended_by(times, pacer.allowed_ns())
+            }
+        };
         let event = CanaryEvent {
             canary: run.canary,
             tid,

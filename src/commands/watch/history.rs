@@ -1,10 +1,16 @@
 //! `feelbench history --watch`: the minutes `watch` stored, a row per
-//! minute and canary, so a machine's feel reads over days.
+//! minute and canary, so a machine's feel reads over days: as a table,
+//! CSV or JSON, or as a chart of each canary's p99 over time (SVG, or an
+//! HTML page with the chart and the table).
 
+use crate::commands::history::HistoryFormat;
 use crate::commands::store::open;
+use crate::report::chart::{self, Labels, Line};
+use crate::report::html;
 use crate::store::watch::WatchMinute;
 use crate::store::StoreLocation;
 use std::fmt::Write as _;
+use std::path::PathBuf;
 use std::time::{Duration, UNIX_EPOCH};
 
 /// What `history --watch` shows.
@@ -15,14 +21,29 @@ pub struct WatchHistorySettings {
     pub hostname: Option<String>,
     /// From when (Unix seconds); `None`: the last day.
     pub since_unix: Option<i64>,
+    pub format: HistoryFormat,
+    /// The file to write to (`-o`), else stdout.
+    pub output: Option<PathBuf>,
 }
 
-/// The table of the minutes asked for.
+/// The minutes asked for, rendered in the format asked for.
 pub fn render(settings: &WatchHistorySettings) -> anyhow::Result<String> {
     let now = crate::store::add::now_unix();
     let since = settings.since_unix.unwrap_or(now - 86_400);
     let minutes = open(&settings.store)?.watch_minutes(settings.hostname.as_deref(), since)?;
-    Ok(table(&minutes))
+    Ok(match settings.format {
+        HistoryFormat::Table => table(&minutes),
+        HistoryFormat::Csv => csv(&minutes)?,
+        HistoryFormat::Json => serde_json::to_string_pretty(&minutes)? + "\n",
+        HistoryFormat::Svg => svg(&minutes)?,
+        HistoryFormat::Html => page(&minutes)?,
+    })
+}
+
+/// A minute's start as `YYYY-MM-DD HH:MM` (UTC).
+fn stamp(minute_unix: i64) -> String {
+    let start = UNIX_EPOCH + Duration::from_secs(minute_unix.max(0) as u64);
+    humantime::format_rfc3339_seconds(start).to_string()[..16].replace('T', " ")
 }
 
 /// The minutes as a table, or a line saying there are none.
@@ -42,12 +63,10 @@ fn table(minutes: &[WatchMinute]) -> String {
         "minute (UTC)", "host", "canary", "events", "p50 ms", "p99 ms", "max ms", "incidents"
     );
     for m in minutes {
-        let start = UNIX_EPOCH + Duration::from_secs(m.minute_unix.max(0) as u64);
-        let stamp = humantime::format_rfc3339_seconds(start).to_string();
         let _ = writeln!(
             out,
             "{:<17}  {:<12}  {:<width$}  {:>7}  {:>8.3}  {:>8.3}  {:>8.3}  {:>9}",
-            stamp[..16].replace('T', " "),
+            stamp(m.minute_unix),
             m.hostname,
             m.canary,
             m.events,
@@ -58,6 +77,108 @@ fn table(minutes: &[WatchMinute]) -> String {
         );
     }
     out
+}
+
+/// The minutes as CSV with a header, a record per minute and canary.
+fn csv(minutes: &[WatchMinute]) -> anyhow::Result<String> {
+    let mut writer = csv::Writer::from_writer(Vec::new());
+    writer.write_record([
+        "minute_unix",
+        "minute",
+        "host",
+        "canary",
+        "events",
+        "p50_ms",
+        "p99_ms",
+        "max_ms",
+        "incidents",
+    ])?;
+    for m in minutes {
+        writer.write_record([
+            m.minute_unix.to_string(),
+            stamp(m.minute_unix),
+            m.hostname.clone(),
+            m.canary.clone(),
+            m.events.to_string(),
+            m.p50_ms.to_string(),
+            m.p99_ms.to_string(),
+            m.max_ms.to_string(),
+            m.incidents.to_string(),
+        ])?;
+    }
+    Ok(String::from_utf8(writer.into_inner()?)?)
+}
+
+/// Each host's canaries' p99 over time, a line each, in hours since the
+/// first minute shown.
+fn svg(minutes: &[WatchMinute]) -> anyhow::Result<String> {
+    let first = minutes.iter().map(|m| m.minute_unix).min().unwrap_or(0);
+    let mut lines: Vec<Line> = Vec::new();
+    for m in minutes {
+        let name = format!("{} {}", m.hostname, m.canary);
+        let point = ((m.minute_unix - first) as f64 / 3600.0, m.p99_ms);
+        match lines.iter_mut().find(|l| l.name == name) {
+            Some(line) => line.points.push(point),
+            None => lines.push(Line {
+                name,
+                points: vec![point],
+            }),
+        }
+    }
+    for line in &mut lines {
+        line.points.sort_by(|a, b| a.0.total_cmp(&b.0));
+    }
+    let x = format!("hours since {} UTC", stamp(first));
+    let labels = Labels {
+        title: "feelbench watch: each canary's p99 a minute",
+        x: &x,
+        y: "p99 (ms)",
+    };
+    chart::over_time(labels, &lines, None)
+}
+
+/// One self-contained page: the chart and the table.
+fn page(minutes: &[WatchMinute]) -> anyhow::Result<String> {
+    let title = "feelbench watch: the machine's feel, minute by minute";
+    if minutes.is_empty() {
+        return Ok(html::page(
+            title,
+            &format!("<p>{}</p>", html::escape(&table(minutes))),
+        ));
+    }
+    let num = "num";
+    let rows: Vec<Vec<(String, &str)>> = minutes
+        .iter()
+        .map(|m| {
+            vec![
+                (stamp(m.minute_unix), ""),
+                (m.hostname.clone(), ""),
+                (m.canary.clone(), ""),
+                (m.events.to_string(), num),
+                (format!("{:.3}", m.p50_ms), num),
+                (format!("{:.3}", m.p99_ms), num),
+                (format!("{:.3}", m.max_ms), num),
+                (m.incidents.to_string(), num),
+            ]
+        })
+        .collect();
+    let header = [
+        "minute (UTC)",
+        "host",
+        "canary",
+        "events",
+        "p50 ms",
+        "p99 ms",
+        "max ms",
+        "incidents",
+    ];
+    let body = format!(
+        "<h1>{}</h1>\n<div class=\"charts\">{}</div>\n{}",
+        html::escape(title),
+        svg(minutes)?,
+        html::table(&header, &rows)
+    );
+    Ok(html::page(title, &body))
 }
 
 #[cfg(test)]
@@ -84,5 +205,54 @@ mod tests {
             "{row}"
         );
         assert!(table(&[]).starts_with("no minutes"));
+    }
+
+    fn minutes() -> Vec<WatchMinute> {
+        ["timer", "frame"]
+            .iter()
+            .flat_map(|canary| {
+                (0..3).map(move |i| WatchMinute {
+                    hostname: "vm".into(),
+                    canary: canary.to_string(),
+                    minute_unix: 1_800_000_000 + 60 * i,
+                    events: 60_000,
+                    incidents: i,
+                    p50_ms: 0.1,
+                    p99_ms: 1.0 + i as f64,
+                    max_ms: 9.5,
+                })
+            })
+            .collect()
+    }
+
+    #[test]
+    fn csv_and_json_hold_every_minute_and_its_figures() {
+        let minutes = minutes();
+        let text = csv(&minutes).unwrap();
+        let mut rows = text.lines();
+        assert_eq!(
+            rows.next(),
+            Some("minute_unix,minute,host,canary,events,p50_ms,p99_ms,max_ms,incidents")
+        );
+        assert_eq!(
+            rows.next(),
+            Some("1800000000,2027-01-15 08:00,vm,timer,60000,0.1,1,9.5,0")
+        );
+        assert_eq!(rows.count(), 5);
+        let json: serde_json::Value = serde_json::to_value(&minutes).unwrap();
+        assert_eq!(json[4]["canary"], "frame");
+        assert_eq!(json[4]["p99_ms"], 2.0);
+    }
+
+    #[test]
+    fn the_chart_has_a_line_per_canary_and_the_page_its_table() {
+        let svg = svg(&minutes()).unwrap();
+        assert!(svg.starts_with("<svg"), "{svg}");
+        for name in ["vm timer", "vm frame", "hours since 2027-01-15 08:00 UTC"] {
+            assert!(svg.contains(name), "{name}");
+        }
+        let html = page(&minutes()).unwrap();
+        assert!(html.contains("<svg") && html.contains("<table"), "{html}");
+        assert!(page(&[]).unwrap().contains("no minutes"));
     }
 }

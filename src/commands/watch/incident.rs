@@ -5,12 +5,11 @@
 //! steal, IRQ, pressure and reclaim around it (`figures::late_context`),
 //! and its Perfetto trace's file when `--trace` wrote one.
 
-use crate::figures::explain::ran_instead;
+use crate::figures::explain::Waits;
 use crate::figures::late_context::{of_span, InferredContext};
 use crate::measure::late::{Cause, EventSplit};
 use crate::system::cgroup::unit;
 use crate::system::procfs::process_of_thread;
-use crate::system::sched_trace::Trace;
 use crate::system::telemetry::window::WindowSample;
 use serde::{Deserialize, Serialize};
 use std::collections::HashMap;
@@ -69,10 +68,9 @@ pub struct Incident {
 
 /// What an incident is made from, besides the event.
 pub struct Evidence<'a> {
-    /// The recorder's records around the event, if it runs.
-    pub trace: Option<&'a Trace>,
-    /// The canary's thread.
-    pub tid: i32,
+    /// The canary's waits in the recorder's records around the event, if
+    /// it runs.
+    pub waits: Option<&'a Waits<'a>>,
     /// The telemetry samples around it.
     pub samples: &'a [WindowSample],
     pub proc_root: &'a Path,
@@ -83,8 +81,8 @@ impl Incident {
     /// `threshold_ns`, with what `evidence` says.
     pub fn of(canary: &str, threshold_ns: u64, split: &EventSplit, evidence: &Evidence) -> Self {
         let ran = evidence
-            .trace
-            .and_then(|trace| ran_instead(trace, &[evidence.tid], &HashMap::new(), split))
+            .waits
+            .and_then(|waits| waits.ran_instead(split, &HashMap::new()))
             .unwrap_or_default();
         let mut cpus = vec![split.woke_cpu as usize, split.ended_cpu as usize];
         cpus.dedup();
@@ -95,7 +93,7 @@ impl Incident {
             threshold_ms: ms(threshold_ns),
             cause: split.cause(),
             split: *split,
-            recorded: evidence.trace.is_some_and(|t| t.stopped.is_none()),
+            recorded: evidence.waits.is_some_and(|w| w.trace().stopped.is_none()),
             ran_instead: ran
                 .iter()
                 .take(CULPRITS_KEPT)
@@ -222,8 +220,7 @@ mod tests {
     #[test]
     fn an_incident_without_a_recorder_says_its_cause_and_names_no_one() {
         let evidence = Evidence {
-            trace: None,
-            tid: 1,
+            waits: None,
             samples: &[],
             proc_root: Path::new("/nonexistent"),
         };

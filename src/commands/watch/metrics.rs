@@ -73,6 +73,8 @@ pub struct RecorderFigures {
     pub cpu_ratio: f64,
     pub records: u64,
     pub lost: u64,
+    /// Times it started again after stopping itself.
+    pub restarts: u64,
 }
 
 /// Everything `watch` counts.
@@ -116,6 +118,7 @@ impl Metrics {
                 cpu_ratio: 0.0,
                 records: 0,
                 lost: 0,
+                restarts: 0,
             },
             cpu_s: 0.0,
             unmade: 0,
@@ -297,6 +300,18 @@ impl Metrics {
         );
         family(
             w,
+            "feelbench_watch_recorder_restarts",
+            "counter",
+            "Times the recorder started again after stopping itself over its budget.",
+            None,
+        );
+        let _ = writeln!(
+            w,
+            "feelbench_watch_recorder_restarts_total {}",
+            self.recorder.restarts
+        );
+        family(
+            w,
             "feelbench_watch_cpu_seconds",
             "counter",
             "CPU time of the watch process (canaries, recorder, sampler, server).",
@@ -385,6 +400,13 @@ mod tests {
         assert!(text.contains("feelbench_watch_latency_seconds_sum{canary=\"timer\"} 5.0031"));
         assert!(text.contains("feelbench_watch_recorder_state{state=\"off\"} 1\n"));
         assert!(text.ends_with("# EOF\n"));
+        m.recorder.restarts = 2;
+        let text = m.openmetrics();
+        assert!(
+            text.contains("# TYPE feelbench_watch_recorder_restarts counter\n")
+                && text.contains("\nfeelbench_watch_recorder_restarts_total 2\n"),
+            "{text}"
+        );
     }
 
     #[test]

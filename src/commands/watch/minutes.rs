@@ -5,7 +5,7 @@
 //! minute tries again.
 
 use super::incident::Incident;
-use super::keep_worst;
+use super::{keep_worst, ranks_among};
 use crate::measure::latency::LatencyHistogram;
 use crate::store::watch::{WatchIncident, WatchMinute};
 use crate::store::{Store, StoreLocation};
@@ -57,9 +57,11 @@ impl MinuteBook {
         self.canaries[canary].incidents += 1;
     }
 
-    /// Keeps `incident` when among the minute's worst.
+    /// Keeps `incident` when among the minute's worst (copied only then).
     pub fn incident(&mut self, incident: &Incident) {
-        keep_worst(&mut self.worst, incident.clone(), INCIDENTS_PER_MINUTE);
+        if ranks_among(&self.worst, incident, INCIDENTS_PER_MINUTE) {
+            keep_worst(&mut self.worst, incident.clone(), INCIDENTS_PER_MINUTE);
+        }
     }
 
     /// Writes the minute once the clock is past it.
@@ -85,11 +87,12 @@ impl MinuteBook {
 
     fn write(&mut self) -> Result<(), crate::store::StoreError> {
         let ms = |ns: u64| ns as f64 / 1e6;
-        for (name, minute) in self.names.iter().zip(&self.canaries) {
-            if minute.latency.is_empty() {
-                continue;
-            }
-            self.store.add_watch_minute(&WatchMinute {
+        let minutes: Vec<WatchMinute> = self
+            .names
+            .iter()
+            .zip(&self.canaries)
+            .filter(|(_, minute)| !minute.latency.is_empty())
+            .map(|(name, minute)| WatchMinute {
                 hostname: self.hostname.clone(),
                 canary: name.clone(),
                 minute_unix: self.minute_unix,
@@ -98,25 +101,29 @@ impl MinuteBook {
                 p50_ms: ms(minute.latency.quantile_ns(0.5)),
                 p99_ms: ms(minute.latency.quantile_ns(0.99)),
                 max_ms: ms(minute.latency.max_ns()),
-            })?;
-        }
-        for incident in &self.worst {
-            let top = incident.ran_instead.first();
-            self.store.add_watch_incident(&WatchIncident {
-                hostname: self.hostname.clone(),
-                canary: incident.canary.clone(),
-                at_unix: humantime::parse_rfc3339(&incident.at)
-                    .ok()
-                    .and_then(|t| t.duration_since(UNIX_EPOCH).ok())
-                    .map_or(self.minute_unix, |d| d.as_secs() as i64),
-                latency_ms: incident.latency_ms,
-                cause: incident.cause.key().to_string(),
-                culprit: top.map(|c| c.thread.clone()),
-                culprit_cgroup: top.and_then(|c| c.unit.clone()),
-                json: serde_json::to_string(incident).unwrap_or_default(),
-            })?;
-        }
-        Ok(())
+            })
+            .collect();
+        let incidents: Vec<WatchIncident> = self
+            .worst
+            .iter()
+            .map(|incident| {
+                let top = incident.ran_instead.first();
+                WatchIncident {
+                    hostname: self.hostname.clone(),
+                    canary: incident.canary.clone(),
+                    at_unix: humantime::parse_rfc3339(&incident.at)
+                        .ok()
+                        .and_then(|t| t.duration_since(UNIX_EPOCH).ok())
+                        .map_or(self.minute_unix, |d| d.as_secs() as i64),
+                    latency_ms: incident.latency_ms,
+                    cause: incident.cause.key().to_string(),
+                    culprit: top.map(|c| c.thread.clone()),
+                    culprit_cgroup: top.and_then(|c| c.unit.clone()),
+                    json: serde_json::to_string(incident).unwrap_or_default(),
+                }
+            })
+            .collect();
+        self.store.add_watch_rows(&minutes, &incidents)
     }
 }
 

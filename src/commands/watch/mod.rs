@@ -14,6 +14,7 @@
 
 mod canary;
 mod choose;
+mod flight;
 pub mod history;
 mod incident;
 mod live;
@@ -26,26 +27,29 @@ mod traces;
 
 pub use canary::{CanarySetting, DEFAULT as DEFAULT_CANARIES};
 pub use choose::canary_settings;
+pub use flight::FlightBudget;
 pub use history::WatchHistorySettings;
 pub use serve::Bound;
 
 use crate::engine::interrupt::Interrupt;
 use crate::exit::{ExitCode, UsageError};
+use crate::figures::explain::Waits;
 use crate::measure::calibrate::{self, MachineIdentity};
 use crate::measure::clock::{now_ns, process_cpu_ns};
 use crate::measure::late::EventSplit;
 use crate::measure::tasks;
 use crate::store::{Store, StoreLocation};
-use crate::system::atomic::write_atomically;
-use crate::system::cpulist::{self, CpuList};
-use crate::system::sched_trace::{self, Budget, Recorder, Trace};
+use crate::system::atomic::{remove_dead_temporaries, write_atomically};
+use crate::system::cpulist::CpuList;
+use crate::system::sched_trace::Trace;
 use crate::system::telemetry::window::RollingSampler;
 use crate::system::SystemInfo;
 use anyhow::Context as _;
 use canary::{Canaries, CanaryEvent};
+use flight::Flight;
 use incident::{Evidence, Incident};
 use live::Live;
-use metrics::{Metrics, RecorderFigures, RecorderState};
+use metrics::Metrics;
 use minutes::MinuteBook;
 use std::io::{IsTerminal as _, Write as _};
 use std::path::{Path, PathBuf};
@@ -69,13 +73,6 @@ const SETTLE_NS: u64 = 600_000_000;
 /// kept (15 s).
 const SAMPLE_EVERY: Duration = Duration::from_millis(250);
 const SAMPLES_KEPT: usize = 60;
-/// How much of the recorder's records are kept.
-const RECORDER_KEEPS: Duration = Duration::from_secs(10);
-/// The share of one CPU the recorder may cost before it stops itself,
-/// judged over all the time it ran once it ran this long (a burst of
-/// switches at its start, read in its first drains, would stop it early).
-const RECORDER_CPU_SHARE: f64 = 0.01;
-const RECORDER_GRACE: Duration = Duration::from_secs(10);
 /// Late events waiting for their incident, at most: in a storm of them the
 /// latest-late are kept, the others only counted.
 const PENDING_MAX: usize = 256;
@@ -100,27 +97,27 @@ pub struct WatchSettings {
     pub top_cgroups: usize,
     /// `--no-recorder`.
     pub no_recorder: bool,
+    /// `--recorder-budget`, `--recorder-cooldown`.
+    pub recorder_budget: FlightBudget,
     /// `-l`: work loops per ms; else calibrated (or cached).
     pub loops_per_ms: Option<f64>,
     /// Where the minutes and their worst incidents go, if anywhere.
     pub store: Option<StoreLocation>,
 }
 
-/// The flight recorder, when it runs.
-struct Flight {
-    recorder: Option<Recorder>,
-    kernel_ns_per_record: f64,
-    notice: Option<String>,
-}
-
 /// Watches the machine `system` describes as `settings` say.
 pub fn run(mut settings: WatchSettings, system: SystemInfo) -> anyhow::Result<ExitCode> {
-    // Checked first, so a bad directory fails before anything is said.
+    // First, so that a signal at any moment ends the watch as documented.
+    let interrupt = Interrupt::install().context("installing signal handlers")?;
+    // Checked next, so a bad directory fails before anything is said.
     let traces = settings
         .trace
         .as_deref()
         .map(IncidentTraces::open)
         .transpose()?;
+    if let Some(path) = &settings.output {
+        remove_killed_output(path);
+    }
     let names: Vec<&str> = settings.canaries.iter().map(|c| c.name.as_str()).collect();
     let book = match &settings.store {
         Some(location) => {
@@ -130,7 +127,6 @@ pub fn run(mut settings: WatchSettings, system: SystemInfo) -> anyhow::Result<Ex
         }
         None => None,
     };
-    let interrupt = Interrupt::install().context("installing signal handlers")?;
     let root = nix::unistd::geteuid().is_root();
     let _delayacct = match root {
         true => {
@@ -152,20 +148,21 @@ pub fn run(mut settings: WatchSettings, system: SystemInfo) -> anyhow::Result<Ex
         )
         .0
     });
-    let flight = start_flight(&settings, root);
+    let mut flight = Flight::start(
+        settings.cpus.as_ref(),
+        settings.recorder_budget,
+        root,
+        settings.no_recorder,
+    );
     if let Some(notice) = &flight.notice {
         say!("watch: {notice}");
     }
     let sampler = RollingSampler::start(Path::new("/proc"), SAMPLE_EVERY, SAMPLES_KEPT, now_ns)
         .context("starting the telemetry sampler")?;
-    let state = match flight.recorder {
-        Some(_) => RecorderState::Recording,
-        None => RecorderState::Off,
-    };
     let metrics = Arc::new(Mutex::new(Metrics::new(
         &names,
         settings.top_cgroups,
-        state,
+        flight.figures().state,
     )));
     let _server = match settings.listen.take() {
         Some(bound) => {
@@ -201,7 +198,7 @@ pub fn run(mut settings: WatchSettings, system: SystemInfo) -> anyhow::Result<Ex
         traces,
         settings: &settings,
         canaries: &canaries,
-        flight: &flight,
+        flight: &mut flight,
         sampler: &sampler,
         metrics: &metrics,
     };
@@ -218,7 +215,7 @@ pub fn run(mut settings: WatchSettings, system: SystemInfo) -> anyhow::Result<Ex
         started: humantime::format_rfc3339_seconds(started).to_string(),
         seconds,
         canaries: summaries(&settings, &counted),
-        recorder: recorder_summary(&flight, &counted),
+        recorder: recorder_summary(&flight, &counted.recorder),
         culprits: counted.culprits(),
         unmade: counted.unmade,
         incidents: &worst,
@@ -234,49 +231,27 @@ pub fn run(mut settings: WatchSettings, system: SystemInfo) -> anyhow::Result<Ex
     Ok(ExitCode::Success)
 }
 
-fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
-    mutex.lock().unwrap_or_else(|e| e.into_inner())
+/// Removes the temporary file of `--output` a watch killed while writing
+/// it left, saying so.
+fn remove_killed_output(path: &Path) {
+    let (Some(dir), Some(name)) = (path.parent(), path.file_name()) else {
+        return;
+    };
+    let dir = match dir.as_os_str().is_empty() {
+        true => Path::new("."),
+        false => dir,
+    };
+    for left in remove_dead_temporaries(dir, |n| n == name) {
+        say!(
+            "watch: removed {}, left by a watch killed while writing {}",
+            left.display(),
+            path.display()
+        );
+    }
 }
 
-/// Starts the rolling flight recorder on the canaries' CPUs (or all),
-/// when root and not turned off; else says why not.
-fn start_flight(settings: &WatchSettings, root: bool) -> Flight {
-    let off = |notice: &str| Flight {
-        recorder: None,
-        kernel_ns_per_record: 0.0,
-        notice: Some(notice.to_string()),
-    };
-    if settings.no_recorder {
-        return off("--no-recorder: incidents do not name the tasks that ran instead");
-    }
-    if !root {
-        return off("not root: no flight recorder, so incidents do not name the tasks that ran instead (their cause and context are still said)");
-    }
-    let online = cpulist::online(Path::new("/sys")).ok();
-    let cpus: Vec<u32> = settings
-        .cpus
-        .as_ref()
-        .or(online.as_ref())
-        .map(|c| c.cpus().map(|cpu| cpu as u32).collect())
-        .unwrap_or_default();
-    let first = cpus.first().copied().unwrap_or(0);
-    let kernel_ns_per_record = match sched_trace::event_cost(first) {
-        Ok((kernel, _)) => kernel,
-        Err(e) => return off(&format!("no flight recorder: {e}")),
-    };
-    let budget = Budget {
-        kernel_ns_per_record,
-        cpu_share: RECORDER_CPU_SHARE,
-        grace: RECORDER_GRACE,
-    };
-    match Recorder::start_rolling(&cpus, budget, RECORDER_KEEPS) {
-        Ok(recorder) => Flight {
-            recorder: Some(recorder),
-            kernel_ns_per_record,
-            notice: None,
-        },
-        Err(e) => off(&format!("no flight recorder: {e}")),
-    }
+fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    mutex.lock().unwrap_or_else(|e| e.into_inner())
 }
 
 /// The running watch.
@@ -286,7 +261,7 @@ struct Watch<'a> {
     traces: Option<IncidentTraces>,
     settings: &'a WatchSettings,
     canaries: &'a Canaries,
-    flight: &'a Flight,
+    flight: &'a mut Flight,
     sampler: &'a RollingSampler,
     metrics: &'a Mutex<Metrics>,
 }
@@ -325,10 +300,23 @@ impl Watch<'_> {
                 .partition(|e| e.split.ended_ns <= ripe_before);
             pending = waiting;
             let trace = self.trace_of(&ripe);
+            // Each late thread's waits in the records (an rt-app task may
+            // have several), found once for its incidents.
+            let mut tids: Vec<i32> = ripe.iter().map(|e| e.tid).collect();
+            tids.sort_unstable();
+            tids.dedup();
+            let waits: Vec<Waits> = match &trace {
+                Some(trace) => tids
+                    .iter()
+                    .map(|tid| Waits::new(trace, std::slice::from_ref(tid)))
+                    .collect(),
+                None => Vec::new(),
+            };
             for event in ripe {
-                let mut incident = self.incident(&event, trace.as_ref());
+                let of_thread = tids.binary_search(&event.tid).ok();
+                let mut incident = self.incident(&event, of_thread.and_then(|at| waits.get(at)));
                 if ranks_among(&worst, &incident, self.settings.keep) {
-                    incident.trace = self.write_trace(&event, &incident);
+                    incident.trace = self.write_trace(&event, &incident, trace.as_ref());
                 }
                 match &mut self.live {
                     Some(live) => live.view().incident(&incident.line()),
@@ -344,6 +332,9 @@ impl Watch<'_> {
                 }
             }
             if over || now - last_cost_ns >= 1_000_000_000 {
+                if let Some(line) = self.flight.check(now) {
+                    self.note(&format!("watch: {line}"));
+                }
                 self.update_costs();
                 last_cost_ns = now;
             }
@@ -390,41 +381,42 @@ impl Watch<'_> {
         }
     }
 
-    /// The recorder's records over the late `events`, when it runs.
+    /// The recorder's records over the late `events` and their traces'
+    /// windows, when it runs; each trace written takes its span of them.
     fn trace_of(&self, events: &[CanaryEvent]) -> Option<Trace> {
-        let recorder = self.flight.recorder.as_ref()?;
+        let recorder = self.flight.recorder()?;
         let from_ns = events.iter().map(|e| e.split.due_ns).min()?;
         let to_ns = events.iter().map(|e| e.split.ended_ns).max()?;
-        Some(recorder.recent(from_ns, to_ns))
+        Some(recorder.recent(from_ns, to_ns + traces::AFTER_NS))
     }
 
-    /// The incident of the late `event`, with the recorder's `trace`
-    /// around it.
-    fn incident(&self, event: &CanaryEvent, trace: Option<&Trace>) -> Incident {
+    /// The incident of the late `event`, with its canary's `waits` in the
+    /// recorder's records.
+    fn incident(&self, event: &CanaryEvent, waits: Option<&Waits>) -> Incident {
         let split: &EventSplit = &event.split;
         let samples = self.sampler.recent(split.due_ns, split.ended_ns);
         let setting = &self.settings.canaries[event.canary];
         let evidence = Evidence {
-            trace,
-            tid: event.tid,
+            waits,
             samples: &samples,
             proc_root: Path::new("/proc"),
         };
         Incident::of(&setting.name, setting.threshold_ns, split, &evidence)
     }
 
-    /// Writes the trace of `incident`, made of the late `event`, when
-    /// `--trace` asks for it; its path.
-    fn write_trace(&mut self, event: &CanaryEvent, incident: &Incident) -> Option<String> {
+    /// Writes the trace of `incident`, made of the late `event`, with its
+    /// span of the recorder's `trace`, when `--trace` asks for it; its path.
+    fn write_trace(
+        &mut self,
+        event: &CanaryEvent,
+        incident: &Incident,
+        trace: Option<&Trace>,
+    ) -> Option<String> {
         let traces = self.traces.as_mut()?;
         let split = &event.split;
         let from_ns = split.due_ns.saturating_sub(traces::BEFORE_NS);
         let to_ns = split.ended_ns + traces::AFTER_NS;
-        let records = self
-            .flight
-            .recorder
-            .as_ref()
-            .map(|r| r.recent(split.due_ns, to_ns));
+        let records = trace.map(|t| t.span(split.due_ns, to_ns));
         let samples = self.sampler.recent(from_ns, to_ns);
         let tid = event.tid.max(0) as u32;
         let pid = std::process::id();
@@ -435,27 +427,21 @@ impl Watch<'_> {
 
     /// Updates the recorder's, the canaries' and the process's figures.
     fn update_costs(&self) {
-        let counts = self
-            .flight
-            .recorder
-            .as_ref()
-            .map(|r| r.counts(self.flight.kernel_ns_per_record));
+        let recorder = self.flight.figures();
         let mut metrics = lock(self.metrics);
-        if let Some(counts) = counts {
-            metrics.recorder = RecorderFigures {
-                state: match counts.stopped {
-                    Some(_) => RecorderState::Stopped,
-                    None => RecorderState::Recording,
-                },
-                cpu_ratio: counts.cost_ns / counts.elapsed_ns.max(1) as f64,
-                records: counts.records,
-                lost: counts.lost,
-            };
-        }
+        metrics.recorder = recorder;
         for (canary, counts) in metrics.canaries.iter_mut().enumerate() {
             counts.dropped = self.canaries.dropped(canary);
         }
         metrics.cpu_s = process_cpu_ns() as f64 / 1e9;
+    }
+
+    /// Says `line`, in the live view when there is one.
+    fn note(&mut self, line: &str) {
+        match &mut self.live {
+            Some(live) => live.view().incident(line),
+            None => say!("{line}"),
+        }
     }
 }
 

@@ -2,9 +2,10 @@
 //! percentiles and incidents, the recorder, the culprits' cgroups, the worst
 //! incidents whole) and the summary lines on stdout.
 
+use super::flight::Flight;
 use super::incident::Incident;
-use super::metrics::Metrics;
-use super::{say_line, Flight, WatchSettings};
+use super::metrics::{Metrics, RecorderFigures};
+use super::{say_line, WatchSettings};
 use serde::Serialize;
 
 /// `--output`'s document.
@@ -48,6 +49,9 @@ pub struct RecorderSummary {
     cpu_pct: f64,
     records: u64,
     lost: u64,
+    /// Times it stopped itself over its budget, and started again.
+    stops: u64,
+    restarts: u64,
 }
 
 /// Each canary's figures over the whole watch.
@@ -71,18 +75,16 @@ pub fn summaries(settings: &WatchSettings, metrics: &Metrics) -> Vec<CanarySumma
         .collect()
 }
 
-/// What the recorder did, or why it did not.
-pub fn recorder_summary(flight: &Flight, metrics: &Metrics) -> RecorderSummary {
-    let stopped = flight
-        .recorder
-        .as_ref()
-        .and_then(|r| r.counts(flight.kernel_ns_per_record).stopped);
+/// What the recorder did (its `figures` over the watch), or why it did not.
+pub fn recorder_summary(flight: &Flight, figures: &RecorderFigures) -> RecorderSummary {
     RecorderSummary {
-        state: metrics.recorder.state.key(),
-        notice: stopped.or_else(|| flight.notice.clone()),
-        cpu_pct: metrics.recorder.cpu_ratio * 100.0,
-        records: metrics.recorder.records,
-        lost: metrics.recorder.lost,
+        state: figures.state.key(),
+        notice: flight.stopped.clone().or_else(|| flight.notice.clone()),
+        cpu_pct: figures.cpu_ratio * 100.0,
+        records: figures.records,
+        lost: figures.lost,
+        stops: flight.stops,
+        restarts: flight.restarts,
     }
 }
 
@@ -131,8 +133,16 @@ pub fn print_summary(document: &WatchDocument) {
         ));
     }
     let r = &document.recorder;
+    let stops = match (r.stops, r.restarts) {
+        (0, _) => String::new(),
+        (stops, restarts) => {
+            format!(
+                ", stopped itself {stops} times over its budget, started again {restarts} times"
+            )
+        }
+    };
     say_line(&format!(
-        "  flight recorder: {}, {:.2} % of a CPU, {} records, {} lost{}",
+        "  flight recorder: {}, {:.2} % of a CPU, {} records, {} lost{stops}{}",
         r.state,
         r.cpu_pct,
         r.records,

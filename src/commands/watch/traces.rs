@@ -17,6 +17,7 @@ use crate::figures::late::{LateEvent, RanInstead};
 use crate::measure::late::{LoggedEvent, ThreadEvents};
 use crate::measure::tasks::TaskSched;
 use crate::measure::window::Window;
+use crate::system::atomic::remove_dead_temporaries;
 use crate::system::sched_trace::Trace as SchedRecords;
 use crate::system::telemetry::window::{WindowSample, WindowSamples};
 use crate::trace::ScenarioTrace;
@@ -37,8 +38,15 @@ pub struct IncidentTraces {
 
 impl IncidentTraces {
     /// The traces' directory `dir`, checked writable now: bad input if not.
+    /// A trace a killed watch was writing there is removed, and said.
     pub fn open(dir: &Path) -> Result<Self, UsageError> {
         crate::trace::check_dir_writable(dir).map_err(UsageError::input)?;
+        for path in remove_dead_temporaries(dir, |name| name.ends_with(".pftrace")) {
+            say!(
+                "watch: removed {}, a trace a killed watch was writing",
+                path.display()
+            );
+        }
         Ok(Self {
             dir: dir.to_path_buf(),
             warned: false,
@@ -197,7 +205,11 @@ mod tests {
     #[test]
     fn traces_are_named_by_time_and_canary_never_over_another_and_removed() {
         let dir = tempfile::tempdir().unwrap();
+        // A trace a killed watch (a pid past any pid_max) was writing.
+        let killed = dir.path().join(format!(".x-timer.pftrace.{}.tmp", 1 << 23));
+        std::fs::write(&killed, "").unwrap();
         let mut traces = IncidentTraces::open(dir.path()).unwrap();
+        assert!(!killed.exists(), "open removes what a killed watch left");
         let mut first = incident();
         let scenario = scenario(&first, 7, None, None, Vec::new());
         first.trace = traces.write(&first, &scenario);

@@ -1,12 +1,10 @@
 //! The CPUs and how busy they were at the start: model, hypervisor flag,
-//! online CPUs, SMT, cpufreq driver and governor, load averages, and the
-//! share of CPU time the hypervisor stole over a short sample.
+//! online CPUs, SMT, cpufreq driver and governor and load averages (the
+//! share of CPU time the hypervisor stole is sampled by `StealSample`).
 
 use super::reader::Reader;
 use super::Environment;
-use crate::system::counters::{self, StatCounters};
 use crate::system::procfs::{self, ProcError};
-use std::time::Duration;
 
 /// Fills the CPU fields of `env`.
 pub(super) fn read_cpus(r: &mut Reader, env: &mut Environment) {
@@ -39,26 +37,6 @@ pub(super) fn read_load(r: &mut Reader, env: &mut Environment) {
         return;
     }
     (env.loadavg_1m, env.loadavg_5m, env.loadavg_15m) = (numbers[0], numbers[1], numbers[2]);
-}
-
-/// Fills `env.steal_pct` with the steal between `before` (read when the
-/// capture began) and a second read after sleeping `sample`; a zero sample
-/// skips it.
-pub(super) fn read_steal(
-    r: &mut Reader,
-    env: &mut Environment,
-    before: Result<StatCounters, ProcError>,
-    sample: Duration,
-) {
-    if sample.is_zero() {
-        return;
-    }
-    std::thread::sleep(sample);
-    let after = counters::read_stat(&r.roots.proc_root);
-    match (before, after) {
-        (Ok(before), Ok(after)) => env.steal_pct = counters::steal_pct(&before.cpu, &after.cpu),
-        (Err(e), _) | (_, Err(e)) => r.unreadable.push(e.to_string()),
-    }
 }
 
 /// Whether the `flags` line of /proc/cpuinfo has `hypervisor`; `None` when

@@ -71,7 +71,7 @@ fn tree(files: &[(&str, &str)]) -> (tempfile::TempDir, Roots) {
 #[test]
 fn this_machine_is_read_in_full() {
     let (_dir, roots) = tree(THIS_MACHINE);
-    let env = capture(&roots, Path::new("/work/run"), Duration::ZERO);
+    let env = capture(&roots, Path::new("/work/run"));
     assert_eq!(env.unreadable, Vec::<String>::new());
     assert_eq!(env.kernel_release.as_deref(), Some("6.18.44-fc-v782"));
     assert_eq!(env.preempt_build.as_deref(), Some("PREEMPT_DYNAMIC"));
@@ -139,7 +139,8 @@ fn this_machine_is_read_in_full() {
 #[test]
 fn an_old_kernel_gives_absent_keys_not_errors() {
     let (_dir, roots) = tree(OLD_KERNEL);
-    let env = capture(&roots, Path::new("/home"), Duration::from_millis(1));
+    let mut env = capture(&roots, Path::new("/home"));
+    StealSample::begin(&roots, Duration::from_millis(1)).end(&mut env);
     assert_eq!(env.unreadable, Vec::<String>::new());
     assert_eq!(env.preempt_build.as_deref(), Some("none"));
     assert_eq!((env.preempt.clone(), env.hz), (None, None));
@@ -202,7 +203,7 @@ fn idle_states_come_in_numeric_order_with_the_read_only_governor() {
         "menu\n",
     )];
     let (_dir, roots) = tree_with(&governor_ro, &states);
-    let env = capture(&roots, Path::new("/"), Duration::ZERO);
+    let env = capture(&roots, Path::new("/"));
     assert_eq!(env.cpuidle_governor.as_deref(), Some("menu"));
     assert_eq!(env.cpuidle_driver, None);
     let states = env.idle_states.clone().unwrap();
@@ -224,7 +225,7 @@ fn idle_states_come_in_numeric_order_with_the_read_only_governor() {
 fn a_cpu_without_idle_states_has_none_listed() {
     let (dir, roots) = tree(&[]);
     std::fs::create_dir_all(dir.path().join("sys/devices/system/cpu/cpu0/cpuidle")).unwrap();
-    let env = capture(&roots, Path::new("/"), Duration::ZERO);
+    let env = capture(&roots, Path::new("/"));
     assert_eq!(env.idle_states, Some(vec![]));
     let text = key("idle_states").map(|k| (k.value)(&env)).unwrap();
     assert_eq!(text.as_deref(), Some("none"));
@@ -235,7 +236,7 @@ fn damaged_idle_states_are_noted_and_absent() {
     let mut states = idle_state(0, "POLL", "0", "0");
     states.extend(idle_state(1, "C1", "lots", "0"));
     let (_dir, roots) = tree_with(&[], &states);
-    let env = capture(&roots, Path::new("/"), Duration::ZERO);
+    let env = capture(&roots, Path::new("/"));
     assert_eq!(env.idle_states, None);
     let notes = env.unreadable.join("\n");
     assert!(
@@ -246,7 +247,7 @@ fn damaged_idle_states_are_noted_and_absent() {
     let mut states = idle_state(0, "POLL", "0", "0");
     states.retain(|(path, _)| !path.ends_with("disable"));
     let (_dir, roots) = tree_with(&[], &states);
-    let env = capture(&roots, Path::new("/"), Duration::ZERO);
+    let env = capture(&roots, Path::new("/"));
     assert_eq!(env.idle_states, None);
     let notes = env.unreadable.join("\n");
     assert!(notes.contains("state0/disable"), "{notes}");
@@ -255,7 +256,7 @@ fn damaged_idle_states_are_noted_and_absent() {
 #[test]
 fn an_empty_tree_gives_absent_for_everything_but_the_version() {
     let (_dir, roots) = tree(&[]);
-    let env = capture(&roots, Path::new("/"), Duration::ZERO);
+    let env = capture(&roots, Path::new("/"));
     assert_eq!(env.kernel_release, None);
     assert_eq!(env.cpus, None);
     // meminfo and mountinfo are always there on Linux: their absence is noted.
@@ -272,7 +273,7 @@ fn damaged_files_are_noted_and_absent() {
     files.push(("proc/loadavg", "2.72\n"));
     files.push(("sys/devices/system/cpu/online", "1-0\n"));
     let (_dir, roots) = tree(&files);
-    let env = capture(&roots, Path::new("/"), Duration::ZERO);
+    let env = capture(&roots, Path::new("/"));
     assert_eq!(env.swappiness, None);
     assert_eq!(env.swap_devices, None);
     assert_eq!(env.loadavg_1m, None);
@@ -296,7 +297,7 @@ fn cpu_lists_are_counted() {
 #[test]
 fn expectations_name_the_key_the_wanted_and_the_actual_value() {
     let (_dir, roots) = tree(THIS_MACHINE);
-    let env = capture(&roots, Path::new("/"), Duration::ZERO);
+    let env = capture(&roots, Path::new("/"));
     let pairs = |list: &[(&str, &str)]| -> Vec<(String, String)> {
         list.iter()
             .map(|(k, v)| (k.to_string(), v.to_string()))

@@ -81,6 +81,52 @@ impl Trace {
     pub fn records(&self) -> u64 {
         (self.switches.len() + self.wakeups.len()) as u64
     }
+
+    /// A copy of the records of this trace as [`Recorder::recent`] hands it
+    /// over (switches sorted by CPU and time, wake-ups by time) that
+    /// [`Recorder::recent`] would copy for `from_ns` to `to_ns`: found by
+    /// bisection, so a span of a long trace costs only what it holds.
+    pub fn span(&self, from_ns: u64, to_ns: u64) -> Trace {
+        let (lo, hi) = kept_for(from_ns, to_ns);
+        let mut switches = Vec::new();
+        let mut rest = &self.switches[..];
+        while let Some(first) = rest.first() {
+            let cpu = rest.partition_point(|s| s.cpu == first.cpu);
+            let on = &rest[..cpu];
+            let start = on.partition_point(|s| s.at_ns < lo);
+            let end = on.partition_point(|s| s.at_ns <= hi);
+            switches.extend_from_slice(&on[start..end]);
+            rest = &rest[cpu..];
+        }
+        let start = self.wakeups.partition_point(|w| w.at_ns < lo);
+        let end = self.wakeups.partition_point(|w| w.at_ns <= hi);
+        let comms = names_of(&switches, |tid| self.comms.get(&tid).cloned());
+        Trace {
+            switches,
+            wakeups: self.wakeups[start..end].to_vec(),
+            comms,
+            from_ns: self.from_ns.max(lo),
+            to_ns,
+            stopped: self.stopped.clone(),
+            ..*self
+        }
+    }
+}
+
+/// The times of the records a span from `from_ns` to `to_ns` holds: from
+/// [`KEPT_BEFORE_NS`] before it, so that each CPU's last switch before the
+/// span is in it.
+fn kept_for(from_ns: u64, to_ns: u64) -> (u64, u64) {
+    (from_ns.saturating_sub(KEPT_BEFORE_NS), to_ns)
+}
+
+/// The command names of the tasks `switches` name, as `name_of` knows them.
+fn names_of(switches: &[Switch], name_of: impl Fn(i32) -> Option<String>) -> HashMap<i32, String> {
+    switches
+        .iter()
+        .flat_map(|s| [s.prev_tid, s.next_tid])
+        .filter_map(|tid| Some((tid, name_of(tid)?)))
+        .collect()
 }
 
 /// A running recorder; dropped unstopped (a failed scenario), it stops
@@ -157,38 +203,42 @@ impl Recorder {
     /// A copy of the records from `from_ns` to `to_ns` (`CLOCK_MONOTONIC`),
     /// with, on each CPU, the last switch before `from_ns` (what was
     /// running then), switches sorted by CPU and time as [`Recorder::stop`]
-    /// sorts them.
+    /// sorts them, wake-ups by time. Only the copying holds the reading
+    /// thread back; the sorting is done after.
     pub fn recent(&self, from_ns: u64, to_ns: u64) -> Trace {
+        let (lo, hi) = kept_for(from_ns, to_ns);
+        let span = |at_ns: u64| (lo..=hi).contains(&at_ns);
         let live = self.live();
-        let span = |at_ns: u64| at_ns <= to_ns && at_ns.saturating_add(KEPT_BEFORE_NS) >= from_ns;
         let mut switches: Vec<Switch> = live
             .switches
             .iter()
             .filter(|s| span(s.at_ns))
             .copied()
             .collect();
-        sort_by_cpu_and_time(&mut switches);
-        let wakeups: Vec<Wakeup> = live
+        let mut wakeups: Vec<Wakeup> = live
             .wakeups
             .iter()
             .filter(|w| span(w.at_ns))
             .copied()
             .collect();
-        let comms = switches
-            .iter()
-            .flat_map(|s| [s.prev_tid, s.next_tid])
-            .filter_map(|tid| Some((tid, live.comms.get(&tid)?.clone())))
-            .collect();
+        let comms = names_of(&switches, |tid| live.comms.get(&tid).cloned());
+        let trace = Trace {
+            lost: live.lost,
+            pruned: live.pruned,
+            drain_cpu_ns: live.drain_cpu_ns,
+            from_ns: live.from_ns.max(lo),
+            to_ns,
+            stopped: live.stopped.clone(),
+            ..Trace::default()
+        };
+        drop(live);
+        sort_by_cpu_and_time(&mut switches);
+        wakeups.sort_by_key(|w| w.at_ns);
         Trace {
             switches,
             wakeups,
             comms,
-            lost: live.lost,
-            pruned: live.pruned,
-            drain_cpu_ns: live.drain_cpu_ns,
-            from_ns: live.from_ns.max(from_ns.saturating_sub(KEPT_BEFORE_NS)),
-            to_ns,
-            stopped: live.stopped.clone(),
+            ..trace
         }
     }
 
@@ -325,11 +375,23 @@ fn over_budget(trace: &Trace, budget: Budget, now_ns: u64) -> Option<String> {
     let share = cost_ns(trace, budget.kernel_ns_per_record) / elapsed as f64;
     (share > budget.cpu_share).then(|| {
         format!(
-            "it cost {:.1} % of a CPU, above {:.1} %",
-            share * 100.0,
-            budget.cpu_share * 100.0
+            "it cost {} % of a CPU, above {} %",
+            percent(share),
+            percent(budget.cpu_share)
         )
     })
+}
+
+/// `share` (0–1) in percent, to 0.1 or, below it, to its first figures.
+fn percent(share: f64) -> String {
+    let pct = share * 100.0;
+    match pct >= 0.1 {
+        true => format!("{pct:.1}"),
+        false => format!("{pct:.4}")
+            .trim_end_matches('0')
+            .trim_end_matches('.')
+            .to_string(),
+    }
 }
 
 /// The recorder's time so far: the kernel's per record and the reading.
@@ -519,7 +581,69 @@ mod tests {
         assert_eq!(over_budget(&trace, budget, 100_000_000), None);
         let why = over_budget(&trace, budget, 300_000_000).expect("2 % is above 1 %");
         assert!(why.contains("2.0 % of a CPU, above 1.0 %"), "{why}");
+        let small = Budget {
+            cpu_share: 0.000_001,
+            ..budget
+        };
+        let why = over_budget(&trace, small, 1_000_000_000).unwrap();
+        assert!(why.ends_with("0.6 % of a CPU, above 0.0001 %"), "{why}");
+        assert_eq!(percent(0.000_5), "0.05");
         assert_eq!(over_budget(&trace, budget, 1_000_000_000), None);
+    }
+
+    #[test]
+    fn a_span_holds_what_recent_would_copy_with_a_second_before_it() {
+        const S: u64 = 1_000_000_000;
+        let switch = |cpu, at_ns| Switch {
+            at_ns,
+            cpu,
+            prev_tid: 1,
+            prev_runnable: false,
+            next_tid: 2 + cpu as i32,
+        };
+        let mut switches: Vec<Switch> = (0..40).map(|i| switch(i % 2, i as u64 * S / 4)).collect();
+        sort_by_cpu_and_time(&mut switches);
+        let trace = Trace {
+            switches,
+            wakeups: (0..40)
+                .map(|i| Wakeup {
+                    at_ns: i * S / 4,
+                    target_cpu: 0,
+                    tid: 2,
+                })
+                .collect(),
+            comms: HashMap::from([(1, "a".into()), (2, "b".into()), (3, "c".into())]),
+            lost: 7,
+            from_ns: 0,
+            to_ns: 10 * S,
+            ..Trace::default()
+        };
+        for (from_ns, to_ns) in [
+            (0, S),
+            (3 * S, 4 * S),
+            (5 * S / 2, 5 * S / 2),
+            (9 * S, 20 * S),
+        ] {
+            let span = trace.span(from_ns, to_ns);
+            let within = |at_ns: u64| at_ns + S >= from_ns && at_ns <= to_ns;
+            let expected: Vec<Switch> = trace
+                .switches
+                .iter()
+                .filter(|s| within(s.at_ns))
+                .copied()
+                .collect();
+            assert_eq!(span.switches, expected, "{from_ns}-{to_ns}");
+            assert!(span.wakeups.iter().all(|w| within(w.at_ns)));
+            assert_eq!(
+                span.wakeups.len(),
+                trace.wakeups.iter().filter(|w| within(w.at_ns)).count()
+            );
+            assert_eq!(span.from_ns, from_ns.saturating_sub(S));
+            assert_eq!((span.to_ns, span.lost), (to_ns, 7));
+        }
+        let one = trace.span(S, S);
+        assert_eq!(one.comms.len(), 3, "both CPUs' tasks are named");
+        assert!(trace.span(30 * S, 31 * S).switches.is_empty());
     }
 
     /// A budget nothing passes, when the tests run as root; else says the
@@ -597,6 +721,11 @@ mod tests {
             recent.switches.len()
         );
         assert!(recent.comms.values().any(|c| c == "fb-trace-cost"));
+        assert!(recent
+            .switches
+            .windows(2)
+            .all(|w| (w[0].cpu, w[0].at_ns) <= (w[1].cpu, w[1].at_ns)));
+        assert!(recent.wakeups.windows(2).all(|w| w[0].at_ns <= w[1].at_ns));
         let counts = recorder.counts(0.0);
         assert!(counts.records >= recent.records(), "{counts:?}");
         assert_eq!(counts.stopped, None);

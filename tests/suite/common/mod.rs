@@ -57,6 +57,24 @@ pub fn feelbench_niced(nice: i32, tag: &str, dir: &Path) -> Command {
     niced(nice, Path::new(BINARY), tag, dir)
 }
 
+/// [`feelbench`] with `args` on a pseudo-terminal of 30 rows and 120
+/// columns, made by util-linux's script(1), whose stdout is what the
+/// terminal showed and whose stdin is typed at it; `None` (said as a skip)
+/// where script is not installed.
+pub fn feelbench_on_a_terminal(tag: &str, dir: &Path, args: &[&str]) -> Option<Command> {
+    if Command::new("script").arg("--version").output().is_err() {
+        skip("util-linux's script is not installed: no pseudo-terminal");
+        return None;
+    }
+    let line = shell_words::join(std::iter::once(BINARY).chain(args.iter().copied()));
+    let mut command = Command::new("script");
+    command
+        .args(["-q", "-f", "-e", "-c"])
+        .arg(format!("stty rows 30 cols 120; exec {line}"))
+        .arg("/dev/null");
+    Some(tagged(command, tag, dir))
+}
+
 /// [`feelbench`] run as the user nobody (by root), with `dir` (the work
 /// directory of the run) opened to it: how root tests what feelbench refuses
 /// to others.
