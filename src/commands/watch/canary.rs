@@ -111,6 +111,12 @@ impl Beat {
 /// The canaries `watch` runs when none is named.
 pub const DEFAULT: [&str; 2] = ["timer", "frame"];
 
+/// The width of a column of canary `names`: the longest (an rt-app task's
+/// is long), at least its header's, `canary`.
+pub fn name_width<'a>(names: impl Iterator<Item = &'a str>) -> usize {
+    names.map(str::len).max().unwrap_or(0).max("canary".len())
+}
+
 /// The canary named `name`.
 pub fn find(name: &str) -> Option<&'static CanaryDef> {
     CANARIES.iter().find(|c| c.name == name)

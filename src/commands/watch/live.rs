@@ -5,6 +5,7 @@
 //! terminal interfaces, over crossterm). `q`, Esc or Ctrl-C end the watch
 //! (in the raw mode the terminal is in, Ctrl-C is a key, not SIGINT).
 
+use super::canary::name_width;
 use super::metrics::{Metrics, BUCKETS_S};
 use crate::measure::latency::LatencyHistogram;
 use ratatui::crossterm::event::{self, Event, KeyCode, KeyModifiers};
@@ -89,14 +90,7 @@ impl View {
             Constraint::Min(4),
         ])
         .areas(frame.area());
-        // As wide as the longest name (an rt-app task's is long).
-        let width = metrics
-            .canaries
-            .iter()
-            .map(|c| c.name.len())
-            .max()
-            .unwrap_or(0)
-            .max(6);
+        let width = name_width(metrics.canaries.iter().map(|c| c.name.as_str()));
         let mut rows = vec![format!(
             "{:<width$} {:>9} {:>9} {:>9} {:>7}   {:>10} {:>9}",
             "canary", "p50 ms", "p99 ms", "max ms", "events", "incidents", "dropped"

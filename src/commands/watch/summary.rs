@@ -2,6 +2,7 @@
 //! percentiles and incidents, the recorder, the culprits' cgroups, the worst
 //! incidents whole) and the summary lines on stdout.
 
+use super::canary::name_width;
 use super::flight::Flight;
 use super::incident::Incident;
 use super::metrics::{Metrics, RecorderFigures};
@@ -94,13 +95,7 @@ pub fn print_summary(document: &WatchDocument) {
         "watched {:.1} s: canary, events, p50, p99, max, incidents",
         document.seconds
     ));
-    let width = document
-        .canaries
-        .iter()
-        .map(|c| c.name.len())
-        .max()
-        .unwrap_or(0)
-        .max(6);
+    let width = name_width(document.canaries.iter().map(|c| c.name.as_str()));
     for c in &document.canaries {
         let threshold = format!("{:.3}", c.threshold_ms);
         say_line(&format!(
