@@ -454,11 +454,15 @@ impl Splitting {
 
     /// Takes the reading at the end of an event, late by the caller's
     /// rule, `own_wait_ns` of it waiting its own work asked for (see
-    /// [`EventSplitter::ended_judged`]).
-    pub fn ended_judged(&mut self, times: EventTimes, late: bool, own_wait_ns: u64) {
-        if let Some(splitter) = &mut self.splitter {
-            splitter.ended_judged(times, late, own_wait_ns);
-        }
+    /// [`EventSplitter::ended_judged`]); its split, when the run splits.
+    pub fn ended_judged(
+        &mut self,
+        times: EventTimes,
+        late: bool,
+        own_wait_ns: u64,
+    ) -> Option<EventSplit> {
+        let splitter = self.splitter.as_mut()?;
+        Some(splitter.ended_judged(times, late, own_wait_ns))
     }
 
     /// Takes the reading at the end of an event, late by the caller's rule

@@ -46,7 +46,7 @@ use crate::measure::sched::MemoryPolicy;
 use crate::measure::series::{SeriesRecorder, SERIES_POINTS};
 use crate::measure::window::Window;
 use crate::measure::work::work_cpu_ns;
-use crate::sim::fragment::FragmentSettings;
+use crate::sim::fragment::{Device, FragmentSettings, WriteOutcome};
 use crate::sim::{SettingsGroup, WorkParams};
 use std::path::Path;
 
@@ -175,57 +175,6 @@ fn sheet(summary: &str, params: Option<&WorkParams>) -> ProbeSheet {
              fragments (feelbench's choice)",
         ),
     )
-}
-
-/// The emulated sound device, from the clock: what it has been given and
-/// when it will have played all of it.
-#[derive(Debug, Clone, Copy)]
-struct Device {
-    fragments: u64,
-    fragment_ns: u64,
-    /// When the device will have played every fragment written so far: it
-    /// plays without a break until then.
-    drained_ns: u64,
-}
-
-/// What one write meant to the device.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-struct WriteOutcome {
-    /// From the moment the slot was free to the write.
-    latency_ns: u64,
-    /// How long the device had been silent before it (0: no underrun).
-    dropout_ns: u64,
-}
-
-impl Device {
-    /// A device whose full buffer starts playing at `start_ns`.
-    fn started(settings: &FragmentSettings, start_ns: u64) -> Self {
-        let fragments = u64::from(settings.fragments);
-        let fragment_ns = settings.fragment_ns();
-        Self {
-            fragments,
-            fragment_ns,
-            drained_ns: start_ns + fragments * fragment_ns,
-        }
-    }
-
-    /// When a slot of the buffer is free for the next fragment: once at
-    /// most N − 1 fragments (counting the one playing) are left to play.
-    fn free_at_ns(&self) -> u64 {
-        self.drained_ns - (self.fragments - 1) * self.fragment_ns
-    }
-
-    /// Writes a fragment at `at_ns` (not before [`Device::free_at_ns`]).
-    fn write(&mut self, at_ns: u64) -> WriteOutcome {
-        let latency_ns = at_ns.saturating_sub(self.free_at_ns());
-        let dropout_ns = at_ns.saturating_sub(self.drained_ns);
-        // A silent device plays the fragment from the moment it arrives.
-        self.drained_ns = self.drained_ns.max(at_ns) + self.fragment_ns;
-        WriteOutcome {
-            latency_ns,
-            dropout_ns,
-        }
-    }
 }
 
 struct FragmentProbe {
@@ -363,50 +312,8 @@ mod tests {
     const US: u64 = 1_000;
     const MS: u64 = 1_000_000;
 
-    /// 3 fragments of 1 ms (176 bytes at 44 kHz).
     fn settings() -> FragmentSettings {
-        FragmentSettings {
-            fragments: 3,
-            fragment_bytes: 176,
-            sample_rate_hz: 44_000,
-            cpu_pct: 10.0,
-        }
-    }
-
-    #[test]
-    fn a_slot_frees_as_each_fragment_finishes_playing() {
-        let mut device = Device::started(&settings(), 10 * MS);
-        // Full at 10 ms; the first fragment has played at 11 ms.
-        assert_eq!(device.free_at_ns(), 11 * MS);
-        let outcome = device.write(11 * MS + 100 * US);
-        assert_eq!(outcome.latency_ns, 100 * US);
-        assert_eq!(outcome.dropout_ns, 0);
-        // The next slot frees at 12 ms whenever the write came.
-        assert_eq!(device.free_at_ns(), 12 * MS);
-    }
-
-    #[test]
-    fn a_late_write_underruns_and_playback_resumes_from_it() {
-        let mut device = Device::started(&settings(), 0);
-        device.write(MS); // plays until 4 ms
-                          // Nothing written until 6.5 ms: silent from 4 ms.
-        let late = device.write(6 * MS + 500 * US);
-        assert_eq!(late.dropout_ns, 2_500 * US);
-        assert_eq!(late.latency_ns, 4_500 * US, "free since 2 ms");
-        // It plays from 6.5 ms to 7.5 ms: the buffer is empty but for it,
-        // so the next slot is free at once.
-        assert_eq!(device.free_at_ns(), 5_500 * US);
-        let next = device.write(6_600 * US);
-        assert_eq!(
-            next,
-            WriteOutcome {
-                latency_ns: 1_100 * US,
-                dropout_ns: 0
-            }
-        );
-        // A write exactly when the device drains is in time.
-        let mut device = Device::started(&settings(), 0);
-        assert_eq!(device.write(3 * MS).dropout_ns, 0);
+        FragmentSettings::for_tests()
     }
 
     /// Writes of a scripted 1 s measurement at 1 ms fragments: each write

@@ -33,28 +33,22 @@ pub fn watch(tag: &str, dir: &Path, args: &[&str]) -> Command {
     command
 }
 
+/// A watch with `args` that ended well: what it said, and `--output`'s
+/// document.
+fn watched(args: &[&str]) -> (Output, Value) {
+    let dir = tempfile::tempdir().unwrap();
+    let output = watch(&new_tag(), dir.path(), args)
+        .args(["-o", "w.json"])
+        .output()
+        .unwrap();
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    (output, read_json(&dir.path().join("w.json")))
+}
+
 #[test]
 fn canaries_count_events_and_late_ones_are_incidents_in_lines_and_json() {
-    let dir = tempfile::tempdir().unwrap();
     // Every frame is later than 1 µs: each one is an incident.
-    let output = watch(
-        &new_tag(),
-        dir.path(),
-        &[
-            "-t",
-            "2",
-            "--threshold",
-            "frame=1us",
-            "--keep",
-            "5",
-            "-o",
-            "w.json",
-        ],
-    )
-    .output()
-    .unwrap();
-    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
-    let doc = read_json(&dir.path().join("w.json"));
+    let (output, doc) = watched(&["-t", "2", "--threshold", "frame=1us", "--keep", "5"]);
     assert_eq!(doc["schema"], "feelbench.watch/1");
     let canaries = doc["canaries"].as_array().unwrap();
     let names: Vec<&str> = canaries
@@ -122,6 +116,120 @@ fn canaries_count_events_and_late_ones_are_incidents_in_lines_and_json() {
         text.contains("watched ") && text.contains(" s: canary, events"),
         "{text}"
     );
+}
+
+/// The canaries of `doc` by name.
+fn canaries_by_name(doc: &Value) -> Vec<(&str, &Value)> {
+    doc["canaries"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| (c["name"].as_str().unwrap(), c))
+        .collect()
+}
+
+#[test]
+fn each_timed_task_of_an_rtapp_workload_is_a_canary_with_its_incidents() {
+    // Every activation of either task is later than 1 µs: an incident.
+    let (output, doc) = watched(&[
+        "-t",
+        "2",
+        "--canary",
+        "timer,rtapp:compositor",
+        "--threshold",
+        "rtapp:compositor=1us",
+        "--keep",
+        "5",
+    ]);
+    let canaries = canaries_by_name(&doc);
+    let names: Vec<&str> = canaries.iter().map(|(n, _)| *n).collect();
+    assert_eq!(
+        names,
+        [
+            "timer",
+            "rtapp:compositor/client",
+            "rtapp:compositor/compositor"
+        ]
+    );
+    assert_eq!(
+        canaries[0].1["threshold_ms"], 2.0,
+        "the timer keeps its own"
+    );
+    let text = stdout(&output);
+    // 60 activations a second for 2 s (longer on a busy machine slow to
+    // make each tick's incidents), and the first; a busy machine skips
+    // some.
+    let most = (doc["seconds"].as_f64().unwrap() * 60.0).ceil() as u64 + 2;
+    for (name, c) in &canaries[1..] {
+        let events = c["events"].as_u64().unwrap();
+        assert!((10..=most).contains(&events), "{c}, at most {most}");
+        assert_eq!(c["period_ms"], 16.667, "{c}");
+        assert_eq!(c["threshold_ms"], 0.001, "{c}");
+        assert_eq!(c["incidents"], c["events"], "{c}");
+        let (p50, p99, max) = (
+            c["p50_ms"].as_f64().unwrap(),
+            c["p99_ms"].as_f64().unwrap(),
+            c["max_ms"].as_f64().unwrap(),
+        );
+        assert!(0.0 < p50 && p50 <= p99 && p99 <= max, "{c}");
+        let lines = text.lines().filter(|l| {
+            l.contains(&format!(" {name} ")) && l.contains(" ms late (threshold 0.0 ms)")
+        });
+        assert!(lines.count() as u64 >= events / 2, "{name}: {text}");
+        assert!(
+            text.contains(&format!("\n  {name} ")),
+            "its summary line: {text}"
+        );
+    }
+    let incidents = doc["incidents"].as_array().unwrap();
+    assert_eq!(incidents.len(), 5, "--keep 5");
+    for incident in incidents {
+        let canary = incident["canary"].as_str().unwrap();
+        assert!(canary.starts_with("rtapp:compositor/"), "{incident}");
+        let split = &incident["split"];
+        assert!(split["ended_ns"].as_u64() >= split["woke_ns"].as_u64());
+        assert!(split["woke_ns"].as_u64() >= split["due_ns"].as_u64());
+        // The work each activation asked for: the task's run (5 or 2 ms).
+        let wanted = split["cpu_wanted_ns"].as_u64().unwrap();
+        assert!([5_000_000, 2_000_000].contains(&wanted), "{incident}");
+    }
+}
+
+/// A 1.5 s watch of `canary` alone: its summary in `--output`'s document,
+/// and most events it can have had at `per_s` a second over the time it
+/// ran (which a busy machine, slow to make the incidents of each tick,
+/// makes longer than asked).
+fn watched_alone(canary: &str, per_s: f64) -> (Value, u64) {
+    let (_, doc) = watched(&["-t", "1.5", "--canary", canary]);
+    let canaries = doc["canaries"].as_array().unwrap();
+    assert_eq!(canaries.len(), 1, "{doc}");
+    assert_eq!(canaries[0]["name"], canary);
+    let seconds = doc["seconds"].as_f64().unwrap();
+    (canaries[0].clone(), (seconds * per_s).ceil() as u64 + 3)
+}
+
+#[test]
+fn a_custom_canary_runs_the_shape_it_is_given() {
+    let (c, most) = watched_alone("custom:20@5ms", 200.0);
+    assert_eq!(
+        (c["period_ms"].as_f64(), c["threshold_ms"].as_f64()),
+        (Some(5.0), Some(2.5))
+    );
+    // 200 periods a second for 1.5 s; a busy machine skips some.
+    let events = c["events"].as_u64().unwrap();
+    assert!((20..=most).contains(&events), "{c}, at most {most}");
+}
+
+#[test]
+fn a_fragment_canary_writes_as_its_buffer_frees() {
+    let (c, most) = watched_alone("fragment", 1e3 / 1.451247);
+    // latencytest's 1.45 ms fragments; the buffer's margin is two of them.
+    assert_eq!(c["period_ms"], 1.451247, "{c}");
+    assert_eq!(c["threshold_ms"], 2.902494, "{c}");
+    // A write per fragment played (1,034 in 1.5 s) and the 3 the buffer
+    // held, at most; a busy machine writes fewer.
+    let events = c["events"].as_u64().unwrap();
+    assert!((50..=most).contains(&events), "{c}, at most {most}");
 }
 
 #[test]
@@ -280,12 +388,33 @@ fn bad_input_is_one_line_and_exit_2() {
     let taken_addr = taken.local_addr().unwrap().to_string();
     for (args, says) in [
         (vec!["--threshold", "timer=fast"], "--threshold timer=fast"),
-        (vec!["--threshold", "mouse=2ms"], "unknown canary \"mouse\""),
+        (
+            vec!["--threshold", "mouse=2ms"],
+            "\"mouse\" is not a canary this watch runs",
+        ),
         (
             vec!["--threshold", "audio=2ms"],
             "not a canary this watch runs",
         ),
         (vec!["--canary", "mouse"], "unknown canary \"mouse\""),
+        (
+            vec!["--canary", "rtapp:/nonexistent/w.json"],
+            "--canary rtapp:/nonexistent/w.json: ",
+        ),
+        (
+            vec!["--canary", "rtapp:no-such"],
+            "--canary rtapp:no-such: ",
+        ),
+        (vec!["--canary", "custom:30"], "--canary custom:30: "),
+        (
+            vec![
+                "--canary",
+                "rtapp:periodic",
+                "--threshold",
+                "rtapp:periodic/t=1ms",
+            ],
+            "not a canary this watch runs",
+        ),
         (vec!["--listen", "nowhere"], "--listen takes an address"),
         (vec!["--listen", &taken_addr], "--listen 127.0.0.1:"),
         (vec!["--cpus", "4096"], "--cpus"),

@@ -3,6 +3,7 @@
 //! CSV or JSON, or as a chart of each canary's p99 over time (SVG, or an
 //! HTML page with the chart and the table).
 
+use super::canary::name_width;
 use crate::commands::history::HistoryFormat;
 use crate::commands::store::open;
 use crate::report::chart::{self, Labels, Line};
@@ -51,14 +52,15 @@ fn table(minutes: &[WatchMinute]) -> String {
     if minutes.is_empty() {
         return "no minutes of feelbench watch in the store for this choice\n".to_string();
     }
+    let width = name_width(minutes.iter().map(|m| m.canary.as_str()));
     let mut out = format!(
-        "{:<17}  {:<12}  {:<6}  {:>7}  {:>8}  {:>8}  {:>8}  {:>9}\n",
+        "{:<17}  {:<12}  {:<width$}  {:>7}  {:>8}  {:>8}  {:>8}  {:>9}\n",
         "minute (UTC)", "host", "canary", "events", "p50 ms", "p99 ms", "max ms", "incidents"
     );
     for m in minutes {
         let _ = writeln!(
             out,
-            "{:<17}  {:<12}  {:<6}  {:>7}  {:>8.3}  {:>8.3}  {:>8.3}  {:>9}",
+            "{:<17}  {:<12}  {:<width$}  {:>7}  {:>8.3}  {:>8.3}  {:>8.3}  {:>9}",
             stamp(m.minute_unix),
             m.hostname,
             m.canary,

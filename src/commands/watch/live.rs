@@ -5,6 +5,7 @@
 //! terminal interfaces, over crossterm). `q`, Esc or Ctrl-C end the watch
 //! (in the raw mode the terminal is in, Ctrl-C is a key, not SIGINT).
 
+use super::canary::name_width;
 use super::metrics::{Metrics, BUCKETS_S};
 use crate::measure::latency::LatencyHistogram;
 use ratatui::crossterm::event::{self, Event, KeyCode, KeyModifiers};
@@ -89,8 +90,9 @@ impl View {
             Constraint::Min(4),
         ])
         .areas(frame.area());
+        let width = name_width(metrics.canaries.iter().map(|c| c.name.as_str()));
         let mut rows = vec![format!(
-            "{:<7} {:>9} {:>9} {:>9} {:>7}   {:>10} {:>9}",
+            "{:<width$} {:>9} {:>9} {:>9} {:>7}   {:>10} {:>9}",
             "canary", "p50 ms", "p99 ms", "max ms", "events", "incidents", "dropped"
         )];
         for (counts, shown) in metrics.canaries.iter().zip(&self.shown) {
@@ -99,7 +101,7 @@ impl View {
                 None => format!("{:>9} {:>9} {:>9} {:>7}", "-", "-", "-", "-"),
             };
             rows.push(format!(
-                "{:<7} {figures}   {:>10} {:>9}",
+                "{:<width$} {figures}   {:>10} {:>9}",
                 counts.name, counts.incidents, counts.dropped
             ));
         }

@@ -13,17 +13,20 @@
 //! however it ends.
 
 mod canary;
+mod choose;
 mod flight;
 pub mod history;
 mod incident;
 mod live;
 mod metrics;
 mod minutes;
+mod rtapp;
 mod serve;
 mod summary;
 mod traces;
 
-pub use canary::{CanaryDef, CANARIES, DEFAULT as DEFAULT_CANARIES};
+pub use canary::{CanarySetting, DEFAULT as DEFAULT_CANARIES};
+pub use choose::canary_settings;
 pub use flight::FlightBudget;
 pub use history::WatchHistorySettings;
 pub use serve::Bound;
@@ -42,7 +45,7 @@ use crate::system::sched_trace::Trace;
 use crate::system::telemetry::window::RollingSampler;
 use crate::system::SystemInfo;
 use anyhow::Context as _;
-use canary::{Canary, CanaryEvent, CanaryRun};
+use canary::{Canaries, CanaryEvent};
 use flight::Flight;
 use incident::{Evidence, Incident};
 use live::Live;
@@ -73,13 +76,6 @@ const SAMPLES_KEPT: usize = 60;
 /// Late events waiting for their incident, at most: in a storm of them the
 /// latest-late are kept, the others only counted.
 const PENDING_MAX: usize = 256;
-
-/// One canary as the user set it.
-#[derive(Debug, Clone, PartialEq)]
-pub struct CanarySetting {
-    pub def: &'static CanaryDef,
-    pub threshold_ns: u64,
-}
 
 /// `feelbench watch`'s settings.
 #[derive(Debug)]
@@ -122,7 +118,7 @@ pub fn run(mut settings: WatchSettings, system: SystemInfo) -> anyhow::Result<Ex
     if let Some(path) = &settings.output {
         remove_killed_output(path);
     }
-    let names: Vec<&str> = settings.canaries.iter().map(|c| c.def.name).collect();
+    let names: Vec<&str> = settings.canaries.iter().map(|c| c.name.as_str()).collect();
     let book = match &settings.store {
         Some(location) => {
             let store = Store::open(location)
@@ -182,21 +178,14 @@ pub fn run(mut settings: WatchSettings, system: SystemInfo) -> anyhow::Result<Ex
     let started = std::time::SystemTime::now();
     let (sender, events) = sync_channel(QUEUE);
     let stop = Arc::new(AtomicBool::new(false));
-    let canaries = settings
-        .canaries
-        .iter()
-        .enumerate()
-        .map(|(index, c)| {
-            let run = CanaryRun {
-                canary: index,
-                shape: c.def.shape,
-                loops_per_ms,
-                cpus: settings.cpus.clone(),
-            };
-            Canary::start(run, sender.clone(), stop.clone(), c.def.name)
-        })
-        .collect::<Result<Vec<_>, _>>()
-        .context("starting the canaries")?;
+    let canaries = Canaries::start(
+        &settings.canaries,
+        loops_per_ms,
+        settings.cpus.as_ref(),
+        &sender,
+        &stop,
+    )
+    .context("starting the canaries")?;
     drop(sender);
     // The live view, on a terminal; plain lines elsewhere (a pipe, the
     // journal).
@@ -271,7 +260,7 @@ struct Watch<'a> {
     live: Option<Live>,
     traces: Option<IncidentTraces>,
     settings: &'a WatchSettings,
-    canaries: &'a [Canary],
+    canaries: &'a Canaries,
     flight: &'a mut Flight,
     sampler: &'a RollingSampler,
     metrics: &'a Mutex<Metrics>,
@@ -311,20 +300,21 @@ impl Watch<'_> {
                 .partition(|e| e.split.ended_ns <= ripe_before);
             pending = waiting;
             let trace = self.trace_of(&ripe);
-            // Each canary's waits in the records, found once for its
-            // incidents.
-            let tids: Vec<i32> = self.canaries.iter().map(|c| c.tid()).collect();
-            let waits: Vec<Option<Waits>> = tids
-                .iter()
-                .enumerate()
-                .map(|(canary, tid)| {
-                    let late = ripe.iter().any(|e| e.canary == canary);
-                    let trace = trace.as_ref().filter(|_| late)?;
-                    Some(Waits::new(trace, std::slice::from_ref(tid)))
-                })
-                .collect();
+            // Each late thread's waits in the records (an rt-app task may
+            // have several), found once for its incidents.
+            let mut tids: Vec<i32> = ripe.iter().map(|e| e.tid).collect();
+            tids.sort_unstable();
+            tids.dedup();
+            let waits: Vec<Waits> = match &trace {
+                Some(trace) => tids
+                    .iter()
+                    .map(|tid| Waits::new(trace, std::slice::from_ref(tid)))
+                    .collect(),
+                None => Vec::new(),
+            };
             for event in ripe {
-                let mut incident = self.incident(&event, waits[event.canary].as_ref());
+                let of_thread = tids.binary_search(&event.tid).ok();
+                let mut incident = self.incident(&event, of_thread.and_then(|at| waits.get(at)));
                 if ranks_among(&worst, &incident, self.settings.keep) {
                     incident.trace = self.write_trace(&event, &incident, trace.as_ref());
                 }
@@ -411,7 +401,7 @@ impl Watch<'_> {
             samples: &samples,
             proc_root: Path::new("/proc"),
         };
-        Incident::of(setting.def.name, setting.threshold_ns, split, &evidence)
+        Incident::of(&setting.name, setting.threshold_ns, split, &evidence)
     }
 
     /// Writes the trace of `incident`, made of the late `event`, with its
@@ -428,7 +418,7 @@ impl Watch<'_> {
         let to_ns = split.ended_ns + traces::AFTER_NS;
         let records = trace.map(|t| t.span(split.due_ns, to_ns));
         let samples = self.sampler.recent(from_ns, to_ns);
-        let tid = self.canaries[event.canary].tid().max(0) as u32;
+        let tid = event.tid.max(0) as u32;
         let pid = std::process::id();
         let task = tasks::read(Path::new("/proc"), tasks::Task { pid, tid });
         let scenario = traces::scenario(incident, tid, task, records, samples);
@@ -440,8 +430,8 @@ impl Watch<'_> {
         let recorder = self.flight.figures();
         let mut metrics = lock(self.metrics);
         metrics.recorder = recorder;
-        for (counts, canary) in metrics.canaries.iter_mut().zip(self.canaries) {
-            counts.dropped = canary.dropped();
+        for (canary, counts) in metrics.canaries.iter_mut().enumerate() {
+            counts.dropped = self.canaries.dropped(canary);
         }
         metrics.cpu_s = process_cpu_ns() as f64 / 1e9;
     }
@@ -477,50 +467,6 @@ fn say_line(line: &str) {
     let _ = writeln!(out, "{line}").and_then(|()| out.flush());
 }
 
-/// Checks `--threshold NAME=DURATION,...` against the canaries run, and
-/// gives each its threshold.
-pub fn canary_settings(
-    names: &[String],
-    thresholds: &[(String, u64)],
-) -> Result<Vec<CanarySetting>, UsageError> {
-    let known = || {
-        CANARIES
-            .iter()
-            .map(|c| c.name)
-            .collect::<Vec<_>>()
-            .join(", ")
-    };
-    let mut settings = Vec::new();
-    for name in names {
-        let def = canary::find(name).ok_or_else(|| {
-            UsageError::new(format!("unknown canary {name:?}; canaries: {}", known()))
-        })?;
-        if settings
-            .iter()
-            .any(|s: &CanarySetting| s.def.name == def.name)
-        {
-            return Err(UsageError::new(format!("canary {name:?} is named twice")));
-        }
-        settings.push(CanarySetting {
-            def,
-            threshold_ns: def.threshold_ns,
-        });
-    }
-    for (name, ns) in thresholds {
-        let setting = settings
-            .iter_mut()
-            .find(|s| s.def.name == name)
-            .ok_or_else(|| {
-                UsageError::new(format!(
-                    "--threshold {name}=...: {name:?} is not a canary this watch runs ({})",
-                    names.join(", ")
-                ))
-            })?;
-        setting.threshold_ns = *ns;
-    }
-    Ok(settings)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -551,24 +497,5 @@ mod tests {
         assert_eq!(kept, [9.0, 7.0, 5.0]);
         // Each one not kept is handed back once: its trace is removed.
         assert_eq!(dropped, [1.0, 3.0]);
-    }
-
-    #[test]
-    fn thresholds_go_to_the_canaries_named_and_bad_names_are_refused() {
-        let names = vec!["timer".to_string(), "frame".to_string()];
-        let set = canary_settings(&names, &[("frame".into(), 20_000_000)]).unwrap();
-        assert_eq!(
-            set[0].threshold_ns,
-            canary::find("timer").unwrap().threshold_ns
-        );
-        assert_eq!(set[1].threshold_ns, 20_000_000);
-        let e = canary_settings(&names, &[("audio".into(), 1)]).unwrap_err();
-        assert!(
-            e.to_string().contains("not a canary this watch runs"),
-            "{e}"
-        );
-        let e = canary_settings(&["mouse".into()], &[]).unwrap_err();
-        assert!(e.to_string().contains("unknown canary \"mouse\""), "{e}");
-        assert!(canary_settings(&["timer".into(), "timer".into()], &[]).is_err());
     }
 }

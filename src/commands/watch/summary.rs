@@ -2,6 +2,7 @@
 //! percentiles and incidents, the recorder, the culprits' cgroups, the worst
 //! incidents whole) and the summary lines on stdout.
 
+use super::canary::name_width;
 use super::flight::Flight;
 use super::incident::Incident;
 use super::metrics::{Metrics, RecorderFigures};
@@ -62,8 +63,8 @@ pub fn summaries(settings: &WatchSettings, metrics: &Metrics) -> Vec<CanarySumma
         .iter()
         .zip(&metrics.canaries)
         .map(|(setting, counts)| CanarySummary {
-            name: setting.def.name.to_string(),
-            period_ms: ms(setting.def.shape.period_ns),
+            name: setting.name.clone(),
+            period_ms: ms(setting.period_ns),
             threshold_ms: ms(setting.threshold_ns),
             events: counts.latency.len(),
             dropped: counts.dropped,
@@ -94,16 +95,18 @@ pub fn print_summary(document: &WatchDocument) {
         "watched {:.1} s: canary, events, p50, p99, max, incidents",
         document.seconds
     ));
+    let width = name_width(document.canaries.iter().map(|c| c.name.as_str()));
     for c in &document.canaries {
+        let threshold = format!("{:.3}", c.threshold_ms);
         say_line(&format!(
-            "  {:<6} {:>9} events  p50 {:.3} ms  p99 {:.3} ms  max {:.3} ms  {} incidents (> {} ms){}",
+            "  {:<width$} {:>9} events  p50 {:.3} ms  p99 {:.3} ms  max {:.3} ms  {} incidents (> {} ms){}",
             c.name,
             c.events,
             c.p50_ms,
             c.p99_ms,
             c.max_ms,
             c.incidents,
-            c.threshold_ms,
+            threshold.trim_end_matches('0').trim_end_matches('.'),
             match c.dropped {
                 0 => String::new(),
                 n => format!(", {n} events dropped"),

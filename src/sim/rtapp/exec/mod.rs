@@ -5,11 +5,14 @@
 //! deadline; `mem` and `iorun` go through a buffer of the workload's
 //! `mem_buffer_size` per thread, `iorun` writing to the null device. Each
 //! thread records its activations and phase loops into a
-//! [`ThreadRecord`] made when the executor is built. Used by the `rtapp`
-//! probe (which measures the records) and the `rtapp` load (which counts
-//! the phase loops done). Inside the window nothing is allocated but by
-//! a `fork` (a thread), a phase change that sets CPUs (a CPU set) and a
-//! first scheduling failure (its message).
+//! [`ThreadRecord`] made when the executor is built, and hands the split
+//! of each activation's work to an [`EventSink`] when given one. Used by
+//! the `rtapp` probe (which measures the records), the `rtapp` load (which
+//! counts the phase loops done) and `watch`'s rt-app canaries (which take
+//! each split from the sink, and stop the threads when the watch ends).
+//! Inside the window nothing is allocated but by a `fork` (a thread), a
+//! phase change that sets CPUs (a CPU set) and a first scheduling failure
+//! (its message).
 
 pub mod record;
 mod sched;
@@ -20,11 +23,12 @@ use record::ActivationTimes;
 pub use record::ThreadRecord;
 
 use crate::measure::clock::{now_ns, sleep_until_ns};
+use crate::measure::late::EventSplit;
 use crate::measure::sched::set_thread_name;
 use crate::measure::window::Window;
 use crate::measure::work::{burn_loops, loops_for_ns};
 use crate::sim::rtapp::model::{Event, Phase, Policy, Sched, Task, TimerMode, Workload};
-use shared::{is_unique, Shared};
+use shared::{is_unique, Deadline, Shared};
 use std::fs::File;
 use std::io::Write;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -46,6 +50,15 @@ pub struct Executor {
     starting: Vec<ThreadRecord>,
     /// Records for the threads `fork` starts.
     fork_records: Vec<ThreadRecord>,
+    sink: Option<Arc<dyn EventSink>>,
+}
+
+/// Where each activation's split goes as soon as it is made, on the
+/// thread that made it (it must not block).
+pub trait EventSink: Send + Sync {
+    /// The work after an activation of task number `task`, done on thread
+    /// `tid`, split.
+    fn event(&self, task: usize, tid: i32, split: &EventSplit);
 }
 
 /// What every thread of one execution reads.
@@ -55,7 +68,7 @@ struct RunShared {
     loops_per_ms: f64,
     window: Window,
     /// No event begins at or after this time.
-    deadline_ns: u64,
+    deadline: Deadline,
     /// Where `iorun` writes, when some task has one: the null device, as
     /// rt-app's default `io_device` (a file never names a path here).
     io_device: Option<File>,
@@ -65,17 +78,43 @@ struct RunShared {
     fork_records: Mutex<Vec<ThreadRecord>>,
     /// The threads `fork` started, to be joined.
     forked: Mutex<Vec<JoinHandle<ThreadRecord>>>,
+    sink: Option<Arc<dyn EventSink>>,
 }
 
-/// The executor running in the background (the load).
+/// The executor running in the background (the load, a watch's canaries).
 pub struct Running {
     run: Arc<RunShared>,
+    /// The threads started at once.
+    threads: Vec<JoinHandle<ThreadRecord>>,
 }
 
 impl Running {
     /// Phase loops done so far by every thread.
     pub fn loops_done(&self) -> u64 {
         self.run.loops_done.load(Ordering::Relaxed)
+    }
+
+    /// Stops every thread: no event begins from now on, every wait for
+    /// the workload's own threads ends at once (a sleep or timer under way
+    /// ends as it would); returns their records once all have ended.
+    pub fn stop(self) -> Vec<ThreadRecord> {
+        self.run.deadline.bring_forward(now_ns());
+        self.run.resources.wake_all();
+        self.join()
+    }
+
+    /// Waits for every thread to end (those started at once, then those
+    /// `fork` started); their records.
+    fn join(self) -> Vec<ThreadRecord> {
+        let mut records: Vec<ThreadRecord> = self
+            .threads
+            .into_iter()
+            .filter_map(|t| t.join().ok())
+            .collect();
+        let forked =
+            std::mem::take(&mut *self.run.forked.lock().unwrap_or_else(|p| p.into_inner()));
+        records.extend(forked.into_iter().filter_map(|t| t.join().ok()));
+        records
     }
 }
 
@@ -100,7 +139,15 @@ impl Executor {
             loops_per_ms,
             starting,
             fork_records,
+            sink: None,
         }
+    }
+
+    /// The executor that hands each activation's split to `sink` (only
+    /// the threads that split make one: see [`Executor::new`]).
+    pub fn with_sink(mut self, sink: Arc<dyn EventSink>) -> Self {
+        self.sink = Some(sink);
+        self
     }
 
     /// The executor whose threads started at once log up to `capacity`
@@ -141,11 +188,12 @@ impl Executor {
             resources: self.resources,
             loops_per_ms: self.loops_per_ms,
             window,
-            deadline_ns,
+            deadline: Deadline::at(deadline_ns),
             io_device,
             loops_done: AtomicU64::new(0),
             forked: Mutex::new(Vec::with_capacity(self.fork_records.len())),
             fork_records: Mutex::new(open(self.fork_records)),
+            sink: self.sink,
         };
         Ok((Arc::new(run), open(self.starting)))
     }
@@ -153,23 +201,15 @@ impl Executor {
     /// Runs every task over `window` until its end or until all ended;
     /// returns the records of every thread that ran.
     pub fn run(self, window: Window) -> Result<Vec<ThreadRecord>, IoDeviceError> {
-        let (run, starting) = self.open(window)?;
-        let handles: Vec<_> = starting.into_iter().map(|r| spawn(&run, r)).collect();
-        let mut records: Vec<ThreadRecord> =
-            handles.into_iter().filter_map(|h| h.join().ok()).collect();
-        let forked = std::mem::take(&mut *run.forked.lock().unwrap_or_else(|p| p.into_inner()));
-        records.extend(forked.into_iter().filter_map(|h| h.join().ok()));
-        Ok(records)
+        Ok(self.start(window)?.join())
     }
 
     /// Starts every task in the background over `window`; the threads end
-    /// at its end or with the process.
+    /// at its end, at [`Running::stop`] or with the process.
     pub fn start(self, window: Window) -> Result<Running, IoDeviceError> {
         let (run, starting) = self.open(window)?;
-        for record in starting {
-            spawn(&run, record);
-        }
-        Ok(Running { run })
+        let threads = starting.into_iter().map(|r| spawn(&run, r)).collect();
+        Ok(Running { run, threads })
     }
 }
 
@@ -228,6 +268,8 @@ struct TaskThread<'a> {
     /// Where its timers' grids start (rt-app's `t_first`): the window's
     /// start plus the task's delay, for a forked thread too.
     origin_ns: u64,
+    /// Its thread id, for the sink.
+    tid: i32,
 }
 
 impl<'a> TaskThread<'a> {
@@ -269,6 +311,7 @@ impl<'a> TaskThread<'a> {
             current: None,
             policy_now: None,
             origin_ns: run.window.start_ns + task.delay_us * 1000,
+            tid: nix::unistd::gettid().as_raw(),
         }
     }
 
@@ -307,7 +350,7 @@ impl<'a> TaskThread<'a> {
         }
         for _ in 0..phase.loops {
             let began_ns = now_ns();
-            if began_ns >= self.run.deadline_ns {
+            if began_ns >= self.run.deadline.ns() {
                 return false;
             }
             self.record
@@ -326,7 +369,8 @@ impl<'a> TaskThread<'a> {
     /// came during a wait).
     fn event(&mut self, event: &'a Event, phase: usize) -> bool {
         let began_ns = now_ns();
-        let deadline_ns = self.run.deadline_ns;
+        let deadline = &self.run.deadline;
+        let deadline_ns = deadline.ns();
         if began_ns >= deadline_ns {
             return false;
         }
@@ -359,24 +403,22 @@ impl<'a> TaskThread<'a> {
                 mode,
             } => return self.timer(name, period_us * 1000, *mode, began_ns, phase),
             Event::Barrier { name } => {
-                return waited(&mut self.record, shared.barrier(name, deadline_ns))
+                return waited(&mut self.record, shared.barrier(name, deadline))
             }
             Event::Suspend { name } => {
-                return waited(&mut self.record, shared.suspend(name, deadline_ns))
+                return waited(&mut self.record, shared.suspend(name, deadline))
             }
             Event::Resume { name } => shared.resume(name),
-            Event::Lock { mutex } => {
-                return waited(&mut self.record, shared.lock(mutex, deadline_ns))
-            }
+            Event::Lock { mutex } => return waited(&mut self.record, shared.lock(mutex, deadline)),
             Event::Unlock { mutex } => shared.unlock(mutex),
             Event::Wait { cond, mutex } => {
-                return waited(&mut self.record, shared.wait(cond, mutex, deadline_ns))
+                return waited(&mut self.record, shared.wait(cond, mutex, deadline))
             }
             Event::Signal { cond } => shared.signal(cond, false),
             Event::Broad { cond } => shared.signal(cond, true),
             Event::Sync { cond, mutex } => {
                 shared.signal(cond, false);
-                return waited(&mut self.record, shared.wait(cond, mutex, deadline_ns));
+                return waited(&mut self.record, shared.wait(cond, mutex, deadline));
             }
             Event::Fork { task } => self.fork(task),
             Event::Mem { bytes } => {
@@ -424,9 +466,12 @@ impl<'a> TaskThread<'a> {
                 None => return true,
             },
         };
-        self.record.timer_began(began_ns, activation.expiry_ns);
+        let split = self.record.timer_began(began_ns, activation.expiry_ns);
+        if let (Some(split), Some(sink)) = (split, &self.run.sink) {
+            sink.event(self.record.task, self.tid, &split);
+        }
         let woke_ns = match activation.sleeps() {
-            true if activation.expiry_ns >= self.run.deadline_ns => return false,
+            true if activation.expiry_ns >= self.run.deadline.ns() => return false,
             true => {
                 sleep_until_ns(activation.expiry_ns);
                 self.record.woke()
@@ -553,5 +598,64 @@ mod tests {
         assert_eq!(meeting.phases[0].activations, 0, "no timer, no activation");
         let loops = |r: &ThreadRecord| r.phases[0].loops;
         assert!(loops(meeting) >= 1 && loops(meeting) <= loops(ticking) + 1);
+    }
+
+    /// Splits handed to a sink: the task and thread of each.
+    #[derive(Default)]
+    struct Collected(Mutex<Vec<(usize, i32, EventSplit)>>);
+
+    impl EventSink for Collected {
+        fn event(&self, task: usize, tid: i32, split: &EventSplit) {
+            self.0.lock().unwrap().push((task, tid, *split));
+        }
+    }
+
+    /// A 5 ms timer task and one suspended for good, started with no end
+    /// in sight: the timer's activations reach the sink, split, and a stop
+    /// ends both threads at once (the suspended one's wait too).
+    #[test]
+    fn a_sink_gets_each_split_and_a_stop_ends_every_thread() {
+        let workload = Workload::of_tasks(vec![
+            Task::looping(
+                "ticking",
+                1,
+                vec![
+                    Event::Run { us: 100 },
+                    Event::Timer {
+                        name: "unique".to_string(),
+                        period_us: 5_000,
+                        mode: TimerMode::Absolute,
+                    },
+                ],
+            ),
+            Task::looping(
+                "asleep",
+                1,
+                vec![Event::Suspend {
+                    name: "never".to_string(),
+                }],
+            ),
+        ]);
+        let sink = Arc::new(Collected::default());
+        let start_ns = now_ns();
+        let running = Executor::new(&workload, 1_000.0, true)
+            .with_sink(sink.clone())
+            .start(Window {
+                start_ns,
+                end_ns: u64::MAX / 2,
+            })
+            .unwrap();
+        while sink.0.lock().unwrap().len() < 3 {
+            assert!(now_ns() < start_ns + 10_000_000_000, "no splits in 10 s");
+            std::thread::sleep(std::time::Duration::from_millis(5));
+        }
+        let stopping_ns = now_ns();
+        running.stop();
+        assert!(now_ns() - stopping_ns < 1_000_000_000, "stopped at once");
+        let splits = sink.0.lock().unwrap();
+        assert!(splits.iter().all(|(task, tid, split)| {
+            *task == 0 && *tid > 0 && split.ended_ns >= split.woke_ns && split.woke_ns > 0
+        }));
+        assert_eq!(splits[0].2.cpu_wanted_ns, Some(100_000));
     }
 }

@@ -8,7 +8,7 @@
 
 use crate::measure::attrib::Splitting;
 use crate::measure::batches::{batch_of, BatchLatency, BATCHES};
-use crate::measure::late::{EventTimes, LateAccount};
+use crate::measure::late::{EventSplit, EventTimes, LateAccount};
 use crate::measure::latency::LatencyHistogram;
 use crate::measure::window::Window;
 
@@ -222,20 +222,20 @@ impl ThreadRecord {
     /// since (rt-app's negative slack, less what the workload itself asked
     /// to wait: a scripted sleep makes no late event), those waits taken
     /// out of its time off the CPU and the work its events asked for as the
-    /// CPU it wanted.
-    pub fn timer_began(&mut self, began_ns: u64, expiry_ns: u64) {
-        if let Some(times) = self.pending.take() {
-            if self.counts(began_ns) {
-                let times = EventTimes {
-                    cpu_wanted_ns: (self.own_run_ns > 0).then_some(self.own_run_ns),
-                    ..times
-                };
-                let late = began_ns > expiry_ns.saturating_add(self.own_wait_ns);
-                self.splitting.ended_judged(times, late, self.own_wait_ns);
-            }
-        }
+    /// CPU it wanted; returns that work's split, when it splits one.
+    pub fn timer_began(&mut self, began_ns: u64, expiry_ns: u64) -> Option<EventSplit> {
+        let pending = self.pending.take().filter(|_| self.counts(began_ns));
+        let split = pending.and_then(|times| {
+            let times = EventTimes {
+                cpu_wanted_ns: (self.own_run_ns > 0).then_some(self.own_run_ns),
+                ..times
+            };
+            let late = began_ns > expiry_ns.saturating_add(self.own_wait_ns);
+            self.splitting.ended_judged(times, late, self.own_wait_ns)
+        });
         self.own_run_ns = 0;
         self.own_wait_ns = 0;
+        split
     }
 
     /// The thread's events asked for `ns` of work.
@@ -405,7 +405,8 @@ mod tests {
         r.woke();
         // Its work runs past the next expiry, which had passed: late.
         r.activation(0, times(crate::measure::clock::now_ns(), now + 1_000 * MS));
-        r.timer_began(crate::measure::clock::now_ns(), now);
+        let split = r.timer_began(crate::measure::clock::now_ns(), now);
+        assert_eq!(split.map(|s| s.due_ns), Some(now + 1_000 * MS), "its split");
         let account = &r.splitting.splitter().expect("splitting").account;
         assert_eq!((account.events, account.late), (2, 1));
     }

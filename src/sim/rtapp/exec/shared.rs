@@ -1,14 +1,38 @@
 //! The named resources the threads of a workload share: timers, barriers,
 //! suspend points, mutexes and condition variables, each made once when
 //! the executor is built (so events look them up, never create them). Every
-//! wait ends at the workload's deadline at the latest.
+//! wait ends at the workload's deadline at the latest, which a stop brings
+//! forward (`Deadline`, `Shared::wake_all`).
 
 use super::timer::TimerGrid;
 use crate::measure::clock::now_ns;
 use crate::sim::rtapp::model::{Event, Workload};
 use std::collections::HashMap;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Condvar, Mutex, MutexGuard};
 use std::time::Duration;
+
+/// When the threads of an execution begin no more events and every wait
+/// ends: set when it starts, brought forward when it is stopped.
+#[derive(Debug)]
+pub struct Deadline(AtomicU64);
+
+impl Deadline {
+    /// A deadline at `ns` (`CLOCK_MONOTONIC`).
+    pub fn at(ns: u64) -> Self {
+        Self(AtomicU64::new(ns))
+    }
+
+    /// The deadline now, ns.
+    pub fn ns(&self) -> u64 {
+        self.0.load(Ordering::Acquire)
+    }
+
+    /// Brings the deadline forward to `ns`, if that is earlier.
+    pub fn bring_forward(&self, ns: u64) {
+        self.0.fetch_min(ns, Ordering::AcqRel);
+    }
+}
 
 /// A flag or counter behind a mutex, with a condition variable to wait for
 /// it to change.
@@ -25,16 +49,19 @@ impl<T> Gate<T> {
         self.state.lock().unwrap_or_else(|p| p.into_inner())
     }
 
-    /// Waits, with `guard` held, until `done` holds or `deadline_ns`
-    /// passed; returns the guard and whether `done` holds.
+    /// Waits, with `guard` held, until `done` holds or `deadline` passed
+    /// (read again at each wake-up, so one brought forward and followed by
+    /// [`Gate::wake`] ends the wait); returns the guard and whether `done`
+    /// holds.
     pub fn wait_until<'a>(
         &self,
         mut guard: MutexGuard<'a, T>,
-        deadline_ns: u64,
+        deadline: &Deadline,
         mut done: impl FnMut(&T) -> bool,
     ) -> (MutexGuard<'a, T>, bool) {
         while !done(&guard) {
             let now = now_ns();
+            let deadline_ns = deadline.ns();
             if now >= deadline_ns {
                 return (guard, false);
             }
@@ -49,6 +76,14 @@ impl<T> Gate<T> {
 
     /// Wakes every waiter.
     pub fn notify_all(&self) {
+        self.changed.notify_all();
+    }
+
+    /// Wakes every waiter with the lock taken, so that a waiter that read
+    /// the deadline before it was brought forward is already waiting and
+    /// sees it (no wake-up lost between its reading and its wait).
+    fn wake(&self) {
+        let _held = self.lock();
         self.changed.notify_all();
     }
 }
@@ -139,7 +174,7 @@ impl Shared {
 
     /// Waits at barrier `name` until every thread using it arrived; false
     /// when the deadline came first.
-    pub fn barrier(&self, name: &str, deadline_ns: u64) -> bool {
+    pub fn barrier(&self, name: &str, deadline: &Deadline) -> bool {
         let (parties, gate) = &self.barriers[name];
         let mut state = gate.lock();
         state.arrived += 1;
@@ -150,19 +185,19 @@ impl Shared {
             return true;
         }
         let generation = state.generation;
-        gate.wait_until(state, deadline_ns, |s| s.generation != generation)
+        gate.wait_until(state, deadline, |s| s.generation != generation)
             .1
     }
 
     /// Waits until `name` is next resumed; false at the deadline. As
     /// rt-app's `suspend` (a condition wait with no predicate): a resume
     /// that came before the suspend is lost.
-    pub fn suspend(&self, name: &str, deadline_ns: u64) -> bool {
+    pub fn suspend(&self, name: &str, deadline: &Deadline) -> bool {
         let gate = &self.suspends[name];
         let mut state = gate.lock();
         state.suspended += 1;
         let resumes = state.resumes;
-        let (mut state, resumed) = gate.wait_until(state, deadline_ns, |s| s.resumes != resumes);
+        let (mut state, resumed) = gate.wait_until(state, deadline, |s| s.resumes != resumes);
         state.suspended -= 1;
         resumed
     }
@@ -177,9 +212,9 @@ impl Shared {
     }
 
     /// Takes mutex `name`; false at the deadline.
-    pub fn lock(&self, name: &str, deadline_ns: u64) -> bool {
+    pub fn lock(&self, name: &str, deadline: &Deadline) -> bool {
         let gate = &self.mutexes[name];
-        let (mut held, taken) = gate.wait_until(gate.lock(), deadline_ns, |held| !held);
+        let (mut held, taken) = gate.wait_until(gate.lock(), deadline, |held| !held);
         if taken {
             *held = true;
         }
@@ -195,19 +230,19 @@ impl Shared {
 
     /// Releases `mutex`, waits for a signal of `cond` and takes `mutex`
     /// again (pthread_cond_wait); false at the deadline.
-    pub fn wait(&self, cond: &str, mutex: &str, deadline_ns: u64) -> bool {
+    pub fn wait(&self, cond: &str, mutex: &str, deadline: &Deadline) -> bool {
         let gate = &self.conds[cond];
         let mut state = gate.lock();
         let ticket = state.next;
         state.next += 1;
         self.unlock(mutex);
-        let (mut state, signalled) = gate.wait_until(state, deadline_ns, |s| s.released > ticket);
+        let (mut state, signalled) = gate.wait_until(state, deadline, |s| s.released > ticket);
         if !signalled && state.released == ticket {
             // Gave up at the deadline: its ticket owes nothing.
             state.released += 1;
         }
         drop(state);
-        signalled && self.lock(mutex, deadline_ns)
+        signalled && self.lock(mutex, deadline)
     }
 
     /// Signals `cond`: wakes the oldest of the threads waiting on it or,
@@ -221,6 +256,15 @@ impl Shared {
         };
         drop(state);
         gate.notify_all();
+    }
+
+    /// Wakes every thread waiting on any resource, to see a deadline
+    /// brought forward.
+    pub fn wake_all(&self) {
+        self.barriers.values().for_each(|(_, gate)| gate.wake());
+        self.suspends.values().for_each(Gate::wake);
+        self.mutexes.values().for_each(Gate::wake);
+        self.conds.values().for_each(Gate::wake);
     }
 
     /// Threads waiting on `cond` now (its tickets not yet released).
@@ -274,38 +318,44 @@ mod tests {
         ]);
         let shared = Arc::new(Shared::of(&w));
         assert_eq!(shared.barriers["b"].0, 3);
-        let far = now_ns() + 10_000_000_000;
+        let far = || Deadline::at(now_ns() + 10_000_000_000);
         let others: Vec<_> = (0..2)
             .map(|_| {
                 let s = Arc::clone(&shared);
-                std::thread::spawn(move || s.barrier("b", far))
+                std::thread::spawn(move || s.barrier("b", &far()))
             })
             .collect();
-        assert!(shared.barrier("b", far));
+        assert!(shared.barrier("b", &far()));
         assert!(others.into_iter().all(|t| t.join().unwrap()));
     }
 
     /// rt-app's suspend and resume: a resume before the suspend is lost
     /// (the suspend waits to the deadline), one resume wakes every thread
     /// suspended on the name.
-    #[test]
-    fn a_resume_wakes_every_suspended_thread_and_an_early_one_is_lost() {
+    /// The resources of a task `a` of `instances` threads suspending on
+    /// `a`.
+    fn suspending(instances: u32) -> Arc<Shared> {
         let w = Workload::of_tasks(vec![Task::looping(
             "a",
-            2,
+            instances,
             vec![Event::Suspend {
                 name: "a".to_string(),
             }],
         )]);
-        let shared = Arc::new(Shared::of(&w));
+        Arc::new(Shared::of(&w))
+    }
+
+    #[test]
+    fn a_resume_wakes_every_suspended_thread_and_an_early_one_is_lost() {
+        let shared = suspending(2);
         shared.resume("a");
-        let soon = now_ns() + 50_000_000;
-        assert!(!shared.suspend("a", soon), "the early resume was lost");
+        let soon = Deadline::at(now_ns() + 50_000_000);
+        assert!(!shared.suspend("a", &soon), "the early resume was lost");
         let deadline_ns = now_ns() + 5_000_000_000;
         let suspended: Vec<_> = (0..2)
             .map(|_| {
                 let s = Arc::clone(&shared);
-                std::thread::spawn(move || s.suspend("a", deadline_ns))
+                std::thread::spawn(move || s.suspend("a", &Deadline::at(deadline_ns)))
             })
             .collect();
         while shared.suspends["a"].lock().suspended < 2 {
@@ -330,8 +380,9 @@ mod tests {
             .map(|_| {
                 let s = Arc::clone(&shared);
                 std::thread::spawn(move || {
-                    s.lock("m", deadline_ns);
-                    let woken = s.wait("c", "m", deadline_ns);
+                    let deadline = Deadline::at(deadline_ns);
+                    s.lock("m", &deadline);
+                    let woken = s.wait("c", "m", &deadline);
                     s.unlock("m");
                     woken
                 })
@@ -381,9 +432,9 @@ mod tests {
         let later = {
             let s = Arc::clone(&shared);
             std::thread::spawn(move || {
-                let deadline_ns = now_ns() + 300_000_000;
-                s.lock("m", deadline_ns);
-                let woken = s.wait("c", "m", deadline_ns);
+                let deadline = Deadline::at(now_ns() + 300_000_000);
+                s.lock("m", &deadline);
+                let woken = s.wait("c", "m", &deadline);
                 s.unlock("m");
                 woken
             })
@@ -391,5 +442,28 @@ mod tests {
         assert!(!later.join().unwrap(), "the later waiter was not woken");
         shared.signal("c", true);
         assert!(waiters.into_iter().all(|w| w.join().unwrap()));
+    }
+
+    /// A stop: the deadline brought forward and every waiter woken ends a
+    /// wait that had no deadline in sight, at once.
+    #[test]
+    fn a_deadline_brought_forward_ends_the_waits() {
+        let shared = suspending(1);
+        let deadline = Arc::new(Deadline::at(u64::MAX));
+        let suspended = {
+            let (s, d) = (Arc::clone(&shared), Arc::clone(&deadline));
+            std::thread::spawn(move || s.suspend("a", &d))
+        };
+        while shared.suspends["a"].lock().suspended < 1 {
+            std::thread::yield_now();
+        }
+        deadline.bring_forward(now_ns());
+        deadline.bring_forward(u64::MAX);
+        assert!(deadline.ns() < u64::MAX, "never pushed back");
+        shared.wake_all();
+        assert!(
+            !suspended.join().unwrap(),
+            "ended by the deadline, not resumed"
+        );
     }
 }
