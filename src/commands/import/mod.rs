@@ -124,7 +124,10 @@ fn log_run(
 ) -> Result<RunDocument, UsageError> {
     let format = settings.format;
     let sheet = log_sheet(format);
-    let measurements = logs.iter().map(|log| log_measurement(log, &sheet)).collect();
+    let measurements = logs
+        .iter()
+        .map(|log| log_measurement(log, &sheet))
+        .collect();
     let scenario = ScenarioResult::from_measurements(
         format.name().to_string(),
         settings.load.clone(),
