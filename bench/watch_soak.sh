@@ -57,7 +57,7 @@ while child.poll() is None:
     minute = round((now - start) / 60)
     pct = 100 * (cpu - last_cpu) / (now - last_t)
     rows.append((now - start, rss))
-    print(f"{minute:6d}  {rss:6d}  {pct:5.2f}  {seen if seen is None else int(seen):9}  "
+    print(f"{minute:6d}  {rss:6d}  {pct:5.2f}  {'-' if seen is None else int(seen):>9}  "
           f"{open('/proc/loadavg').read().split()[0]}", flush=True)
     last_cpu, last_t, next_minute = cpu, now, next_minute + 60
 code = child.wait()
