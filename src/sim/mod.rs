@@ -135,6 +135,21 @@ pub struct CustomShape {
     pub interval_us: u64,
 }
 
+impl CustomShape {
+    /// The CPU shares it may want, % of its period.
+    pub const CPU_PCT: std::ops::RangeInclusive<f64> = 0.0..=100.0;
+    /// The periods it may have, µs (100 µs to 1 s).
+    pub const INTERVAL_US: std::ops::RangeInclusive<u64> = 100..=1_000_000;
+
+    /// The periodic shape it gives.
+    pub fn periodic(&self) -> periodic::PeriodicShape {
+        periodic::PeriodicShape {
+            period_ns: self.interval_us * 1_000,
+            cpu: periodic::CpuDemand::Share(self.cpu_pct),
+        }
+    }
+}
+
 /// What the simulated work cannot do with the run's parameters.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum SimError {

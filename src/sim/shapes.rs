@@ -30,11 +30,7 @@ pub const VIDEO: PeriodicShape = PeriodicShape {
 /// `custom`: the shape the user gave with `--custom-cpu` and
 /// `--custom-interval`, or the error saying how to give one.
 pub fn custom(params: &WorkParams) -> Result<PeriodicShape, SimError> {
-    let custom = params.custom.ok_or(SimError::NoCustomShape)?;
-    Ok(PeriodicShape {
-        period_ns: custom.interval_us * 1_000,
-        cpu: CpuDemand::Share(custom.cpu_pct),
-    })
+    Ok(params.custom.ok_or(SimError::NoCustomShape)?.periodic())
 }
 
 #[cfg(test)]

@@ -280,10 +280,10 @@ impl WorkArgs {
         else {
             return Ok(None);
         };
-        check((0.0..=100.0).contains(&cpu_pct), (), || {
+        check(CustomShape::CPU_PCT.contains(&cpu_pct), (), || {
             format!("-C/--custom-cpu takes a percentage from 0 to 100, not {cpu_pct}")
         })?;
-        check((100..=1_000_000).contains(&interval_us), (), || {
+        check(CustomShape::INTERVAL_US.contains(&interval_us), (), || {
             format!("-I/--custom-interval takes 100 to 1000000 µs, not {interval_us}")
         })?;
         Ok(Some(CustomShape {

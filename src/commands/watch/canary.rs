@@ -108,6 +108,21 @@ impl Beat {
     }
 }
 
+/// The default threshold of a canary of period `period_ns` that has none
+/// of its own (a custom canary, an rt-app task): half its period, at
+/// least 1 ms.
+pub fn default_threshold_ns(period_ns: u64) -> u64 {
+    (period_ns / 2).max(1_000_000)
+}
+
+/// Hands `event` to the watch without blocking; a full queue drops it and
+/// counts it in `dropped`.
+pub fn hand_over(events: &SyncSender<CanaryEvent>, event: CanaryEvent, dropped: &AtomicU64) {
+    if let Err(TrySendError::Full(_)) = events.try_send(event) {
+        dropped.fetch_add(1, Ordering::Relaxed);
+    }
+}
+
 /// The canaries `watch` runs when none is named.
 pub const DEFAULT: [&str; 2] = ["timer", "frame"];
 
@@ -312,9 +327,7 @@ fn beat(run: &CanaryRun, events: &SyncSender<CanaryEvent>, stop: &AtomicBool, dr
             tid,
             split,
         };
-        if let Err(TrySendError::Full(_)) = events.try_send(event) {
-            dropped.fetch_add(1, Ordering::Relaxed);
-        }
+        hand_over(events, event, dropped);
         pacer.ended(split.ended_ns);
     }
 }

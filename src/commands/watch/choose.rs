@@ -7,14 +7,10 @@
 use super::canary::{self, Beat, CanarySetting, CanaryWork, CANARIES};
 use super::rtapp;
 use crate::exit::UsageError;
-use crate::sim::periodic::{CpuDemand, PeriodicShape};
+use crate::sim::CustomShape;
 
 /// How `--canary` names a custom periodic canary.
 const CUSTOM: &str = "custom:";
-/// The periods a custom canary may have, as `run`'s `-I` (100 µs to 1 s).
-const CUSTOM_PERIODS_NS: std::ops::RangeInclusive<u64> = 100_000..=1_000_000_000;
-/// The least default threshold of a custom canary.
-const MIN_THRESHOLD_NS: u64 = 1_000_000;
 
 /// The canaries `names` name, each with its threshold: its default, or the
 /// one `thresholds` (`NAME=DURATION`) gives it; `rtapp:SPEC=DURATION`
@@ -96,31 +92,34 @@ fn custom(name: &str, shape: &str) -> Result<CanarySetting, UsageError> {
         .trim_end_matches('%')
         .parse()
         .ok()
-        .filter(|p| (0.0..=100.0).contains(p))
+        .filter(|p| CustomShape::CPU_PCT.contains(p))
         .ok_or_else(|| {
             bad(format!(
                 "the CPU share is a percentage from 0 to 100, not {pct:?}"
             ))
         })?;
-    let period_ns = humantime::parse_duration(interval)
+    let interval_us = humantime::parse_duration(interval)
         .ok()
-        .and_then(|d| u64::try_from(d.as_nanos()).ok())
-        .filter(|ns| CUSTOM_PERIODS_NS.contains(ns))
+        .and_then(|d| u64::try_from(d.as_micros()).ok())
+        .filter(|us| CustomShape::INTERVAL_US.contains(us))
         .ok_or_else(|| bad(format!("the interval is 100us to 1s, not {interval:?}")))?;
+    let shape = CustomShape {
+        cpu_pct: pct,
+        interval_us,
+    }
+    .periodic();
     Ok(CanarySetting {
         name: name.to_string(),
-        period_ns,
-        threshold_ns: (period_ns / 2).max(MIN_THRESHOLD_NS),
-        work: CanaryWork::Beat(Beat::Periodic(PeriodicShape {
-            period_ns,
-            cpu: CpuDemand::Share(pct),
-        })),
+        period_ns: shape.period_ns,
+        threshold_ns: canary::default_threshold_ns(shape.period_ns),
+        work: CanaryWork::Beat(Beat::Periodic(shape)),
     })
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::sim::periodic::{CpuDemand, PeriodicShape};
 
     fn names(list: &[&str]) -> Vec<String> {
         list.iter().map(|n| n.to_string()).collect()

@@ -67,7 +67,6 @@ impl Cooldowns {
 /// The flight recorder, when it runs, and what it did so far.
 pub struct Flight {
     recorder: Option<Recorder>,
-    kernel_ns_per_record: f64,
     /// Why there is no recorder, when there is none.
     pub notice: Option<String>,
     cpus: Vec<u32>,
@@ -93,7 +92,6 @@ impl Flight {
             .unwrap_or_default();
         let mut flight = Self {
             recorder: None,
-            kernel_ns_per_record: 0.0,
             notice: None,
             budget: Budget {
                 kernel_ns_per_record: 0.0,
@@ -120,7 +118,6 @@ impl Flight {
     fn started(mut self) -> Self {
         let first = self.cpus.first().copied().unwrap_or(0);
         let started = sched_trace::event_cost(first).and_then(|(kernel, _)| {
-            self.kernel_ns_per_record = kernel;
             self.budget.kernel_ns_per_record = kernel;
             Recorder::start_rolling(&self.cpus, self.budget, KEEPS)
         });
@@ -147,7 +144,7 @@ impl Flight {
         if self.cooldowns.again_at_ns.is_some() {
             return None;
         }
-        let counts = recorder.counts(self.kernel_ns_per_record);
+        let counts = recorder.counts(self.budget.kernel_ns_per_record);
         let why = counts.stopped.clone()?;
         add(&mut self.past, &counts);
         self.stops += 1;
@@ -195,7 +192,10 @@ impl Flight {
         let state = match self.cooldowns.again_at_ns {
             Some(_) => RecorderState::Stopped,
             None => {
-                add(&mut total, &recorder.counts(self.kernel_ns_per_record));
+                add(
+                    &mut total,
+                    &recorder.counts(self.budget.kernel_ns_per_record),
+                );
                 RecorderState::Recording
             }
         };

@@ -7,26 +7,23 @@
 //! workload runs on the probe's executor (`sim::rtapp::exec`) for as long
 //! as the watch, its own `duration` left to `-t`, and stops with it.
 
-use super::canary::{CanaryEvent, CanarySetting, CanaryWork};
+use super::canary::{self, CanaryEvent, CanarySetting, CanaryWork};
 use crate::exit::UsageError;
 use crate::measure::affinity;
 use crate::measure::clock::now_ns;
 use crate::measure::late::EventSplit;
 use crate::measure::window::Window;
 use crate::sim::rtapp::exec::{EventSink, Executor, Running};
-use crate::sim::rtapp::model::{Event, Task, Workload};
+use crate::sim::rtapp::model::Workload;
 use crate::sim::rtapp::parse;
 use crate::system::cpulist::CpuList;
 use anyhow::Context as _;
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::mpsc::{SyncSender, TrySendError};
+use std::sync::mpsc::SyncSender;
 use std::sync::Arc;
 
 /// How `--canary` names an rt-app workload.
 pub const PREFIX: &str = "rtapp:";
-
-/// The least default threshold of a task's canary.
-const MIN_THRESHOLD_NS: u64 = 1_000_000;
 
 /// The canaries of `rtapp:SPEC`, one per task with a timer, each with its
 /// default threshold: half its shortest timer period, at least 1 ms.
@@ -48,11 +45,11 @@ pub fn settings(spec: &str) -> Result<Vec<CanarySetting>, UsageError> {
         .iter()
         .enumerate()
         .filter_map(|(task, t)| {
-            let period_ns = shortest_period_ns(t)?;
+            let period_ns = t.shortest_timer_period_ns()?;
             Some(CanarySetting {
                 name: format!("{PREFIX}{spec}/{}", t.name),
                 period_ns,
-                threshold_ns: (period_ns / 2).max(MIN_THRESHOLD_NS),
+                threshold_ns: canary::default_threshold_ns(period_ns),
                 work: CanaryWork::Rtapp {
                     workload: workload.clone(),
                     task,
@@ -60,18 +57,6 @@ pub fn settings(spec: &str) -> Result<Vec<CanarySetting>, UsageError> {
             })
         })
         .collect())
-}
-
-/// The shortest timer period of `task`, if it has a timer.
-fn shortest_period_ns(task: &Task) -> Option<u64> {
-    task.phases
-        .iter()
-        .flat_map(|p| &p.events)
-        .filter_map(|e| match e {
-            Event::Timer { period_us, .. } => Some(period_us * 1000),
-            _ => None,
-        })
-        .min()
 }
 
 /// One workload's canaries, running.
@@ -104,9 +89,7 @@ impl EventSink for Sink {
             tid,
             split: *split,
         };
-        if let Err(TrySendError::Full(_)) = self.events.try_send(event) {
-            self.dropped[task].fetch_add(1, Ordering::Relaxed);
-        }
+        canary::hand_over(&self.events, event, &self.dropped[task]);
     }
 }
 

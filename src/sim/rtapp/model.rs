@@ -251,10 +251,19 @@ impl Workload {
 impl Task {
     /// Whether any of its events waits on a timer.
     pub fn has_timer(&self) -> bool {
+        self.shortest_timer_period_ns().is_some()
+    }
+
+    /// The shortest period of the timers it waits on, if it waits on one.
+    pub fn shortest_timer_period_ns(&self) -> Option<u64> {
         self.phases
             .iter()
             .flat_map(|p| &p.events)
-            .any(|e| matches!(e, Event::Timer { .. }))
+            .filter_map(|e| match e {
+                Event::Timer { period_us, .. } => Some(period_us * 1000),
+                _ => None,
+            })
+            .min()
     }
 
     /// Each phase's name, in order, made unique within the task (a name
