@@ -47,28 +47,44 @@ fn stamp(minute_unix: i64) -> String {
     humantime::format_rfc3339_seconds(start).to_string()[..16].replace('T', " ")
 }
 
+/// The columns of the table and the page.
+const HEADER: [&str; 8] = [
+    "minute (UTC)",
+    "host",
+    "canary",
+    "events",
+    "p50 ms",
+    "p99 ms",
+    "max ms",
+    "incidents",
+];
+
+/// A minute's cells, in [`HEADER`]'s order.
+fn cells(m: &WatchMinute) -> [String; 8] {
+    [
+        stamp(m.minute_unix),
+        m.hostname.clone(),
+        m.canary.clone(),
+        m.events.to_string(),
+        format!("{:.3}", m.p50_ms),
+        format!("{:.3}", m.p99_ms),
+        format!("{:.3}", m.max_ms),
+        m.incidents.to_string(),
+    ]
+}
+
 /// The minutes as a table, or a line saying there are none.
 fn table(minutes: &[WatchMinute]) -> String {
     if minutes.is_empty() {
         return "no minutes of feelbench watch in the store for this choice\n".to_string();
     }
     let width = name_width(minutes.iter().map(|m| m.canary.as_str()));
-    let mut out = format!(
-        "{:<17}  {:<12}  {:<width$}  {:>7}  {:>8}  {:>8}  {:>8}  {:>9}\n",
-        "minute (UTC)", "host", "canary", "events", "p50 ms", "p99 ms", "max ms", "incidents"
-    );
-    for m in minutes {
+    let mut out = String::new();
+    let rows = std::iter::once(HEADER.map(String::from)).chain(minutes.iter().map(cells));
+    for [minute, host, canary, events, p50, p99, max, incidents] in rows {
         let _ = writeln!(
             out,
-            "{:<17}  {:<12}  {:<width$}  {:>7}  {:>8.3}  {:>8.3}  {:>8.3}  {:>9}",
-            stamp(m.minute_unix),
-            m.hostname,
-            m.canary,
-            m.events,
-            m.p50_ms,
-            m.p99_ms,
-            m.max_ms,
-            m.incidents
+            "{minute:<17}  {host:<12}  {canary:<width$}  {events:>7}  {p50:>8}  {p99:>8}  {max:>8}  {incidents:>9}"
         );
     }
     out
@@ -141,37 +157,20 @@ fn page(minutes: &[WatchMinute]) -> anyhow::Result<String> {
             &format!("<p>{}</p>", html::escape(&table(minutes))),
         ));
     }
-    let num = "num";
+    // The first three columns are words, the rest numbers.
     let rows: Vec<Vec<(String, &str)>> = minutes
         .iter()
         .map(|m| {
-            vec![
-                (stamp(m.minute_unix), ""),
-                (m.hostname.clone(), ""),
-                (m.canary.clone(), ""),
-                (m.events.to_string(), num),
-                (format!("{:.3}", m.p50_ms), num),
-                (format!("{:.3}", m.p99_ms), num),
-                (format!("{:.3}", m.max_ms), num),
-                (m.incidents.to_string(), num),
-            ]
+            (cells(m).into_iter().enumerate())
+                .map(|(column, cell)| (cell, if column < 3 { "" } else { "num" }))
+                .collect()
         })
         .collect();
-    let header = [
-        "minute (UTC)",
-        "host",
-        "canary",
-        "events",
-        "p50 ms",
-        "p99 ms",
-        "max ms",
-        "incidents",
-    ];
     let body = format!(
         "<h1>{}</h1>\n<div class=\"charts\">{}</div>\n{}",
         html::escape(title),
         svg(minutes)?,
-        html::table(&header, &rows)
+        html::table(&HEADER, &rows)
     );
     Ok(html::page(title, &body))
 }
